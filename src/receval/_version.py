@@ -1,0 +1,8 @@
+"""The installed version of receval."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("receval")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0.0.0+unknown"

@@ -1,0 +1,1 @@
+"""Input side: reading columns, encoding ids, grouping rows per user."""

@@ -1,0 +1,1 @@
+"""Engines build the per-user picture and read the metrics off it; all share the definitions."""

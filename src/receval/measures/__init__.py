@@ -1,0 +1,1 @@
+"""Metric definitions: names (``spec``), the per-user picture, and one file per family."""

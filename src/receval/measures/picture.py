@@ -1,0 +1,150 @@
+"""The per-user picture every metric is derived from (DESIGN.md, "the one idea").
+
+For one user's ranked list, cut at ``K`` ranks, the picture is a handful of prefix sums over
+ranks ``j = 1..K`` (index 0 holds 0, index ``j`` the sum over the first ``j`` ranks):
+
+- ``hits``: relevant items (the *expected* number under ``average`` ties);
+- ``ap_sum``: ``sum h_j * hits@j / j`` (the numerator of average precision);
+- ``dcg``: ``sum gain_j / log2(j + 1)``;
+- ``first``: probability that the first relevant item sits at or before rank ``j``;
+- ``rr_sum``: ``sum P(first relevant at j) / j``.
+
+Every metric at every cutoff is then a lookup in these sums (see the family modules). Under
+the ``average`` tie policy each sum holds the exact expectation over all orderings of tied
+items (McSherry & Najork, ECIR 2008): linear terms use the tie group's mean relevance; the AP
+term uses ``E[h_j * hits@j] = (r/n) * (hits_before + 1 + t (r-1)/(n-1))`` for the ``t``-th
+position of a group of ``n`` tied items holding ``r`` relevant ones; the first-hit
+probability follows the hypergeometric law inside the first group holding a relevant item.
+The ``group_*`` arrays record, per rank, its tie group (start, size, relevant count, relevant
+items before it) for the one quantity that is not a prefix sum: AP divided by its own hits.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+TIES_STABLE = 0
+TIES_ITEM = 1
+TIES_PESSIMISTIC = 2
+TIES_OPTIMISTIC = 3
+TIES_AVERAGE = 4
+
+TIE_CODES = {
+    "stable": TIES_STABLE,
+    "item": TIES_ITEM,
+    "pessimistic": TIES_PESSIMISTIC,
+    "optimistic": TIES_OPTIMISTIC,
+    "average": TIES_AVERAGE,
+}
+
+
+@numba.njit(cache=True, nogil=True)
+def rank_order(
+    scores: np.ndarray, items: np.ndarray, rel: np.ndarray, gain: np.ndarray, ties: int
+) -> np.ndarray:
+    """Permutation that sorts a user's list by score, highest first, ties by ``ties``.
+
+    Stable sorts compose: sort by the tie-break key first, then stably by score.
+    """
+    if ties == TIES_STABLE or ties == TIES_AVERAGE:
+        return np.argsort(-scores, kind="mergesort")
+    if ties == TIES_ITEM:  # item id descending, as trec_eval
+        sec = np.argsort(-items, kind="mergesort")
+    elif ties == TIES_PESSIMISTIC:  # non-relevant first, then lower gains first
+        by_gain = np.argsort(gain, kind="mergesort")
+        sec = by_gain[np.argsort(rel[by_gain], kind="mergesort")]
+    else:  # optimistic: relevant first, then higher gains first
+        by_gain = np.argsort(-gain, kind="mergesort")
+        sec = by_gain[np.argsort(-rel[by_gain], kind="mergesort")]
+    return sec[np.argsort(-scores[sec], kind="mergesort")]
+
+
+@numba.njit(cache=True, nogil=True)
+def build_picture(
+    scores: np.ndarray,
+    rel: np.ndarray,
+    gain: np.ndarray,
+    n_ranks: int,
+    average_ties: bool,
+    hits: np.ndarray,
+    ap_sum: np.ndarray,
+    dcg: np.ndarray,
+    first: np.ndarray,
+    rr_sum: np.ndarray,
+    group_start: np.ndarray,
+    group_size: np.ndarray,
+    group_rel: np.ndarray,
+    group_before: np.ndarray,
+) -> None:
+    """Fill the prefix sums for the first ``n_ranks`` ranks of a list sorted by score.
+
+    ``scores``, ``rel`` (0/1) and ``gain`` are in rank order and cover the whole list (tie
+    groups may extend past ``n_ranks``); the output arrays have length ``>= n_ranks + 1``.
+    """
+    n_list = len(scores)
+    hits[0] = ap_sum[0] = dcg[0] = first[0] = rr_sum[0] = 0.0
+    if not average_ties:
+        h = 0.0
+        for j in range(n_ranks):
+            h_j = rel[j]
+            h += h_j
+            rank = j + 1.0
+            hits[j + 1] = h
+            ap_sum[j + 1] = ap_sum[j] + h_j * h / rank
+            dcg[j + 1] = dcg[j] + gain[j] / np.log2(rank + 1.0)
+            is_first = 1.0 if (h_j > 0 and h == 1.0) else 0.0
+            first[j + 1] = first[j] + is_first
+            rr_sum[j + 1] = rr_sum[j] + is_first / rank
+            group_start[j] = j
+            group_size[j] = 1
+            group_rel[j] = int(h_j)
+            group_before[j] = int(h - h_j)
+        return
+    j = 0
+    before = 0  # relevant items in the tie groups before this one (a fixed number)
+    while j < n_ranks:
+        s = j
+        e = j + 1
+        while e < n_list and scores[e] == scores[s]:
+            e += 1
+        n = e - s
+        r = 0
+        g = 0.0
+        for i in range(s, e):
+            r += int(rel[i])
+            g += gain[i]
+        p_rel = r / n
+        mean_gain = g / n
+        survive = 1.0  # P(the first t items of this group are all non-relevant)
+        for pos in range(s, min(e, n_ranks)):
+            t = pos - s
+            rank = pos + 1.0
+            hits[pos + 1] = hits[pos] + p_rel
+            term = 0.0
+            if r > 0:
+                inner = t * (r - 1) / (n - 1) if n > 1 else 0.0
+                term = p_rel * (before + 1.0 + inner)
+            ap_sum[pos + 1] = ap_sum[pos] + term / rank
+            dcg[pos + 1] = dcg[pos] + mean_gain / np.log2(rank + 1.0)
+            p_first = 0.0
+            if before == 0 and r > 0:
+                p_first = survive * r / (n - t)
+                survive *= (n - r - t) / (n - t)
+            first[pos + 1] = first[pos] + p_first
+            rr_sum[pos + 1] = rr_sum[pos] + p_first / rank
+            group_start[pos] = s
+            group_size[pos] = n
+            group_rel[pos] = r
+            group_before[pos] = before
+        before += r
+        j = e
+
+
+@numba.njit(cache=True, nogil=True)
+def ideal_dcg(gains_of_relevant: np.ndarray, out: np.ndarray) -> None:
+    """Prefix sums of the DCG of the ideal ordering (gains sorted, highest first)."""
+    ordered = np.sort(gains_of_relevant)[::-1]
+    out[0] = 0.0
+    for j in range(len(ordered)):
+        out[j + 1] = out[j] + ordered[j] / np.log2(j + 2.0)

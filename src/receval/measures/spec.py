@@ -1,0 +1,192 @@
+"""Metric names: the registry of families, the aliases people write, and the parser.
+
+A metric is a family (precision, recall, ...) plus a cutoff ``k`` (and ``beta`` for F-beta).
+Names are case-insensitive: ``P@10``, ``precision@10``, ``nDCG@5``, ``MRR``, ``F0.5@10``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import IntEnum
+
+from receval.exceptions import ReceValError
+
+
+class Family(IntEnum):
+    """The metric families; the integer codes are what the kernels see."""
+
+    PRECISION = 0
+    RECALL = 1
+    FBETA = 2
+    AP = 3
+    RPREC = 4
+    NDCG = 5
+    RR = 6
+    HIT = 7
+    RMSE = 8
+    MAE = 9
+
+
+#: alias (lower case) -> family. The canonical name of each family comes first.
+ALIASES: dict[str, Family] = {
+    "p": Family.PRECISION,
+    "precision": Family.PRECISION,
+    "r": Family.RECALL,
+    "recall": Family.RECALL,
+    "ap": Family.AP,
+    "map": Family.AP,
+    "rprec": Family.RPREC,
+    "r-precision": Family.RPREC,
+    "r_precision": Family.RPREC,
+    "rprecision": Family.RPREC,
+    "ndcg": Family.NDCG,
+    "rr": Family.RR,
+    "mrr": Family.RR,
+    "recip_rank": Family.RR,
+    "hit": Family.HIT,
+    "hitrate": Family.HIT,
+    "hit_rate": Family.HIT,
+    "success": Family.HIT,
+    "rmse": Family.RMSE,
+    "mae": Family.MAE,
+}
+
+CANONICAL = {
+    Family.PRECISION: "P",
+    Family.RECALL: "R",
+    Family.FBETA: "F",
+    Family.AP: "AP",
+    Family.RPREC: "Rprec",
+    Family.NDCG: "nDCG",
+    Family.RR: "RR",
+    Family.HIT: "Hit",
+    Family.RMSE: "RMSE",
+    Family.MAE: "MAE",
+}
+
+#: families that take no cutoff at all
+UNCUT = frozenset({Family.RPREC, Family.RMSE, Family.MAE})
+#: families that need a cutoff
+NEED_K = frozenset({Family.PRECISION, Family.FBETA})
+#: families whose value is pooled over (user, item) pairs rather than ranked lists
+RATING = frozenset({Family.RMSE, Family.MAE})
+
+_F_RE = re.compile(r"^f(?:beta)?(?P<beta>\d+(?:\.\d+)?)?$")
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One requested metric: its name as written, its family, cutoff and beta.
+
+    Example:
+        >>> parse_metric("nDCG@10")
+        MetricSpec(name='nDCG@10', family=<Family.NDCG: 5>, k=10, beta=1.0)
+        >>> parse_metric("MRR").k is None
+        True
+    """
+
+    name: str
+    family: Family
+    k: int | None
+    beta: float = 1.0
+
+    @property
+    def canonical(self) -> str:
+        """A canonical spelling, e.g. ``P@10``, ``F0.5@10``, ``Rprec``.
+
+        Example:
+            >>> parse_metric("precision@10").canonical
+            'P@10'
+        """
+        base = CANONICAL[self.family]
+        if self.family is Family.FBETA:
+            base = f"F{self.beta:g}"
+        return base if self.k is None else f"{base}@{self.k}"
+
+
+def _known_names() -> list[str]:
+    names = [*ALIASES, "f1", "f0.5", "f2"]
+    return names + [f"{n}@10" for n in names if ALIASES.get(n) not in UNCUT]
+
+
+def _parse_k(text: str, name: str) -> int:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ReceValError(f"metric {name!r}: cutoff {text!r} is not an integer") from None
+    if not value.is_integer():
+        raise ReceValError(f"metric {name!r}: cutoff k must be an integer; got {text}")
+    if value <= 0:
+        raise ReceValError(f"metric {name!r}: cutoff k must be positive; got {text}")
+    return int(value)
+
+
+def parse_metric(name: str) -> MetricSpec:
+    """Parse one metric name (case-insensitive) into a :class:`MetricSpec`.
+
+    Raises a ``ValueError`` that suggests the closest known name for an unknown one.
+
+    Example:
+        >>> parse_metric("F0.5@10").beta
+        0.5
+        >>> parse_metric("HitRate@5").family.name
+        'HIT'
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"a metric name must be a string; got {type(name).__name__}")
+    text = name.strip()
+    base, sep, cut = text.partition("@")
+    key = base.strip().lower()
+    k = _parse_k(cut.strip(), name) if sep else None
+    beta = 1.0
+    match = _F_RE.match(key)
+    if match and key not in ALIASES:
+        family = Family.FBETA
+        if match.group("beta"):
+            beta = float(match.group("beta"))
+        if beta <= 0:
+            raise ReceValError(f"metric {name!r}: beta must be positive")
+    elif key in ALIASES:
+        family = ALIASES[key]
+    else:
+        close = difflib.get_close_matches(text.lower(), _known_names(), n=1, cutoff=0.4)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ReceValError(f"unknown metric {name!r}{hint}")
+    if family in UNCUT and k is not None:
+        raise ReceValError(f"metric {name!r}: {CANONICAL[family]} takes no cutoff")
+    if family in NEED_K and k is None:
+        raise ReceValError(f"metric {name!r} needs a cutoff, e.g. {base}@10")
+    return MetricSpec(name=text, family=family, k=k, beta=beta)
+
+
+def parse_metrics(names: str | Iterable[str]) -> list[MetricSpec]:
+    """Parse metric names; ``"P@5,10,20"`` expands to three cutoffs; duplicates are an error.
+
+    Example:
+        >>> [m.name for m in parse_metrics(["P@5,10", "MRR"])]
+        ['P@5', 'P@10', 'MRR']
+    """
+    if isinstance(names, str):
+        names = [names]
+    specs: list[MetricSpec] = []
+    for raw in names:
+        if not isinstance(raw, str):
+            raise TypeError(f"a metric name must be a string; got {type(raw).__name__}")
+        base, sep, cuts = raw.partition("@")
+        pieces = [c for c in cuts.split(",")] if sep else [None]
+        if sep and len(pieces) > 1:
+            expanded = [f"{base}@{c.strip()}" for c in pieces]
+        else:
+            expanded = [raw]
+        specs.extend(parse_metric(n) for n in expanded)
+    if not specs:
+        raise ReceValError("no metric requested; pass e.g. metrics=['P@10', 'nDCG@10']")
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.name in seen:
+            raise ReceValError(f"metric {spec.name!r} is requested twice")
+        seen.add(spec.name)
+    return specs

@@ -1,0 +1,151 @@
+"""Every evaluation option in one validated, immutable record.
+
+Each option is a named variant of SEMANTICS.md; the defaults are stated here once and repeated in
+the README. An :class:`Options` travels with every :class:`~receval.result.Result`, so a number
+never leaves receval without its definition.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from receval.exceptions import ReceValError
+
+Ties = Literal["stable", "item", "pessimistic", "optimistic", "average"]
+Empty = Literal["zero", "one", "skip", "error"]
+Average = Literal["macro", "micro"]
+Users = Literal["truth", "both", "relevant", "predictions", "union"]
+Protocol = Literal["full", "known"]
+PrecisionDenominator = Literal["k", "returned"]
+RecallDenominator = Literal["relevant", "capped"]
+APNormalizer = Literal["min_k_relevant", "relevant", "hits", "k"]
+Gain = Literal["binary", "linear", "exponential"]
+Duplicates = Literal["error", "first", "max"]
+
+CHOICES: dict[str, tuple[str, ...]] = {
+    "ties": ("stable", "item", "pessimistic", "optimistic", "average"),
+    "empty": ("zero", "one", "skip", "error"),
+    "average": ("macro", "micro"),
+    "users": ("truth", "both", "relevant", "predictions", "union"),
+    "protocol": ("full", "known"),
+    "precision_denominator": ("k", "returned"),
+    "recall_denominator": ("relevant", "capped"),
+    "ap_normalizer": ("min_k_relevant", "relevant", "hits", "k"),
+    "gain": ("binary", "linear", "exponential"),
+    "duplicates": ("error", "first", "max"),
+}
+
+
+@dataclass(frozen=True)
+class Options:
+    """The options that decide what every number means (SEMANTICS.md sections 2-8).
+
+    Attributes:
+        relevance_threshold: a truth row is relevant when ``rating >= threshold``. ``None``
+            (default): every truth row is relevant (implicit feedback). ``"user_mean"``: relevant
+            when the rating is at least the user's own mean rating in the truth.
+        score_threshold: ``None`` (default, top-k semantics): every item of the top k is
+            recommended. A number ``s``: only predictions with ``score >= s`` are recommended,
+            so a user's list is cut at the first score below ``s`` (rating-prediction semantics).
+        protocol: ``"full"`` (default): a predicted item with no truth row is simply not
+            relevant. ``"known"``: only predicted items that have a truth row are ranked.
+        ties: how tied scores are ordered. ``"stable"`` (default): input order; ``"item"``:
+            item id descending (trec_eval's rule); ``"pessimistic"`` / ``"optimistic"``: relevant
+            (higher-gain) items last / first; ``"average"``: the exact expectation of each metric
+            over all orderings of the tied items.
+        precision_denominator: ``"k"`` (IR convention) or ``"returned"`` (``min(k, list
+            length)``; with a score threshold this is the number recommended). ``None``
+            (default) picks ``"returned"`` when ``score_threshold`` is set, else ``"k"``.
+        recall_denominator: ``"relevant"`` (default, ``L``) or ``"capped"`` (``min(k, L)``).
+        ap_normalizer: AP@k's divisor: ``"min_k_relevant"`` (default, ``min(k, L)``),
+            ``"relevant"`` (``L``, trec_eval), ``"hits"`` (hits in the top k) or ``"k"``.
+        gain: nDCG gain: ``"binary"`` (default, 1 for a relevant item), ``"linear"`` (the
+            rating of a relevant item) or ``"exponential"`` (``2**rating - 1``).
+        empty: what an undefined value gives (no relevant item; nothing returned with
+            ``precision_denominator="returned"``): ``"zero"`` (default), ``"one"``, ``"skip"``
+            (left out of that metric's mean) or ``"error"``.
+        average: ``"macro"`` (default, mean of per-user values) or ``"micro"`` (sum numerators
+            and denominators over users first). RMSE and MAE are always pooled over all pairs.
+        users: which users are averaged: ``"truth"`` (default), ``"both"``, ``"relevant"``
+            (truth users with at least one relevant item), ``"predictions"`` or ``"union"``.
+            A selected user with no predictions has an empty list.
+        duplicates: a repeated (user, item) row is an ``"error"`` (default), or keep the
+            ``"first"`` row or the one with the ``"max"`` value.
+
+    Example:
+        >>> Options(ties="average").ties
+        'average'
+        >>> Options(score_threshold=3.5).effective_precision_denominator
+        'returned'
+    """
+
+    relevance_threshold: float | str | None = None
+    score_threshold: float | None = None
+    protocol: Protocol = "full"
+    ties: Ties = "stable"
+    precision_denominator: PrecisionDenominator | None = None
+    recall_denominator: RecallDenominator = "relevant"
+    ap_normalizer: APNormalizer = "min_k_relevant"
+    gain: Gain = "binary"
+    empty: Empty = "zero"
+    average: Average = "macro"
+    users: Users = "truth"
+    duplicates: Duplicates = "error"
+
+    def __post_init__(self) -> None:
+        for name, choices in CHOICES.items():
+            value = getattr(self, name)
+            if value is None and name == "precision_denominator":
+                continue
+            if value not in choices:
+                raise ReceValError(
+                    f"option {name}={value!r} is not one of {', '.join(map(repr, choices))}"
+                )
+        rt = self.relevance_threshold
+        if isinstance(rt, str):
+            if rt != "user_mean":
+                raise ReceValError(
+                    f"option relevance_threshold={rt!r} must be a number, None or 'user_mean'"
+                )
+        elif rt is not None and (isinstance(rt, bool) or not _is_finite_number(rt)):
+            raise ReceValError(f"option relevance_threshold={rt!r} must be a finite number")
+        st = self.score_threshold
+        if st is not None and (isinstance(st, bool) or not _is_finite_number(st)):
+            raise ReceValError(f"option score_threshold={st!r} must be a finite number")
+
+    @property
+    def effective_precision_denominator(self) -> str:
+        """The precision denominator in force once the default is resolved."""
+        if self.precision_denominator is not None:
+            return self.precision_denominator
+        return "returned" if self.score_threshold is not None else "k"
+
+    def replace(self, **changes: Any) -> Options:
+        """A copy with some options changed (validated again).
+
+        Example:
+            >>> Options().replace(empty="skip").empty
+            'skip'
+        """
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The options as a plain dict, with the resolved precision denominator.
+
+        Example:
+            >>> Options().to_dict()["ties"]
+            'stable'
+        """
+        out = dataclasses.asdict(self)
+        out["precision_denominator"] = self.effective_precision_denominator
+        return out
+
+
+def _is_finite_number(value: object) -> bool:
+    try:
+        return math.isfinite(float(value))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
