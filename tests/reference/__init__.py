@@ -1,0 +1,1 @@
+"""Reference implementations that share no code with receval (see ``oracle.py``)."""

@@ -1,0 +1,507 @@
+"""A plain-Python reference for every receval metric, written from SEMANTICS.md.
+
+Nothing here imports receval: each definition is typed in from the formulas of SEMANTICS.md
+(sections 2-8) and the option list of the public API, one user at a time, with no prefix sums,
+no numba and no shared helpers, so that a mistake in receval cannot hide in both places.
+
+The ``average`` tie policy is computed by brute force: the mean of the metric over every
+ordering of the tied items (each tie group independently). :func:`brute_force_average` uses
+``itertools.permutations`` and is meant for small cases; :func:`evaluate` uses the distinct
+arrangements of each group's labels instead, which gives the same mean (every distinct
+arrangement of a multiset is produced by the same number of permutations) and stays fast.
+
+Entry point: :func:`evaluate`, which takes rows as plain tuples and returns
+``(summary, per_user)``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+# --- metric names ----------------------------------------------------------------------------
+
+FAMILIES = {
+    "p": "P",
+    "precision": "P",
+    "r": "R",
+    "recall": "R",
+    "ap": "AP",
+    "map": "AP",
+    "ndcg": "nDCG",
+    "rr": "RR",
+    "mrr": "RR",
+    "hit": "Hit",
+    "rprec": "Rprec",
+    "rmse": "RMSE",
+    "mae": "MAE",
+}
+RANKING = ("P", "R", "F", "AP", "nDCG", "RR", "Hit", "Rprec")
+POOLED = ("RMSE", "MAE")
+
+_NAME = re.compile(r"^(?P<base>[A-Za-z]+?)(?P<beta>\d+(?:\.\d+)?)?(?:@(?P<k>\d+))?$")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric: family, cutoff (``None`` = the whole list) and beta (F only)."""
+
+    name: str
+    family: str
+    k: int | None
+    beta: float = 1.0
+
+
+def parse(name: str) -> Metric:
+    """``P@3``, ``F0.5@2``, ``MAP``, ``MRR``, ``Rprec``, ``RMSE``...
+
+    >>> parse("F0.5@2")
+    Metric(name='F0.5@2', family='F', k=2, beta=0.5)
+    """
+    m = _NAME.match(name)
+    if m is None:
+        raise ValueError(f"oracle does not know metric {name!r}")
+    base, beta, k = m.group("base").lower(), m.group("beta"), m.group("k")
+    cutoff = int(k) if k is not None else None
+    if base == "f":
+        return Metric(name, "F", cutoff, float(beta) if beta else 1.0)
+    if beta is not None or base not in FAMILIES:
+        raise ValueError(f"oracle does not know metric {name!r}")
+    return Metric(name, FAMILIES[base], cutoff)
+
+
+# --- options ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Opts:
+    """The options of ``receval.evaluate`` with their documented defaults."""
+
+    relevance_threshold: float | str | None = None
+    score_threshold: float | None = None
+    protocol: str = "full"
+    ties: str = "stable"
+    precision_denominator: str | None = None
+    recall_denominator: str = "relevant"
+    ap_normalizer: str = "min_k_relevant"
+    gain: str = "binary"
+    empty: str = "zero"
+    average: str = "macro"
+    users: str = "truth"
+    duplicates: str = "error"
+
+    @property
+    def precision_den(self) -> str:
+        if self.precision_denominator is not None:
+            return self.precision_denominator
+        return "returned" if self.score_threshold is not None else "k"
+
+
+class OracleError(Exception):
+    """The reference says this input (or this option) must be refused."""
+
+
+class DuplicateRow(OracleError):
+    pass
+
+
+class NoUser(OracleError):
+    pass
+
+
+class Undefined(OracleError):
+    pass
+
+
+# --- one user's metric on one fixed ranking --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Value:
+    """A per-user value (``None`` = undefined) and the numerator / denominator that micro
+    averaging sums. For F, ``num``/``den`` are precision's and ``den2`` recall's denominator."""
+
+    value: float | None
+    num: float
+    den: float
+    den2: float = 0.0
+
+
+def gain_of(rating: float, relevant: bool, scheme: str) -> float:
+    """nDCG gain: 0 for a non-relevant item; 1, the rating, or 2^rating - 1 otherwise."""
+    if not relevant:
+        return 0.0
+    if scheme == "binary":
+        return 1.0
+    if scheme == "linear":
+        return float(rating)
+    return 2.0 ** float(rating) - 1.0
+
+
+def metric_on_ranking(
+    metric: Metric,
+    rels: Sequence[bool],
+    gains: Sequence[float],
+    n_relevant: int,
+    ideal_gains: Sequence[float],
+    opts: Opts,
+) -> Value:
+    """SEMANTICS.md section 6 for one user whose list, in rank order, has relevance ``rels``
+    and nDCG gains ``gains``; ``n_relevant`` is L_u, ``ideal_gains`` the gains of all the
+    user's relevant truth items."""
+    n = len(rels)
+    k = metric.k
+    c = n if k is None else min(k, n)
+    hits = sum(1 for j in range(c) if rels[j])
+    L = n_relevant
+    fam = metric.family
+
+    def precision() -> Value:
+        assert k is not None
+        d = k if opts.precision_den == "k" else min(k, n)
+        if d == 0:
+            return Value(None, hits, 0.0)
+        return Value(hits / d, hits, d)
+
+    def recall() -> Value:
+        if L == 0:
+            return Value(None, 0.0, 0.0)
+        d = min(k, L) if (opts.recall_denominator == "capped" and k is not None) else L
+        return Value(hits / d, hits, d)
+
+    if fam == "P":
+        return precision()
+    if fam == "R":
+        return recall()
+    if fam == "F":
+        p, r = precision(), recall()
+        if p.value is None or r.value is None:
+            return Value(None, p.num, p.den, r.den)
+        if p.value + r.value == 0:
+            return Value(0.0, p.num, p.den, r.den)
+        b2 = metric.beta**2
+        f = (1 + b2) * p.value * r.value / (b2 * p.value + r.value)
+        return Value(f, p.num, p.den, r.den)
+    if L == 0:
+        return Value(None, 0.0, 0.0)
+    if fam == "AP":
+        total = 0.0
+        seen = 0
+        for j in range(1, c + 1):
+            if rels[j - 1]:
+                seen += 1
+                total += seen / j  # P@j * h_j
+        norm = opts.ap_normalizer
+        if norm == "min_k_relevant":
+            d = L if k is None else min(k, L)
+        elif norm == "relevant":
+            d = L
+        elif norm == "k":
+            d = n if k is None else k
+        else:
+            d = hits
+        if d == 0:
+            return Value(0.0, total, 0.0)
+        return Value(total / d, total, d)
+    if fam == "Rprec":
+        h = sum(1 for j in range(min(L, n)) if rels[j])
+        return Value(h / L, h, L)
+    if fam == "nDCG":
+        dcg = sum(gains[j] / math.log2(j + 2) for j in range(c))
+        ideal = sorted(ideal_gains, reverse=True)
+        top = len(ideal) if k is None else min(k, len(ideal))
+        idcg = sum(ideal[j] / math.log2(j + 2) for j in range(top))
+        if idcg <= 0:
+            return Value(None, dcg, 0.0)
+        return Value(dcg / idcg, dcg, idcg)
+    if fam == "RR":
+        for j in range(c):
+            if rels[j]:
+                return Value(1.0 / (j + 1), 1.0 / (j + 1), 1.0)
+        return Value(0.0, 0.0, 1.0)
+    if fam == "Hit":
+        v = 1.0 if hits > 0 else 0.0
+        return Value(v, v, 1.0)
+    raise ValueError(f"not a ranking metric: {metric.name}")
+
+
+# --- ties ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    """One prediction of a user's list: item id, score, relevance and nDCG gain."""
+
+    item: object
+    score: float
+    rel: bool
+    gain: float
+
+
+def rank(rows: Sequence[Row], ties: str) -> list[Row]:
+    """Highest score first; ties by the named policy (``average`` keeps input order here)."""
+    rows = list(rows)
+    if ties == "item":  # trec_eval: item id descending
+        rows.sort(key=lambda r: r.item, reverse=True)
+    elif ties == "pessimistic":  # relevant (and higher-gain) items last
+        rows.sort(key=lambda r: (r.rel, r.gain))
+    elif ties == "optimistic":  # relevant (and higher-gain) items first
+        rows.sort(key=lambda r: (r.rel, r.gain), reverse=True)
+    rows.sort(key=lambda r: -r.score)  # Python's sort is stable
+    return rows
+
+
+def tie_groups(ranked: Sequence[Row]) -> list[list[Row]]:
+    """Consecutive runs of equal score in a ranked list."""
+    groups: list[list[Row]] = []
+    for row in ranked:
+        if groups and groups[-1][0].score == row.score:
+            groups[-1].append(row)
+        else:
+            groups.append([row])
+    return groups
+
+
+def brute_force_average(
+    ranked: Sequence[Row], f: Callable[[list[Row]], float]
+) -> float:
+    """Mean of ``f(ordering)`` over every ordering of the tied items (itertools.permutations
+    of each tie group, all combinations). For small cases only."""
+    groups = tie_groups(ranked)
+    total = 0.0
+    count = 0
+    for combo in itertools.product(*(itertools.permutations(g) for g in groups)):
+        ordering = [row for group in combo for row in group]
+        total += f(ordering)
+        count += 1
+    return total / count
+
+
+def _distinct_arrangements(labels: list[tuple[bool, float]]) -> Iterator[tuple]:
+    """Every distinct ordering of a multiset of labels, each once."""
+    counts: dict[tuple[bool, float], int] = {}
+    for lab in labels:
+        counts[lab] = counts.get(lab, 0) + 1
+    keys = sorted(counts)
+    n = len(labels)
+    out: list[tuple[bool, float]] = []
+
+    def rec() -> Iterator[tuple]:
+        if len(out) == n:
+            yield tuple(out)
+            return
+        for key in keys:
+            if counts[key]:
+                counts[key] -= 1
+                out.append(key)
+                yield from rec()
+                out.pop()
+                counts[key] += 1
+
+    return rec()
+
+
+def label_orderings(ranked: Sequence[Row]) -> list[list[tuple[bool, float]]]:
+    """All distinct (relevance, gain) sequences reachable by reordering tied items. Each has
+    the same probability under a uniformly random order of every tie group."""
+    groups = tie_groups(ranked)
+    per_group = [list(_distinct_arrangements([(r.rel, r.gain) for r in g])) for g in groups]
+    return [[lab for arr in combo for lab in arr] for combo in itertools.product(*per_group)]
+
+
+# --- one user --------------------------------------------------------------------------------
+
+
+def user_values(
+    truth: dict[object, float],
+    predictions: list[tuple[object, float]],
+    metrics: Sequence[Metric],
+    opts: Opts,
+) -> tuple[dict[str, Value], int]:
+    """Every metric for one user: ``truth`` maps item -> rating (deduplicated, no missing
+    rating), ``predictions`` lists (item, score) in input order (deduplicated).
+    Returns the values and L_u."""
+    rt = opts.relevance_threshold
+    if rt is None:
+        thr = -math.inf
+    elif rt == "user_mean":
+        thr = sum(truth.values()) / len(truth) if truth else -math.inf
+    else:
+        thr = float(rt)  # type: ignore[arg-type]
+    relevant = {item: rating >= thr for item, rating in truth.items()}
+    n_rel = sum(relevant.values())
+    ideal = [gain_of(rating, True, opts.gain) for item, rating in truth.items() if relevant[item]]
+
+    rows = []
+    for item, score in predictions:
+        if opts.protocol == "known" and item not in truth:
+            continue
+        if opts.score_threshold is not None and score < opts.score_threshold:
+            continue
+        rel = relevant.get(item, False)
+        rows.append(Row(item, score, rel, gain_of(truth.get(item, 0.0), rel, opts.gain)))
+    ranked = rank(rows, opts.ties)
+
+    out: dict[str, Value] = {}
+    ranking_metrics = [m for m in metrics if m.family in RANKING]
+    if opts.ties == "average":
+        orderings = label_orderings(ranked)
+        for m in ranking_metrics:
+            vals = [
+                metric_on_ranking(m, [r for r, _ in o], [g for _, g in o], n_rel, ideal, opts)
+                for o in orderings
+            ]
+            defined = {v.value is None for v in vals}
+            assert len(defined) == 1, "definedness cannot depend on the order of ties"
+            mean = _mean
+            out[m.name] = Value(
+                None if vals[0].value is None else mean([v.value for v in vals]),  # type: ignore[misc]
+                mean([v.num for v in vals]),
+                mean([v.den for v in vals]),
+                mean([v.den2 for v in vals]),
+            )
+    else:
+        rels = [r.rel for r in ranked]
+        gains = [r.gain for r in ranked]
+        for m in ranking_metrics:
+            out[m.name] = metric_on_ranking(m, rels, gains, n_rel, ideal, opts)
+
+    pairs = [(score, truth[item]) for item, score in predictions if item in truth]
+    sq = sum((s - t) ** 2 for s, t in pairs)
+    ab = sum(abs(s - t) for s, t in pairs)
+    for m in metrics:
+        if m.family == "RMSE":
+            out[m.name] = Value(math.sqrt(sq / len(pairs)) if pairs else None, sq, len(pairs))
+        elif m.family == "MAE":
+            out[m.name] = Value(ab / len(pairs) if pairs else None, ab, len(pairs))
+    return out, n_rel
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return math.fsum(xs) / len(xs)
+
+
+# --- all users -------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    """What :func:`evaluate` returns."""
+
+    summary: dict[str, float]
+    per_user: dict[object, dict[str, float]]
+    undefined: dict[str, int] = field(default_factory=dict)
+    dropped: dict[str, int] = field(default_factory=dict)
+
+
+def _dedupe(
+    rows: Iterable[tuple[object, object, float]], policy: str, side: str
+) -> tuple[dict[object, list[tuple[object, float]]], int]:
+    """Per user, (item, value) in input order with one row per item; rows dropped."""
+    per_user: dict[object, list[tuple[object, float]]] = {}
+    for user, item, value in rows:
+        per_user.setdefault(user, []).append((item, value))
+    dropped = 0
+    out: dict[object, list[tuple[object, float]]] = {}
+    for user, lst in per_user.items():
+        keep: dict[object, int] = {}
+        for pos, (item, value) in enumerate(lst):
+            if item not in keep:
+                keep[item] = pos
+                continue
+            dropped += 1
+            if policy == "error":
+                raise DuplicateRow(f"{side}: user {user!r}, item {item!r}")
+            if policy == "max" and value > lst[keep[item]][1]:
+                keep[item] = pos
+        out[user] = [lst[p] for p in sorted(keep.values())]
+    return out, dropped
+
+
+def evaluate(
+    truth_rows: Iterable[tuple[object, object, float]],
+    prediction_rows: Iterable[tuple[object, object, float]],
+    metrics: Sequence[str],
+    **options: object,
+) -> Outcome:
+    """The reference evaluation. Rows are ``(user, item, rating)`` and ``(user, item, score)``
+    in input order; a rating may be NaN (unknown: the row is dropped)."""
+    opts = Opts(**options)  # type: ignore[arg-type]
+    specs = [parse(m) for m in metrics]
+    truth_rows = list(truth_rows)
+    kept = [r for r in truth_rows if not (isinstance(r[2], float) and math.isnan(r[2]))]
+    truth, t_dropped = _dedupe(kept, opts.duplicates, "truth")
+    preds, p_dropped = _dedupe(prediction_rows, opts.duplicates, "predictions")
+
+    t_users, p_users = set(truth), set(preds)
+    selected = {
+        "truth": t_users,
+        "relevant": t_users,
+        "both": t_users & p_users,
+        "predictions": p_users,
+        "union": t_users | p_users,
+    }[opts.users]
+    values: dict[object, dict[str, Value]] = {}
+    for user in sorted(selected):  # type: ignore[type-var]
+        v, n_rel = user_values(dict(truth.get(user, [])), preds.get(user, []), specs, opts)
+        if opts.users == "relevant" and n_rel == 0:
+            continue
+        values[user] = v
+    if not values:
+        raise NoUser(f"no user selected by users={opts.users!r}")
+
+    summary: dict[str, float] = {}
+    per_user: dict[object, dict[str, float]] = {u: {} for u in values}
+    undefined: dict[str, int] = {}
+    for m in specs:
+        col = {u: values[u][m.name] for u in values}
+        if m.family in POOLED:
+            num = math.fsum(v.num for v in col.values())
+            n = sum(v.den for v in col.values())
+            mean = num / n if n else math.nan
+            summary[m.name] = math.sqrt(mean) if m.family == "RMSE" and n else mean
+            for u, v in col.items():
+                per_user[u][m.name] = math.nan if v.value is None else v.value
+            continue
+        undefined[m.name] = sum(v.value is None for v in col.values())
+        filled: dict[object, float] = {}
+        for u, v in col.items():
+            if v.value is not None:
+                filled[u] = v.value
+            elif opts.empty == "error":
+                raise Undefined(f"{m.name} undefined for user {u!r}")
+            else:
+                filled[u] = {"zero": 0.0, "one": 1.0, "skip": math.nan}[opts.empty]
+        for u, x in filled.items():
+            per_user[u][m.name] = x
+        if opts.average == "micro":
+            summary[m.name] = _micro(m, list(col.values()))
+        else:
+            used = [x for x in filled.values() if not math.isnan(x)]
+            summary[m.name] = _mean(used) if used else math.nan
+    return Outcome(
+        summary,
+        per_user,
+        undefined,
+        {"truth_duplicates": t_dropped, "prediction_duplicates": p_dropped,
+         "truth_missing_rating": len(truth_rows) - len(kept)},
+    )
+
+
+def _micro(metric: Metric, vals: list[Value]) -> float:
+    """Sum numerators and denominators over users first (SEMANTICS.md section 8)."""
+    num = math.fsum(v.num for v in vals)
+    den = math.fsum(v.den for v in vals)
+    if metric.family != "F":
+        return num / den if den else math.nan
+    den2 = math.fsum(v.den2 for v in vals)
+    if not den or not den2:
+        return math.nan
+    p, r = num / den, num / den2
+    if p + r == 0:
+        return 0.0
+    b2 = metric.beta**2
+    return (1 + b2) * p * r / (b2 * p + r)
