@@ -68,9 +68,11 @@ def aggregate(
             summary[spec.name] = float(np.nanmean(column)) if used[spec.name] else math.nan
     touched = {name: n for name, n in undefined.items() if n}
     if touched and options.empty != "skip":
+        worst = max(touched, key=lambda name: touched[name])
         warnings.warn(
-            f"metrics undefined for some users were set by empty={options.empty!r}: "
-            + ", ".join(f"{name} ({n} users)" for name, n in touched.items()),
+            f"{len(touched)} metric(s) undefined for some users (up to {touched[worst]} users, "
+            f"for {worst}) were set by empty={options.empty!r}; "
+            "Result.counts['undefined'] has the count per metric",
             UndefinedMetricWarning,
             stacklevel=3,
         )
