@@ -152,7 +152,7 @@ def _metric(name: str, y_true: Any, y_score: Any, average: str | None,
             options: dict[str, Any]) -> float | np.ndarray:
     if average not in ("macro", "micro", None):
         raise ReceValError(f"average={average!r} must be 'macro', 'micro' or None")
-    opts = Options(average=average or "macro", **options)
+    opts = Options(average=average or "macro", **options)  # type: ignore[arg-type]
     truth = np.asarray(y_true, dtype=np.float64)
     score = np.asarray(y_score, dtype=np.float64)
     if truth.shape != score.shape:

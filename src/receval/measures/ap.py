@@ -18,7 +18,12 @@ AP_MIN_K_RELEVANT = 0
 AP_RELEVANT = 1
 AP_HITS = 2
 AP_K = 3
-AP_CODES = {"min_k_relevant": AP_MIN_K_RELEVANT, "relevant": AP_RELEVANT, "hits": AP_HITS, "k": AP_K}
+AP_CODES = {
+    "min_k_relevant": AP_MIN_K_RELEVANT,
+    "relevant": AP_RELEVANT,
+    "hits": AP_HITS,
+    "k": AP_K,
+}
 
 
 @numba.njit(cache=True, nogil=True)

@@ -47,7 +47,7 @@ def rank_order(
 
     Stable sorts compose: sort by the tie-break key first, then stably by score.
     """
-    if ties == TIES_STABLE or ties == TIES_AVERAGE:
+    if ties in (TIES_STABLE, TIES_AVERAGE):
         return np.argsort(-scores, kind="mergesort")
     if ties == TIES_ITEM:  # item id descending, as trec_eval
         sec = np.argsort(-items, kind="mergesort")

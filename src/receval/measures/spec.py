@@ -176,11 +176,8 @@ def parse_metrics(names: str | Iterable[str]) -> list[MetricSpec]:
         if not isinstance(raw, str):
             raise TypeError(f"a metric name must be a string; got {type(raw).__name__}")
         base, sep, cuts = raw.partition("@")
-        pieces = [c for c in cuts.split(",")] if sep else [None]
-        if sep and len(pieces) > 1:
-            expanded = [f"{base}@{c.strip()}" for c in pieces]
-        else:
-            expanded = [raw]
+        pieces = cuts.split(",")
+        expanded = [f"{base}@{c.strip()}" for c in pieces] if sep and len(pieces) > 1 else [raw]
         specs.extend(parse_metric(n) for n in expanded)
     if not specs:
         raise ReceValError("no metric requested; pass e.g. metrics=['P@10', 'nDCG@10']")
