@@ -10,7 +10,11 @@ import pandas as pd
 import pytest
 
 import receval
-from tests.reference import oracle
+
+try:
+    from tests.reference import oracle
+except ImportError:  # pytest run from elsewhere: tests/ itself is on sys.path
+    from reference import oracle
 
 IMPLEMENTATIONS = ["receval", "oracle"]
 
