@@ -101,10 +101,9 @@ def drop_duplicates(csr: CSR, keep: str) -> tuple[CSR, int]:
         ([6, 5], [2.0, 3.0], 1)
     """
     mask = _keep_mask(csr.indptr, csr.items, csr.values, keep == "max")
-    counts = np.add.reduceat(mask.astype(np.int64), csr.indptr[:-1]) if len(mask) else mask
-    counts = np.where(np.diff(csr.indptr) > 0, counts, 0)
-    indptr = np.zeros_like(csr.indptr)
-    np.cumsum(counts, out=indptr[1:])
+    kept_before = np.zeros(len(mask) + 1, dtype=np.int64)
+    np.cumsum(mask, out=kept_before[1:])
+    indptr = kept_before[csr.indptr]
     return CSR(indptr, csr.items[mask], csr.values[mask]), int(len(mask) - mask.sum())
 
 
