@@ -1,13 +1,21 @@
-"""The ``receval`` command line: thin, parse -> evaluate -> render, exit codes 0 / 2.
+"""The ``receval`` command line: thin, parse -> read -> evaluate -> render, exit codes 0 / 2.
 
-Bad input exits 2 with a one-line message and no traceback (``--debug`` shows it).
+Bad input exits 2 with a one-line message and no traceback (``--debug`` shows it). Every
+option of :func:`receval.evaluate` is a flag, made from :class:`receval.options.Options`, so a
+new option of the core is a new flag here without an edit.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import re
 import sys
 import time
 import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -15,13 +23,19 @@ from rich.table import Table
 
 from receval._version import __version__
 from receval.demo import CUTOFFS, FAMILIES
-from receval.exceptions import UndefinedMetricWarning
+from receval.exceptions import ReceValError, UndefinedMetricWarning
 from receval.result import Result
 
 console = Console()
+err_console = Console(stderr=True)
+
+DEFAULT_METRICS = ("P@10", "R@10", "MAP@10", "nDCG@10", "MRR")
+OUTPUT_FORMATS = ("table", "json", "csv", "markdown", "latex")
+PLOT_KINDS = ("at-k", "pr-curve", "f-beta", "distribution", "comparison")
+INPUT_FORMATS = ("auto", "csv", "tsv", "parquet", "jsonl", "trec")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="receval")
 def main() -> None:
     """receval: exact, explicit and fast evaluation of recommender systems."""
@@ -34,10 +48,12 @@ def demo(seed: int) -> None:
     from receval.demo import run_demo
 
     started = time.perf_counter()
-    with console.status("generating ratings, training the baseline, evaluating..."):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UndefinedMetricWarning)
-            results = run_demo(seed=seed)
+    with (
+        console.status("generating ratings, training the baseline, evaluating..."),
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        results = run_demo(seed=seed)
     elapsed = time.perf_counter() - started
     console.print(
         "[bold]receval demo[/bold]: 2,000 synthetic users, 1,000 items (power-law popularity, "
@@ -75,6 +91,320 @@ def _demo_table(results: dict[str, Result]) -> Table:
             table.add_row(name, *(f"{r.summary[name]:.4f}" for r in results.values()),
                           end_section=k == CUTOFFS[-1])
     return table
+
+
+# --- shared options --------------------------------------------------------------------------
+
+
+class _Threshold(click.ParamType):
+    """A number, or ``user_mean``."""
+
+    name = "NUMBER|user_mean"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float | str:
+        if isinstance(value, float | int) or value == "user_mean":
+            return value
+        try:
+            return float(value)
+        except ValueError:
+            self.fail(f"{value!r} is neither a number nor 'user_mean'", param, ctx)
+
+
+def _option_help() -> dict[str, str]:
+    """Each option's paragraph of the :class:`~receval.options.Options` docstring."""
+    from receval.options import Options
+
+    doc = Options.__doc__ or ""
+    block = doc.split("Attributes:", 1)[-1].split("Example:", 1)[0]
+    out: dict[str, str] = {}
+    for match in re.finditer(r"^ {8}(\w+): (.*?)(?=^ {8}\w+: |\Z)", block, re.M | re.S):
+        out[match.group(1)] = " ".join(match.group(2).replace("``", "").split())
+    return out
+
+
+def _semantics_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """One flag per field of :class:`~receval.options.Options`, plus ``--profile``."""
+    from receval import options as core
+
+    helps = _option_help()
+    names = [field.name for field in dataclasses.fields(core.Options)]
+    for name in reversed(names):
+        if name == "relevance_threshold":
+            kind: Any = _Threshold()
+        elif name == "score_threshold":
+            kind = float
+        elif name in core.CHOICES:
+            kind = click.Choice(core.CHOICES[name])
+        else:
+            kind = str
+        f = click.option(f"--{name.replace('_', '-')}", name, type=kind, default=None,
+                         help=helps.get(name, f"the {name} option of receval.evaluate"))(f)
+    try:
+        from receval.profiles import PROFILES
+
+        profile_type: Any = click.Choice(sorted(PROFILES))
+    except ImportError:
+        profile_type = str
+    return click.option(
+        "--profile", type=profile_type, default=None,
+        help="Reproduce a known tool's numbers: its bundle of options replaces the defaults; "
+             "options given as flags override it.",
+    )(f)
+
+
+def _input_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The input files, their formats and column names."""
+    options = [
+        click.option("--truth", "-t", required=True, metavar="FILE",
+                     help="Truth: CSV, TSV, Parquet, JSON Lines or TREC qrels (gzip welcome)."),
+        click.option("--predictions", "-p", required=True, multiple=True, metavar="FILE",
+                     help="Predictions: CSV, TSV, Parquet, JSON Lines or a TREC run. Repeat to "
+                          "compare models side by side (model name = file stem)."),
+        click.option("--truth-format", type=click.Choice(INPUT_FORMATS), default="auto",
+                     show_default=True, help="Format of the truth file (auto: by extension, "
+                                              "else by content)."),
+        click.option("--predictions-format", type=click.Choice(INPUT_FORMATS), default="auto",
+                     show_default=True, help="Format of the predictions files."),
+        click.option("--no-header", is_flag=True,
+                     help="CSV/TSV files have no header: columns are user, item, rating|score."),
+        click.option("--delimiter", default=None,
+                     help="CSV delimiter (default: sniffed; 'tab' or '\\t' for a tab)."),
+        click.option("--user-col", default="user", show_default=True),
+        click.option("--item-col", default="item", show_default=True),
+        click.option("--rating-col", default="rating", show_default=True),
+        click.option("--score-col", default="score", show_default=True,
+                     help="Score column of the predictions (a 'rank' column, 1 = best, works "
+                          "when there is no score)."),
+        click.option("--engine", default=None, help="Evaluation engine (default: numba)."),
+        click.option("--debug", is_flag=True, help="Show the traceback of an error."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _metrics_option(default: tuple[str, ...] = DEFAULT_METRICS) -> Callable[..., Any]:
+    return click.option(
+        "-m", "--metric", "metrics", multiple=True, default=default, show_default=True,
+        help="A metric, e.g. P@10, nDCG@5, MAP@10, MRR, F1@10, Rprec, RMSE; 'P@5,10,20' gives "
+             "three cutoffs. Repeat for more.",
+    )
+
+
+def _errors_exit_2(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Bad input: one line on stderr and exit 2; anything else: exit 1. ``--debug``: traceback."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **params: Any) -> Any:
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", UndefinedMetricWarning)
+                out = command(*args, **params)
+            for w in caught:
+                err_console.print(f"[yellow]warning:[/] {w.message}", highlight=False)
+            return out
+        except click.exceptions.Exit:
+            raise
+        except Exception as err:
+            if params.get("debug"):
+                raise
+            bad_input = isinstance(err, ReceValError | OSError | UnicodeDecodeError)
+            text = " ".join(str(err).split()) or type(err).__name__
+            if not bad_input:
+                text = f"{type(err).__name__}: {text} (rerun with --debug for the traceback)"
+            click.echo(f"error: {text}", err=True)
+            sys.exit(2 if bad_input else 1)
+
+    return wrapper
+
+
+# --- evaluate --------------------------------------------------------------------------------
+
+
+@main.command()
+@_input_options
+@_metrics_option()
+@_semantics_options
+@click.option("--format", "-f", "fmt", type=click.Choice(OUTPUT_FORMATS), default="table",
+              show_default=True, help="How the summary is printed on stdout.")
+@click.option("--per-user", metavar="FILE",
+              help="Write per-user values to FILE (.csv, .tsv or .parquet).")
+@click.option("--report", metavar="FILE",
+              help="Write a self-contained HTML report (tables, plots, distributions).")
+@_errors_exit_2
+def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: str | None,
+             **params: Any) -> None:
+    """Evaluate predictions against the truth and print the metrics.
+
+    \b
+    receval evaluate --truth test.csv --predictions run.csv -m P@10 -m nDCG@10
+    receval evaluate -t test.qrels -p bm25.run -p dense.run -m P@5,10 --profile trec_eval
+    receval evaluate -t test.csv -p run.csv --format json --report report.html
+    """
+    from receval.measures.spec import parse_metrics
+    from receval.report import tables
+    from receval.report.models import curve_ks, restrict, with_curves
+
+    asked = [s.name for s in parse_metrics(list(metrics))]
+    _check_output(per_user, (".csv", ".tsv", ".parquet", ".pq"), "--per-user")
+    wanted = with_curves(asked, curve_ks(asked)) if report else asked
+    runs = _evaluate_files(wanted, params, top_items=bool(report))
+    models = {name: restrict(r, asked) for name, r in runs.results.items()}
+    if fmt == "table":
+        console.print(tables.rich_table(models))
+        for name, result in models.items():
+            prefix = f"{name}: " if len(models) > 1 else ""
+            console.print(f"{prefix}{tables.counts_line(result)}", style="dim", highlight=False)
+    else:
+        click.echo(tables.render(models, fmt))
+    if per_user:
+        _write_per_user(models, Path(per_user))
+    if report:
+        from receval.report.html import write_report
+
+        write_report(report, runs.results, metrics=asked, inputs=runs.inputs,
+                     top_items=runs.top_items)
+        err_console.print(f"report written to {report}", highlight=False)
+
+
+# --- plot ------------------------------------------------------------------------------------
+
+
+@main.command()
+@_input_options
+@_metrics_option(())
+@_semantics_options
+@click.option("--kind", type=click.Choice(PLOT_KINDS), default="pr-curve",
+              show_default=True, help="at-k: P@k and R@k against k; pr-curve: the curve traced "
+              "by k; f-beta: iso-F curves; distribution: per-user histogram of a metric; "
+              "comparison: bars with bootstrap CIs.")
+@click.option("--out", "-o", required=True, metavar="FILE", help="Output image, .png or .svg.")
+@click.option("--max-k", default=20, show_default=True, type=click.IntRange(1, 1000),
+              help="Largest cutoff of the curves.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap.")
+@_errors_exit_2
+def plot(metrics: tuple[str, ...], kind: str, out: str, max_k: int, seed: int,
+         **params: Any) -> None:
+    """Plot one or several models: curves over k, distributions, comparisons.
+
+    \b
+    receval plot -t test.csv -p a.csv -p b.csv --kind pr-curve -o pr.png
+    receval plot -t test.csv -p a.csv --kind distribution -m nDCG@10 -o ndcg.svg
+    """
+    from receval.measures.spec import parse_metrics
+    from receval.report import plots
+    from receval.report.models import with_curves
+
+    _check_output(out, (".png", ".svg"), "--out")
+    curves = kind in ("at-k", "pr-curve", "f-beta")
+    asked = [s.name for s in parse_metrics(list(metrics or DEFAULT_METRICS))] if not curves \
+        else []
+    wanted = with_curves(asked, list(range(1, max_k + 1))) if curves else asked
+    runs = _evaluate_files(wanted, params)
+    extra: dict[str, Any] = {}
+    if kind == "distribution":
+        extra["metric"] = asked[0]
+    elif kind == "comparison":
+        extra.update(metrics=asked, seed=seed)
+    plots.plot(runs.results, kind, out, **extra)
+    err_console.print(f"plot written to {out}", highlight=False)
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class _Runs:
+    results: dict[str, Result]
+    inputs: dict[str, str]
+    top_items: dict[str, list[tuple[Any, int]]]
+
+
+def _evaluate_files(metrics: list[str], params: dict[str, Any], *,
+                    top_items: bool = False) -> _Runs:
+    """Read the truth once, then read and evaluate each predictions file in turn."""
+    import receval
+    from receval import io
+    from receval.io.progress import file_progress
+    from receval.io.source import check_file
+
+    truth_path = check_file(params["truth"], "truth")
+    pred_paths = [check_file(p, "predictions") for p in params["predictions"]]
+    truth_format = io.detect_format(truth_path, "truth", params["truth_format"])
+    kwargs = _semantics(params)
+    if truth_format == "trec" and "relevance_threshold" not in kwargs and "profile" not in kwargs:
+        # qrels list judged documents, relevant or not: rel >= 1 is relevant, as in trec_eval
+        kwargs["relevance_threshold"] = 1
+        err_console.print("note: TREC qrels: rel >= 1 is relevant (as trec_eval); "
+                          "--relevance-threshold changes it", style="dim", highlight=False)
+    reading = {"header": not params["no_header"], "delimiter": params["delimiter"]}
+    with file_progress(truth_path, "truth", err_console) as progress:
+        truth = io.read_truth(truth_path, format=truth_format, user_col=params["user_col"],
+                              item_col=params["item_col"], rating_col=params["rating_col"],
+                              progress=progress, **reading)
+    runs = _Runs({}, {"truth": str(truth_path)}, {})
+    for name, path in zip(io.model_names(pred_paths), pred_paths, strict=True):
+        with file_progress(path, name, err_console) as progress:
+            preds = io.read_predictions(path, format=params["predictions_format"],
+                                        user_col=params["user_col"],
+                                        item_col=params["item_col"],
+                                        score_col=params["score_col"], progress=progress,
+                                        **reading)
+        aligned_truth, preds = io.align_id_types([truth, preds])
+        runs.results[name] = receval.evaluate(aligned_truth, preds, metrics, **kwargs)
+        runs.inputs[f"predictions: {name}"] = str(path)
+        if top_items:
+            runs.top_items[name] = _top_items(preds)
+    return runs
+
+
+def _semantics(params: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of :func:`receval.evaluate` the user gave (the rest: defaults)."""
+    import inspect
+
+    import receval
+    from receval.options import Options
+
+    names = [f.name for f in dataclasses.fields(Options)]
+    kwargs = {n: params[n] for n in names if params.get(n) is not None}
+    if params.get("engine"):
+        kwargs["engine"] = params["engine"]
+    if params.get("profile"):
+        if "profile" not in inspect.signature(receval.evaluate).parameters:
+            raise ReceValError("this version of receval has no profiles")
+        kwargs["profile"] = params["profile"]
+    return kwargs
+
+
+def _top_items(preds: Any, n: int = 10) -> list[tuple[Any, int]]:
+    counts = preds.group_by("item").aggregate([("user", "count")])
+    counts = counts.sort_by([("user_count", "descending"), ("item", "ascending")]).slice(0, n)
+    return list(zip(counts.column("item").to_pylist(), counts.column("user_count").to_pylist(),
+                    strict=True))
+
+
+def _check_output(path: str | None, suffixes: tuple[str, ...], flag: str) -> None:
+    if path and Path(path).suffix.lower() not in suffixes:
+        raise ReceValError(f"{flag} must end in {', '.join(suffixes)}; got {path!r}")
+
+
+def _write_per_user(models: dict[str, Result], path: Path) -> None:
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    frames = [r.per_user.assign(model=name) for name, r in models.items()]
+    frame = frames[0].drop(columns="model") if len(frames) == 1 else pd.concat(frames)
+    if len(frames) > 1:
+        frame = frame[["model", *[c for c in frame.columns if c != "model"]]]
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix.lower() in (".parquet", ".pq"):
+        pq.write_table(table, path)
+    else:
+        delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+        pacsv.write_csv(table, path, pacsv.WriteOptions(delimiter=delimiter))
 
 
 if __name__ == "__main__":  # pragma: no cover

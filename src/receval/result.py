@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from dataclasses import dataclass, field
@@ -110,14 +109,25 @@ class Result:
         return head + f", average={self.options['average']})\n" + "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        rows = "".join(
-            f"<tr><td>{html.escape(k)}</td><td>{v:.6f}</td></tr>" for k, v in self.summary.items()
-        )
-        users = self.counts["users"]["evaluated"]
-        return (
-            f"<table><caption>receval: {users} users</caption>"
-            f"<tr><th>metric</th><th>value</th></tr>{rows}</table>"
-        )
+        from receval.report.notebook import result_html
+
+        return result_html(self)
+
+    def plot(self, kind: str, path: str | None = None, **kwargs: Any) -> Any:
+        """Draw ``kind`` ("at-k", "pr-curve", "f-beta", "distribution", "comparison") as a
+        matplotlib Figure, saved to ``path`` (.png or .svg) when given; see
+        :mod:`receval.report.plots` for the keyword arguments of each kind.
+
+        Example:
+            >>> import receval
+            >>> r = receval.evaluate({"user": [1], "item": [1]},
+            ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1,2", "R@1,2"])
+            >>> r.plot("pr-curve").axes[0].get_xlabel()
+            'recall@k'
+        """
+        from receval.report.plots import plot
+
+        return plot(self, kind, path, **kwargs)
 
 
 def _json_float(value: float) -> float | None:

@@ -1,0 +1,350 @@
+"""Plots of one or several models (matplotlib, Agg; saved as PNG or SVG).
+
+Every function takes a :class:`~receval.result.Result` or a mapping name -> Result, returns a
+matplotlib ``Figure`` (no pyplot, no global state) and saves it when ``path`` is given. The
+curves use the ``P@k`` and ``R@k`` values the results hold: evaluate with e.g.
+``["P@1,2,5,10,20", "R@1,2,5,10,20"]`` (the CLI adds them for you).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from receval.exceptions import ReceValError
+from receval.report.bootstrap import metric_cis
+from receval.report.models import as_models, curve_points, ranking_metrics
+from receval.result import Result
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+Results = Result | Mapping[str, Result]
+KINDS = ("at-k", "pr-curve", "f-beta", "distribution", "comparison")
+COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
+          "#7f7f7f", "#bcbd22", "#17becf")
+
+
+def plot(results: Results, kind: str, path: str | Path | None = None, **kwargs: Any) -> Figure:
+    """Draw ``kind`` (one of :data:`KINDS`; ``_`` works for ``-``) and save it to ``path``.
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1], "item": [1]},
+        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1,2", "R@1,2"])
+        >>> len(plot(r, "at_k").axes)
+        2
+    """
+    functions = {"at-k": plot_at_k, "pr-curve": plot_pr_curve, "f-beta": plot_fbeta,
+                 "distribution": plot_distribution, "comparison": plot_comparison}
+    key = kind.lower().replace("_", "-")
+    if key not in functions:
+        raise ReceValError(f"plot kind {kind!r} is not one of {', '.join(KINDS)}")
+    return functions[key](results, path=path, **kwargs)
+
+
+def plot_at_k(results: Results, *, path: str | Path | None = None) -> Figure:
+    """Precision@k and recall@k against k, one line per model.
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1], "item": [1]},
+        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1,2", "R@1,2"])
+        >>> [ax.get_ylabel() for ax in plot_at_k(r).axes]
+        ['precision@k', 'recall@k']
+    """
+    models = _curves(results)
+    fig = _figure(10, 4)
+    axes = fig.subplots(1, 2)
+    for i, (name, (ks, p, r)) in enumerate(models.items()):
+        for ax, values in zip(axes, (p, r), strict=True):
+            ax.plot(ks, values, marker="o", markersize=3, color=_color(i), label=name)
+    for ax, label in zip(axes, ("precision@k", "recall@k"), strict=True):
+        ax.set_xlabel("k")
+        ax.set_ylabel(label)
+        ax.set_ylim(0, _upper(ax))
+        _log_x_if_wide(ax, models)
+        ax.grid(alpha=0.3)
+    axes[1].legend(loc="lower right", fontsize="small")
+    fig.suptitle("precision and recall at each cutoff k")
+    return _finish(fig, path)
+
+
+def plot_pr_curve(results: Results, *, path: str | Path | None = None) -> Figure:
+    """The precision-recall curve traced by k: (R@k, P@k) for k = 1, 2, ...
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1], "item": [1]},
+        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1,2", "R@1,2"])
+        >>> plot_pr_curve(r).axes[0].get_xlabel()
+        'recall@k'
+    """
+    models = _curves(results)
+    fig = _figure(6, 5)
+    ax = fig.subplots()
+    for i, (name, (ks, p, r)) in enumerate(models.items()):
+        ax.plot(r, p, marker="o", markersize=3, color=_color(i), label=name)
+        _label_ks(ax, ks, r, p, _color(i))
+    _pr_axes(ax)
+    ax.legend(loc="upper right", fontsize="small")
+    ax.set_title("precision-recall curve traced by k")
+    return _finish(fig, path)
+
+
+def plot_fbeta(results: Results, *, betas: tuple[float, ...] = (0.5, 1.0, 2.0),
+               path: str | Path | None = None) -> Figure:
+    """Iso-F-beta curves (one panel per beta) under each model's (R@k, P@k) points.
+
+    On a curve every (recall, precision) has the same F-beta; beta < 1 favours precision,
+    beta > 1 recall, so the panels show where each model's cutoffs stand for each weighting.
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1], "item": [1]},
+        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1,2", "R@1,2"])
+        >>> [ax.get_title() for ax in plot_fbeta(r).axes]
+        ['F0.5', 'F1', 'F2']
+    """
+    models = _curves(results)
+    fig = _figure(4.2 * len(betas), 4.4)
+    axes = np.atleast_1d(fig.subplots(1, len(betas), sharey=True))
+    for ax, beta in zip(axes, betas, strict=True):
+        _iso_f(ax, beta)
+        for i, (name, (ks, p, r)) in enumerate(models.items()):
+            ax.plot(r, p, marker="o", markersize=3, color=_color(i), label=name)
+            best = int(np.nanargmax(_f(p, r, beta))) if len(ks) else 0
+            if len(ks):
+                ax.annotate(f"k={ks[best]}", (r[best], p[best]), textcoords="offset points",
+                            xytext=(4, 4), fontsize=7, color=_color(i))
+        _pr_axes(ax)
+        ax.set_title(f"F{beta:g}")
+    axes[-1].legend(loc="upper right", fontsize="small")
+    fig.suptitle("iso-F-beta curves; the label marks each model's best k")
+    return _finish(fig, path)
+
+
+def plot_distribution(results: Results, metric: str | None = None, *, bins: int = 20,
+                      path: str | Path | None = None) -> Figure:
+    """Histogram of the per-user values of ``metric`` (default: the first ranking metric).
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1, 2], "item": [1, 1]},
+        ...     {"user": [1, 2], "item": [1, 2], "score": [1.0, 1.0]}, ["P@1"])
+        >>> plot_distribution(r, "P@1").axes[0].get_xlabel()
+        'P@1 per user'
+    """
+    models = as_models(results)
+    metric = metric or _first_metric(models)
+    fig = _figure(6, 4)
+    ax = fig.subplots()
+    edges = np.linspace(*_range(models, metric), bins + 1)
+    for i, (name, result) in enumerate(models.items()):
+        values = _per_user(result, metric)
+        values = values[~np.isnan(values)]
+        ax.hist(values, bins=edges, histtype="stepfilled" if len(models) == 1 else "step",
+                alpha=0.6 if len(models) == 1 else 1.0, linewidth=1.5, color=_color(i),
+                label=f"{name} (mean {result.summary[metric]:.4f})")
+        ax.axvline(result.summary[metric], color=_color(i), linestyle="--", linewidth=1)
+    ax.set_xlabel(f"{metric} per user")
+    ax.set_ylabel("users")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    ax.set_title(f"distribution of {metric} over users")
+    return _finish(fig, path)
+
+
+def plot_comparison(results: Results, metrics: list[str] | None = None, *,
+                    confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0,
+                    path: str | Path | None = None) -> Figure:
+    """Bars of each metric's mean per model, with bootstrap confidence intervals over users.
+
+    Intervals are drawn where the mean is the mean of the per-user values (macro averaging);
+    the users are resampled ``n_resamples`` times from ``SeedSequence(seed)``.
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1, 2], "item": [1, 1]},
+        ...     {"user": [1, 2], "item": [1, 2], "score": [1.0, 1.0]}, ["P@1", "MRR"])
+        >>> len(plot_comparison({"a": r, "b": r}, n_resamples=50).axes[0].patches)
+        4
+    """
+    models = as_models(results)
+    metrics = metrics or ranking_metrics(next(iter(models.values())))
+    if not metrics:
+        raise ReceValError("no metric to compare; pass metrics=[...]")
+    cis = metric_cis(models, metrics, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    fig = _figure(max(6, 0.9 * len(metrics) * max(1, len(models)) + 2), 4.5)
+    ax = fig.subplots()
+    width = 0.8 / len(models)
+    x = np.arange(len(metrics))
+    for i, (name, result) in enumerate(models.items()):
+        means = np.array([result.summary[m] for m in metrics], dtype=float)
+        lows = np.array([(cis[(name, m)] or (v, v))[0] for m, v in zip(metrics, means,
+                                                                        strict=True)])
+        highs = np.array([(cis[(name, m)] or (v, v))[1] for m, v in zip(metrics, means,
+                                                                         strict=True)])
+        error = np.vstack([np.clip(means - lows, 0, None), np.clip(highs - means, 0, None)])
+        ax.bar(x + (i - (len(models) - 1) / 2) * width, means, width, yerr=error, capsize=3,
+               color=_color(i), label=name, error_kw={"elinewidth": 1})
+    ax.set_xticks(x, metrics, rotation=30 if len(metrics) > 6 else 0)
+    ax.set_ylabel("mean over users")
+    ax.set_ylim(0, _upper(ax))
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize="small")
+    shown = sum(v is not None for v in cis.values())
+    note = (f"{confidence:.0%} bootstrap intervals over users ({n_resamples} resamples, "
+            f"seed {seed})" if shown else "no interval: the means are not per-user means")
+    ax.set_title(f"model comparison; {note}", fontsize="medium")
+    return _finish(fig, path)
+
+
+def save(fig: Figure, path: str | Path) -> Path:
+    """Save ``fig`` as PNG or SVG, by the extension of ``path``.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from matplotlib.figure import Figure
+        >>> p = save(Figure(), pathlib.Path(tempfile.mkdtemp()) / "f.svg")
+        >>> p.read_text().lstrip().startswith("<?xml")
+        True
+    """
+    path = Path(path)
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt not in ("png", "svg"):
+        raise ReceValError(f"plot file must end in .png or .svg; got {path.name!r}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # no date in the SVG metadata, so the same plot gives the same file
+    metadata = {"Date": None} if fmt == "svg" else {}
+    fig.savefig(path, format=fmt, dpi=150, bbox_inches="tight", metadata=metadata)
+    return path
+
+
+def data_uri(fig: Figure, fmt: str = "svg") -> str:
+    """``fig`` as a ``data:`` URI, for a self-contained HTML page (an ``<img>``: never script).
+
+    Example:
+        >>> from matplotlib.figure import Figure
+        >>> data_uri(Figure()).startswith("data:image/svg+xml;base64,")
+        True
+    """
+    buffer = io.BytesIO()
+    metadata = {"Date": None} if fmt == "svg" else {}
+    fig.savefig(buffer, format=fmt, dpi=110, bbox_inches="tight", metadata=metadata)
+    mime = "image/svg+xml" if fmt == "svg" else "image/png"
+    return f"data:{mime};base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _figure(width: float, height: float) -> Figure:
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError("plots need matplotlib: pip install 'receval[plot]'") from None
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)  # Agg, whatever backend pyplot may be using
+    return fig
+
+
+def _finish(fig: Figure, path: str | Path | None) -> Figure:
+    if path is not None:
+        save(fig, path)
+    return fig
+
+
+def _curves(results: Results) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    models = {name: curve_points(r) for name, r in as_models(results).items()}
+    if not any(len(ks) for ks, _, _ in models.values()):
+        raise ReceValError(
+            "the result holds no cutoff k with both P@k and R@k; evaluate with e.g. "
+            "metrics=['P@1,2,5,10', 'R@1,2,5,10'] to plot curves"
+        )
+    return models
+
+
+def _color(i: int) -> str:
+    return COLORS[i % len(COLORS)]
+
+
+def _upper(ax: Axes) -> float:
+    top = max((line.get_ydata().max() for line in ax.get_lines() if len(line.get_ydata())),
+              default=0.0)
+    top = max([top, *(p.get_height() for p in ax.patches)], default=0.0)
+    return 1.05 if top > 0.5 or not math.isfinite(top) else max(top * 1.2, 0.05)
+
+
+def _log_x_if_wide(ax: Axes, models: dict[str, tuple[np.ndarray, ...]]) -> None:
+    top = max((int(ks.max()) for ks, _, _ in models.values() if len(ks)), default=1)
+    if top > 50:
+        ax.set_xscale("log")
+
+
+def _label_ks(ax: Axes, ks: np.ndarray, r: np.ndarray, p: np.ndarray, color: str) -> None:
+    """Label a few points with their k (first, last and about five between)."""
+    if len(ks) == 0:
+        return
+    chosen = sorted(set(np.linspace(0, len(ks) - 1, min(len(ks), 6)).round().astype(int)))
+    for j in chosen:
+        ax.annotate(f"k={ks[j]}", (r[j], p[j]), textcoords="offset points", xytext=(4, 4),
+                    fontsize=7, color=color)
+
+
+def _pr_axes(ax: Axes) -> None:
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("recall@k")
+    ax.set_ylabel("precision@k")
+    ax.grid(alpha=0.3)
+
+
+def _f(p: np.ndarray, r: np.ndarray, beta: float) -> np.ndarray:
+    b2 = beta * beta
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where((p + r) > 0, (1 + b2) * p * r / (b2 * p + r), 0.0)
+
+
+def _iso_f(ax: Axes, beta: float) -> None:
+    """Curves of constant F-beta: P = f R / ((1 + b²) R - b² f), for R > b² f / (1 + b²)."""
+    b2 = beta * beta
+    for f in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
+        r = np.linspace(b2 * f / (1 + b2) + 1e-6, 1.0, 400)
+        p = f * r / ((1 + b2) * r - b2 * f)
+        keep = (p >= 0) & (p <= 1.0)
+        if not keep.any():
+            continue
+        ax.plot(r[keep], p[keep], color="0.75", linewidth=0.8, zorder=0)
+        ax.annotate(f"{f:.1f}", (r[keep][-1], p[keep][-1]), fontsize=6, color="0.5",
+                    xytext=(2, 0), textcoords="offset points")
+
+
+def _first_metric(models: dict[str, Result]) -> str:
+    metrics = ranking_metrics(next(iter(models.values())))
+    if not metrics:
+        raise ReceValError("no ranking metric to plot; pass metric=...")
+    return metrics[0]
+
+
+def _per_user(result: Result, metric: str) -> np.ndarray:
+    if metric not in result.per_user.columns:
+        shown = ", ".join(c for c in result.per_user.columns if c != "user")
+        raise ReceValError(f"metric {metric!r} is not in the result; it has: {shown}")
+    return result.per_user[metric].to_numpy(dtype=np.float64)
+
+
+def _range(models: dict[str, Result], metric: str) -> tuple[float, float]:
+    values = np.concatenate([_per_user(r, metric) for r in models.values()])
+    values = values[~np.isnan(values)]
+    lo = min(0.0, float(values.min())) if len(values) else 0.0
+    hi = max(1.0, float(values.max())) if len(values) else 1.0
+    return lo, hi

@@ -1,0 +1,224 @@
+"""The summary table of one or several models as text: rich, JSON, CSV, Markdown or LaTeX.
+
+Rows are metrics, columns are models (one column ``value`` for a single model). With several
+models the best value of each row is bold (lowest for RMSE/MAE, highest otherwise).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from typing import Any
+
+from rich.table import Table
+
+from receval.measures.spec import RATING, parse_metric
+from receval.result import Result
+
+FORMATS = ("table", "json", "csv", "markdown", "latex")
+
+
+def render(models: dict[str, Result], fmt: str) -> str:
+    """The summary of ``models`` (name -> Result) in ``fmt``: json, csv, markdown or latex.
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1], "item": [1]},
+        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1", "MRR"])
+        >>> print(render({"bm25": r}, "markdown"))
+        | metric | value |
+        |:---|---:|
+        | P@1 | 1.0000 |
+        | MRR | 1.0000 |
+    """
+    renderers = {"json": to_json, "csv": to_csv, "markdown": to_markdown, "latex": to_latex}
+    if fmt not in renderers:
+        raise ValueError(f"format {fmt!r} is not one of {', '.join(renderers)}")
+    return renderers[fmt](models)
+
+
+def to_json(models: dict[str, Result]) -> str:
+    """One JSON object. One model: ``summary`` (metric -> mean), ``counts``, ``options``,
+    ``model``. Several: ``models`` (names) and ``summary``/``counts``/``options`` keyed by model.
+
+    Example:
+        >>> import json, receval
+        >>> r = receval.evaluate({"user": [1], "item": [1]},
+        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"])
+        >>> json.loads(to_json({"a": r}))["summary"]
+        {'P@1': 1.0}
+        >>> json.loads(to_json({"a": r, "b": r}))["summary"]["b"]
+        {'P@1': 1.0}
+    """
+    if len(models) == 1:
+        name, result = next(iter(models.items()))
+        return json.dumps({**result.to_dict(), "model": name}, default=_json_default)
+    dicts = {name: r.to_dict() for name, r in models.items()}
+    out = {"models": list(models)}
+    out.update({key: {name: d[key] for name, d in dicts.items()}
+                for key in ("summary", "counts", "options")})
+    return json.dumps(out, default=_json_default)
+
+
+def to_csv(models: dict[str, Result]) -> str:
+    """``metric`` then one column per model, full precision.
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1], "item": [1]},
+        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"])
+        >>> to_csv({"a": r}).splitlines()
+        ['metric,value', 'P@1,1.0']
+    """
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["metric", *_columns(models)])
+    for metric, values in rows(models):
+        writer.writerow([metric, *("" if math.isnan(v) else repr(v) for v in values)])
+    return buffer.getvalue()
+
+
+def to_markdown(models: dict[str, Result]) -> str:
+    """A pipe table; the best value of each row is bold when there are several models.
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1], "item": [1]},
+        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"])
+        >>> to_markdown({"a": r}).splitlines()[0]
+        '| metric | value |'
+    """
+    header = ["metric", *(c.replace("|", "\\|") for c in _columns(models))]
+    lines = ["| " + " | ".join(header) + " |", "|:---|" + "---:|" * (len(header) - 1)]
+    for metric, values in rows(models):
+        best = _best(metric, values) if len(models) > 1 else set()
+        cells = [f"**{_fmt(v)}**" if i in best else _fmt(v) for i, v in enumerate(values)]
+        lines.append("| " + " | ".join([metric, *cells]) + " |")
+    return "\n".join(lines)
+
+
+def to_latex(models: dict[str, Result]) -> str:
+    r"""A booktabs ``tabular``; the best value of each row is ``\textbf`` with several models.
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1], "item": [1]},
+        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"])
+        >>> print(to_latex({"my_model": r, "b": r}).splitlines()[3])
+        metric & my\_model & b \\
+    """
+    columns = _columns(models)
+    lines = [r"\begin{tabular}{l" + "r" * len(columns) + "}", r"\toprule"]
+    lines[0:0] = [f"% receval {_options_line(next(iter(models.values())))}"]
+    lines.append(" & ".join(["metric", *map(_latex_escape, columns)]) + r" \\")
+    lines.append(r"\midrule")
+    for metric, values in rows(models):
+        best = _best(metric, values) if len(models) > 1 else set()
+        cells = [rf"\textbf{{{_fmt(v)}}}" if i in best else _fmt(v) for i, v in enumerate(values)]
+        lines.append(" & ".join([_latex_escape(metric), *cells]) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines)
+
+
+def rich_table(models: dict[str, Result], title: str | None = None) -> Table:
+    """A rich :class:`~rich.table.Table` of the summary, options in the caption.
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1], "item": [1]},
+        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"])
+        >>> rich_table({"a": r}).row_count
+        1
+    """
+    first = next(iter(models.values()))
+    table = Table(title=title, caption=_options_line(first))
+    table.add_column("metric", style="bold")
+    for name in _columns(models):
+        table.add_column(name, justify="right")
+    for metric, values in rows(models):
+        best = _best(metric, values) if len(models) > 1 else set()
+        table.add_row(metric, *(f"[bold green]{_fmt(v)}[/]" if i in best else _fmt(v)
+                                for i, v in enumerate(values)))
+    return table
+
+
+def counts_line(result: Result) -> str:
+    """One sentence on who was evaluated and which rows were dropped.
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1, 2], "item": [1, 1]},
+        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"])
+        >>> counts_line(r)
+        'users evaluated 2 (in truth 2, in predictions 1, without predictions 1, \
+without a relevant item 0); rows: truth 2, predictions 1, none dropped'
+    """
+    users, rows_ = result.counts["users"], result.counts["rows"]
+    dropped = {k: v for k, v in rows_.items() if ("dropped" in k or "ignored" in k) and v}
+    skipped = {m: n for m, n in result.counts["undefined"]["users"].items() if n}
+    text = (
+        f"users evaluated {users['evaluated']} (in truth {users['in_truth']}, in predictions "
+        f"{users['in_predictions']}, without predictions {users['without_predictions']}, "
+        f"without a relevant item {users['without_relevant']}); rows: truth {rows_['truth']}, "
+        f"predictions {rows_['predictions']}, "
+    )
+    text += ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in dropped.items()) or "none dropped"
+    if skipped:
+        policy = result.counts["undefined"]["policy"]
+        shown = ", ".join(f"{m} {n}" for m, n in skipped.items())
+        text += f"; users with an undefined value (set by empty={policy!r}): {shown}"
+    return text
+
+
+def rows(models: dict[str, Result]) -> list[tuple[str, list[float]]]:
+    """(metric, one value per model) in the order of the first model's metrics.
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1], "item": [1]},
+        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"])
+        >>> rows({"a": r})
+        [('P@1', [1.0])]
+    """
+    first = next(iter(models.values()))
+    names = first.metrics or list(first.summary)
+    return [(m, [float(r.summary.get(m, math.nan)) for r in models.values()]) for m in names]
+
+
+def _columns(models: dict[str, Result]) -> list[str]:
+    return ["value"] if len(models) == 1 else list(models)
+
+
+def _best(metric: str, values: list[float]) -> set[int]:
+    finite = [v for v in values if not math.isnan(v)]
+    if not finite:
+        return set()
+    target = min(finite) if parse_metric(metric).family in RATING else max(finite)
+    return {i for i, v in enumerate(values) if v == target}
+
+
+def _fmt(value: float) -> str:
+    return "nan" if math.isnan(value) else f"{value:.4f}"
+
+
+def _options_line(result: Result) -> str:
+    o = result.options
+    keys = ("relevance_threshold", "score_threshold", "protocol", "ties", "empty", "average",
+            "users", "ap_normalizer", "gain", "profile")
+    return ", ".join(f"{k}={o[k]}" for k in keys if o.get(k) is not None)
+
+
+_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+          "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}"}
+
+
+def _latex_escape(text: str) -> str:
+    return "".join(_LATEX.get(ch, ch) for ch in text)
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):  # numpy scalars in counts or options
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
