@@ -66,6 +66,8 @@ def aggregate(
             summary[spec.name] = _micro(spec, out, c)
         else:
             summary[spec.name] = float(np.nanmean(column)) if used[spec.name] else math.nan
+            if options.empty == "nan" and n_missing:
+                summary[spec.name] = math.nan
     rating = {s.name for s in specs if s.family in RATING}
     touched = {name: n for name, n in undefined.items() if n and name not in rating}
     if touched and options.empty != "skip":

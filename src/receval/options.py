@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from receval.exceptions import ReceValError
 
-Ties = Literal["stable", "item", "pessimistic", "optimistic", "average"]
-Empty = Literal["zero", "one", "skip", "error"]
+Ties = Literal["stable", "item", "item_ascending", "pessimistic", "optimistic", "average"]
+Empty = Literal["zero", "one", "skip", "error", "nan"]
 Average = Literal["macro", "micro"]
 Users = Literal["truth", "both", "relevant", "predictions", "union"]
 Protocol = Literal["full", "known"]
@@ -23,11 +23,16 @@ PrecisionDenominator = Literal["k", "returned"]
 RecallDenominator = Literal["relevant", "capped"]
 APNormalizer = Literal["min_k_relevant", "relevant", "hits", "k"]
 Gain = Literal["binary", "linear", "exponential"]
-Duplicates = Literal["error", "first", "max"]
+Duplicates = Literal["error", "first", "max", "keep"]
+ScoreDtype = Literal["float64", "float32"]
+ItemOrder = Literal["native", "text"]
+TruthScope = Literal["all", "predicted"]
+NonpositiveScores = Literal["rank", "irrelevant"]
+EmptyScope = Literal["undefined", "no_relevant"]
 
 CHOICES: dict[str, tuple[str, ...]] = {
-    "ties": ("stable", "item", "pessimistic", "optimistic", "average"),
-    "empty": ("zero", "one", "skip", "error"),
+    "ties": ("stable", "item", "item_ascending", "pessimistic", "optimistic", "average"),
+    "empty": ("zero", "one", "skip", "error", "nan"),
     "average": ("macro", "micro"),
     "users": ("truth", "both", "relevant", "predictions", "union"),
     "protocol": ("full", "known"),
@@ -35,9 +40,28 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "recall_denominator": ("relevant", "capped"),
     "ap_normalizer": ("min_k_relevant", "relevant", "hits", "k"),
     "gain": ("binary", "linear", "exponential"),
-    "duplicates": ("error", "first", "max"),
+    "duplicates": ("error", "first", "max", "keep"),
+    "score_dtype": ("float64", "float32"),
+    "item_order": ("native", "text"),
+    "truth_scope": ("all", "predicted"),
+    "nonpositive_scores": ("rank", "irrelevant"),
+    "empty_scope": ("undefined", "no_relevant"),
 }
 
+
+class _Unset:
+    """The type of :data:`UNSET`: an option the caller did not pass."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+    def __reduce__(self) -> str:
+        return "UNSET"
+
+
+#: The default of every option keyword of :func:`receval.evaluate`: "not passed", so a
+#: profile's value (or else the :class:`Options` default) applies.
+UNSET: Any = _Unset()
 
 @dataclass(frozen=True)
 class Options:
@@ -53,7 +77,8 @@ class Options:
         protocol: ``"full"`` (default): a predicted item with no truth row is simply not
             relevant. ``"known"``: only predicted items that have a truth row are ranked.
         ties: how tied scores are ordered. ``"stable"`` (default): input order; ``"item"``:
-            item id descending (trec_eval's rule); ``"pessimistic"`` / ``"optimistic"``: relevant
+            item id descending (trec_eval's rule); ``"item_ascending"``: lower item id first
+            (TensorFlow's ``top_k``); ``"pessimistic"`` / ``"optimistic"``: relevant
             (higher-gain) items last / first; ``"average"``: the exact expectation of each metric
             over all orderings of the tied items.
         precision_denominator: ``"k"`` (IR convention) or ``"returned"`` (``min(k, list
@@ -66,14 +91,35 @@ class Options:
             rating of a relevant item) or ``"exponential"`` (``2**rating - 1``).
         empty: what an undefined value gives (no relevant item; nothing returned with
             ``precision_denominator="returned"``): ``"zero"`` (default), ``"one"``, ``"skip"``
-            (left out of that metric's mean) or ``"error"``.
+            (left out of that metric's mean), ``"error"`` or ``"nan"`` (left undefined, so the
+            mean itself is NaN: TensorFlow's ``average_precision_at_k`` on a row with no label).
+        empty_scope: which values ``empty`` decides. ``"undefined"`` (default): only the
+            undefined ones above. ``"no_relevant"``: every ranking metric of a user with no
+            relevant item, precision and hit rate included (torchmetrics'
+            ``empty_target_action``: ``"pos"`` gives such a user P = 1).
         average: ``"macro"`` (default, mean of per-user values) or ``"micro"`` (sum numerators
             and denominators over users first). RMSE and MAE are always pooled over all pairs.
         users: which users are averaged: ``"truth"`` (default), ``"both"``, ``"relevant"``
             (truth users with at least one relevant item), ``"predictions"`` or ``"union"``.
             A selected user with no predictions has an empty list.
         duplicates: a repeated (user, item) row is an ``"error"`` (default), or keep the
-            ``"first"`` row or the one with the ``"max"`` value.
+            ``"first"`` row or the one with the ``"max"`` value, or ``"keep"`` every row as a
+            list would (Kaggle's ``apk``): a repeated truth row is one more relevant item, which
+            no prediction can retrieve; a repeated prediction keeps its rank but only its best
+            ranked copy can be a hit.
+        score_dtype: ``"float64"`` (default) or ``"float32"``: scores are rounded to single
+            precision before anything else, so scores equal in float32 tie (trec_eval 9.x and
+            pytrec_eval store scores as C ``float``; torchmetrics computes in float32).
+        item_order: how item ids compare for ``ties="item"`` / ``"item_ascending"``:
+            ``"native"`` (default; integers as numbers, strings byte-wise) or ``"text"``
+            (integer ids compared as their decimal text, trec_eval's ``strcmp``: ``"9" > "10"``).
+        truth_scope: ``"all"`` (default): every truth row counts, so a relevant item that is
+            not predicted is a miss. ``"predicted"``: only truth rows of items the user's
+            predictions hold exist (torchmetrics, scikit-learn and Surprise see only the scored
+            candidates; recall is then relative to the relevant items among them).
+        nonpositive_scores: ``"rank"`` (default): a score is only an ordering. ``"irrelevant"``:
+            a prediction with score ``<= 0`` keeps its rank but is never a hit, while the
+            user's relevant count is unchanged (torchmetrics >= 1.8 for P, R, AP and MRR).
 
     Example:
         >>> Options(ties="average").ties
@@ -94,6 +140,11 @@ class Options:
     average: Average = "macro"
     users: Users = "truth"
     duplicates: Duplicates = "error"
+    score_dtype: ScoreDtype = "float64"
+    item_order: ItemOrder = "native"
+    truth_scope: TruthScope = "all"
+    nonpositive_scores: NonpositiveScores = "rank"
+    empty_scope: EmptyScope = "undefined"
 
     def __post_init__(self) -> None:
         for name, choices in CHOICES.items():
@@ -142,6 +193,10 @@ class Options:
         out = dataclasses.asdict(self)
         out["precision_denominator"] = self.effective_precision_denominator
         return out
+
+
+#: The option names, in the order of :class:`Options`.
+OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Options))
 
 
 def _is_finite_number(value: object) -> bool:

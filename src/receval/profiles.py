@@ -1,0 +1,693 @@
+"""Profiles: one switch that reproduces another tool's numbers (SEMANTICS.md section 10).
+
+A :class:`Profile` is a named bundle of :class:`~receval.options.Options`, plus the options a
+tool sets differently for some metric families (TensorFlow averages precision micro but AP
+macro; Recommenders averages nDCG over every truth user but P/R/MAP over the users on both
+sides; torchmetrics >= 1.8 drops non-positive scores from P/R/AP/MRR but not from nDCG).
+``receval.evaluate(..., profile="ranx")`` applies one; options passed explicitly override it.
+Each bundle cites the tool's source file and the version read; ``tests/test_profiles*.py``
+checks every profile against the real tool where it installs, else against its documented
+formula, and ``docs/profiles.md`` tabulates the differences. :func:`explain` says which
+options differ between two profiles and how much each one moves each metric on given data.
+
+Example:
+    >>> import receval
+    >>> truth = {"user": ["u"] * 3, "item": ["a", "c", "f"]}
+    >>> preds = {"user": ["u"] * 5, "item": list("abcde"), "score": [5.0, 4, 3, 2, 1]}
+    >>> for name in ("trec_eval", "torchmetrics", "kaggle"):
+    ...     print(name, round(receval.evaluate(truth, preds, ["AP@10"], profile=name)["AP@10"], 4))
+    trec_eval 0.5556
+    torchmetrics 0.8333
+    kaggle 0.5556
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from receval.exceptions import ReceValError, UndefinedMetricWarning
+from receval.measures.spec import CANONICAL, Family, parse_metrics
+from receval.options import OPTION_NAMES, Options
+
+#: family short names as used in :attr:`Profile.per_family` (the canonical metric prefixes)
+FAMILY_BY_NAME: dict[str, Family] = {name: fam for fam, name in CANONICAL.items()}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A tool's semantics as receval options.
+
+    Attributes:
+        name: the profile's name (``profile="..."``).
+        tool: the tool it reproduces, in words.
+        version: the version whose source was read and whose numbers the tests compare with.
+        source: the files read (repository and path).
+        options: option name -> value, applied to every metric.
+        per_family: family short name (``"P"``, ``"R"``, ``"AP"``, ``"nDCG"``, ``"RR"``,
+            ``"Hit"``, ``"Rprec"``, ``"F"``, ``"RMSE"``, ``"MAE"``) -> the options that differ
+            for that family.
+        metrics: (receval metric, the tool's name for it) for every metric the tool offers
+            that receval reproduces.
+        requires_rating: the truth must carry a rating column (thresholded relevance).
+        gaps: what the profile does not reproduce, and why.
+
+    Example:
+        >>> PROFILES["ranx"].options["ap_normalizer"]
+        'relevant'
+    """
+
+    name: str
+    tool: str
+    version: str
+    source: str
+    options: Mapping[str, Any]
+    per_family: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    metrics: tuple[tuple[str, str], ...] = ()
+    requires_rating: bool = False
+    gaps: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        unknown = [n for n in self.options if n not in OPTION_NAMES]
+        for fam, opts in self.per_family.items():
+            if fam not in FAMILY_BY_NAME:
+                raise ReceValError(f"profile {self.name!r}: unknown metric family {fam!r}")
+            unknown += [n for n in opts if n not in OPTION_NAMES]
+        if unknown:
+            raise ReceValError(f"profile {self.name!r}: unknown options {unknown}")
+        Options(**self.options)  # validates the values
+
+    def resolve(self, explicit: Mapping[str, Any] | None = None) -> Resolved:
+        """The effective options, with ``explicit`` options overriding the profile's.
+
+        Example:
+            >>> r = PROFILES["tensorflow"].resolve()
+            >>> r.options_for(Family.PRECISION).average, r.options_for(Family.AP).average
+            ('micro', 'macro')
+        """
+        explicit = dict(explicit or {})
+        base = Options(**{**self.options, **explicit})
+        per: dict[Family, Options] = {}
+        for fam_name, opts in self.per_family.items():
+            per[FAMILY_BY_NAME[fam_name]] = Options(**{**self.options, **opts, **explicit})
+        return Resolved(self.name, base, per, self.requires_rating)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The options in force for one evaluation: a base, and those of some metric families."""
+
+    name: str | None
+    options: Options
+    per_family: Mapping[Family, Options]
+    requires_rating: bool = False
+
+    def options_for(self, family: Family) -> Options:
+        """The options a metric of ``family`` is computed with."""
+        return self.per_family.get(family, self.options)
+
+
+def _cite(*lines: str) -> str:
+    return " ".join(lines)
+
+
+# --- the bundles -----------------------------------------------------------------------------
+# Each bundle states, for its tool: precision's denominator when fewer than k items come back;
+# AP's normaliser; ties; what a user with no relevant item gives and whether it is averaged in;
+# macro or micro; which users are averaged; graded relevance thresholds; nDCG's gain.
+
+PROFILES: dict[str, Profile] = {}
+
+
+def _register(profile: Profile) -> Profile:
+    PROFILES[profile.name] = profile
+    return profile
+
+
+# trec_eval 9.0.8 as embedded in pytrec_eval-terrier 0.5.11 (usnistgov/trec_eval, tag v9.0.8):
+# - m_P.c: P_k = rel_ret@k / k, "nonrelevant docs fill in" when fewer than k are retrieved;
+# - m_map_cut.c: sum of P@rank over relevant retrieved within k, divided by num_rel (R);
+# - m_ndcg_cut.c: gain = the qrels value (linear), ideal from every judged level > 0, cut at k;
+# - m_Rprec.c, m_recip_rank.c (no cutoff), m_success.c, m_recall.c;
+# - form_res_rels.c: comp_sim_docno sorts by sim desc, then strcmp(docno2, docno1): doc ids
+#   descending *as strings*; duplicate docnos are fatal;
+# - trec_format.h (9.0.x): sim is a C float, so scores equal in float32 tie (v10.0 uses double);
+# - relevance_level 1 (trec_eval.c): qrels rel >= 1 is relevant;
+# - a query with no relevant doc scores 0 and is averaged in; queries only in the run are
+#   ignored and, without -c, queries only in the qrels are skipped (meas_avg.c): users "both".
+_register(Profile(
+    name="trec_eval",
+    tool="NIST trec_eval / pytrec_eval",
+    version="trec_eval 9.0.8 (pytrec-eval-terrier 0.5.11)",
+    source=_cite("usnistgov/trec_eval v9.0.8: m_P.c, m_recall.c, m_map_cut.c, m_ndcg_cut.c,",
+                 "m_Rprec.c, m_recip_rank.c, m_success.c, form_res_rels.c, trec_format.h"),
+    options={
+        "relevance_threshold": 1,
+        "gain": "linear",
+        "ties": "item",
+        "item_order": "text",
+        "score_dtype": "float32",
+        "precision_denominator": "k",
+        "ap_normalizer": "relevant",
+        "empty": "zero",
+        "users": "both",
+        "average": "macro",
+        "duplicates": "error",
+    },
+    metrics=(("P@k", "P_k"), ("R@k", "recall_k"), ("AP@k", "map_cut_k"), ("AP", "map"),
+             ("Rprec", "Rprec"), ("nDCG@k", "ndcg_cut_k"), ("nDCG", "ndcg"),
+             ("RR", "recip_rank"), ("Hit@k", "success_k")),
+    gaps=(
+        "trec_eval 10.0 reads scores as double: pass score_dtype='float64' to match it",
+        "trec_eval -c (average over every qrels topic): pass users='truth'",
+        "trec_eval 10.0 without -c exits with an error when a qrels topic has no run",
+    ),
+))
+
+# ranx 0.3.21 (AmenRa/ranx): ranx/metrics/{precision,recall,f1,average_precision,ndcg,
+# reciprocal_rank,hit_rate,r_precision,common}.py, ranx/meta/evaluate.py.
+# - precision.py: hits@k / k (k > len(run) still divides by k);
+# - average_precision.py: sum of P@i over hits in the top k, divided by len(qrels) (R);
+# - common.py clean_qrels: only qrels with rel >= rel_lvl (default 1) exist, for every metric,
+#   nDCG included (gain = the qrels value: linear for "ndcg", 2^rel - 1 for "ndcg_burges");
+# - every metric is 0 for a query with no relevant doc, and it is averaged in (np.mean);
+# - evaluate(make_comparable=True) adds an empty run for qrels queries missing from the run and
+#   drops run queries missing from the qrels: users "truth";
+# - a Run keeps tied docs in insertion order (stable); ids are dict keys: no duplicates.
+_register(Profile(
+    name="ranx",
+    tool="ranx",
+    version="ranx 0.3.21",
+    source=_cite("AmenRa/ranx 0.3.21: ranx/metrics/*.py, ranx/metrics/common.py,",
+                 "ranx/meta/evaluate.py, ranx/data_structures/run.py"),
+    options={
+        "relevance_threshold": 1,
+        "gain": "linear",
+        "ties": "stable",
+        "precision_denominator": "k",
+        "ap_normalizer": "relevant",
+        "empty": "zero",
+        "users": "truth",
+        "average": "macro",
+        "duplicates": "error",
+    },
+    metrics=(("P@k", "precision@k"), ("R@k", "recall@k"), ("F1@k", "f1@k"),
+             ("AP@k", "map@k"), ("AP", "map"), ("nDCG@k", "ndcg@k"), ("RR@k", "mrr@k"),
+             ("RR", "mrr"), ("Hit@k", "hit_rate@k"), ("Rprec", "r-precision")),
+    gaps=(
+        "ndcg_burges@k is nDCG@k with gain='exponential'",
+        "a plain dict run reverses the tie order of a Run object: ties='stable' matches Run",
+        "without make_comparable=True ranx asserts equal query sets",
+        "hits@k (a raw count), bpref, rbp and the interpolated metrics have no receval metric",
+    ),
+))
+
+# torchmetrics 1.9.0 (Lightning-AI/torchmetrics): src/torchmetrics/functional/retrieval/
+# {precision,recall,average_precision,reciprocal_rank,ndcg,r_precision,hit_rate}.py and
+# src/torchmetrics/retrieval/base.py.
+# - only the rows given exist (preds, target, indexes): truth_scope "predicted", users are the
+#   index groups (the predictions);
+# - base.py compute(): a group with no positive target gets empty_target_action ("neg" = 0 by
+#   default) for *every* metric, precision included: empty_scope "no_relevant";
+# - precision.py: relevant in topk(min(k, n)) / k (adaptive_k=True: precision_denominator
+#   "returned"); recall.py: / target.sum();
+# - average_precision.py: mean over the hits in the top k of hit#/rank: ap_normalizer "hits";
+# - since 1.8.0 (PR #3160) P, R, AP and MRR use torch.where(preds > 0, target, 0): a doc with a
+#   score <= 0 is never a hit; nDCG, R-precision and HitRate do not (per_family below);
+# - ndcg.py: linear target gain, tie-averaged DCG (_tie_average_dcg): ties "average";
+#   P/R/AP/MRR use topk/argsort, whose tie order is unspecified (tests use tie-free scores);
+# - checks.py casts preds to float32: score_dtype "float32".
+_TM_FILTERED = {"nonpositive_scores": "irrelevant"}
+_register(Profile(
+    name="torchmetrics",
+    tool="torchmetrics retrieval metrics",
+    version="torchmetrics 1.9.0",
+    source=_cite("Lightning-AI/torchmetrics v1.9.0: functional/retrieval/*.py,",
+                 "retrieval/base.py, utilities/checks.py"),
+    options={
+        "relevance_threshold": 1,
+        "gain": "linear",
+        "ties": "average",
+        "score_dtype": "float32",
+        "truth_scope": "predicted",
+        "precision_denominator": "k",
+        "ap_normalizer": "hits",
+        "empty": "zero",
+        "empty_scope": "no_relevant",
+        "users": "predictions",
+        "average": "macro",
+        "duplicates": "error",
+    },
+    per_family={"P": _TM_FILTERED, "R": _TM_FILTERED, "AP": _TM_FILTERED,
+                "RR": _TM_FILTERED},
+    metrics=(("P@k", "RetrievalPrecision(top_k=k)"), ("R@k", "RetrievalRecall(top_k=k)"),
+             ("AP@k", "RetrievalMAP(top_k=k)"), ("AP", "RetrievalMAP()"),
+             ("RR@k", "RetrievalMRR(top_k=k)"), ("RR", "RetrievalMRR()"),
+             ("nDCG@k", "RetrievalNormalizedDCG(top_k=k)"),
+             ("Hit@k", "RetrievalHitRate(top_k=k)"), ("Rprec", "RetrievalRPrecision()")),
+    gaps=(
+        "ties in P/R/AP/MRR/Hit/R-precision follow torch.topk/argsort, which is unspecified; "
+        "receval gives their expectation over tie orders (ties='average')",
+        "empty_target_action='pos' / 'skip' / 'error': pass empty='one' / 'skip' / 'error'",
+        "adaptive_k=True: pass precision_denominator='returned'",
+        "aggregation='median'/'min'/'max' and RetrievalFallOut have no receval counterpart",
+        "graded targets must be integers (relevant = target >= 1)",
+        "duplicate (query, doc) rows are separate docs in torchmetrics; receval raises",
+    ),
+))
+
+# TensorFlow v1 metrics (tensorflow/python/ops/metrics_impl.py, tf.compat.v1.metrics in TF
+# 2.x): precision_at_k / recall_at_k are streaming *micro* ratios (sum tp / sum (tp + fp),
+# sum tp / sum (tp + fn) over every row: _sparse_true_positive_at_k, _sparse_false_positive_at_k,
+# _sparse_false_negative_at_k); average_precision_at_k is a macro mean of per-row AP with
+# N = min(k, #labels) (_sparse_average_precision_at_top_k, _num_relevant); a row without any
+# label gives NaN, which makes the mean NaN; top_k puts the lower class index first on ties.
+_register(Profile(
+    name="tensorflow",
+    tool="TensorFlow v1 precision_at_k, recall_at_k, average_precision_at_k",
+    version="TensorFlow 2.21 tf.compat.v1.metrics (metrics_impl.py)",
+    source="tensorflow/tensorflow: tensorflow/python/ops/metrics_impl.py",
+    options={
+        "relevance_threshold": None,
+        "ties": "item_ascending",
+        "precision_denominator": "k",
+        "ap_normalizer": "min_k_relevant",
+        "empty": "zero",
+        "users": "predictions",
+        "average": "micro",
+        "duplicates": "error",
+    },
+    per_family={"AP": {"average": "macro", "empty": "nan"}},
+    metrics=(("P@k", "precision_at_k"), ("R@k", "recall_at_k"),
+             ("AP@k", "average_precision_at_k")),
+    gaps=(
+        "not installed here: tested against the numbers of peer-semantics.md (run there)",
+        "dense labels padded with -1 count as false negatives in recall_at_k; not modelled",
+        "duplicate predictions are deduplicated by P/R but counted twice by AP; receval raises",
+        "precision_at_top_k with fewer than k distinct ids divides by the ids given",
+    ),
+))
+
+# Microsoft Recommenders 1.2.1 (recommenders-team/recommenders):
+# recommenders/evaluation/python_evaluation.py.
+# - merge_ranking_true_pred: common_users = users in both frames; every rating_true row is
+#   relevant (the rating is ignored); top k by a stable multi-key sort (input order on ties);
+# - precision_at_k: sum(hits / k) / n_common_users; recall_at_k: sum(hits / actual) / n_users;
+# - map_at_k (>= 1.2.0, PR #2004): sum rr / min(actual, k); map: / actual (ap_normalizer
+#   "relevant" on AP@k);
+# - ndcg_at_k: outer merge with rating_true, so *every* truth user is averaged (users "truth"),
+#   score_type binary by default ("raw" = linear, "exp" = exponential gain).
+_register(Profile(
+    name="recommenders",
+    tool="Microsoft Recommenders python_evaluation",
+    version="recommenders 1.2.1",
+    source="recommenders-team/recommenders 1.2.1: recommenders/evaluation/python_evaluation.py",
+    options={
+        "relevance_threshold": None,
+        "gain": "binary",
+        "ties": "stable",
+        "precision_denominator": "k",
+        "ap_normalizer": "min_k_relevant",
+        "empty": "zero",
+        "users": "both",
+        "average": "macro",
+        "duplicates": "error",
+    },
+    per_family={"nDCG": {"users": "truth"}},
+    metrics=(("P@k", "precision_at_k"), ("R@k", "recall_at_k"), ("AP@k", "map_at_k"),
+             ("nDCG@k", "ndcg_at_k"), ("RMSE", "rmse"), ("MAE", "mae")),
+    gaps=(
+        "map (not map_at_k) is AP@k with ap_normalizer='relevant'; <= 1.1.1 map_at_k too",
+        "ndcg_at_k score_type='raw' / 'exp': pass gain='linear' / 'exponential'",
+        "r_precision_at_k drops users with a top-k hit but none in the top R (NaN) and "
+        "users without a top-k hit: not reproduced",
+        "duplicate predictions count as separate hits (recall 1.5); receval raises",
+        "relevancy_method='by_threshold' uses the threshold as k: not modelled",
+    ),
+))
+
+# Surprise FAQ precision_recall_at_k (NicolasHug/Surprise examples/precision_recall_at_k.py,
+# https://surprise.readthedocs.io/en/stable/FAQ.html, v1.1.1+ after PR #349):
+# relevant = true_r >= threshold; recommended = in the top k by est *and* est >= threshold;
+# precision = n_rel_and_rec_k / n_rec_k, recall = n_rel_and_rec_k / n_rel, 0 when the
+# denominator is 0; only the user's test-set predictions exist (each has its true rating).
+_register(Profile(
+    name="surprise",
+    tool="Surprise FAQ precision_recall_at_k",
+    version="Surprise FAQ example, v1.1.1+ (after PR #349)",
+    source="NicolasHug/Surprise: examples/precision_recall_at_k.py, doc/source/FAQ.rst",
+    options={
+        "relevance_threshold": 3.5,
+        "score_threshold": 3.5,
+        "precision_denominator": "returned",
+        "protocol": "known",
+        "truth_scope": "predicted",
+        "ties": "stable",
+        "empty": "zero",
+        "users": "predictions",
+        "average": "macro",
+        "duplicates": "error",
+    },
+    metrics=(("P@k", "precisions[uid]"), ("R@k", "recalls[uid]"), ("RMSE", "accuracy.rmse"),
+             ("MAE", "accuracy.mae")),
+    requires_rating=True,
+    gaps=("before v1.1.1 an undefined precision or recall was 1: pass empty='one'",),
+))
+
+# Spark MLlib RankingMetrics (apache/spark mllib/src/main/scala/org/apache/spark/mllib/
+# evaluation/RankingMetrics.scala; pyspark.mllib.evaluation 4.3.0): precisionAt = cnt / k;
+# recallAt = cnt / |labSet|; meanAveragePrecisionAt = sum / min(|labSet|, k);
+# meanAveragePrecision = sum / |labSet|; ndcgAt binary, ideal over min(|labSet|, k) positions;
+# an empty label set gives 0 (with a warning) and is averaged in (RDD.mean); the caller gives
+# the order (ties: input order) and the rows (users "both", the usual inner join).
+_register(Profile(
+    name="spark",
+    tool="Spark MLlib RankingMetrics / RankingEvaluator",
+    version="pyspark 4.3.0 (RankingMetrics.scala)",
+    source="apache/spark: mllib/src/main/scala/org/apache/spark/mllib/evaluation/"
+           "RankingMetrics.scala",
+    options={
+        "relevance_threshold": None,
+        "gain": "binary",
+        "ties": "stable",
+        "precision_denominator": "k",
+        "ap_normalizer": "min_k_relevant",
+        "empty": "zero",
+        "users": "both",
+        "average": "macro",
+        "duplicates": "error",
+    },
+    metrics=(("P@k", "precisionAt(k)"), ("R@k", "recallAt(k)"),
+             ("AP@k", "meanAveragePrecisionAt(k)"), ("AP", "meanAveragePrecision"),
+             ("nDCG@k", "ndcgAt(k)")),
+    gaps=(
+        "duplicate predictions count at every position (P, R, AP, nDCG > 1); receval raises",
+        "graded ndcgAt (3.4+) takes the ideal in label order, not sorted: not reproduced",
+        "an RDD holding users without predictions: pass users='truth'",
+    ),
+))
+
+# Kaggle's apk / mapk (ml_metrics 0.1.4 on PyPI, benhamner/Metrics Python/ml_metrics/
+# average_precision.py): score / min(len(actual), k); a prediction counts once (later copies
+# keep their rank: "p not in predicted[:i]"); len(actual) counts repeated items; an empty
+# `actual` gives 1.0 in the PyPI release (GitHub master returns 0.0); mapk = np.mean over the
+# zipped (actual, predicted) pairs, whichever side a user appears on: users "union".
+_register(Profile(
+    name="kaggle",
+    tool="Kaggle apk / mapk (ml_metrics)",
+    version="ml_metrics 0.1.4 (PyPI)",
+    source="benhamner/Metrics: Python/ml_metrics/average_precision.py",
+    options={
+        "relevance_threshold": None,
+        "ties": "stable",
+        "ap_normalizer": "min_k_relevant",
+        "empty": "one",
+        "users": "union",
+        "average": "macro",
+        "duplicates": "keep",
+    },
+    metrics=(("AP@k", "apk(actual, predicted, k)"),),
+    gaps=("benhamner/Metrics master returns 0.0 for an empty `actual`: pass empty='zero'",),
+))
+
+
+def get(name: str | Profile) -> Profile:
+    """The profile called ``name`` (a :class:`Profile` passes through).
+
+    Example:
+        >>> get("spark").options["ap_normalizer"]
+        'min_k_relevant'
+    """
+    if isinstance(name, Profile):
+        return name
+    if not isinstance(name, str):
+        raise TypeError(f"a profile is a name or a Profile; got {type(name).__name__}")
+    key = name.strip().lower().replace("-", "_")
+    key = {"pytrec_eval": "trec_eval", "trec": "trec_eval", "tf": "tensorflow",
+           "ml_metrics": "kaggle", "mllib": "spark", "pyspark": "spark"}.get(key, key)
+    if key not in PROFILES:
+        raise ReceValError(
+            f"unknown profile {name!r}; known: {', '.join(sorted(PROFILES))}"
+        )
+    return PROFILES[key]
+
+
+def resolve(profile: str | Profile | None, explicit: Mapping[str, Any] | None = None) -> Resolved:
+    """The options in force for ``profile`` (``None``: the defaults) and explicit options.
+
+    Example:
+        >>> resolve("trec_eval", {"ties": "stable"}).options.ties
+        'stable'
+        >>> resolve(None).options == Options()
+        True
+    """
+    if profile is None:
+        return Resolved(None, Options(**dict(explicit or {})), {})
+    return get(profile).resolve(explicit)
+
+
+# --- explain ---------------------------------------------------------------------------------
+
+DEFAULT_EXPLAIN_METRICS = ("P@10", "R@10", "AP@10", "nDCG@10", "RR@10")
+
+
+@dataclass(frozen=True)
+class OptionDifference:
+    """One option that two profiles set differently, and the metrics it applies to."""
+
+    option: str
+    a: Any
+    b: Any
+    metrics: tuple[str, ...]
+
+    @property
+    def scope(self) -> str:
+        """``"all"`` when every listed metric family is affected, else the families."""
+        return ", ".join(self.metrics) if self.metrics else "all"
+
+
+@dataclass
+class Explanation:
+    """What :func:`explain` returns: the differing options and, given data, their effects.
+
+    ``values_a`` / ``values_b``: each metric under ``a`` and under ``b``. ``effects[option]``:
+    each metric under ``a`` with only ``option`` switched to ``b``'s value, minus its value under
+    ``a``. The effects need not add up to ``b - a``: options interact (an AP normaliser only
+    matters once there are hits, say); ``interaction`` holds the remainder.
+    """
+
+    a: str
+    b: str
+    differences: list[OptionDifference]
+    metrics: list[str] = field(default_factory=list)
+    values_a: dict[str, float] = field(default_factory=dict)
+    values_b: dict[str, float] = field(default_factory=dict)
+    effects: dict[str, dict[str, float]] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def interaction(self) -> dict[str, float]:
+        """``b - a`` minus the sum of the one-at-a-time effects, per metric."""
+        out = {}
+        for m in self.metrics:
+            total = self.values_b.get(m, math.nan) - self.values_a.get(m, math.nan)
+            out[m] = total - sum(e.get(m, 0.0) for e in self.effects.values()
+                                 if not math.isnan(e.get(m, 0.0)))
+        return out
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One plain dict per differing option (with its effect on each metric), then, given
+        data, the rows ``"= <a>"``, ``"= <b>"`` and ``"interaction"``.
+
+        Example:
+            >>> rows = explain("ranx", "trec_eval").rows()
+            >>> [r["option"] for r in rows]
+            ['ties', 'users', 'score_dtype', 'item_order']
+        """
+        out: list[dict[str, Any]] = []
+        for d in self.differences:
+            row: dict[str, Any] = {"option": d.option, self.a: d.a, self.b: d.b,
+                                   "applies to": d.scope}
+            for m in self.metrics:
+                row[m] = self.effects.get(d.option, {}).get(m, math.nan)
+            out.append(row)
+        if self.metrics:
+            for label, values in ((f"= {self.a}", self.values_a),
+                                  (f"= {self.b}", self.values_b),
+                                  ("interaction", self.interaction)):
+                row = {"option": label, self.a: "", self.b: "", "applies to": ""}
+                row.update({m: values.get(m, math.nan) for m in self.metrics})
+                out.append(row)
+        return out
+
+    def __rich__(self) -> Any:
+        from rich.table import Table
+
+        table = Table(title=f"{self.a} vs {self.b}")
+        columns = ["option", self.a, self.b, "applies to", *self.metrics]
+        for c in columns:
+            table.add_column(c, justify="right" if c in self.metrics else "left")
+        for row in self.rows():
+            signed = not row["option"].startswith("= ")
+            table.add_row(*(_cell(row[c], c in self.metrics, signed) for c in columns),
+                          end_section=row["option"] == self.differences[-1].option
+                          if self.differences else False)
+        return table
+
+    def __str__(self) -> str:
+        return format_explain(self)
+
+
+def _cell(value: Any, numeric: bool, signed: bool) -> str:
+    if isinstance(value, str):
+        return value
+    if numeric:
+        if value is None or math.isnan(value):
+            return ""
+        return f"{value:+.4f}" if signed else f"{value:.4f}"
+    return repr(value)
+
+
+def _effective(profile: str | Profile | None) -> tuple[str, Profile]:
+    if profile is None:
+        return "defaults", Profile(name="defaults", tool="receval defaults", version="",
+                                   source="", options={})
+    p = get(profile)
+    return p.name, p
+
+
+def _full(p: Profile, families: Iterable[Family]) -> tuple[dict[str, Any],
+                                                           dict[Family, dict[str, Any]]]:
+    r = p.resolve()
+    base = r.options.to_dict()
+    return base, {f: r.options_for(f).to_dict() for f in families}
+
+
+def explain(
+    a: str | Profile | None,
+    b: str | Profile | None = None,
+    truth: Any = None,
+    predictions: Any = None,
+    metrics: str | Iterable[str] | None = None,
+    **evaluate_kwargs: Any,
+) -> Explanation:
+    """Which options differ between profiles ``a`` and ``b`` (``None``: receval's defaults),
+    and, given ``truth`` and ``predictions``, how much each metric moves when each differing
+    option alone is switched from ``a``'s value to ``b``'s.
+
+    ``evaluate_kwargs`` (column names, say) are passed to :func:`receval.evaluate`.
+
+    Example:
+        >>> e = explain("trec_eval", "kaggle")
+        >>> [(d.option, d.a, d.b) for d in e.differences if d.option == "ap_normalizer"]
+        [('ap_normalizer', 'relevant', 'min_k_relevant')]
+        >>> truth = {"user": ["u"] * 3, "item": ["a", "c", "f"]}
+        >>> preds = {"user": ["u"] * 2, "item": ["a", "b"], "score": [2.0, 1.0]}
+        >>> e = explain("trec_eval", "kaggle", truth, preds, ["AP@2"])
+        >>> round(e.values_a["AP@2"], 4), round(e.values_b["AP@2"], 4)
+        (0.3333, 0.5)
+        >>> round(e.effects["ap_normalizer"]["AP@2"], 4)
+        0.1667
+    """
+    from receval.evaluate import evaluate
+
+    name_a, pa_ = _effective(a)
+    name_b, pb_ = _effective(b)
+    if name_a == name_b:
+        name_b = f"{name_b} (b)"
+    specs = parse_metrics(metrics if metrics is not None else DEFAULT_EXPLAIN_METRICS) \
+        if metrics is not None or truth is not None else []
+    families = sorted({s.family for s in specs} or set(Family), key=int)
+    base_a, fam_a = _full(pa_, families)
+    base_b, fam_b = _full(pb_, families)
+    differences = []
+    for opt in OPTION_NAMES:
+        differing = [f for f in families if fam_a[f][opt] != fam_b[f][opt]]
+        if not differing and base_a[opt] == base_b[opt]:
+            continue
+        scope = () if len(differing) == len(families) else tuple(CANONICAL[f] for f in differing)
+        va = base_a[opt] if base_a[opt] != base_b[opt] else _values(fam_a, differing, opt)
+        vb = base_b[opt] if base_a[opt] != base_b[opt] else _values(fam_b, differing, opt)
+        differences.append(OptionDifference(opt, va, vb, scope))
+    out = Explanation(name_a, name_b, differences)
+    if truth is None or predictions is None:
+        return out
+    out.metrics = [s.name for s in specs]
+    requires = pa_.requires_rating or pb_.requires_rating
+
+    def run(label: str, base: dict[str, Any],
+            per: dict[Family, dict[str, Any]]) -> dict[str, float]:
+        prof = Profile(
+            name=label, tool=label, version="", source="", options=base,
+            per_family={CANONICAL[f]: {k: v for k, v in o.items() if base[k] != v}
+                        for f, o in per.items() if o != base},
+            requires_rating=requires,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            try:
+                return dict(evaluate(truth, predictions, out.metrics, profile=prof,
+                                     **evaluate_kwargs).summary)
+            except (ReceValError, ValueError, TypeError) as err:
+                out.errors[label] = str(err)
+                return {m: math.nan for m in out.metrics}
+
+    out.values_a = run(name_a, base_a, fam_a)
+    out.values_b = run(name_b, base_b, fam_b)
+    for d in differences:
+        base = dict(base_a, **{d.option: base_b[d.option]})
+        per = {f: dict(o, **{d.option: fam_b[f][d.option]}) for f, o in fam_a.items()}
+        moved = run(f"{name_a} + {d.option}", base, per)
+        out.effects[d.option] = {m: moved[m] - out.values_a[m] for m in out.metrics}
+    return out
+
+
+def _values(per: dict[Family, dict[str, Any]], families: list[Family], opt: str) -> Any:
+    values = {per[f][opt] for f in families}
+    return values.pop() if len(values) == 1 else sorted(map(str, values))
+
+
+def format_explain(explanation: Explanation, digits: int = 4) -> str:
+    """A plain-text table of :meth:`Explanation.rows`.
+
+    Example:
+        >>> print(format_explain(explain(None, "spark")))  # doctest: +NORMALIZE_WHITESPACE
+        option  defaults  spark  applies to
+        ------  --------  -----  ----------
+        users   truth     both   all
+    """
+    e = explanation
+    columns = ["option", e.a, e.b, "applies to", *e.metrics]
+
+    def fmt(value: Any, col: str, signed: bool) -> str:
+        if col in e.metrics and not isinstance(value, str):
+            if value is None or math.isnan(value):
+                return ""
+            return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+        return value if isinstance(value, str) else repr(value)
+
+    rows = [[fmt(r[c], c, not r["option"].startswith("= ")) for c in columns]
+            for r in e.rows()]
+    rows = [[c for c in columns], ["-" * len(c) for c in columns], *rows]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(columns))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
+             for r in rows]
+    if e.errors:
+        lines += [f"! {label}: {msg}" for label, msg in e.errors.items()]
+    return "\n".join(lines)
+
+
+__all__ = [
+    "PROFILES",
+    "Explanation",
+    "OptionDifference",
+    "Profile",
+    "Resolved",
+    "explain",
+    "format_explain",
+    "get",
+    "resolve",
+]
