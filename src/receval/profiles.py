@@ -163,6 +163,8 @@ _register(Profile(
     gaps=(
         "trec_eval 10.0 reads scores as double: pass score_dtype='float64' to match it",
         "trec_eval -c (average over every qrels topic): pass users='truth'",
+        "trec_eval -l N does not apply to ndcg_cut (every level > 0 is a gain): with "
+        "relevance_threshold=N, evaluate nDCG separately with relevance_threshold=1",
         "trec_eval 10.0 without -c exits with an error when a qrels topic has no run",
     ),
 ))
@@ -394,7 +396,8 @@ _register(Profile(
 # average_precision.py): score / min(len(actual), k); a prediction counts once (later copies
 # keep their rank: "p not in predicted[:i]"); len(actual) counts repeated items; an empty
 # `actual` gives 1.0 in the PyPI release (GitHub master returns 0.0); mapk = np.mean over the
-# zipped (actual, predicted) pairs, whichever side a user appears on: users "union".
+# zipped (actual, predicted) pairs, one per solution row: users "truth" (a truth user with
+# nothing relevant, under a relevance threshold, is an empty `actual`: 1.0).
 _register(Profile(
     name="kaggle",
     tool="Kaggle apk / mapk (ml_metrics)",
@@ -405,7 +408,7 @@ _register(Profile(
         "ties": "stable",
         "ap_normalizer": "min_k_relevant",
         "empty": "one",
-        "users": "union",
+        "users": "truth",
         "average": "macro",
         "duplicates": "keep",
     },

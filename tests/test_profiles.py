@@ -1,0 +1,340 @@
+"""Profiles against the worked examples E1-E6 of shared/research/peer-semantics.md.
+
+Every number below was produced there by running the tool (or a verbatim copy of its function)
+or by transliterating its source; each test names the example and the tool. The cross-checks
+against the installed tools themselves are in ``tests/test_profiles_peers.py``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import pytest
+
+import receval
+from receval.exceptions import ReceValError, UndefinedMetricWarning
+from receval.profiles import PROFILES, Explanation, explain, format_explain, get, resolve
+
+RELEVANT = ["a", "c", "f"]
+
+
+def ev(truth: dict, preds: dict, metrics: list[str], **kw: object) -> dict[str, float]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        return receval.evaluate(truth, preds, metrics, **kw).summary
+
+
+def one_user(items: list[str], scores: list[float], relevant: list[str] = RELEVANT,
+             ratings: list[float] | None = None, user: str = "u1") -> tuple[dict, dict]:
+    truth: dict = {"user": [user] * len(relevant), "item": list(relevant)}
+    if ratings is not None:
+        truth["rating"] = list(ratings)
+    preds = {"user": [user] * len(items), "item": list(items), "score": list(scores)}
+    return truth, preds
+
+
+def approx(expected: float, places: int = 4) -> object:
+    return pytest.approx(expected, abs=0.5 * 10**-places)
+
+
+# E1: relevant = {a, c, f}, ranking a > b > c > d > e, k = 10 ------------------------------
+
+E1 = one_user(list("abcde"), [5.0, 4.0, 3.0, 2.0, 1.0])
+E1_METRICS = ["P@10", "R@10", "AP@10", "AP", "nDCG@10", "Rprec"]
+
+
+@pytest.mark.parametrize("profile", ["trec_eval", "ranx"])
+def test_e1_trec_eval_ranx(profile: str) -> None:
+    got = ev(*E1, E1_METRICS, profile=profile)
+    assert got == {"P@10": approx(0.2), "R@10": approx(0.6667), "AP@10": approx(0.5556),
+                   "AP": approx(0.5556), "nDCG@10": approx(0.7039), "Rprec": approx(0.6667)}
+
+
+def test_e1_ranx_burges_gain_is_the_same_on_binary_truth() -> None:
+    binary = one_user(list("abcde"), [5.0, 4.0, 3.0, 2.0, 1.0], ratings=[1, 1, 1])
+    assert ev(*binary, ["nDCG@10"], profile="ranx", gain="exponential")["nDCG@10"] == (
+        approx(0.7039))
+
+
+def test_e1_torchmetrics_f_left_out() -> None:
+    got = ev(*E1, ["P@10", "R@10", "AP@10", "nDCG@10", "Rprec"], profile="torchmetrics")
+    assert got == {"P@10": approx(0.2), "R@10": approx(1.0), "AP@10": approx(0.8333),
+                   "nDCG@10": approx(0.9197), "Rprec": approx(0.5)}
+    adaptive = ev(*E1, ["P@10"], profile="torchmetrics", precision_denominator="returned")
+    assert adaptive["P@10"] == approx(0.4)
+
+
+@pytest.mark.parametrize("f_score", [0.0, -100.0])
+def test_e1_torchmetrics_f_included_with_nonpositive_score(f_score: float) -> None:
+    data = one_user(list("abcdef"), [5.0, 4.0, 3.0, 2.0, 1.0, f_score])
+    got = ev(*data, ["P@10", "R@10", "AP@10", "nDCG@10", "Rprec"], profile="torchmetrics")
+    assert got == {"P@10": approx(0.2), "R@10": approx(0.6667), "AP@10": approx(0.8333),
+                   "nDCG@10": approx(0.8711), "Rprec": approx(0.6667)}
+    adaptive = ev(*data, ["P@10"], profile="torchmetrics", precision_denominator="returned")
+    assert adaptive["P@10"] == approx(0.3333)
+
+
+def test_e1_torchmetrics_f_included_with_positive_score() -> None:
+    data = one_user(list("abcdef"), [5.0, 4.0, 3.0, 2.0, 1.0, 0.5])
+    got = ev(*data, ["P@10", "R@10", "AP@10", "nDCG@10", "Rprec"], profile="torchmetrics")
+    assert got == {"P@10": approx(0.3), "R@10": approx(1.0), "AP@10": approx(0.7222),
+                   "nDCG@10": approx(0.8711), "Rprec": approx(0.6667)}
+
+
+def test_e1_torchmetrics_all_scores_negative() -> None:
+    data = one_user(list("abcdef"), [-1.0, -2.0, -3.0, -4.0, -5.0, -6.0])
+    got = ev(*data, ["P@10", "R@10", "AP@10", "nDCG@10", "Rprec"], profile="torchmetrics")
+    assert got == {"P@10": 0.0, "R@10": 0.0, "AP@10": 0.0, "nDCG@10": approx(0.8711),
+                   "Rprec": approx(0.6667)}
+
+
+def test_e1_tensorflow() -> None:
+    # 12 classes, f at logit rank 6
+    items = list("abcde") + ["f"] + [f"z{i}" for i in range(6)]
+    data = one_user(items, [12.0 - i for i in range(12)])
+    got = ev(*data, ["P@10", "R@10", "AP@10"], profile="tensorflow")
+    assert got == {"P@10": approx(0.3), "R@10": approx(1.0), "AP@10": approx(0.7222)}
+    # f ranked outside the top 10
+    items = list("abcde") + [f"z{i}" for i in range(6)] + ["f"]
+    data = one_user(items, [12.0 - i for i in range(12)])
+    got = ev(*data, ["P@10", "R@10", "AP@10"], profile="tensorflow")
+    assert got == {"P@10": approx(0.2), "R@10": approx(0.6667), "AP@10": approx(0.5556)}
+
+
+def test_e1_recommenders_spark_kaggle() -> None:
+    assert ev(*E1, ["P@10", "R@10", "AP@10", "nDCG@10"], profile="recommenders") == {
+        "P@10": approx(0.2), "R@10": approx(0.6667), "AP@10": approx(0.5556),
+        "nDCG@10": approx(0.7039)}
+    # recommenders `map` (not map_at_k) divides by R
+    assert ev(*E1, ["AP@10"], profile="recommenders", ap_normalizer="relevant")["AP@10"] == (
+        approx(0.5556))
+    assert ev(*E1, ["P@10", "R@10", "AP@10", "AP", "nDCG@10"], profile="spark") == {
+        "P@10": approx(0.2), "R@10": approx(0.6667), "AP@10": approx(0.5556),
+        "AP": approx(0.5556), "nDCG@10": approx(0.7039)}
+    assert ev(*E1, ["AP@10"], profile="kaggle")["AP@10"] == approx(0.5556)
+
+
+# E2: ties. Relevant = {x}; a and x both score 1.0; P@1 ----------------------------------
+
+def test_e2_ties() -> None:
+    tie_ax = one_user(["a", "x"], [1.0, 1.0], relevant=["x"])
+    tie_xa = one_user(["x", "a"], [1.0, 1.0], relevant=["x"])
+    # trec_eval: docno descending -> x first, whatever the input order
+    assert ev(*tie_ax, ["P@1"], profile="trec_eval")["P@1"] == 1.0
+    assert ev(*tie_xa, ["P@1"], profile="trec_eval")["P@1"] == 1.0
+    # trec_eval 9.0.8 reads float32: 1.0 and 1.000000001 tie; v10.0 (double) ranks b first
+    close = one_user(["x", "b"], [1.0, 1.000000001], relevant=["x"])
+    assert ev(*close, ["P@1"], profile="trec_eval")["P@1"] == 1.0
+    assert ev(*close, ["P@1"], profile="trec_eval", score_dtype="float64")["P@1"] == 0.0
+    # ranx Run: insertion order
+    assert ev(*tie_ax, ["P@1"], profile="ranx")["P@1"] == 0.0
+    assert ev(*tie_xa, ["P@1"], profile="ranx")["P@1"] == 1.0
+    # torchmetrics: tie-averaged nDCG
+    assert ev(*tie_ax, ["nDCG@1"], profile="torchmetrics")["nDCG@1"] == approx(0.5)
+    # TensorFlow top_k: lower index first (a < x), whatever the input order
+    assert ev(*tie_xa, ["P@1"], profile="tensorflow")["P@1"] == 0.0
+    # Recommenders: input order
+    assert ev(*tie_ax, ["P@1"], profile="recommenders")["P@1"] == 0.0
+    assert ev(*tie_xa, ["P@1"], profile="recommenders")["P@1"] == 1.0
+
+
+def test_e2_trec_eval_compares_integer_ids_as_text() -> None:
+    truth = {"user": [1], "item": [10]}
+    preds = {"user": [1, 1], "item": [10, 9], "score": [1.0, 1.0]}
+    # strcmp: "9" > "10", so 9 ranks first (pytrec_eval gives P_1 = 0)
+    assert ev(truth, preds, ["P@1"], profile="trec_eval")["P@1"] == 0.0
+    assert ev(truth, preds, ["P@1"], profile="trec_eval", item_order="native")["P@1"] == 1.0
+
+
+# E3: ranking b > d > e > a > c (hits at ranks 4 and 5), k = 10 ----------------------------
+
+def test_e3() -> None:
+    data = one_user(list("bdeac"), [5.0, 4.0, 3.0, 2.0, 1.0])
+    metrics = ["Rprec", "AP@10", "nDCG@10", "RR"]
+    for profile in ("trec_eval", "ranx"):
+        assert ev(*data, metrics, profile=profile) == {
+            "Rprec": 0.0, "AP@10": approx(0.2167), "nDCG@10": approx(0.3836), "RR": 0.25}
+    with_f = one_user(list("bdeacf"), [5.0, 4.0, 3.0, 2.0, 1.0, -100.0])
+    assert ev(*with_f, metrics, profile="torchmetrics") == {
+        "Rprec": 0.0, "AP@10": approx(0.3250), "nDCG@10": approx(0.5508), "RR": 0.25}
+    for profile in ("spark", "recommenders"):
+        got = ev(*data, ["AP@10", "nDCG@10"], profile=profile)
+        assert got == {"AP@10": approx(0.2167), "nDCG@10": approx(0.3836)}
+
+
+# E4: population. u1 as in E1; u2 has truth {g} and no predictions; u3 has predictions only --
+
+def e4() -> tuple[dict, dict]:
+    truth = {"user": ["u1"] * 3 + ["u2"], "item": ["a", "c", "f", "g"]}
+    preds = {"user": ["u1"] * 5 + ["u3"] * 2, "item": [*"abcde", "p", "q"],
+             "score": [5.0, 4.0, 3.0, 2.0, 1.0, 2.0, 1.0]}
+    return truth, preds
+
+
+def test_e4_population() -> None:
+    metrics = ["P@10", "R@10", "nDCG@10"]
+    trec = ev(*e4(), metrics, profile="trec_eval")  # u1 only
+    assert trec == {"P@10": approx(0.2), "R@10": approx(0.6667), "nDCG@10": approx(0.7039)}
+    both_users = {"P@10": approx(0.1), "R@10": approx(0.3333), "nDCG@10": approx(0.3520)}
+    assert ev(*e4(), metrics, profile="trec_eval", users="truth") == both_users  # -c
+    assert ev(*e4(), metrics, profile="ranx") == both_users  # make_comparable=True
+    # Recommenders: P/R over common users, nDCG over every truth user
+    assert ev(*e4(), metrics, profile="recommenders") == {
+        "P@10": approx(0.2), "R@10": approx(0.6667), "nDCG@10": approx(0.3520)}
+    # Spark: an RDD holding u1 and u2 (empty prediction) vs the usual inner join
+    assert ev(*e4(), metrics, profile="spark", users="truth") == both_users
+    assert ev(*e4(), ["P@10"], profile="spark")["P@10"] == approx(0.2)
+    # ml_metrics mapk over (u1, u2 = [])
+    assert ev(*e4(), ["AP@10"], profile="kaggle")["AP@10"] == approx(0.2778)
+
+
+def test_e4_torchmetrics_empty_target_action() -> None:
+    # groups u1 and u3 (u3 has no positive target): neg / pos / skip
+    assert ev(*e4(), ["P@10"], profile="torchmetrics")["P@10"] == approx(0.1)
+    assert ev(*e4(), ["P@10"], profile="torchmetrics", empty="one")["P@10"] == approx(0.6)
+    assert ev(*e4(), ["P@10"], profile="torchmetrics", empty="skip")["P@10"] == approx(0.2)
+    with pytest.raises(receval.UndefinedMetricError):
+        ev(*e4(), ["P@10"], profile="torchmetrics", empty="error")
+
+
+def test_e4_tensorflow() -> None:
+    # two rows: u1 as in E1 with f outside the top 10, u2 with labels {g} and g at rank 1
+    items = list("abcde") + [f"z{i}" for i in range(6)] + ["f"]
+    truth = {"user": ["u1"] * 3 + ["u2"], "item": ["a", "c", "f", "g"]}
+    preds = {"user": ["u1"] * 12 + ["u2"] * 12,
+             "item": items + ["g"] + [f"y{i}" for i in range(11)],
+             "score": [12.0 - i for i in range(12)] * 2}
+    got = ev(truth, preds, ["P@10", "R@10", "AP@10"], profile="tensorflow")
+    assert got["P@10"] == approx(0.15)  # micro: 3 / 20
+    assert got["AP@10"] == approx(0.7778)  # macro
+    # TF counts dense -1 padding as a false negative (R = 0.6); receval: 3 / 4 (gap)
+    assert got["R@10"] == approx(0.75)
+    # a row with no label makes TF's AP NaN
+    preds_nolabel = {k: v + w for (k, v), w in
+                     zip(preds.items(), (["u3"], ["a"], [1.0]), strict=True)}
+    assert math.isnan(ev(truth, preds_nolabel, ["AP@10"], profile="tensorflow")["AP@10"])
+
+
+# E5: duplicates. Relevant = {a, c}; ranking a, a, c; k = 3 --------------------------------
+
+def test_e5_duplicates() -> None:
+    data = one_user(["a", "a", "c"], [3.0, 2.0, 1.0], relevant=["a", "c"])
+    assert ev(*data, ["AP@3"], profile="kaggle")["AP@3"] == approx(0.8333)
+    # a duplicate in `actual`: ['a', 'a', 'c'] vs ['a', 'c']
+    data = one_user(["a", "c"], [2.0, 1.0], relevant=["a", "a", "c"])
+    assert ev(*data, ["AP@3"], profile="kaggle")["AP@3"] == approx(0.6667)
+    # trec_eval: fatal "duplicate docs"; the tools that count duplicates twice are not
+    # reproduced, and receval says so instead of giving another number
+    dup = one_user(["a", "a", "c"], [3.0, 2.0, 1.0], relevant=["a", "c"])
+    for profile in ("trec_eval", "ranx", "torchmetrics", "tensorflow", "recommenders",
+                    "spark"):
+        with pytest.raises(ReceValError, match="duplicate"):
+            ev(*dup, ["P@3"], profile=profile)
+
+
+# E6: graded relevance a=1, c=2, f=3; ranking a..e; k = 10 ---------------------------------
+
+def test_e6_graded() -> None:
+    data = one_user(list("abcde"), [5.0, 4.0, 3.0, 2.0, 1.0], ratings=[1, 2, 3])
+    assert ev(*data, ["nDCG@10"], profile="trec_eval")["nDCG@10"] == approx(0.4200)
+    assert ev(*data, ["nDCG@10"], profile="ranx")["nDCG@10"] == approx(0.4200)
+    assert ev(*data, ["nDCG@10"], profile="ranx", gain="exponential")["nDCG@10"] == (
+        approx(0.2662))
+    assert ev(*data, ["nDCG@10"], profile="ranx", relevance_threshold=2)["nDCG@10"] == (
+        approx(0.2346))
+    assert ev(*data, ["nDCG@10"], profile="recommenders", gain="linear")["nDCG@10"] == (
+        approx(0.4200))
+    assert ev(*data, ["nDCG@10"], profile="recommenders", gain="exponential")["nDCG@10"] == (
+        approx(0.2662))
+    # torchmetrics / scikit-learn with f included, scored last
+    with_f = one_user(list("abcdef"), [5.0, 4.0, 3.0, 2.0, 1.0, 0.0], ratings=[1, 2, 3])
+    assert ev(*with_f, ["nDCG@10"], profile="torchmetrics")["nDCG@10"] == approx(0.6444)
+
+
+# Surprise FAQ example ------------------------------------------------------------------------
+
+def test_surprise_example() -> None:
+    truth = {"user": ["u"] * 6, "item": list("abcdef"), "rating": [5, 2, 4, 1, 1, 4]}
+    preds = {"user": ["u"] * 6, "item": list("abcdef"),
+             "score": [4.9, 4.5, 3.8, 3.6, 3.0, 1.0]}
+    got = ev(truth, preds, ["P@10", "R@10"], profile="surprise")
+    assert got == {"P@10": approx(0.5), "R@10": approx(0.6667)}
+    nothing = {"user": ["v"] * 2, "item": ["x", "y"], "rating": [1, 2]}
+    low = {"user": ["v"] * 2, "item": ["x", "y"], "score": [1.0, 2.0]}
+    assert ev(nothing, low, ["P@10", "R@10"], profile="surprise") == {"P@10": 0.0, "R@10": 0.0}
+    # before v1.1.1 (PR #349) both were 1
+    assert ev(nothing, low, ["P@10", "R@10"], profile="surprise", empty="one") == {
+        "P@10": 1.0, "R@10": 1.0}
+
+
+def test_surprise_needs_ratings() -> None:
+    truth, preds = E1
+    with pytest.raises(ReceValError, match="rating"):
+        ev(truth, preds, ["P@10"], profile="surprise")
+
+
+# Mechanics -----------------------------------------------------------------------------------
+
+def test_every_profile_is_registered_and_valid() -> None:
+    assert set(PROFILES) == {"trec_eval", "ranx", "torchmetrics", "tensorflow", "recommenders",
+                             "surprise", "spark", "kaggle"}
+    for p in PROFILES.values():
+        assert p.source and p.version and p.metrics
+        r = resolve(p.name)
+        assert r.name == p.name
+
+
+def test_profile_aliases_and_unknown() -> None:
+    assert get("pytrec_eval").name == "trec_eval"
+    assert get("TF").name == "tensorflow"
+    with pytest.raises(ReceValError, match="unknown profile"):
+        get("lenskit")
+
+
+def test_explicit_options_override_the_profile_and_the_profile_is_recorded() -> None:
+    r = receval.evaluate(*E1, ["AP@10"], profile="trec_eval", ap_normalizer="hits")
+    assert r.options["profile"] == "trec_eval"
+    assert r.options["ap_normalizer"] == "hits"
+    assert r.summary["AP@10"] == approx(0.8333)
+    assert receval.evaluate(*E1, ["AP@10"]).options["profile"] is None
+
+
+def test_per_metric_options_are_recorded() -> None:
+    r = receval.evaluate(*e4(), ["P@10", "nDCG@10"], profile="recommenders")
+    assert r.options["users"] == "both"
+    assert r.options["per_metric"] == {"nDCG@10": {"users": "truth"}}
+    assert r.per_user.columns.tolist() == ["user", "P@10", "nDCG@10"]
+    assert r.per_user["user"].tolist() == ["u1", "u2"]
+    assert math.isnan(r.per_user["P@10"].iloc[1])
+    assert r.counts["users_per_metric"] == {"P@10": 1, "nDCG@10": 2}
+    # an explicit option wins over the per-metric one too
+    r = receval.evaluate(*e4(), ["P@10", "nDCG@10"], profile="recommenders", users="truth")
+    assert "per_metric" not in r.options
+
+
+def test_explain_lists_differences_and_effects() -> None:
+    e = explain("trec_eval", "kaggle", *E1, ["AP@10", "AP@2"])
+    assert isinstance(e, Explanation)
+    options = {d.option: (d.a, d.b) for d in e.differences}
+    assert options["ap_normalizer"] == ("relevant", "min_k_relevant")
+    assert e.values_a["AP@2"] == approx(0.3333)  # 1 / R
+    assert e.values_b["AP@2"] == approx(0.5)  # 1 / min(k, R)
+    assert e.effects["ap_normalizer"]["AP@2"] == approx(0.1667)
+    assert e.effects["ap_normalizer"]["AP@10"] == 0.0
+    text = format_explain(e)
+    assert "ap_normalizer" in text and "= trec_eval" in text
+    assert e.rows()[0]["option"] == e.differences[0].option
+
+
+def test_explain_per_family_scope_and_defaults() -> None:
+    e = explain(None, "torchmetrics")
+    scope = {d.option: d.scope for d in e.differences}
+    assert scope["nonpositive_scores"] == "P, R, AP, RR"
+    assert scope["truth_scope"] == "all"
+    assert e.a == "defaults"
+    from rich.console import Console
+
+    console = Console(record=True, width=200)
+    console.print(e)
+    assert "nonpositive_scores" in console.export_text()
