@@ -1,8 +1,8 @@
 """CSV and TSV: the delimiter is sniffed, only the wanted columns are parsed, the file streams.
 
 Ids are parsed as strings and narrowed to integers batch by batch (see :mod:`receval.io.ids`);
-values are parsed as float64; only the empty field is a missing value (an item called ``NA``
-stays an item).
+an id is never a missing value (an item called ``NA`` stays an item; an empty id is an error).
+Values are parsed as float64, where an empty field, ``NA``, ``NaN``, ``null``... are missing.
 """
 
 from __future__ import annotations
@@ -54,8 +54,7 @@ def read_delimited(
     )
     parse_options = pacsv.ParseOptions(delimiter=delimiter)
     convert_options = pacsv.ConvertOptions(
-        include_columns=list(columns.values()), column_types=types, null_values=[""],
-        strings_can_be_null=True, quoted_strings_can_be_null=False,
+        include_columns=list(columns.values()), column_types=types, strings_can_be_null=False,
     )
     stream, done = open_stream(path, wanted.side)
     chunks: dict[str, list[pa.Array]] = {out: [] for out in columns}
@@ -65,7 +64,10 @@ def read_delimited(
             for batch in reader:
                 for out, src in columns.items():
                     col = batch.column(src)
-                    chunks[out].append(ids.narrow(col) if out in ids.ID_COLUMNS else col)
+                    if out in ids.ID_COLUMNS:
+                        _check_ids(col, src, wanted.side, path)
+                        col = ids.narrow(col)
+                    chunks[out].append(col)
                 if progress is not None:
                     progress(done())
     except pa.ArrowInvalid as err:
@@ -76,6 +78,11 @@ def read_delimited(
     if table.num_rows == 0:
         raise ReceValError(f"{wanted.side} file {path} has a header but no rows")
     return table
+
+
+def _check_ids(col: pa.Array, name: str, side: str, path: Path) -> None:
+    if len(col) and pc.any(pc.equal(col, "")).as_py():
+        raise ReceValError(f"{side} column {name!r} of {path} has an empty id")
 
 
 def _combine(out: str, chunks: list[pa.Array]) -> pa.ChunkedArray:
@@ -102,7 +109,8 @@ def _explain(err: pa.ArrowInvalid, path: Path, wanted: Wanted, columns: dict[str
     bad = match.group(2)
     name = next((src for out, src in columns.items() if out not in ids.ID_COLUMNS), "?")
     row = _first_non_numeric(path, wanted, name, delimiter, read_options)
-    where = f" at row {row}" if row is not None else ""
+    header_lines = 0 if read_options.column_names else 1
+    where = f" line {row + 1 + header_lines}" if row is not None else ""
     return ReceValError(
         f"{wanted.side} column {name!r} must be numeric; {path}{where} holds {bad!r}"
     )
@@ -121,8 +129,10 @@ def _first_non_numeric(path: Path, wanted: Wanted, name: str, delimiter: str,
     except pa.ArrowInvalid:
         return None
     col = table.column(name)
-    numeric = pc.match_substring_regex(
-        col, r"^\s*([-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|[-+]?(nan|NaN|inf|Inf|infinity))?\s*$"
-    ).to_numpy(zero_copy_only=False)
+    number = pc.match_substring_regex(
+        col, r"^\s*([-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|[-+]?(nan|NaN|inf|Inf|infinity))\s*$"
+    )
+    missing = pc.is_in(col, pa.array(pacsv.ConvertOptions().null_values))
+    numeric = pc.or_(number, missing).to_numpy(zero_copy_only=False)
     bad = np.flatnonzero(~numeric)
     return int(bad[0]) if len(bad) else None
