@@ -20,6 +20,7 @@ from typing import Any
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from receval._version import __version__
 from receval.demo import CUTOFFS, FAMILIES
@@ -198,10 +199,14 @@ def _errors_exit_2(command: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **params: Any) -> Any:
         try:
             with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", UndefinedMetricWarning)
+                warnings.simplefilter("default")
                 out = command(*args, **params)
             for w in caught:
-                err_console.print(f"[yellow]warning:[/] {w.message}", highlight=False)
+                if not issubclass(w.category, UndefinedMetricWarning):
+                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+                    continue
+                text = " ".join(str(w.message).split())
+                err_console.print(Text("warning: ", style="yellow") + Text(text), soft_wrap=True)
             return out
         except click.exceptions.Exit:
             raise
@@ -252,11 +257,13 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
     models = {name: restrict(r, asked) for name, r in runs.results.items()}
     if fmt == "table":
         console.print(tables.rich_table(models))
+        console.print(tables.options_line(next(iter(models.values()))), style="dim",
+                      highlight=False)
         for name, result in models.items():
             prefix = f"{name}: " if len(models) > 1 else ""
             console.print(f"{prefix}{tables.counts_line(result)}", style="dim", highlight=False)
     else:
-        click.echo(tables.render(models, fmt))
+        click.echo(tables.render(models, fmt).rstrip("\n"))
     if per_user:
         _write_per_user(models, Path(per_user))
     if report:
@@ -264,7 +271,8 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
 
         write_report(report, runs.results, metrics=asked, inputs=runs.inputs,
                      top_items=runs.top_items)
-        err_console.print(f"report written to {report}", highlight=False)
+        err_console.print(f"report written to {report}", highlight=False, soft_wrap=True)
+    runs.print_notes()
 
 
 # --- plot ------------------------------------------------------------------------------------
@@ -307,7 +315,8 @@ def plot(metrics: tuple[str, ...], kind: str, out: str, max_k: int, seed: int,
     elif kind == "comparison":
         extra.update(metrics=asked, seed=seed)
     plots.plot(runs.results, kind, out, **extra)
-    err_console.print(f"plot written to {out}", highlight=False)
+    err_console.print(f"plot written to {out}", highlight=False, soft_wrap=True)
+    runs.print_notes()
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -318,6 +327,12 @@ class _Runs:
     results: dict[str, Result]
     inputs: dict[str, str]
     top_items: dict[str, list[tuple[Any, int]]]
+    notes: list[str]
+
+    def print_notes(self) -> None:
+        """Notes go to stderr once everything succeeded (an error stays one line)."""
+        for note in self.notes:
+            err_console.print(f"note: {note}", style="dim", highlight=False, soft_wrap=True)
 
 
 def _evaluate_files(metrics: list[str], params: dict[str, Any], *,
@@ -332,17 +347,18 @@ def _evaluate_files(metrics: list[str], params: dict[str, Any], *,
     pred_paths = [check_file(p, "predictions") for p in params["predictions"]]
     truth_format = io.detect_format(truth_path, "truth", params["truth_format"])
     kwargs = _semantics(params)
+    notes: list[str] = []
     if truth_format == "trec" and "relevance_threshold" not in kwargs and "profile" not in kwargs:
         # qrels list judged documents, relevant or not: rel >= 1 is relevant, as in trec_eval
         kwargs["relevance_threshold"] = 1
-        err_console.print("note: TREC qrels: rel >= 1 is relevant (as trec_eval); "
-                          "--relevance-threshold changes it", style="dim", highlight=False)
+        notes.append("TREC qrels: rel >= 1 is relevant (as trec_eval); "
+                     "--relevance-threshold changes it")
     reading = {"header": not params["no_header"], "delimiter": params["delimiter"]}
     with file_progress(truth_path, "truth", err_console) as progress:
         truth = io.read_truth(truth_path, format=truth_format, user_col=params["user_col"],
                               item_col=params["item_col"], rating_col=params["rating_col"],
                               progress=progress, **reading)
-    runs = _Runs({}, {"truth": str(truth_path)}, {})
+    runs = _Runs({}, {"truth": str(truth_path)}, {}, notes)
     for name, path in zip(io.model_names(pred_paths), pred_paths, strict=True):
         with file_progress(path, name, err_console) as progress:
             preds = io.read_predictions(path, format=params["predictions_format"],

@@ -69,7 +69,7 @@ def read_trec(path: Path, side: str, *, progress: Progress | None = None) -> pa.
                                                  parse_options, convert_options))
                 except pa.ArrowInvalid as err:
                     raise ReceValError(
-                        f"cannot read {side} file {path} as TREC {kind} (after line {line}): "
+                        f"cannot read {side} file {path} as TREC {kind} (lines from {line}): "
                         f"{one_line(err)}"
                     ) from None
                 line += block.count(b"\n")

@@ -18,7 +18,7 @@ import numpy as np
 from receval._version import __version__
 from receval.report import plots
 from receval.report.models import as_models, curve_points, ranking_metrics, restrict
-from receval.report.tables import counts_line, rows
+from receval.report.tables import counts_line, options_line, rows
 from receval.result import Result
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -68,7 +68,8 @@ def render_report(
         inputs=dict(inputs or {}),
         models=list(models),
         summary=[_summary_row(m, v, len(models)) for m, v in rows(tables)],
-        options=_options(first),
+        options=_options(next(iter(tables.values()))),
+        options_line=options_line(first),
         counts=[_counts(name, r) for name, r in tables.items()],
         figures=_figures(models, tables, seed),
         distributions=_distributions(tables),
@@ -104,8 +105,18 @@ def _summary_row(metric: str, values: list[float], n_models: int) -> dict[str, A
 
 
 def _options(result: Result) -> list[tuple[str, str]]:
-    return [(k, ", ".join(f"{a} = {b}" for a, b in v.items()) if isinstance(v, dict) else str(v))
-            for k, v in result.options.items()]
+    out = []
+    for key, value in result.options.items():
+        if key == "metrics" and isinstance(value, dict):
+            # only the names that are not already canonical say something
+            value = {a: b for a, b in value.items() if a != b}
+            if not value:
+                continue
+            key = "metric names"
+        text = ", ".join(f"{a} = {b}" for a, b in value.items()) if isinstance(value, dict) \
+            else str(value)
+        out.append((key, text))
+    return out
 
 
 def _counts(name: str, result: Result) -> dict[str, Any]:

@@ -58,10 +58,13 @@ def with_curves(metrics: list[str], ks: list[int]) -> list[str]:
     Example:
         >>> with_curves(["P@2", "MRR"], [1, 2])
         ['P@2', 'MRR', 'P@1', 'R@1', 'R@2']
+        >>> with_curves([], [1])
+        ['P@1', 'R@1']
     """
-    asked = {s.canonical for s in parse_metrics(metrics)}
+    specs = parse_metrics(metrics) if metrics else []
+    asked = {s.canonical for s in specs}
     extra = [f"{f}@{k}" for k in ks for f in ("P", "R") if f"{f}@{k}" not in asked]
-    return [s.name for s in parse_metrics(metrics)] + extra
+    return [s.name for s in specs] + extra
 
 
 def restrict(result: Result, metrics: list[str]) -> Result:

@@ -70,6 +70,7 @@ def plot_at_k(results: Results, *, path: str | Path | None = None) -> Figure:
         ax.set_xlabel("k")
         ax.set_ylabel(label)
         ax.set_ylim(0, _upper(ax))
+        ax.xaxis.set_major_locator(_integer_locator())
         _log_x_if_wide(ax, models)
         ax.grid(alpha=0.3)
     axes[1].legend(loc="lower right", fontsize="small")
@@ -92,8 +93,12 @@ def plot_pr_curve(results: Results, *, path: str | Path | None = None) -> Figure
     ax = fig.subplots()
     for i, (name, (ks, p, r)) in enumerate(models.items()):
         ax.plot(r, p, marker="o", markersize=3, color=_color(i), label=name)
-        _label_ks(ax, ks, r, p, _color(i))
+        _label_ks(ax, ks, r, p, _color(i), below=i % 2 == 1)
     _pr_axes(ax)
+    top_r = max(float(np.nanmax(r, initial=0)) for _, _, r in models.values())
+    top_p = max(float(np.nanmax(p, initial=0)) for _, p, _ in models.values())
+    ax.set_xlim(0, min(1.02, max(top_r * 1.15, 0.05)))
+    ax.set_ylim(0, min(1.02, max(top_p * 1.25, 0.05)))
     ax.legend(loc="upper right", fontsize="small")
     ax.set_title("precision-recall curve traced by k")
     return _finish(fig, path)
@@ -123,7 +128,7 @@ def plot_fbeta(results: Results, *, betas: tuple[float, ...] = (0.5, 1.0, 2.0),
             best = int(np.nanargmax(_f(p, r, beta))) if len(ks) else 0
             if len(ks):
                 ax.annotate(f"k={ks[best]}", (r[best], p[best]), textcoords="offset points",
-                            xytext=(4, 4), fontsize=7, color=_color(i))
+                            xytext=(4, 4 - 14 * (i % 2)), fontsize=7, color=_color(i))
         _pr_axes(ax)
         ax.set_title(f"F{beta:g}")
     axes[-1].legend(loc="upper right", fontsize="small")
@@ -246,6 +251,12 @@ def data_uri(fig: Figure, fmt: str = "svg") -> str:
 # --- helpers ---------------------------------------------------------------------------------
 
 
+def _integer_locator() -> Any:
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(integer=True)
+
+
 def _figure(width: float, height: float) -> Figure:
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -290,14 +301,15 @@ def _log_x_if_wide(ax: Axes, models: dict[str, tuple[np.ndarray, ...]]) -> None:
         ax.set_xscale("log")
 
 
-def _label_ks(ax: Axes, ks: np.ndarray, r: np.ndarray, p: np.ndarray, color: str) -> None:
+def _label_ks(ax: Axes, ks: np.ndarray, r: np.ndarray, p: np.ndarray, color: str,
+              below: bool = False) -> None:
     """Label a few points with their k (first, last and about five between)."""
     if len(ks) == 0:
         return
     chosen = sorted(set(np.linspace(0, len(ks) - 1, min(len(ks), 6)).round().astype(int)))
     for j in chosen:
-        ax.annotate(f"k={ks[j]}", (r[j], p[j]), textcoords="offset points", xytext=(4, 4),
-                    fontsize=7, color=color)
+        ax.annotate(f"k={ks[j]}", (r[j], p[j]), textcoords="offset points",
+                    xytext=(2, -11 if below else 5), fontsize=7, color=color)
 
 
 def _pr_axes(ax: Axes) -> None:

@@ -111,7 +111,7 @@ def to_latex(models: dict[str, Result]) -> str:
     """
     columns = _columns(models)
     lines = [r"\begin{tabular}{l" + "r" * len(columns) + "}", r"\toprule"]
-    lines[0:0] = [f"% receval {_options_line(next(iter(models.values())))}"]
+    lines[0:0] = [f"% receval {options_line(next(iter(models.values())))}"]
     lines.append(" & ".join(["metric", *map(_latex_escape, columns)]) + r" \\")
     lines.append(r"\midrule")
     for metric, values in rows(models):
@@ -123,7 +123,7 @@ def to_latex(models: dict[str, Result]) -> str:
 
 
 def rich_table(models: dict[str, Result], title: str | None = None) -> Table:
-    """A rich :class:`~rich.table.Table` of the summary, options in the caption.
+    """A rich :class:`~rich.table.Table` of the summary.
 
     Example:
         >>> import receval
@@ -132,8 +132,7 @@ def rich_table(models: dict[str, Result], title: str | None = None) -> Table:
         >>> rich_table({"a": r}).row_count
         1
     """
-    first = next(iter(models.values()))
-    table = Table(title=title, caption=_options_line(first))
+    table = Table(title=title)
     table.add_column("metric", style="bold")
     for name in _columns(models):
         table.add_column(name, justify="right")
@@ -203,7 +202,16 @@ def _fmt(value: float) -> str:
     return "nan" if math.isnan(value) else f"{value:.4f}"
 
 
-def _options_line(result: Result) -> str:
+def options_line(result: Result) -> str:
+    """The options that most often explain a difference, as ``key=value, ...``.
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1], "item": [1]},
+        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"])
+        >>> options_line(r).split(", ")[:2]
+        ['protocol=full', 'ties=stable']
+    """
     o = result.options
     keys = ("relevance_threshold", "score_threshold", "protocol", "ties", "empty", "average",
             "users", "ap_normalizer", "gain", "profile")
