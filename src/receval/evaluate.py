@@ -236,6 +236,11 @@ def evaluate_prepared(
         out = _run(prepared, selected, families, ks, betas, cut_ks, iopts, fopts)
     if options.users == "relevant":
         keep = out.n_relevant > 0
+        if not keep.any():
+            raise ReceValError(
+                "no user to evaluate with users='relevant': no user of the truth has a "
+                "relevant item (check relevance_threshold)"
+            )
         selected = selected[keep]
         out = ne.KernelOutput(*(getattr(out, f)[keep] for f in out.__dataclass_fields__))
     if options.empty_scope == "no_relevant":
