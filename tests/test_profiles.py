@@ -338,3 +338,19 @@ def test_explain_per_family_scope_and_defaults() -> None:
     console = Console(record=True, width=200)
     console.print(e)
     assert "nonpositive_scores" in console.export_text()
+
+
+def test_docs_example() -> None:
+    """docs/profiles.md: one set of predictions, five MAP@10 values (each from the real tool:
+    pytrec_eval, ranx, ml_metrics, torchmetrics, recommenders and pyspark gave these)."""
+    truth = {"user": ["u1"] * 12 + ["u2"], "item": [*"bdghmnpqstvw", "z"]}
+    preds = {"user": ["u1"] * 11, "item": list("bcedfigjklo"),
+             "score": [1.0 - 0.05 * i for i in range(11)]}
+    want = {"spark": 0.192857, "recommenders": 0.192857, "trec_eval": 0.160714,
+            "kaggle": 0.096429, "ranx": 0.080357, "torchmetrics": 0.642857}
+    for profile, value in want.items():
+        assert ev(truth, preds, ["AP@10"], profile=profile)["AP@10"] == approx(value, 6)
+    e = explain("trec_eval", "kaggle", truth, preds, ["AP@10"])
+    assert e.effects["ap_normalizer"]["AP@10"] == approx(0.0321)
+    assert e.effects["users"]["AP@10"] == approx(-0.0804)
+    assert e.interaction["AP@10"] == approx(-0.0161)
