@@ -194,6 +194,9 @@ def prepare(
     t_users, t_items = truth.users, truth.items
     p_items = predictions.items
     ratings = truth.values if truth.values is not None else np.ones(len(truth))
+    if np.isinf(ratings).any():  # before dropping missing ratings: the row is the input's
+        row = int(np.argmax(np.isinf(ratings)))
+        raise ReceValError(f"truth column {rating_col!r} holds {ratings[row]} at row {row}")
     missing = np.isnan(ratings)
     rows["truth_dropped_missing_rating"] = int(missing.sum())
     if missing.any():
@@ -201,9 +204,6 @@ def prepare(
         t_users, t_items, ratings = _take(t_users, keep), _take(t_items, keep), ratings[keep]
         if len(ratings) == 0:
             raise ReceValError(f"truth column {rating_col!r} holds no rating (all missing)")
-    if np.isinf(ratings).any():
-        row = int(np.argmax(np.isinf(ratings)))
-        raise ReceValError(f"truth column {rating_col!r} holds {ratings[row]} at row {row}")
     if options.item_order == "text":
         t_items, p_items = _as_text(t_items), _as_text(p_items)
     t_codes, p_codes, user_dict, n_users = encode_users(t_users, predictions.users)
