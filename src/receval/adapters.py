@@ -73,8 +73,8 @@ def from_label_lists(
         >>> import numpy as np, receval
         >>> scores = np.array([[0.1, 0.9, 0.8, 0.2, 0.3, 0.05]])
         >>> truth, preds = from_label_lists([[0, 3]], scores)
-        >>> receval.evaluate(truth, preds, ["R@3", "R@5", "P@5"]).summary
-        {'R@3': 0.0, 'R@5': 0.5, 'P@5': 0.2}
+        >>> receval.evaluate(truth, preds, ["R@3", "R@4", "P@5"]).summary
+        {'R@3': 0.0, 'R@4': 0.5, 'P@5': 0.4}
     """
     matrix = _matrix(scores, "scores")
     n_rows, n_labels = matrix.shape
