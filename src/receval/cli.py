@@ -255,6 +255,7 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
     wanted = with_curves(asked, curve_ks(asked)) if report else asked
     runs = _evaluate_files(wanted, params, top_items=bool(report))
     models = {name: restrict(r, asked) for name, r in runs.results.items()}
+    _warn_undefined(models)
     if fmt == "table":
         console.print(tables.rich_table(models))
         console.print(tables.options_line(next(iter(models.values()))), style="dim",
@@ -367,11 +368,32 @@ def _evaluate_files(metrics: list[str], params: dict[str, Any], *,
                                         score_col=params["score_col"], progress=progress,
                                         **reading)
         aligned_truth, preds = io.align_id_types([truth, preds])
-        runs.results[name] = receval.evaluate(aligned_truth, preds, metrics, **kwargs)
+        with warnings.catch_warnings():
+            # said once per model by _warn_undefined, for the metrics asked (not curve extras)
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            runs.results[name] = receval.evaluate(aligned_truth, preds, metrics, **kwargs)
         runs.inputs[f"predictions: {name}"] = str(path)
         if top_items:
             runs.top_items[name] = _top_items(preds)
     return runs
+
+
+def _warn_undefined(models: dict[str, Result]) -> None:
+    """One line per model whose asked metrics were undefined for some users and filled in."""
+    from receval.measures.spec import RATING, parse_metric
+
+    for name, result in models.items():
+        undefined = result.counts["undefined"]
+        touched = {m: n for m, n in undefined["users"].items()
+                   if n and parse_metric(m).family not in RATING}
+        if not touched or undefined["policy"] == "skip":
+            continue
+        worst = max(touched, key=lambda m: touched[m])
+        prefix = f"{name}: " if len(models) > 1 else ""
+        text = (f"{prefix}{len(touched)} metric(s) undefined for some users (up to "
+                f"{touched[worst]} users, for {worst}) were set by "
+                f"empty={undefined['policy']!r}; counts.undefined has the count per metric")
+        err_console.print(Text("warning: ", style="yellow") + Text(text), soft_wrap=True)
 
 
 def _semantics(params: dict[str, Any]) -> dict[str, Any]:
