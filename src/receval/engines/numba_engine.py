@@ -4,19 +4,36 @@ For each user the kernel judges the user's predictions against the truth, ranks 
 builds the picture (:mod:`receval.measures.picture`) and reads every requested metric at
 every cutoff from it. It has no global state and takes plain arrays, so it runs unchanged on
 one partition of users (Spark ``mapInArrow``) and on pictures built elsewhere.
+
+Speed (the loop body runs once per user, millions of times): users go in blocks with one
+set of scratch arrays per block, so the per-user work allocates nothing; one small hash table
+per user answers both "is this predicted item in the truth?" and "was it predicted before?";
+and the list is not sorted at all unless the ``average`` tie policy needs its tie groups: the
+picture only needs the ranks of the relevant items (counted, with vectorized compares) and
+ties at cutoffs only need the repeated scores. Every number is the same, bit for bit, as
+ranking with :func:`~receval.measures.picture.rank_order` and judging with a sorted truth.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numba
 import numpy as np
 
 from receval.measures.ap import average_precision
 from receval.measures.fbeta import fbeta
-from receval.measures.ndcg import gain_of, ndcg
-from receval.measures.picture import TIES_AVERAGE, build_picture, ideal_dcg, rank_order
+from receval.measures.ndcg import GAIN_BINARY, gain_of, ndcg
+from receval.measures.picture import (
+    TIES_AVERAGE,
+    TIES_ITEM,
+    TIES_OPTIMISTIC,
+    TIES_PESSIMISTIC,
+    TIES_STABLE,
+    build_picture,
+    ideal_dcg,
+)
 from receval.measures.precision import precision
 from receval.measures.rating import mae, rmse
 from receval.measures.recall import recall
@@ -83,6 +100,562 @@ def run_kernel(
     )
 
 
+
+
+
+class _Scratch(NamedTuple):
+    """Working memory of one block of users, sized for the longest truth and list."""
+
+    keys: np.ndarray  # item table: the user's truth items, then the predicted ones
+    stamps: np.ndarray  # a slot is in use when it holds the current user's stamp
+    rows: np.ndarray  # row in the user's truth slice, or -1 (predicted only)
+    seen: np.ndarray  # stamp when the item was predicted (a second time is a repeat)
+    v_keys: np.ndarray  # score table (ties at cutoffs): score bits
+    v_stamps: np.ndarray
+    v_done: np.ndarray  # stamp once the tie group of that score has been measured
+    t_rel: np.ndarray  # per truth row: relevant?
+    rel_gains: np.ndarray  # gains of the relevant truth rows (graded ideal DCG)
+    idcg: np.ndarray
+    rel: np.ndarray  # per prediction: relevance and gain
+    gain: np.ndarray
+    order: np.ndarray  # kept predictions (positions, ascending), or in rank order
+    hit_entries: np.ndarray  # entries of ``order`` that are relevant
+    tmp: np.ndarray
+    keys64: np.ndarray
+    s_scores: np.ndarray  # scores in entry order, or in rank order
+    s_rel: np.ndarray  # relevance and gains in rank order
+    s_gain: np.ndarray
+    hits: np.ndarray  # the picture (see receval.measures.picture)
+    ap_sum: np.ndarray
+    dcg: np.ndarray
+    first: np.ndarray
+    rr_sum: np.ndarray
+    g_start: np.ndarray
+    g_size: np.ndarray
+    g_rel: np.ndarray
+    g_before: np.ndarray
+
+
+@numba.njit(cache=True, nogil=True)
+def _table_size(n: int) -> int:
+    """A power of two at least twice ``n`` (load factor <= 1/2), and at least 2."""
+    size = 2
+    while size < 2 * n:
+        size *= 2
+    return size
+
+
+@numba.njit(cache=True, nogil=True)
+def _make_scratch(max_m: int, max_n: int) -> _Scratch:
+    ci = _table_size(max_m + max_n)
+    cv = _table_size(max_n)
+    i64 = np.int64
+    n1 = max_n + 1
+    return _Scratch(
+        np.empty(ci, i64), np.zeros(ci, i64), np.empty(ci, i64), np.zeros(ci, i64),
+        np.empty(cv, i64), np.zeros(cv, i64), np.zeros(cv, i64),
+        np.empty(max_m, np.bool_), np.empty(max_m), np.empty(max_m + 1),
+        np.empty(max_n), np.empty(max_n),
+        np.empty(max_n, i64), np.empty(max_n, i64), np.empty(max_n, i64), np.empty(max_n, i64),
+        np.empty(max_n), np.empty(max_n), np.empty(max_n),
+        np.empty(n1), np.empty(n1), np.empty(n1), np.empty(n1), np.empty(n1),
+        np.empty(max_n, i64), np.empty(max_n, i64), np.empty(max_n, i64), np.empty(max_n, i64),
+    )
+
+
+# --- hash tables: open addressing, one per user, reset by stamping -------------------------
+
+_FIB = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing spreads consecutive ids over slots
+
+
+@numba.njit(cache=True, nogil=True)
+def _shift(size: int) -> int:
+    """64 - log2(size) for a power-of-two table size: the hash keeps the top bits."""
+    bits = 0
+    while (1 << bits) < size:
+        bits += 1
+    return 64 - bits
+
+
+@numba.njit(cache=True, nogil=True)
+def _slot(key: int, shift: int) -> int:
+    return np.int64((np.uint64(key) * _FIB) >> np.uint64(shift))
+
+
+@numba.njit(cache=True, nogil=True)
+def _add_truth(keys: np.ndarray, stamps: np.ndarray, rows: np.ndarray, shift: int,
+               stamp: int, key: int, row: int) -> bool:
+    """Store truth item ``key`` at truth row ``row``; ``False`` if it is already there."""
+    mask = len(keys) - 1
+    slot = _slot(key, shift)
+    while stamps[slot] == stamp:
+        if keys[slot] == key:
+            return False
+        slot = (slot + 1) & mask
+    stamps[slot] = stamp
+    keys[slot] = key
+    rows[slot] = row
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _add_predicted(keys: np.ndarray, stamps: np.ndarray, rows: np.ndarray, seen: np.ndarray,
+                   shift: int, stamp: int, key: int) -> tuple[int, bool]:
+    """Look predicted item ``key`` up in the truth and mark it predicted, in one probe.
+
+    Returns the truth row (-1 if none) and whether the item was predicted before.
+    """
+    mask = len(keys) - 1
+    slot = _slot(key, shift)
+    while stamps[slot] == stamp:
+        if keys[slot] == key:
+            repeat = seen[slot] == stamp
+            seen[slot] = stamp
+            return rows[slot], repeat
+        slot = (slot + 1) & mask
+    stamps[slot] = stamp
+    keys[slot] = key
+    rows[slot] = -1
+    seen[slot] = stamp
+    return -1, False
+
+
+@numba.njit(cache=True, nogil=True)
+def _first_duplicate(keys: np.ndarray, later: bool) -> int:
+    """Position of a repeat of the smallest repeated key (the error message names its item).
+
+    Runs only for a user with a repeat, and picks the position the sorting kernel reported.
+    """
+    order = np.argsort(keys)
+    for i in range(1, len(keys)):
+        if keys[order[i]] == keys[order[i - 1]]:
+            return max(order[i], order[i - 1]) if later else order[i]
+    return -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _mean_in_item_order(items: np.ndarray, values: np.ndarray) -> float:
+    """The mean rating, summed in item order (bit for bit what sorting the truth first gives)."""
+    order = np.argsort(items)
+    total = 0.0
+    for i in order:
+        total += values[i]
+    return total / len(values)
+
+
+# --- rank order --------------------------------------------------------------------------------
+
+
+@numba.njit(cache=True, nogil=True)
+def _before(a: int, b: int, scores: np.ndarray, items: np.ndarray, rel: np.ndarray,
+            gain: np.ndarray, ties: int) -> bool:
+    """Whether prediction ``a`` ranks before ``b``: the order of ``rank_order`` as a test.
+
+    Score descending, then by ``ties``: item id descending (``item``), relevance then gain
+    ascending (``pessimistic``) or descending (``optimistic``), then position (``a < b``).
+    Negations are kept where :func:`~receval.measures.picture.rank_order` negates.
+    """
+    if scores[a] != scores[b]:
+        return -scores[a] < -scores[b]
+    if ties == TIES_ITEM and items[a] != items[b]:
+        return -items[a] < -items[b]
+    if ties == TIES_PESSIMISTIC:
+        if rel[a] != rel[b]:
+            return rel[a] < rel[b]
+        if gain[a] != gain[b]:
+            return gain[a] < gain[b]
+    if ties == TIES_OPTIMISTIC:
+        if rel[a] != rel[b]:
+            return -rel[a] < -rel[b]
+        if gain[a] != gain[b]:
+            return -gain[a] < -gain[b]
+    return a < b
+
+
+@numba.njit(cache=True, nogil=True)
+def _rank_of(e: int, order: np.ndarray, n: int, s_scores: np.ndarray, scores: np.ndarray,
+             items: np.ndarray, rel: np.ndarray, gain: np.ndarray, ties: int) -> int:
+    """The rank (from 0) of entry ``e`` of the kept list ``order[:n]``, by counting.
+
+    ``s_scores[j]`` is the score of entry ``j``. Entries are in position order, so under
+    ``stable`` ties an earlier entry with the same score ranks first.
+    """
+    v = s_scores[e]
+    r = 0
+    if ties == TIES_STABLE:
+        for j in range(n):  # branch-free counts: the compiler vectorizes them
+            r += s_scores[j] > v
+        for j in range(e):
+            r += s_scores[j] == v
+        return r
+    x = order[e]
+    for j in range(n):
+        if s_scores[j] == v:
+            if j != e and _before(order[j], x, scores, items, rel, gain, ties):
+                r += 1
+        else:
+            r += s_scores[j] > v
+    return r
+
+
+_RUN = 16  # runs sorted by insertion before merging
+_COUNT_MAX = 128  # lists up to this long are sorted by counting (n^2 compares, vectorized)
+_SIGN = np.uint64(0x8000000000000000)
+
+
+@numba.njit(cache=True, nogil=True)
+def _packed_keys(s_scores: np.ndarray, n: int, keys: np.ndarray) -> int:
+    """One distinct int64 per entry ``j``, ascending in (score descending, ``j``).
+
+    The score's order-preserving bits give up their lowest ``log2 n`` bits to make room for
+    ``j``, so scores closer than that may come out in the wrong order: :func:`_fix_order`
+    repairs them. Returns the mask of the entry bits.
+    """
+    bits = 0
+    while (1 << bits) < n:
+        bits += 1
+    mask = np.uint64((1 << bits) - 1)
+    for j in range(n):
+        b = np.float64(s_scores[j] + 0.0).view(np.uint64)  # + 0.0 makes -0.0 into 0.0
+        ascending = ~b if b & _SIGN else b | _SIGN
+        keys[j] = np.int64(((~ascending & ~mask) | np.uint64(j)) ^ _SIGN)
+    return np.int64(mask)
+
+
+@numba.njit(cache=True, nogil=True)
+def _sort_keys(keys: np.ndarray, n: int, tmp: np.ndarray) -> None:
+    """Merge sort of distinct int64 keys, ascending; the merge has no data-dependent branch."""
+    for lo in range(0, n, _RUN):
+        hi = min(lo + _RUN, n)
+        for i in range(lo + 1, hi):
+            k = keys[i]
+            j = i
+            while j > lo and k < keys[j - 1]:
+                keys[j] = keys[j - 1]
+                j -= 1
+            keys[j] = k
+    src = keys
+    dst = tmp
+    in_tmp = False
+    width = _RUN
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            o = lo
+            while i < mid and j < hi:
+                a = src[i]
+                b = src[j]
+                right = b < a
+                dst[o] = b if right else a
+                j += right
+                i += 1 - right
+                o += 1
+            while i < mid:
+                dst[o] = src[i]
+                i += 1
+                o += 1
+            while j < hi:
+                dst[o] = src[j]
+                j += 1
+                o += 1
+        src, dst = dst, src
+        in_tmp = not in_tmp
+        width *= 2
+    if in_tmp:
+        keys[:n] = tmp[:n]
+
+
+@numba.njit(cache=True, nogil=True)
+def _fix_order(entry_at: np.ndarray, n: int, s_scores: np.ndarray) -> None:
+    """Insertion sort of entries by (score descending, entry): linear when nearly sorted."""
+    for i in range(1, n):
+        x = entry_at[i]
+        j = i
+        while j > 0:
+            y = entry_at[j - 1]
+            if not (s_scores[x] > s_scores[y] or (s_scores[x] == s_scores[y] and x < y)):
+                break
+            entry_at[j] = y
+            j -= 1
+        entry_at[j] = x
+
+
+@numba.njit(cache=True, nogil=True)
+def _sort_by_score(n: int, s_scores: np.ndarray, keys: np.ndarray, tmp: np.ndarray,
+                   entry_at: np.ndarray) -> None:
+    """``entry_at[r]``: the entry at rank ``r`` by score descending, ties by entry."""
+    mask = _packed_keys(s_scores, n, keys)
+    if n <= _COUNT_MAX:
+        for i in range(n):
+            ki = keys[i]
+            r = 0
+            for j in range(n):  # branch-free: vector compares
+                r += keys[j] < ki
+            entry_at[r] = i
+    else:
+        _sort_keys(keys, n, tmp)
+        for r in range(n):
+            entry_at[r] = (keys[r] ^ np.int64(_SIGN)) & mask
+    _fix_order(entry_at, n, s_scores)
+
+
+@numba.njit(cache=True, nogil=True)
+def _sort_ranks(idx: np.ndarray, n: int, tmp: np.ndarray, scores: np.ndarray,
+                items: np.ndarray, rel: np.ndarray, gain: np.ndarray, ties: int) -> None:
+    """Merge sort of positions ``idx[:n]`` by :func:`_before` (any tie policy)."""
+    width = 1
+    src = idx
+    dst = tmp
+    in_tmp = False
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            o = lo
+            while i < mid and j < hi:
+                if _before(src[j], src[i], scores, items, rel, gain, ties):
+                    dst[o] = src[j]
+                    j += 1
+                else:
+                    dst[o] = src[i]
+                    i += 1
+                o += 1
+            while i < mid:
+                dst[o] = src[i]
+                i += 1
+                o += 1
+            while j < hi:
+                dst[o] = src[j]
+                j += 1
+                o += 1
+        src, dst = dst, src
+        in_tmp = not in_tmp
+        width *= 2
+    if in_tmp:
+        idx[:n] = tmp[:n]
+
+
+@numba.njit(cache=True, nogil=True)
+def _ties_at_cuts(s_scores: np.ndarray, n: int, cut_ks: np.ndarray, tie_at_cut: np.ndarray,
+                  row: int, v_keys: np.ndarray, v_stamps: np.ndarray, v_done: np.ndarray,
+                  stamp: int) -> None:
+    """Flag cutoff ``k`` when ranks ``k`` and ``k + 1`` hold equal scores, without sorting.
+
+    Only a repeated score can straddle a cutoff: its tie group holds the ranks
+    ``[above, above + equal)``, where ``above`` scores are higher and ``equal`` the same.
+    """
+    if len(cut_ks) == 0 or n <= cut_ks[0]:
+        return
+    mask = len(v_keys) - 1
+    shift = _shift(len(v_keys))
+    for j in range(n):
+        v = s_scores[j]
+        key = np.float64(v + 0.0).view(np.int64)  # -0.0 and 0.0 tie: one key
+        slot = _slot(key, shift)
+        while v_stamps[slot] == stamp and v_keys[slot] != key:
+            slot = (slot + 1) & mask
+        if v_stamps[slot] != stamp:  # first time this score is seen
+            v_stamps[slot] = stamp
+            v_keys[slot] = key
+            continue
+        if v_done[slot] == stamp:
+            continue
+        v_done[slot] = stamp
+        above = 0
+        equal = 0
+        for i in range(n):
+            above += s_scores[i] > v
+            equal += s_scores[i] == v
+        for c in range(len(cut_ks)):
+            if above < cut_ks[c] < above + equal:
+                tie_at_cut[row, c] = True
+
+
+# --- one user --------------------------------------------------------------------------------
+
+
+@numba.njit(cache=True, nogil=True)
+def _evaluate_user(row, u, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,  # type: ignore[no-untyped-def]
+                   families, ks, betas, cut_ks, iopts, fopts, idcg_binary, s, value, num, den,
+                   den2, n_relevant, n_list_out, n_predicted, n_without_truth, n_below,
+                   dup_truth, dup_pred, tie_at_cut):
+    ties = iopts[I_TIES]
+    average_ties = ties == TIES_AVERAGE
+    known = iopts[I_KNOWN] != 0
+    has_score_thr = iopts[I_HAS_SCORE_THR] != 0
+    thr_mode = iopts[I_THR_MODE]
+    gain_scheme = iopts[I_GAIN]
+    need_all = iopts[I_NEED_ALL] != 0
+    kmax = iopts[I_KMAX]
+    need_rprec = iopts[I_NEED_RPREC] != 0
+    score_thr = fopts[F_SCORE_THR]
+    stamp = row + 1
+    # scratch arrays as locals, so that the hot loops see plain arrays
+    keys, stamps, rows, seen = s.keys, s.stamps, s.rows, s.seen
+    shift = _shift(len(keys))
+    t_rel, rel_gains, rel, gain = s.t_rel, s.rel_gains, s.rel, s.gain
+    order, hit_entries, s_scores, s_rel, s_gain = (s.order, s.hit_entries, s.s_scores,
+                                                   s.s_rel, s.s_gain)
+
+    # --- the user's truth: relevance, gains, and the item table ----------------------------
+    t0 = t_indptr[u]
+    m = t_indptr[u + 1] - t0
+    thr = -np.inf
+    if thr_mode == THR_GLOBAL:
+        thr = fopts[F_REL_THR]
+    elif thr_mode == THR_USER_MEAN and m > 0:
+        thr = _mean_in_item_order(t_items[t0 : t0 + m], t_values[t0 : t0 + m])
+    n_rel = 0
+    duplicate = False
+    for i in range(m):
+        if not _add_truth(keys, stamps, rows, shift, stamp, t_items[t0 + i], i):
+            duplicate = True
+        is_rel = t_values[t0 + i] >= thr
+        t_rel[i] = is_rel
+        if is_rel:
+            rel_gains[n_rel] = gain_of(t_values[t0 + i], True, gain_scheme)
+            n_rel += 1
+    if duplicate:
+        dup_truth[row] = t0 + _first_duplicate(t_items[t0 : t0 + m], False)
+    idcg = idcg_binary
+    if gain_scheme != GAIN_BINARY:
+        idcg = s.idcg
+        ideal_dcg(rel_gains[:n_rel], idcg)
+    n_relevant[row] = n_rel
+
+    # --- the user's predictions: judge, filter ---------------------------------------------
+    p0 = p_indptr[u]
+    n = p_indptr[u + 1] - p0
+    n_predicted[row] = n
+    items = p_items[p0 : p0 + n]
+    scores = p_scores[p0 : p0 + n]
+    n_keep = 0
+    n_hits = 0
+    sq_err = 0.0
+    abs_err = 0.0
+    n_pairs = 0
+    n_without = 0
+    n_low = 0
+    duplicate = False
+    for i in range(n):
+        pos, repeat = _add_predicted(keys, stamps, rows, seen, shift, stamp, items[i])
+        duplicate |= repeat
+        rel[i] = 0.0
+        gain[i] = 0.0
+        if pos >= 0:
+            err = scores[i] - t_values[t0 + pos]
+            sq_err += err * err
+            abs_err += abs(err)
+            n_pairs += 1
+            if t_rel[pos]:
+                rel[i] = 1.0
+                gain[i] = gain_of(t_values[t0 + pos], True, gain_scheme)
+        else:
+            n_without += 1
+            if known:
+                continue
+        if has_score_thr and scores[i] < score_thr:
+            n_low += 1
+            continue
+        if rel[i] != 0.0:
+            hit_entries[n_hits] = n_keep
+            n_hits += 1
+        order[n_keep] = i
+        s_scores[n_keep] = scores[i]
+        n_keep += 1
+    n_without_truth[row] = n_without
+    n_below[row] = n_low
+    if duplicate:
+        dup_pred[row] = p0 + _first_duplicate(items, True)
+
+    # --- rank: the picture needs the ranks of the relevant entries, and under ``average``
+    # ties the whole order (tie groups); a full sort only when that is cheaper ---------------
+    n_list = n_keep
+    n_list_out[row] = n_list
+    need = n_list if need_all else max(kmax, n_rel if need_rprec else 0)
+    n_ranks = min(n_list, need)
+    if average_ties or n_hits > 64:
+        if ties == TIES_STABLE or average_ties:
+            _sort_by_score(n_list, s_scores, s.keys64, s.tmp, hit_entries)
+            for r in range(n_list):  # entries -> positions, scores in rank order
+                s.tmp[r] = order[hit_entries[r]]
+            order[:n_list] = s.tmp[:n_list]
+        else:
+            _sort_ranks(order, n_list, s.tmp, scores, items, rel, gain, ties)
+        for r in range(n_list):
+            o = order[r]
+            s_scores[r] = scores[o]
+            s_rel[r] = rel[o]
+            s_gain[r] = gain[o]
+        for c in range(len(cut_ks)):
+            kc = cut_ks[c]
+            if kc < n_list and s_scores[kc - 1] == s_scores[kc]:
+                tie_at_cut[row, c] = True
+    else:
+        s_rel[:n_ranks] = 0.0
+        s_gain[:n_ranks] = 0.0
+        for h in range(n_hits):
+            e = hit_entries[h]
+            r = _rank_of(e, order, n_list, s_scores, scores, items, rel, gain, ties)
+            if r < n_ranks:
+                s_rel[r] = rel[order[e]]
+                s_gain[r] = gain[order[e]]
+        _ties_at_cuts(s_scores, n_list, cut_ks, tie_at_cut, row, s.v_keys, s.v_stamps,
+                      s.v_done, stamp)
+    build_picture(s_scores[:n_list], s_rel[:n_list], s_gain[:n_list], n_ranks, average_ties,
+                  s.hits, s.ap_sum, s.dcg, s.first, s.rr_sum, s.g_start, s.g_size, s.g_rel,
+                  s.g_before)
+    _read_metrics(row, families, ks, betas, iopts, s, n_ranks, n_list, n_rel, idcg, sq_err,
+                  abs_err, n_pairs, value, num, den, den2)
+
+
+@numba.njit(cache=True, nogil=True)
+def _read_metrics(row, families, ks, betas, iopts, s, n_ranks, n_list, n_rel, idcg, sq_err,  # type: ignore[no-untyped-def]
+                  abs_err, n_pairs, value, num, den, den2):
+    """Every requested metric at every cutoff, read off the user's picture."""
+    average_ties = iopts[I_TIES] == TIES_AVERAGE
+    prec_returned = iopts[I_PREC_RETURNED] != 0
+    recall_capped = iopts[I_RECALL_CAPPED] != 0
+    ap_norm = iopts[I_AP_NORM]
+    hits_ = s.hits
+    for c in range(len(families)):
+        fam = families[c]
+        k = ks[c]
+        if fam == _P:
+            v, a, b = precision(hits_, n_ranks, n_list, k, prec_returned)
+        elif fam == _R:
+            v, a, b = recall(hits_, n_ranks, n_rel, k, recall_capped)
+        elif fam == _F:
+            pv, a, b = precision(hits_, n_ranks, n_list, k, prec_returned)
+            rv, _, b2 = recall(hits_, n_ranks, n_rel, k, recall_capped)
+            v = fbeta(pv, rv, betas[c])
+            den2[row, c] = b2
+        elif fam == _AP:
+            v, a, b = average_precision(s.ap_sum, hits_, n_ranks, n_list, n_rel, k, ap_norm,
+                                        average_ties, s.g_start, s.g_size, s.g_rel,
+                                        s.g_before)
+        elif fam == _RPREC:
+            v, a, b = r_precision(hits_, n_ranks, n_rel)
+        elif fam == _NDCG:
+            v, a, b = ndcg(s.dcg, idcg, n_ranks, n_rel, k)
+        elif fam == _RR:
+            v, a, b = reciprocal_rank(s.rr_sum, n_ranks, n_rel, k)
+        elif fam == _HIT:
+            v, a, b = hit(s.first, n_ranks, n_rel, k)
+        elif fam == _RMSE:
+            v, a, b = rmse(sq_err, n_pairs)
+        else:
+            v, a, b = mae(abs_err, n_pairs)
+        value[row, c] = v
+        num[row, c] = a
+        den[row, c] = b
+
+
 @numba.njit(cache=True, parallel=True)
 def _kernel(users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,  # type: ignore[no-untyped-def]
             families, ks, betas, cut_ks, iopts, fopts):
@@ -101,147 +674,26 @@ def _kernel(users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,  # 
     dup_pred = np.full(n_users, -1, dtype=np.int64)
     tie_at_cut = np.zeros((n_users, len(cut_ks)), dtype=np.bool_)
 
-    ties = iopts[I_TIES]
-    average_ties = ties == TIES_AVERAGE
-    known = iopts[I_KNOWN] != 0
-    has_score_thr = iopts[I_HAS_SCORE_THR] != 0
-    thr_mode = iopts[I_THR_MODE]
-    gain_scheme = iopts[I_GAIN]
-    prec_returned = iopts[I_PREC_RETURNED] != 0
-    recall_capped = iopts[I_RECALL_CAPPED] != 0
-    ap_norm = iopts[I_AP_NORM]
-    need_all = iopts[I_NEED_ALL] != 0
-    kmax = iopts[I_KMAX]
-    need_rprec = iopts[I_NEED_RPREC] != 0
-    score_thr = fopts[F_SCORE_THR]
-    rel_thr = fopts[F_REL_THR]
-
-    for row in numba.prange(n_users):
+    # scratch is sized for the longest lists among the evaluated users
+    max_m = 1
+    max_n = 1
+    for row in range(n_users):
         u = users[row]
-        # --- the user's truth, sorted by item for lookups --------------------------------
-        t0 = t_indptr[u]
-        t1 = t_indptr[u + 1]
-        m = t1 - t0
-        t_order = np.argsort(t_items[t0:t1])
-        t_keys = t_items[t0:t1][t_order]
-        t_vals = t_values[t0:t1][t_order]
-        for i in range(1, m):
-            if t_keys[i] == t_keys[i - 1]:
-                dup_truth[row] = t0 + t_order[i]
-                break
-        thr = -np.inf
-        if thr_mode == THR_GLOBAL:
-            thr = rel_thr
-        elif thr_mode == THR_USER_MEAN and m > 0:
-            thr = t_vals.mean()
-        t_rel = t_vals >= thr
-        n_rel = 0
-        for i in range(m):
-            n_rel += int(t_rel[i])
-        rel_gains = np.empty(n_rel)
-        j = 0
-        for i in range(m):
-            if t_rel[i]:
-                rel_gains[j] = gain_of(t_vals[i], True, gain_scheme)
-                j += 1
-        idcg = np.empty(n_rel + 1)
-        ideal_dcg(rel_gains, idcg)
-        n_relevant[row] = n_rel
+        max_m = max(max_m, t_indptr[u + 1] - t_indptr[u])
+        max_n = max(max_n, p_indptr[u + 1] - p_indptr[u])
+    # binary gains make every user's ideal DCG a prefix of one table (the same sums, in order)
+    idcg_binary = np.empty(max_m + 1)
+    ideal_dcg(np.ones(max_m), idcg_binary)
 
-        # --- the user's predictions: judge, filter, rank ---------------------------------
-        p0 = p_indptr[u]
-        p1 = p_indptr[u + 1]
-        n = p1 - p0
-        n_predicted[row] = n
-        items = p_items[p0:p1]
-        scores = p_scores[p0:p1]
-        keep = np.empty(n, dtype=np.int64)
-        rel = np.zeros(n)
-        gain = np.zeros(n)
-        n_keep = 0
-        sq_err = 0.0
-        abs_err = 0.0
-        n_pairs = 0
-        for i in range(n):
-            pos = np.searchsorted(t_keys, items[i])
-            found = pos < m and t_keys[pos] == items[i]
-            if found:
-                err = scores[i] - t_vals[pos]
-                sq_err += err * err
-                abs_err += abs(err)
-                n_pairs += 1
-                if t_rel[pos]:
-                    rel[i] = 1.0
-                    gain[i] = gain_of(t_vals[pos], True, gain_scheme)
-            else:
-                n_without_truth[row] += 1
-                if known:
-                    continue
-            if has_score_thr and scores[i] < score_thr:
-                n_below[row] += 1
-                continue
-            keep[n_keep] = i
-            n_keep += 1
-        if n > 1:
-            by_item = np.argsort(items)
-            for i in range(1, n):
-                if items[by_item[i]] == items[by_item[i - 1]]:
-                    dup_pred[row] = p0 + max(by_item[i], by_item[i - 1])
-                    break
-        keep = keep[:n_keep]
-        order = keep[rank_order(scores[keep], items[keep], rel[keep], gain[keep], ties)]
-        s_scores = scores[order]
-        n_list = n_keep
-        n_list_out[row] = n_list
-        for c in range(len(cut_ks)):
-            kc = cut_ks[c]
-            if kc < n_list and s_scores[kc - 1] == s_scores[kc]:
-                tie_at_cut[row, c] = True
-
-        need = n_list if need_all else max(kmax, n_rel if need_rprec else 0)
-        n_ranks = min(n_list, need)
-        hits_ = np.empty(n_ranks + 1)
-        ap_sum = np.empty(n_ranks + 1)
-        dcg = np.empty(n_ranks + 1)
-        first = np.empty(n_ranks + 1)
-        rr_sum = np.empty(n_ranks + 1)
-        g_start = np.empty(n_ranks, dtype=np.int64)
-        g_size = np.empty(n_ranks, dtype=np.int64)
-        g_rel = np.empty(n_ranks, dtype=np.int64)
-        g_before = np.empty(n_ranks, dtype=np.int64)
-        build_picture(s_scores, rel[order], gain[order], n_ranks, average_ties, hits_, ap_sum,
-                      dcg, first, rr_sum, g_start, g_size, g_rel, g_before)
-
-        # --- every metric at every cutoff, read off the picture --------------------------
-        for c in range(n_metrics):
-            fam = families[c]
-            k = ks[c]
-            if fam == _P:
-                v, a, b = precision(hits_, n_ranks, n_list, k, prec_returned)
-            elif fam == _R:
-                v, a, b = recall(hits_, n_ranks, n_rel, k, recall_capped)
-            elif fam == _F:
-                pv, a, b = precision(hits_, n_ranks, n_list, k, prec_returned)
-                rv, _, b2 = recall(hits_, n_ranks, n_rel, k, recall_capped)
-                v = fbeta(pv, rv, betas[c])
-                den2[row, c] = b2
-            elif fam == _AP:
-                v, a, b = average_precision(ap_sum, hits_, n_ranks, n_list, n_rel, k, ap_norm,
-                                            average_ties, g_start, g_size, g_rel, g_before)
-            elif fam == _RPREC:
-                v, a, b = r_precision(hits_, n_ranks, n_rel)
-            elif fam == _NDCG:
-                v, a, b = ndcg(dcg, idcg, n_ranks, n_rel, k)
-            elif fam == _RR:
-                v, a, b = reciprocal_rank(rr_sum, n_ranks, n_rel, k)
-            elif fam == _HIT:
-                v, a, b = hit(first, n_ranks, n_rel, k)
-            elif fam == _RMSE:
-                v, a, b = rmse(sq_err, n_pairs)
-            else:
-                v, a, b = mae(abs_err, n_pairs)
-            value[row, c] = v
-            num[row, c] = a
-            den[row, c] = b
+    n_blocks = min(n_users, 8 * numba.get_num_threads())
+    for block in numba.prange(n_blocks):
+        lo = block * n_users // n_blocks
+        hi = (block + 1) * n_users // n_blocks
+        s = _make_scratch(max_m, max_n)
+        for row in range(lo, hi):
+            _evaluate_user(row, users[row], t_indptr, t_items, t_values, p_indptr, p_items,
+                           p_scores, families, ks, betas, cut_ks, iopts, fopts, idcg_binary,
+                           s, value, num, den, den2, n_relevant, n_list_out, n_predicted,
+                           n_without_truth, n_below, dup_truth, dup_pred, tie_at_cut)
     return (value, num, den, den2, n_relevant, n_list_out, n_predicted, n_without_truth,
             n_below, dup_truth, dup_pred, tie_at_cut)
