@@ -336,8 +336,12 @@ def _resolve_duplicates(prepared: Prepared, selected: np.ndarray, out: ne.Kernel
                 f"duplicate (user, item) rows in {side}: user {user!r}, item {item!r} appears "
                 "more than once; pass duplicates='first' or 'max' to keep one"
             )
-    truth, n_t = drop_duplicates(prepared.truth, options.duplicates)
-    preds, n_p = drop_duplicates(prepared.predictions, options.duplicates)
+    truth, _ = drop_duplicates(prepared.truth, options.duplicates)
+    preds, _ = drop_duplicates(prepared.predictions, options.duplicates)
+    # count the evaluated users' rows only, as above: the rows of a user who is not evaluated
+    # are never read, so the count must not depend on whether an evaluated user had one too
+    n_t = int((prepared.truth.lengths() - truth.lengths())[selected].sum())
+    n_p = int((prepared.predictions.lengths() - preds.lengths())[selected].sum())
     rows = dict(prepared.rows, truth_dropped_duplicates=n_t, predictions_dropped_duplicates=n_p)
     return Prepared(truth, preds, prepared.users, prepared.items, prepared.in_truth,
                     prepared.in_predictions, rows)
