@@ -106,10 +106,16 @@ def check(data, metrics=METRICS, container="pandas", **opts):
     assert counts["users"]["evaluated"] == len(expected.per_user)
     for m, n in expected.undefined.items():
         assert counts["undefined"]["users"][m] == n, m
+    audit = expected.audit
     rows = counts["rows"]
-    assert rows["truth_dropped_missing_rating"] == expected.dropped["truth_missing_rating"]
-    assert rows["truth_dropped_duplicates"] == expected.dropped["truth_duplicates"]
-    assert rows["predictions_dropped_duplicates"] == expected.dropped["prediction_duplicates"]
+    assert rows["truth_dropped_missing_rating"] == audit["truth_missing_rating"]
+    assert rows["truth_dropped_duplicates"] == audit["truth_duplicates"]
+    assert rows["predictions_dropped_duplicates"] == audit["prediction_duplicates"]
+    assert rows["predictions_without_truth"] == audit["without_truth"]
+    assert rows["predictions_below_score_threshold"] == audit["below_score_threshold"]
+    assert counts["users"]["without_relevant"] == audit["without_relevant"]
+    assert counts["users"]["without_predictions"] == audit["without_predictions"]
+    assert counts["ties_at_cutoff"] == expected.ties_at_cutoff
 
 
 # --- everything at once ----------------------------------------------------------------------

@@ -394,31 +394,37 @@ class Outcome:
     summary: dict[str, float]
     per_user: dict[object, dict[str, float]]
     undefined: dict[str, int] = field(default_factory=dict)
-    dropped: dict[str, int] = field(default_factory=dict)
+    audit: dict[str, int] = field(default_factory=dict)
+    ties_at_cutoff: dict[int, int] = field(default_factory=dict)
 
 
-def _dedupe(
-    rows: Iterable[tuple[object, object, float]], policy: str, side: str
-) -> tuple[dict[object, list[tuple[object, float]]], int]:
-    """Per user, (item, value) in input order with one row per item; rows dropped."""
+def _group(
+    rows: Iterable[tuple[object, object, float]],
+) -> dict[object, list[tuple[object, float]]]:
+    """Per user, (item, value) in input order."""
     per_user: dict[object, list[tuple[object, float]]] = {}
     for user, item, value in rows:
         per_user.setdefault(user, []).append((item, value))
+    return per_user
+
+
+def _dedupe(
+    lst: list[tuple[object, float]], policy: str, side: str, user: object
+) -> tuple[list[tuple[object, float]], int]:
+    """One row per item, in input order (the first row, or the one with the highest value,
+    the first of equals); the rows dropped."""
+    keep: dict[object, int] = {}
     dropped = 0
-    out: dict[object, list[tuple[object, float]]] = {}
-    for user, lst in per_user.items():
-        keep: dict[object, int] = {}
-        for pos, (item, value) in enumerate(lst):
-            if item not in keep:
-                keep[item] = pos
-                continue
-            dropped += 1
-            if policy == "error":
-                raise DuplicateRow(f"{side}: user {user!r}, item {item!r}")
-            if policy == "max" and value > lst[keep[item]][1]:
-                keep[item] = pos
-        out[user] = [lst[p] for p in sorted(keep.values())]
-    return out, dropped
+    for pos, (item, value) in enumerate(lst):
+        if item not in keep:
+            keep[item] = pos
+            continue
+        dropped += 1
+        if policy == "error":
+            raise DuplicateRow(f"{side}: user {user!r}, item {item!r}")
+        if policy == "max" and value > lst[keep[item]][1]:
+            keep[item] = pos
+    return [lst[p] for p in sorted(keep.values())], dropped
 
 
 def evaluate(
@@ -428,15 +434,17 @@ def evaluate(
     **options: object,
 ) -> Outcome:
     """The reference evaluation. Rows are ``(user, item, rating)`` and ``(user, item, score)``
-    in input order; a rating may be NaN (unknown: the row is dropped)."""
+    in input order; a rating may be NaN (unknown: the row is dropped).
+
+    The rows of a user who is not evaluated are not read: a duplicate there is neither an
+    error nor counted."""
     opts = Opts(**options)  # type: ignore[arg-type]
     specs = [parse(m) for m in metrics]
     truth_rows = list(truth_rows)
     kept = [r for r in truth_rows if not (isinstance(r[2], float) and math.isnan(r[2]))]
-    truth, t_dropped = _dedupe(kept, opts.duplicates, "truth")
-    preds, p_dropped = _dedupe(prediction_rows, opts.duplicates, "predictions")
+    t_raw, p_raw = _group(kept), _group(prediction_rows)
 
-    t_users, p_users = set(truth), set(preds)
+    t_users, p_users = set(t_raw), set(p_raw)
     selected = {
         "truth": t_users,
         "relevant": t_users,
@@ -444,14 +452,48 @@ def evaluate(
         "predictions": p_users,
         "union": t_users | p_users,
     }[opts.users]
-    values: dict[object, dict[str, Value]] = {}
+    if not selected:
+        raise NoUser(f"no user selected by users={opts.users!r}")
+    truth: dict[object, list[tuple[object, float]]] = {}
+    preds: dict[object, list[tuple[object, float]]] = {}
+    audit = {"truth_duplicates": 0, "prediction_duplicates": 0,
+             "truth_missing_rating": len(truth_rows) - len(kept)}
     for user in sorted(selected):  # type: ignore[type-var]
-        v, n_rel = user_values(dict(truth.get(user, [])), preds.get(user, []), specs, opts)
+        truth[user], n = _dedupe(t_raw.get(user, []), opts.duplicates, "truth", user)
+        audit["truth_duplicates"] += n
+    for user in sorted(selected):  # type: ignore[type-var]
+        preds[user], n = _dedupe(p_raw.get(user, []), opts.duplicates, "predictions", user)
+        audit["prediction_duplicates"] += n
+
+    values: dict[object, dict[str, Value]] = {}
+    n_relevant: dict[object, int] = {}
+    for user in sorted(selected):  # type: ignore[type-var]
+        v, n_rel = user_values(dict(truth[user]), preds[user], specs, opts)
         if opts.users == "relevant" and n_rel == 0:
             continue
         values[user] = v
+        n_relevant[user] = n_rel
     if not values:
         raise NoUser(f"no user selected by users={opts.users!r}")
+
+    # the audit of the evaluated users' predictions
+    cuts = sorted({m.k for m in specs if m.family in RANKING and m.family != "Rprec" and m.k})
+    ties_at_cut = dict.fromkeys(cuts, 0)
+    for user in values:
+        in_truth = dict(truth[user])
+        listed = [(i, s) for i, s in preds[user] if opts.protocol == "full" or i in in_truth]
+        audit["without_truth"] = audit.get("without_truth", 0) + sum(
+            i not in in_truth for i, _ in preds[user])
+        below = [s for _, s in listed
+                 if opts.score_threshold is not None and s < opts.score_threshold]
+        audit["below_score_threshold"] = audit.get("below_score_threshold", 0) + len(below)
+        scores = sorted((s for _, s in listed if opts.score_threshold is None
+                         or s >= opts.score_threshold), reverse=True)
+        for k in cuts:
+            if k < len(scores) and scores[k - 1] == scores[k]:
+                ties_at_cut[k] += 1
+    audit["without_relevant"] = sum(n == 0 for n in n_relevant.values())
+    audit["without_predictions"] = sum(not preds[u] for u in values)
 
     summary: dict[str, float] = {}
     per_user: dict[object, dict[str, float]] = {u: {} for u in values}
@@ -482,13 +524,7 @@ def evaluate(
         else:
             used = [x for x in filled.values() if not math.isnan(x)]
             summary[m.name] = _mean(used) if used else math.nan
-    return Outcome(
-        summary,
-        per_user,
-        undefined,
-        {"truth_duplicates": t_dropped, "prediction_duplicates": p_dropped,
-         "truth_missing_rating": len(truth_rows) - len(kept)},
-    )
+    return Outcome(summary, per_user, undefined, audit, ties_at_cut)
 
 
 def _micro(metric: Metric, vals: list[Value]) -> float:
