@@ -428,3 +428,14 @@ def test_scores_as_numpy_arrays_in_a_dict():
     truth = {"user": np.array([1, 1]), "item": np.array([1, 2])}
     preds = {"user": np.array([1, 1]), "item": np.array([2, 3]), "score": np.array([0.9, 0.1])}
     assert evaluate(truth, preds, ["P@1"]).summary["P@1"] == 1.0
+
+
+def test_empty_error_says_why_ndcg_is_undefined():
+    truth = pd.DataFrame({"user": [1, 2], "item": [10, 10], "rating": [0.0, 4.0]})
+    preds = pd.DataFrame({"user": [1, 2], "item": [10, 10], "score": [1.0, 1.0]})
+    # user 1 has a relevant item (no threshold) whose linear gain is 0: IDCG = 0
+    with pytest.raises(UndefinedMetricError, match=r"nDCG@2.*user 1.*ideal DCG is 0"):
+        evaluate(truth, preds, ["nDCG@2"], gain="linear", empty="error")
+    with pytest.raises(UndefinedMetricError, match=r"P@2.*user 3.*nothing recommended"):
+        evaluate(pd.concat([truth, pd.DataFrame({"user": [3], "item": [1], "rating": [1.0]})]),
+                 preds, ["P@2"], precision_denominator="returned", empty="error")

@@ -104,4 +104,6 @@ def _micro(spec: MetricSpec, out: KernelOutput, c: int) -> float:
 def _why(spec: MetricSpec, out: KernelOutput, row: int, options: Options) -> str:
     if out.n_relevant[row] == 0 and spec.family is not Family.PRECISION:
         return "no relevant item"
+    if spec.family is Family.NDCG:
+        return "ideal DCG is 0: every relevant item has gain 0"
     return "nothing recommended"
