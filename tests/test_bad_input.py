@@ -212,7 +212,8 @@ def test_cutoff_must_be_an_integer(name):
 @pytest.mark.parametrize(
     ("typo", "suggestion"),
     [("precison@10", "precision@10"), ("recal", "recall"), ("ndgc", "ndcg"), ("Rprc", "rprec"),
-     ("MAPP", "map")],
+     ("MAPP", "map"), ("nDGC@5", "ndcg@5"), ("recal@3", "recall@3"), ("Rprc@5", "rprec'"),
+     ("MRRR", "mrr")],
 )
 def test_unknown_metric_suggests_the_closest(typo, suggestion):
     truth, preds = frames()

@@ -107,11 +107,6 @@ class MetricSpec:
         return base if self.k is None else f"{base}@{self.k}"
 
 
-def _known_names() -> list[str]:
-    names = [*ALIASES, "f1", "f0.5", "f2"]
-    return names + [f"{n}@10" for n in names if ALIASES.get(n) not in UNCUT]
-
-
 def _parse_k(text: str, name: str) -> int:
     try:
         value = float(text)
@@ -152,8 +147,12 @@ def parse_metric(name: str) -> MetricSpec:
     elif key in ALIASES:
         family = ALIASES[key]
     else:
-        close = difflib.get_close_matches(text.lower(), _known_names(), n=1, cutoff=0.4)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        # the closest family name, with the cutoff as written ('nDGC@5' -> 'ndcg@5')
+        close = difflib.get_close_matches(key, [*ALIASES, "f1", "f0.5", "f2"], n=1, cutoff=0.4)
+        hint = ""
+        if close:
+            guess = close[0] if k is None or ALIASES.get(close[0]) in UNCUT else f"{close[0]}@{k}"
+            hint = f"; did you mean {guess!r}?"
         raise ReceValError(f"unknown metric {name!r}{hint}")
     if family in UNCUT and k is not None:
         raise ReceValError(f"metric {name!r}: {CANONICAL[family]} takes no cutoff")
