@@ -137,6 +137,9 @@ def as_container(frame: pd.DataFrame, kind: str, path: Path | None = None) -> ob
     """The same rows as a pandas, polars or Arrow table, a dict of lists or a CSV file."""
     if kind == "pandas":
         return frame
+    if kind == "pandas_chunked":  # pd.concat: string columns backed by several Arrow chunks
+        half = len(frame) // 2
+        return pd.concat([frame.iloc[:half], frame.iloc[half:]], ignore_index=True)
     if kind == "polars":
         return pl.from_pandas(frame)
     if kind == "arrow":
