@@ -237,7 +237,9 @@ def test_average_ties_equal_the_mean_over_every_ordering(case, gain, threshold, 
         assert same(got[name], want, 1e-9), (name, got[name], want)
 
 
-@pytest.mark.parametrize("metric", ["AP@2", "AP@3", "AP@4", "MAP@5", "P@2", "nDCG@3", "RR@3"])
+@pytest.mark.parametrize("metric", ["AP@2", "AP@3", "AP@4", "MAP@5", "MAP", "P@2", "R@3",
+                                    "F1@3", "F0.5@4", "nDCG@3", "nDCG", "RR@3", "MRR",
+                                    "Hit@2", "Rprec"])
 def test_average_ties_by_permuting_the_input_rows(metric):
     """The same list under 720 user ids, one per ordering of the tied items, ranked with
     ``stable`` ties: their mean is what ``average`` must give. The cut at 2, 3 and 4 falls
