@@ -187,7 +187,9 @@ def _raw_column(table: Any, name: str) -> np.ndarray | pa.Array:
                 return series.to_numpy()
             except ValueError:  # nullable integer with missing values
                 return series.to_numpy(dtype=np.float64, na_value=np.nan)
-        return pa.array(series, from_pandas=True)
+        arr = pa.array(series, from_pandas=True)
+        # a pandas 3 ``str`` column built by pd.concat is several Arrow chunks
+        return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
     # polars
     if series.dtype.is_numeric() or str(series.dtype) == "Boolean":
         if series.null_count():

@@ -94,13 +94,28 @@ def run_kernel(
     fopts: np.ndarray,
 ) -> KernelOutput:
     """Evaluate ``users`` (codes into both CSRs); see :func:`_kernel` for the arrays."""
-    return KernelOutput(
-        *_kernel(users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
-                 families, ks, betas, cut_ks, iopts, fopts)
+    n_users, n_metrics = len(users), len(families)
+    # numpy allocates the outputs: it asks for huge pages, so filling a gigabyte of them
+    # costs a fraction of what the 4 KiB page faults of an allocation inside numba cost
+    out = KernelOutput(
+        value=np.full((n_users, n_metrics), np.nan),
+        num=np.zeros((n_users, n_metrics)),
+        den=np.zeros((n_users, n_metrics)),
+        den2=np.zeros((n_users, n_metrics)),
+        n_relevant=np.zeros(n_users, dtype=np.int64),
+        n_list=np.zeros(n_users, dtype=np.int64),
+        n_predicted=np.zeros(n_users, dtype=np.int64),
+        n_without_truth=np.zeros(n_users, dtype=np.int64),
+        n_below_score_threshold=np.zeros(n_users, dtype=np.int64),
+        dup_truth=np.full(n_users, -1, dtype=np.int64),
+        dup_predictions=np.full(n_users, -1, dtype=np.int64),
+        tie_at_cut=np.zeros((n_users, len(cut_ks)), dtype=np.bool_),
     )
-
-
-
+    _kernel(users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores, families, ks,
+            betas, cut_ks, iopts, fopts, numba.get_num_threads(), out.value, out.num, out.den,
+            out.den2, out.n_relevant, out.n_list, out.n_predicted, out.n_without_truth,
+            out.n_below_score_threshold, out.dup_truth, out.dup_predictions, out.tie_at_cut)
+    return out
 
 
 class _Scratch(NamedTuple):
@@ -658,22 +673,11 @@ def _read_metrics(row, families, ks, betas, iopts, s, n_ranks, n_list, n_rel, id
 
 @numba.njit(cache=True, parallel=True)
 def _kernel(users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,  # type: ignore[no-untyped-def]
-            families, ks, betas, cut_ks, iopts, fopts):
+            families, ks, betas, cut_ks, iopts, fopts, n_threads, value, num, den, den2,
+            n_relevant, n_list_out, n_predicted, n_without_truth, n_below, dup_truth, dup_pred,
+            tie_at_cut):
+    """Fill the outputs (see :class:`KernelOutput`) for ``users``, in parallel blocks."""
     n_users = len(users)
-    n_metrics = len(families)
-    value = np.full((n_users, n_metrics), np.nan)
-    num = np.zeros((n_users, n_metrics))
-    den = np.zeros((n_users, n_metrics))
-    den2 = np.zeros((n_users, n_metrics))
-    n_relevant = np.zeros(n_users, dtype=np.int64)
-    n_list_out = np.zeros(n_users, dtype=np.int64)
-    n_predicted = np.zeros(n_users, dtype=np.int64)
-    n_without_truth = np.zeros(n_users, dtype=np.int64)
-    n_below = np.zeros(n_users, dtype=np.int64)
-    dup_truth = np.full(n_users, -1, dtype=np.int64)
-    dup_pred = np.full(n_users, -1, dtype=np.int64)
-    tie_at_cut = np.zeros((n_users, len(cut_ks)), dtype=np.bool_)
-
     # scratch is sized for the longest lists among the evaluated users
     max_m = 1
     max_n = 1
@@ -685,15 +689,11 @@ def _kernel(users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,  # 
     idcg_binary = np.empty(max_m + 1)
     ideal_dcg(np.ones(max_m), idcg_binary)
 
-    n_blocks = min(n_users, 8 * numba.get_num_threads())
+    n_blocks = min(n_users, 8 * n_threads)
     for block in numba.prange(n_blocks):
-        lo = block * n_users // n_blocks
-        hi = (block + 1) * n_users // n_blocks
         s = _make_scratch(max_m, max_n)
-        for row in range(lo, hi):
+        for row in range(block * n_users // n_blocks, (block + 1) * n_users // n_blocks):
             _evaluate_user(row, users[row], t_indptr, t_items, t_values, p_indptr, p_items,
                            p_scores, families, ks, betas, cut_ks, iopts, fopts, idcg_binary,
                            s, value, num, den, den2, n_relevant, n_list_out, n_predicted,
                            n_without_truth, n_below, dup_truth, dup_pred, tie_at_cut)
-    return (value, num, den, den2, n_relevant, n_list_out, n_predicted, n_without_truth,
-            n_below, dup_truth, dup_pred, tie_at_cut)
