@@ -10,8 +10,23 @@ ordering of the tied items (each tie group independently). :func:`brute_force_av
 arrangements of each group's labels instead, which gives the same mean (every distinct
 arrangement of a multiset is produced by the same number of permutations) and stays fast.
 
-Entry point: :func:`evaluate`, which takes rows as plain tuples and returns
-``(summary, per_user)``.
+Entry point: :func:`evaluate`, which takes rows as plain tuples and returns an
+:class:`Outcome` (summary, per-user values, undefined counts, the row and user audit), or
+raises an :class:`OracleError` where receval must refuse the input.
+
+Definitions that SEMANTICS.md leaves to an option or to the implementation, as the public API
+documents them:
+
+- micro averaging sums each user's numerator and denominator (an undefined value adds 0 to
+  both; the empty policy does not apply); micro F is F of micro P and micro R; under
+  ``average`` ties the sums are of expected numerators and denominators;
+- F is undefined when P or R is (nothing returned with the ``returned`` denominator, or no
+  relevant item);
+- nDCG is undefined when the ideal DCG is 0 (no relevant item, or every gain 0);
+- AP over its hits is 0 when there is no hit; AP over ``k`` without a cutoff divides by the
+  list length;
+- RMSE and MAE pool every (user, item) pair on both sides of the evaluated users, before the
+  protocol and the score threshold; they are never set by the empty policy.
 """
 
 from __future__ import annotations
