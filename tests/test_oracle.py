@@ -250,15 +250,9 @@ def test_longer_lists(data, opts):
         numba.set_num_threads(threads)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason="data/columns.py reads a pandas 'str' column made of several Arrow chunks "
-    "(pandas 3, pd.concat) as a pyarrow ChunkedArray; encode_users then fails in "
-    "pa.concat_arrays. Reported; drop this marker (and add 'pandas_chunked' to "
-    "CONTAINERS) once fixed.",
-)
 def test_pandas_string_columns_made_of_several_chunks():
+    """Regression: pandas 3 'str' columns built by pd.concat are several Arrow chunks; they
+    were read as a pyarrow ChunkedArray, and encoding the ids raised a TypeError."""
     data = Data(
         truth=[("u1", "a", 4.0), ("u1", "b", 1.0), ("u2", "a", 5.0), ("u2", "c", 3.0)],
         predictions=[("u1", "a", 0.9), ("u1", "c", 0.8), ("u2", "c", 0.7), ("u2", "b", 0.1)],

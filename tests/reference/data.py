@@ -130,7 +130,7 @@ def options(**fixed: object) -> st.SearchStrategy[dict[str, object]]:
     return st.fixed_dictionaries(choices)
 
 
-CONTAINERS = ["pandas", "polars", "arrow", "dict"]
+CONTAINERS = ["pandas", "pandas_chunked", "polars", "arrow", "dict"]
 
 
 def as_container(frame: pd.DataFrame, kind: str, path: Path | None = None) -> object:
