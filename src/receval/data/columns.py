@@ -181,7 +181,9 @@ def _raw_column(table: Any, name: str) -> np.ndarray | pa.Array:
     if module == "pandas":
         kind = getattr(series.dtype, "kind", "O")
         if kind in "iufb" and series.dtype != object:
-            if series.hasnans if kind == "f" else False:
+            # a numpy float column reads as is, NaN included (no scan of 10^8 values); only
+            # pandas' nullable floats need their missing values turned into NaN
+            if kind == "f" and not isinstance(series.dtype, np.dtype) and series.hasnans:
                 return series.to_numpy(dtype=np.float64)
             try:
                 return series.to_numpy()

@@ -5,7 +5,7 @@ already sorted by user is detected and used without copying.
 
 Why a bucket sort: scattering 10^8 shuffled rows straight to their final places touches a random
 cache line and, worse, a random memory page per row. Two passes are faster than one: the first
-deals rows into at most ~1000 buckets of consecutive users (as many sequential write streams),
+deals rows into at most 256 buckets of consecutive users (as many sequential write streams),
 the second sorts each bucket by user while it sits in cache. Both passes run on all cores, and
 the second works in place, so the only extra memory is two bytes per row. The big arrays are
 allocated by numpy rather than inside numba: numpy asks the kernel for huge pages, which makes
@@ -22,8 +22,8 @@ import numpy as np
 # A bucket of consecutive users should hold about this many rows: its items and values
 # (16 bytes a row) then stay in cache while they are sorted by user.
 _BUCKET_ROWS = 1 << 15
-# ... but pass 2 writes to every bucket at once: more than ~1000 write streams thrash the TLB.
-_MAX_BUCKETS = 1024
+# ... but pass 2 writes to every bucket at once: thousands of write streams thrash the TLB.
+_MAX_BUCKETS = 256
 # Users per bucket are at most 2**16: a row's user within its bucket fits in a uint16.
 _MAX_BUCKET_BITS = 16
 

@@ -95,24 +95,32 @@ def run_kernel(
 ) -> KernelOutput:
     """Evaluate ``users`` (codes into both CSRs); see :func:`_kernel` for the arrays."""
     n_users, n_metrics = len(users), len(families)
-    # numpy allocates the outputs: it asks for huge pages, so filling a gigabyte of them
-    # costs a fraction of what the 4 KiB page faults of an allocation inside numba cost
+    # numpy allocates the outputs with np.empty (malloc): it asks for huge pages, so touching
+    # a gigabyte of them costs a fraction of what 4 KiB page faults cost (np.zeros is calloc,
+    # and numba's own allocations are 4 KiB pages). The kernel writes every value, num and
+    # den; den2 and the flags are only written where they apply, so they are filled first.
+    shape = (n_users, n_metrics)
     out = KernelOutput(
-        value=np.full((n_users, n_metrics), np.nan),
-        num=np.zeros((n_users, n_metrics)),
-        den=np.zeros((n_users, n_metrics)),
-        den2=np.zeros((n_users, n_metrics)),
-        n_relevant=np.zeros(n_users, dtype=np.int64),
-        n_list=np.zeros(n_users, dtype=np.int64),
-        n_predicted=np.zeros(n_users, dtype=np.int64),
-        n_without_truth=np.zeros(n_users, dtype=np.int64),
-        n_below_score_threshold=np.zeros(n_users, dtype=np.int64),
+        value=np.empty(shape),
+        num=np.empty(shape),
+        den=np.empty(shape),
+        den2=np.full(shape, 0.0),
+        n_relevant=np.empty(n_users, dtype=np.int64),
+        n_list=np.empty(n_users, dtype=np.int64),
+        n_predicted=np.empty(n_users, dtype=np.int64),
+        n_without_truth=np.empty(n_users, dtype=np.int64),
+        n_below_score_threshold=np.empty(n_users, dtype=np.int64),
         dup_truth=np.full(n_users, -1, dtype=np.int64),
         dup_predictions=np.full(n_users, -1, dtype=np.int64),
-        tie_at_cut=np.zeros((n_users, len(cut_ks)), dtype=np.bool_),
+        tie_at_cut=np.full((n_users, len(cut_ks)), False),
     )
+    cols = np.argsort(families, kind="stable")  # metric columns grouped by family
+    runs = np.flatnonzero(np.r_[True, np.diff(families[cols]) != 0, True]).astype(np.int64)
+    if len(families) == 0:
+        runs = runs[:1]
     _kernel(users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores, families, ks,
-            betas, cut_ks, iopts, fopts, numba.get_num_threads(), out.value, out.num, out.den,
+            betas, cols, runs, cut_ks, iopts, fopts, numba.get_num_threads(), out.value,
+            out.num, out.den,
             out.den2, out.n_relevant, out.n_list, out.n_predicted, out.n_without_truth,
             out.n_below_score_threshold, out.dup_truth, out.dup_predictions, out.tie_at_cut)
     return out
@@ -496,7 +504,8 @@ def _ties_at_cuts(s_scores: np.ndarray, n: int, cut_ks: np.ndarray, tie_at_cut: 
 
 @numba.njit(cache=True, nogil=True)
 def _evaluate_user(row, u, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,  # type: ignore[no-untyped-def]
-                   families, ks, betas, cut_ks, iopts, fopts, idcg_binary, s, value, num, den,
+                   families, ks, betas, cols, runs, cut_ks, iopts, fopts, idcg_binary, s, value,
+                   num, den,
                    den2, n_relevant, n_list_out, n_predicted, n_without_truth, n_below,
                    dup_truth, dup_pred, tie_at_cut):
     ties = iopts[I_TIES]
@@ -625,55 +634,84 @@ def _evaluate_user(row, u, t_indptr, t_items, t_values, p_indptr, p_items, p_sco
     build_picture(s_scores[:n_list], s_rel[:n_list], s_gain[:n_list], n_ranks, average_ties,
                   s.hits, s.ap_sum, s.dcg, s.first, s.rr_sum, s.g_start, s.g_size, s.g_rel,
                   s.g_before)
-    _read_metrics(row, families, ks, betas, iopts, s, n_ranks, n_list, n_rel, idcg, sq_err,
-                  abs_err, n_pairs, value, num, den, den2)
+    _read_metrics(row, families, ks, betas, cols, runs, iopts, s, n_ranks, n_list, n_rel, idcg,
+                  sq_err, abs_err, n_pairs, value, num, den, den2)
 
 
 @numba.njit(cache=True, nogil=True)
-def _read_metrics(row, families, ks, betas, iopts, s, n_ranks, n_list, n_rel, idcg, sq_err,  # type: ignore[no-untyped-def]
-                  abs_err, n_pairs, value, num, den, den2):
-    """Every requested metric at every cutoff, read off the user's picture."""
+def _read_metrics(row, families, ks, betas, cols, runs, iopts, s, n_ranks, n_list, n_rel,  # type: ignore[no-untyped-def]
+                  idcg, sq_err, abs_err, n_pairs, value, num, den, den2):
+    """Every requested metric at every cutoff, read off the user's picture.
+
+    ``cols`` lists the metric columns grouped by family, ``cols[runs[g]:runs[g + 1]]`` one
+    family: one dispatch per family and a plain loop over its cutoffs (a dispatch per column
+    mispredicts, and costs more than the metrics themselves).
+    """
     average_ties = iopts[I_TIES] == TIES_AVERAGE
     prec_returned = iopts[I_PREC_RETURNED] != 0
     recall_capped = iopts[I_RECALL_CAPPED] != 0
     ap_norm = iopts[I_AP_NORM]
-    hits_ = s.hits
-    for c in range(len(families)):
-        fam = families[c]
-        k = ks[c]
+    hits_, ap_sum, dcg, first, rr_sum = s.hits, s.ap_sum, s.dcg, s.first, s.rr_sum
+    g_start, g_size, g_rel, g_before = s.g_start, s.g_size, s.g_rel, s.g_before
+    for g in range(len(runs) - 1):
+        lo = runs[g]
+        hi = runs[g + 1]
+        fam = families[cols[lo]]
         if fam == _P:
-            v, a, b = precision(hits_, n_ranks, n_list, k, prec_returned)
+            for i in range(lo, hi):
+                c = cols[i]
+                value[row, c], num[row, c], den[row, c] = precision(
+                    hits_, n_ranks, n_list, ks[c], prec_returned)
         elif fam == _R:
-            v, a, b = recall(hits_, n_ranks, n_rel, k, recall_capped)
+            for i in range(lo, hi):
+                c = cols[i]
+                value[row, c], num[row, c], den[row, c] = recall(
+                    hits_, n_ranks, n_rel, ks[c], recall_capped)
         elif fam == _F:
-            pv, a, b = precision(hits_, n_ranks, n_list, k, prec_returned)
-            rv, _, b2 = recall(hits_, n_ranks, n_rel, k, recall_capped)
-            v = fbeta(pv, rv, betas[c])
-            den2[row, c] = b2
+            for i in range(lo, hi):
+                c = cols[i]
+                pv, num[row, c], den[row, c] = precision(hits_, n_ranks, n_list, ks[c],
+                                                         prec_returned)
+                rv, _, den2[row, c] = recall(hits_, n_ranks, n_rel, ks[c], recall_capped)
+                value[row, c] = fbeta(pv, rv, betas[c])
         elif fam == _AP:
-            v, a, b = average_precision(s.ap_sum, hits_, n_ranks, n_list, n_rel, k, ap_norm,
-                                        average_ties, s.g_start, s.g_size, s.g_rel,
-                                        s.g_before)
+            for i in range(lo, hi):
+                c = cols[i]
+                value[row, c], num[row, c], den[row, c] = average_precision(
+                    ap_sum, hits_, n_ranks, n_list, n_rel, ks[c], ap_norm, average_ties,
+                    g_start, g_size, g_rel, g_before)
         elif fam == _RPREC:
-            v, a, b = r_precision(hits_, n_ranks, n_rel)
+            for i in range(lo, hi):
+                c = cols[i]
+                value[row, c], num[row, c], den[row, c] = r_precision(hits_, n_ranks, n_rel)
         elif fam == _NDCG:
-            v, a, b = ndcg(s.dcg, idcg, n_ranks, n_rel, k)
+            for i in range(lo, hi):
+                c = cols[i]
+                value[row, c], num[row, c], den[row, c] = ndcg(dcg, idcg, n_ranks, n_rel,
+                                                               ks[c])
         elif fam == _RR:
-            v, a, b = reciprocal_rank(s.rr_sum, n_ranks, n_rel, k)
+            for i in range(lo, hi):
+                c = cols[i]
+                value[row, c], num[row, c], den[row, c] = reciprocal_rank(
+                    rr_sum, n_ranks, n_rel, ks[c])
         elif fam == _HIT:
-            v, a, b = hit(s.first, n_ranks, n_rel, k)
+            for i in range(lo, hi):
+                c = cols[i]
+                value[row, c], num[row, c], den[row, c] = hit(first, n_ranks, n_rel, ks[c])
         elif fam == _RMSE:
-            v, a, b = rmse(sq_err, n_pairs)
+            for i in range(lo, hi):
+                c = cols[i]
+                value[row, c], num[row, c], den[row, c] = rmse(sq_err, n_pairs)
         else:
-            v, a, b = mae(abs_err, n_pairs)
-        value[row, c] = v
-        num[row, c] = a
-        den[row, c] = b
+            for i in range(lo, hi):
+                c = cols[i]
+                value[row, c], num[row, c], den[row, c] = mae(abs_err, n_pairs)
 
 
 @numba.njit(cache=True, parallel=True)
 def _kernel(users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,  # type: ignore[no-untyped-def]
-            families, ks, betas, cut_ks, iopts, fopts, n_threads, value, num, den, den2,
+            families, ks, betas, cols, runs, cut_ks, iopts, fopts, n_threads, value, num, den,
+            den2,
             n_relevant, n_list_out, n_predicted, n_without_truth, n_below, dup_truth, dup_pred,
             tie_at_cut):
     """Fill the outputs (see :class:`KernelOutput`) for ``users``, in parallel blocks."""
@@ -694,6 +732,7 @@ def _kernel(users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,  # 
         s = _make_scratch(max_m, max_n)
         for row in range(block * n_users // n_blocks, (block + 1) * n_users // n_blocks):
             _evaluate_user(row, users[row], t_indptr, t_items, t_values, p_indptr, p_items,
-                           p_scores, families, ks, betas, cut_ks, iopts, fopts, idcg_binary,
-                           s, value, num, den, den2, n_relevant, n_list_out, n_predicted,
-                           n_without_truth, n_below, dup_truth, dup_pred, tie_at_cut)
+                           p_scores, families, ks, betas, cols, runs, cut_ks, iopts, fopts,
+                           idcg_binary, s, value, num, den, den2, n_relevant, n_list_out,
+                           n_predicted, n_without_truth, n_below, dup_truth, dup_pred,
+                           tie_at_cut)
