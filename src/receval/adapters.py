@@ -202,8 +202,9 @@ def _label_pairs(labels: Any, n_rows: int, n_labels: int) -> tuple[np.ndarray, n
     rows_list = [np.atleast_1d(np.asarray(row, dtype=np.int64)) for row in labels]
     if len(rows_list) != n_rows:
         raise ReceValError(f"labels has {len(rows_list)} rows; the scores have {n_rows}")
-    rows = np.concatenate([np.full(len(r), i) for i, r in enumerate(rows_list)] or [[]])
-    cols = np.concatenate(rows_list or [[]]).astype(np.int64)
+    empty = np.zeros(0, dtype=np.int64)
+    rows = np.concatenate([np.full(len(r), i) for i, r in enumerate(rows_list)] or [empty])
+    cols = np.concatenate(rows_list or [empty]).astype(np.int64)
     keep = (cols >= 0) & (cols < n_labels)
     return rows[keep].astype(np.int64), cols[keep]
 

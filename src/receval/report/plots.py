@@ -66,10 +66,10 @@ def plot_at_k(results: Results, *, path: str | Path | None = None) -> Figure:
     for i, (name, (ks, p, r)) in enumerate(models.items()):
         for ax, values in zip(axes, (p, r), strict=True):
             ax.plot(ks, values, marker="o", markersize=3, color=_color(i), label=name)
-    for ax, label in zip(axes, ("precision@k", "recall@k"), strict=True):
+    for column, (ax, label) in enumerate(zip(axes, ("precision@k", "recall@k"), strict=True)):
         ax.set_xlabel("k")
         ax.set_ylabel(label)
-        ax.set_ylim(0, _upper(ax))
+        ax.set_ylim(0, _upper([curve[1 + column] for curve in models.values()]))
         ax.xaxis.set_major_locator(_integer_locator())
         _log_x_if_wide(ax, models)
         ax.grid(alpha=0.3)
@@ -151,7 +151,7 @@ def plot_distribution(results: Results, metric: str | None = None, *, bins: int 
     metric = metric or _first_metric(models)
     fig = _figure(6, 4)
     ax = fig.subplots()
-    edges = np.linspace(*_range(models, metric), bins + 1)
+    edges = np.linspace(*_range(models, metric), bins + 1).tolist()
     for i, (name, result) in enumerate(models.items()):
         values = _per_user(result, metric)
         values = values[~np.isnan(values)]
@@ -191,6 +191,7 @@ def plot_comparison(results: Results, metrics: list[str] | None = None, *,
     ax = fig.subplots()
     width = 0.8 / len(models)
     x = np.arange(len(metrics))
+    tops: list[np.ndarray] = []
     for i, (name, result) in enumerate(models.items()):
         means = np.array([result.summary[m] for m in metrics], dtype=float)
         lows = np.array([(cis[(name, m)] or (v, v))[0] for m, v in zip(metrics, means,
@@ -200,9 +201,10 @@ def plot_comparison(results: Results, metrics: list[str] | None = None, *,
         error = np.vstack([np.clip(means - lows, 0, None), np.clip(highs - means, 0, None)])
         ax.bar(x + (i - (len(models) - 1) / 2) * width, means, width, yerr=error, capsize=3,
                color=_color(i), label=name, error_kw={"elinewidth": 1})
+        tops.append(np.maximum(means, highs))
     ax.set_xticks(x, metrics, rotation=30 if len(metrics) > 6 else 0)
     ax.set_ylabel("mean over users")
-    ax.set_ylim(0, _upper(ax))
+    ax.set_ylim(0, _upper(tops))
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize="small")
     shown = sum(v is not None for v in cis.values())
@@ -288,14 +290,14 @@ def _color(i: int) -> str:
     return COLORS[i % len(COLORS)]
 
 
-def _upper(ax: Axes) -> float:
-    top = max((line.get_ydata().max() for line in ax.get_lines() if len(line.get_ydata())),
-              default=0.0)
-    top = max([top, *(p.get_height() for p in ax.patches)], default=0.0)
+def _upper(values: list[np.ndarray]) -> float:
+    """The top of a [0, ...] axis for ``values``: 1.05 past 0.5, else 20% over the largest."""
+    finite = [float(np.nanmax(v)) for v in values if len(v) and not np.isnan(v).all()]
+    top = max(finite, default=0.0)
     return 1.05 if top > 0.5 or not math.isfinite(top) else max(top * 1.2, 0.05)
 
 
-def _log_x_if_wide(ax: Axes, models: dict[str, tuple[np.ndarray, ...]]) -> None:
+def _log_x_if_wide(ax: Axes, models: Mapping[str, tuple[np.ndarray, ...]]) -> None:
     top = max((int(ks.max()) for ks, _, _ in models.values() if len(ks)), default=1)
     if top > 50:
         ax.set_xscale("log")

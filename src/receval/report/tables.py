@@ -56,7 +56,7 @@ def to_json(models: dict[str, Result]) -> str:
         name, result = next(iter(models.items()))
         return json.dumps({**result.to_dict(), "model": name}, default=_json_default)
     dicts = {name: r.to_dict() for name, r in models.items()}
-    out = {"models": list(models)}
+    out: dict[str, Any] = {"models": list(models)}
     out.update({key: {name: d[key] for name, d in dicts.items()}
                 for key in ("summary", "counts", "options")})
     return json.dumps(out, default=_json_default)
