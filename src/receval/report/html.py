@@ -18,7 +18,7 @@ import numpy as np
 from receval._version import __version__
 from receval.report import plots
 from receval.report.models import as_models, curve_points, ranking_metrics, restrict
-from receval.report.tables import counts_line, options_line, rows
+from receval.report.tables import best_indices, counts_line, options_line, rows
 from receval.result import Result
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -97,11 +97,9 @@ def write_report(path: str | Path, results: Result | Mapping[str, Result],
 
 
 def _summary_row(metric: str, values: list[float], n_models: int) -> dict[str, Any]:
-    finite = [v for v in values if not math.isnan(v)]
-    lower_better = metric.upper() in ("RMSE", "MAE")
-    best = (min(finite) if lower_better else max(finite)) if finite and n_models > 1 else None
+    best = best_indices(metric, values) if n_models > 1 else set()
     return {"metric": metric,
-            "cells": [{"text": _fmt(v), "best": best is not None and v == best} for v in values]}
+            "cells": [{"text": _fmt(v), "best": i in best} for i, v in enumerate(values)]}
 
 
 def _options(result: Result) -> list[tuple[str, str]]:

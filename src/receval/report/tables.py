@@ -93,7 +93,7 @@ def to_markdown(models: dict[str, Result]) -> str:
     header = ["metric", *(c.replace("|", "\\|") for c in _columns(models))]
     lines = ["| " + " | ".join(header) + " |", "|:---|" + "---:|" * (len(header) - 1)]
     for metric, values in rows(models):
-        best = _best(metric, values) if len(models) > 1 else set()
+        best = best_indices(metric, values) if len(models) > 1 else set()
         cells = [f"**{_fmt(v)}**" if i in best else _fmt(v) for i, v in enumerate(values)]
         lines.append("| " + " | ".join([metric, *cells]) + " |")
     return "\n".join(lines)
@@ -115,7 +115,7 @@ def to_latex(models: dict[str, Result]) -> str:
     lines.append(" & ".join(["metric", *map(_latex_escape, columns)]) + r" \\")
     lines.append(r"\midrule")
     for metric, values in rows(models):
-        best = _best(metric, values) if len(models) > 1 else set()
+        best = best_indices(metric, values) if len(models) > 1 else set()
         cells = [rf"\textbf{{{_fmt(v)}}}" if i in best else _fmt(v) for i, v in enumerate(values)]
         lines.append(" & ".join([_latex_escape(metric), *cells]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
@@ -137,7 +137,7 @@ def rich_table(models: dict[str, Result], title: str | None = None) -> Table:
     for name in _columns(models):
         table.add_column(name, justify="right")
     for metric, values in rows(models):
-        best = _best(metric, values) if len(models) > 1 else set()
+        best = best_indices(metric, values) if len(models) > 1 else set()
         table.add_row(metric, *(f"[bold green]{_fmt(v)}[/]" if i in best else _fmt(v)
                                 for i, v in enumerate(values)))
     return table
@@ -190,7 +190,13 @@ def _columns(models: dict[str, Result]) -> list[str]:
     return ["value"] if len(models) == 1 else list(models)
 
 
-def _best(metric: str, values: list[float]) -> set[int]:
+def best_indices(metric: str, values: list[float]) -> set[int]:
+    """Which values are best: the lowest for RMSE/MAE, the highest otherwise (NaN never).
+
+    Example:
+        >>> best_indices("P@10", [0.2, 0.3, 0.3]), best_indices("RMSE", [0.9, 0.8])
+        ({1, 2}, {1})
+    """
     finite = [v for v in values if not math.isnan(v)]
     if not finite:
         return set()
