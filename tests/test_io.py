@@ -244,22 +244,23 @@ def test_rich_progress_bar_draws_when_forced(tmp_path: Path) -> None:
     assert "reading model" in out.getvalue()
 
 
-@pytest.mark.parametrize(
-    ("name", "content", "message"),
-    [
-        ("empty.csv", b"", "is empty"),
-        ("header.csv", b"user,item,score\n", "has a header but no rows"),
-        ("semi.csv", b"user;item;score\nu;i;1\n", None),
-        ("bad.csv", b"user,item,score\nu,i,NA\nu,j,abc\n",
-         "'score' must be numeric; .*bad.csv line 3 holds 'abc'"),
-        ("noid.csv", b"user,item,score\nu,i,1\n,j,2\n", "'user' .* has an empty id"),
-        ("bad.parquet", b"PAR1 not really parquet", "cannot read predictions file"),
-        ("bin.csv", b"\x00\x01\x02user,item\n", "binary"),
-        ("trunc.csv", gzip.compress(b"user,item,score\n" * 1000)[:40], "cannot read"),
-        ("ragged.csv", b"user,item,score\nu,i,1\nu,j\n", "Expected 3 columns"),
-        ("bad.jsonl", b'{"user": 1, "item": 2, "score": 1}\n{"user": 1,\n', "cannot read"),
-    ],
-)
+BAD_FILES = [
+    ("empty.csv", b"", "is empty"),
+    ("header.csv", b"user,item,score\n", "has a header but no rows"),
+    ("semi.csv", b"user;item;score\nu;i;1\n", None),
+    ("bad.csv", b"user,item,score\nu,i,NA\nu,j,abc\n",
+     "'score' must be numeric; .*bad.csv line 3 holds 'abc'"),
+    ("noid.csv", b"user,item,score\nu,i,1\n,j,2\n", "'user' .* has an empty id"),
+    ("bad.parquet", b"PAR1 not really parquet", "cannot read predictions file"),
+    ("bin.csv", b"\x00\x01\x02user,item\n", "binary"),
+    ("trunc.csv", gzip.compress(b"user,item,score\n" * 1000, mtime=0)[:40], "cannot read"),
+    ("ragged.csv", b"user,item,score\nu,i,1\nu,j\n", "Expected 3 columns"),
+    ("bad.jsonl", b'{"user": 1, "item": 2, "score": 1}\n{"user": 1,\n', "cannot read"),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "message"), BAD_FILES,
+                         ids=[case[0] for case in BAD_FILES])
 def test_bad_files_are_one_line_errors(tmp_path: Path, name: str, content: bytes,
                                        message: str | None) -> None:
     p = tmp_path / name
