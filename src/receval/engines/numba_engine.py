@@ -136,6 +136,8 @@ class _Scratch(NamedTuple):
     v_keys: np.ndarray  # score table (ties at cutoffs): score bits
     v_stamps: np.ndarray
     v_done: np.ndarray  # stamp once the tie group of that score has been measured
+    rep_entry: np.ndarray  # list entries whose score repeats an earlier one, and its slot
+    rep_slot: np.ndarray
     t_rel: np.ndarray  # per truth row: relevant?
     rel_gains: np.ndarray  # gains of the relevant truth rows (graded ideal DCG)
     idcg: np.ndarray
@@ -177,6 +179,7 @@ def _make_scratch(max_m: int, max_n: int) -> _Scratch:
     return _Scratch(
         np.empty(ci, i64), np.zeros(ci, i64), np.empty(ci, i64), np.zeros(ci, i64),
         np.empty(cv, i64), np.zeros(cv, i64), np.zeros(cv, i64),
+        np.empty(max_n, i64), np.empty(max_n, i64),
         np.empty(max_m, np.bool_), np.empty(max_m), np.empty(max_m + 1),
         np.empty(max_n), np.empty(max_n),
         np.empty(max_n, i64), np.empty(max_n, i64), np.empty(max_n, i64), np.empty(max_n, i64),
@@ -464,31 +467,38 @@ def _sort_ranks(idx: np.ndarray, n: int, tmp: np.ndarray, scores: np.ndarray,
 
 
 @numba.njit(cache=True, nogil=True)
-def _ties_at_cuts(s_scores: np.ndarray, n: int, cut_ks: np.ndarray, tie_at_cut: np.ndarray,
-                  row: int, v_keys: np.ndarray, v_stamps: np.ndarray, v_done: np.ndarray,
-                  stamp: int) -> None:
+def _score_slot(v_keys: np.ndarray, v_stamps: np.ndarray, shift: int, stamp: int,
+                score: float) -> tuple[int, bool]:
+    """The score table's slot for ``score`` (-0.0 and 0.0 are one), and whether it was there."""
+    key = np.float64(score + 0.0).view(np.int64)
+    mask = len(v_keys) - 1
+    slot = _slot(key, shift)
+    while v_stamps[slot] == stamp:
+        if v_keys[slot] == key:
+            return slot, True
+        slot = (slot + 1) & mask
+    v_stamps[slot] = stamp
+    v_keys[slot] = key
+    return slot, False
+
+
+@numba.njit(cache=True, nogil=True)
+def _ties_at_cuts(s_scores: np.ndarray, n: int, rep_entry: np.ndarray, rep_slot: np.ndarray,
+                  n_rep: int, cut_ks: np.ndarray, tie_at_cut: np.ndarray, row: int,
+                  v_done: np.ndarray, stamp: int) -> None:
     """Flag cutoff ``k`` when ranks ``k`` and ``k + 1`` hold equal scores, without sorting.
 
-    Only a repeated score can straddle a cutoff: its tie group holds the ranks
-    ``[above, above + equal)``, where ``above`` scores are higher and ``equal`` the same.
+    Only a repeated score (``rep_entry``, found while judging) can straddle a cutoff: its tie
+    group holds the ranks ``[above, above + equal)``, ``above`` scores being higher.
     """
-    if len(cut_ks) == 0 or n <= cut_ks[0]:
+    if n_rep == 0 or n <= cut_ks[0]:
         return
-    mask = len(v_keys) - 1
-    shift = _shift(len(v_keys))
-    for j in range(n):
-        v = s_scores[j]
-        key = np.float64(v + 0.0).view(np.int64)  # -0.0 and 0.0 tie: one key
-        slot = _slot(key, shift)
-        while v_stamps[slot] == stamp and v_keys[slot] != key:
-            slot = (slot + 1) & mask
-        if v_stamps[slot] != stamp:  # first time this score is seen
-            v_stamps[slot] = stamp
-            v_keys[slot] = key
-            continue
+    for r in range(n_rep):
+        slot = rep_slot[r]
         if v_done[slot] == stamp:
             continue
         v_done[slot] = stamp
+        v = s_scores[rep_entry[r]]
         above = 0
         equal = 0
         for i in range(n):
@@ -560,6 +570,10 @@ def _evaluate_user(row, u, t_indptr, t_items, t_values, p_indptr, p_items, p_sco
     scores = p_scores[p0 : p0 + n]
     n_keep = 0
     n_hits = 0
+    n_rep = 0
+    track_ties = not average_ties and len(cut_ks) > 0
+    v_keys, v_stamps, rep_entry, rep_slot = s.v_keys, s.v_stamps, s.rep_entry, s.rep_slot
+    v_shift = _shift(len(v_keys))
     sq_err = 0.0
     abs_err = 0.0
     n_pairs = 0
@@ -589,6 +603,12 @@ def _evaluate_user(row, u, t_indptr, t_items, t_values, p_indptr, p_items, p_sco
         if rel[i] != 0.0:
             hit_entries[n_hits] = n_keep
             n_hits += 1
+        if track_ties:
+            slot, again = _score_slot(v_keys, v_stamps, v_shift, stamp, scores[i])
+            if again:
+                rep_entry[n_rep] = n_keep
+                rep_slot[n_rep] = slot
+                n_rep += 1
         order[n_keep] = i
         s_scores[n_keep] = scores[i]
         n_keep += 1
@@ -629,8 +649,9 @@ def _evaluate_user(row, u, t_indptr, t_items, t_values, p_indptr, p_items, p_sco
             if r < n_ranks:
                 s_rel[r] = rel[order[e]]
                 s_gain[r] = gain[order[e]]
-        _ties_at_cuts(s_scores, n_list, cut_ks, tie_at_cut, row, s.v_keys, s.v_stamps,
-                      s.v_done, stamp)
+        if track_ties:
+            _ties_at_cuts(s_scores, n_list, rep_entry, rep_slot, n_rep, cut_ks, tie_at_cut, row,
+                          s.v_done, stamp)
     build_picture(s_scores[:n_list], s_rel[:n_list], s_gain[:n_list], n_ranks, average_ties,
                   s.hits, s.ap_sum, s.dcg, s.first, s.rr_sum, s.g_start, s.g_size, s.g_rel,
                   s.g_before)
