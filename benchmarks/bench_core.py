@@ -276,9 +276,13 @@ def work_receval(path: Path, cfg: dict[str, Any]) -> dict[str, Any]:
                                                  cut_ks, iopts, fopts), cfg["repeat"])
     except (AttributeError, TypeError) as err:
         out["kernel_error"] = repr(err)
-    if cfg.get("compare"):  # the definitions the peers share: AP over L, MRR without cutoff
-        same = receval.evaluate(truth, pred, [*metrics, "MRR"], ap_normalizer="relevant")
-        out["values_ap_relevant"] = dict(same.summary)
+    rated = truth.assign(rating=1.0)  # the peers' profiles read relevance from a rating
+    for profile in cfg.get("profiles", []):  # the peer's own definitions (untimed)
+        try:
+            same = receval.evaluate(rated, pred, [*metrics, "MRR"], profile=profile)
+        except TypeError:  # no profiles in this receval: the definitions most peers share
+            same = receval.evaluate(rated, pred, [*metrics, "MRR"], ap_normalizer="relevant")
+        out.setdefault("values_by_profile", {})[profile] = dict(same.summary)
     return out
 
 
@@ -304,7 +308,7 @@ def work_ranx(path: Path, cfg: dict[str, Any]) -> dict[str, Any]:
     # compile ranx's numba code on a tiny input first (receval's is compiled and cached too)
     full_truth, full_pred = truth, pred
     truth, pred = truth.head(50), pred.head(200)
-    ranx.evaluate(*convert(), metrics)
+    ranx.evaluate(*convert(), metrics, make_comparable=True)
     truth, pred = full_truth, full_pred
     conv, (qrels, run) = timed(convert, cfg["peer_repeat"])
     comp, scores = timed(lambda: ranx.evaluate(qrels, run, metrics), cfg["peer_repeat"])
@@ -576,12 +580,13 @@ def main() -> None:
     for tool in ("numpy", "numba_floor", "argsort_csr", "receval"):
         step(tool, tool, args.users)
     if any(p in peers for p in ("ranx", "pytrec_eval")):
-        step("receval_peer", "receval", args.peer_users, compare=True)
+        step("receval_peer", "receval", args.peer_users, profiles=["ranx", "trec_eval"])
     for peer in ("ranx", "pytrec_eval"):
         if peer in peers:
             step(peer, peer, args.peer_users)
     if "recommenders" in peers:
-        step("receval_recommenders", "receval", args.recommenders_users, compare=True)
+        step("receval_recommenders", "receval", args.recommenders_users,
+             profiles=["recommenders"])
         step("recommenders", "recommenders", args.recommenders_users)
 
     res["agreement"] = {}
@@ -590,15 +595,14 @@ def main() -> None:
         res["agreement"]["numba floor"] = agreement(main_rv, res["numba_floor"]["values"])
         res["agreement"]["numba floor (argsort)"] = agreement(
             main_rv, res["numba_floor"]["argsort_values"])
+    profile_of = {"ranx": "ranx", "pytrec_eval": "trec_eval", "recommenders": "recommenders"}
     for peer, size_key in (("ranx", "peer"), ("pytrec_eval", "peer"),
                            ("recommenders", "recommenders")):
         if res.get(peer, {}).get("values"):
+            # receval with the peer's profile (its definitions: AP over L for ranx and
+            # trec_eval, trec_eval's float32 scores and item-id tie order, ...)
             small = res.get(f"receval_{size_key}", {})
-            # AP and MRR are compared where the peers define them (AP over L; MAP@k over
-            # min(k, L) for recommenders, receval's default)
-            mine = dict(small.get("values_ap_relevant", {}))
-            if peer == "recommenders":
-                mine = dict(small.get("values", {}))
+            mine = small.get("values_by_profile", {}).get(profile_of[peer], {})
             res["agreement"][peer] = agreement(mine, res[peer]["values"])
     res["load_after"] = os.getloadavg()
     res["ratios"] = ratios(res)
