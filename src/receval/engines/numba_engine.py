@@ -6,7 +6,8 @@ every cutoff from it. It has no global state and takes plain arrays, so it runs 
 one partition of users (Spark ``mapInArrow``) and on pictures built elsewhere.
 
 Speed (the loop body runs once per user, millions of times): users go in blocks with one
-set of scratch arrays per block, so the per-user work allocates nothing; one small hash table
+set of scratch arrays per block, so the per-user work allocates nothing and calls little
+(the small helpers are inlined: a call costs more than what they do); one small hash table
 per user answers both "is this predicted item in the truth?" and "was it predicted before?";
 and the list is not sorted at all unless the ``average`` tie policy needs its tie groups: the
 picture only needs the ranks of the relevant items (counted, with vectorized compares) and
@@ -194,7 +195,7 @@ def _make_scratch(max_m: int, max_n: int) -> _Scratch:
 _FIB = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing spreads consecutive ids over slots
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _shift(size: int) -> int:
     """64 - log2(size) for a power-of-two table size: the hash keeps the top bits."""
     bits = 0
@@ -203,12 +204,12 @@ def _shift(size: int) -> int:
     return 64 - bits
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _slot(key: int, shift: int) -> int:
     return np.int64((np.uint64(key) * _FIB) >> np.uint64(shift))
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _add_truth(keys: np.ndarray, stamps: np.ndarray, rows: np.ndarray, shift: int,
                stamp: int, key: int, row: int) -> bool:
     """Store truth item ``key`` at truth row ``row``; ``False`` if it is already there."""
@@ -224,7 +225,7 @@ def _add_truth(keys: np.ndarray, stamps: np.ndarray, rows: np.ndarray, shift: in
     return True
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _add_predicted(keys: np.ndarray, stamps: np.ndarray, rows: np.ndarray, seen: np.ndarray,
                    shift: int, stamp: int, key: int) -> tuple[int, bool]:
     """Look predicted item ``key`` up in the truth and mark it predicted, in one probe.
@@ -298,7 +299,7 @@ def _before(a: int, b: int, scores: np.ndarray, items: np.ndarray, rel: np.ndarr
     return a < b
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _rank_of(e: int, order: np.ndarray, n: int, s_scores: np.ndarray, scores: np.ndarray,
              items: np.ndarray, rel: np.ndarray, gain: np.ndarray, ties: int) -> int:
     """The rank (from 0) of entry ``e`` of the kept list ``order[:n]``, by counting.
@@ -466,7 +467,7 @@ def _sort_ranks(idx: np.ndarray, n: int, tmp: np.ndarray, scores: np.ndarray,
         idx[:n] = tmp[:n]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _score_slot(v_keys: np.ndarray, v_stamps: np.ndarray, shift: int, stamp: int,
                 score: float) -> tuple[int, bool]:
     """The score table's slot for ``score`` (-0.0 and 0.0 are one), and whether it was there."""
@@ -513,11 +514,16 @@ def _ties_at_cuts(s_scores: np.ndarray, n: int, rep_entry: np.ndarray, rep_slot:
 
 
 @numba.njit(cache=True, nogil=True)
-def _evaluate_user(row, u, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,  # type: ignore[no-untyped-def]
-                   families, ks, betas, cols, runs, cut_ks, iopts, fopts, idcg_binary, s, value,
-                   num, den,
-                   den2, n_relevant, n_list_out, n_predicted, n_without_truth, n_below,
-                   dup_truth, dup_pred, tie_at_cut):
+def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,  # type: ignore[no-untyped-def]
+                    families, ks, betas, cols, runs, cut_ks, iopts, fopts, idcg_binary, s,
+                    value, num, den, den2, n_relevant, n_list_out, n_predicted, n_without_truth,
+                    n_below, dup_truth, dup_pred, tie_at_cut):
+    """Evaluate ``users[lo:hi]``: one call per block, the loop over users inside.
+
+    A call per user would pass the scratch (dozens of arrays) each time, and reading a field
+    of ``s`` costs a reference count update: both cost more than a user's work, so the
+    fields are read once here.
+    """
     ties = iopts[I_TIES]
     average_ties = ties == TIES_AVERAGE
     known = iopts[I_KNOWN] != 0
@@ -528,140 +534,145 @@ def _evaluate_user(row, u, t_indptr, t_items, t_values, p_indptr, p_items, p_sco
     kmax = iopts[I_KMAX]
     need_rprec = iopts[I_NEED_RPREC] != 0
     score_thr = fopts[F_SCORE_THR]
-    stamp = row + 1
-    # scratch arrays as locals, so that the hot loops see plain arrays
+    track_ties = not average_ties and len(cut_ks) > 0
     keys, stamps, rows, seen = s.keys, s.stamps, s.rows, s.seen
     shift = _shift(len(keys))
-    t_rel, rel_gains, rel, gain = s.t_rel, s.rel_gains, s.rel, s.gain
-    order, hit_entries, s_scores, s_rel, s_gain = (s.order, s.hit_entries, s.s_scores,
-                                                   s.s_rel, s.s_gain)
-
-    # --- the user's truth: relevance, gains, and the item table ----------------------------
-    t0 = t_indptr[u]
-    m = t_indptr[u + 1] - t0
-    thr = -np.inf
-    if thr_mode == THR_GLOBAL:
-        thr = fopts[F_REL_THR]
-    elif thr_mode == THR_USER_MEAN and m > 0:
-        thr = _mean_in_item_order(t_items[t0 : t0 + m], t_values[t0 : t0 + m])
-    n_rel = 0
-    duplicate = False
-    for i in range(m):
-        if not _add_truth(keys, stamps, rows, shift, stamp, t_items[t0 + i], i):
-            duplicate = True
-        is_rel = t_values[t0 + i] >= thr
-        t_rel[i] = is_rel
-        if is_rel:
-            rel_gains[n_rel] = gain_of(t_values[t0 + i], True, gain_scheme)
-            n_rel += 1
-    if duplicate:
-        dup_truth[row] = t0 + _first_duplicate(t_items[t0 : t0 + m], False)
-    idcg = idcg_binary
-    if gain_scheme != GAIN_BINARY:
-        idcg = s.idcg
-        ideal_dcg(rel_gains[:n_rel], idcg)
-    n_relevant[row] = n_rel
-
-    # --- the user's predictions: judge, filter ---------------------------------------------
-    p0 = p_indptr[u]
-    n = p_indptr[u + 1] - p0
-    n_predicted[row] = n
-    items = p_items[p0 : p0 + n]
-    scores = p_scores[p0 : p0 + n]
-    n_keep = 0
-    n_hits = 0
-    n_rep = 0
-    track_ties = not average_ties and len(cut_ks) > 0
-    v_keys, v_stamps, rep_entry, rep_slot = s.v_keys, s.v_stamps, s.rep_entry, s.rep_slot
+    v_keys, v_stamps, v_done = s.v_keys, s.v_stamps, s.v_done
     v_shift = _shift(len(v_keys))
-    sq_err = 0.0
-    abs_err = 0.0
-    n_pairs = 0
-    n_without = 0
-    n_low = 0
-    duplicate = False
-    for i in range(n):
-        pos, repeat = _add_predicted(keys, stamps, rows, seen, shift, stamp, items[i])
-        duplicate |= repeat
-        rel[i] = 0.0
-        gain[i] = 0.0
-        if pos >= 0:
-            err = scores[i] - t_values[t0 + pos]
-            sq_err += err * err
-            abs_err += abs(err)
-            n_pairs += 1
-            if t_rel[pos]:
-                rel[i] = 1.0
-                gain[i] = gain_of(t_values[t0 + pos], True, gain_scheme)
-        else:
-            n_without += 1
-            if known:
-                continue
-        if has_score_thr and scores[i] < score_thr:
-            n_low += 1
-            continue
-        if rel[i] != 0.0:
-            hit_entries[n_hits] = n_keep
-            n_hits += 1
-        if track_ties:
-            slot, again = _score_slot(v_keys, v_stamps, v_shift, stamp, scores[i])
-            if again:
-                rep_entry[n_rep] = n_keep
-                rep_slot[n_rep] = slot
-                n_rep += 1
-        order[n_keep] = i
-        s_scores[n_keep] = scores[i]
-        n_keep += 1
-    n_without_truth[row] = n_without
-    n_below[row] = n_low
-    if duplicate:
-        dup_pred[row] = p0 + _first_duplicate(items, True)
+    rep_entry, rep_slot = s.rep_entry, s.rep_slot
+    t_rel, rel_gains, idcg_user, rel, gain = s.t_rel, s.rel_gains, s.idcg, s.rel, s.gain
+    order, hit_entries, tmp, keys64 = s.order, s.hit_entries, s.tmp, s.keys64
+    s_scores, s_rel, s_gain = s.s_scores, s.s_rel, s.s_gain
+    hits, ap_sum, dcg, first, rr_sum = s.hits, s.ap_sum, s.dcg, s.first, s.rr_sum
+    g_start, g_size, g_rel, g_before = s.g_start, s.g_size, s.g_rel, s.g_before
+    for row in range(lo, hi):
+        u = users[row]
+        stamp = row + 1
+        # --- the user's truth: relevance, gains, and the item table ----------------------------
+        t0 = t_indptr[u]
+        m = t_indptr[u + 1] - t0
+        thr = -np.inf
+        if thr_mode == THR_GLOBAL:
+            thr = fopts[F_REL_THR]
+        elif thr_mode == THR_USER_MEAN and m > 0:
+            thr = _mean_in_item_order(t_items[t0 : t0 + m], t_values[t0 : t0 + m])
+        n_rel = 0
+        duplicate = False
+        for i in range(m):
+            if not _add_truth(keys, stamps, rows, shift, stamp, t_items[t0 + i], i):
+                duplicate = True
+            is_rel = t_values[t0 + i] >= thr
+            t_rel[i] = is_rel
+            if is_rel:
+                rel_gains[n_rel] = gain_of(t_values[t0 + i], True, gain_scheme)
+                n_rel += 1
+        if duplicate:
+            dup_truth[row] = t0 + _first_duplicate(t_items[t0 : t0 + m], False)
+        idcg = idcg_binary
+        if gain_scheme != GAIN_BINARY:
+            idcg = idcg_user
+            ideal_dcg(rel_gains[:n_rel], idcg)
+        n_relevant[row] = n_rel
 
-    # --- rank: the picture needs the ranks of the relevant entries, and under ``average``
-    # ties the whole order (tie groups); a full sort only when that is cheaper ---------------
-    n_list = n_keep
-    n_list_out[row] = n_list
-    need = n_list if need_all else max(kmax, n_rel if need_rprec else 0)
-    n_ranks = min(n_list, need)
-    if average_ties or n_hits > 64:
-        if ties == TIES_STABLE or average_ties:
-            _sort_by_score(n_list, s_scores, s.keys64, s.tmp, hit_entries)
-            for r in range(n_list):  # entries -> positions, scores in rank order
-                s.tmp[r] = order[hit_entries[r]]
-            order[:n_list] = s.tmp[:n_list]
+        # --- the user's predictions: judge, filter ---------------------------------------------
+        p0 = p_indptr[u]
+        n = p_indptr[u + 1] - p0
+        n_predicted[row] = n
+        items = p_items[p0 : p0 + n]
+        scores = p_scores[p0 : p0 + n]
+        n_keep = 0
+        n_hits = 0
+        n_rep = 0
+        sq_err = 0.0
+        abs_err = 0.0
+        n_pairs = 0
+        n_without = 0
+        n_low = 0
+        duplicate = False
+        for i in range(n):
+            pos, repeat = _add_predicted(keys, stamps, rows, seen, shift, stamp, items[i])
+            duplicate |= repeat
+            rel[i] = 0.0
+            gain[i] = 0.0
+            if pos >= 0:
+                err = scores[i] - t_values[t0 + pos]
+                sq_err += err * err
+                abs_err += abs(err)
+                n_pairs += 1
+                if t_rel[pos]:
+                    rel[i] = 1.0
+                    gain[i] = gain_of(t_values[t0 + pos], True, gain_scheme)
+            else:
+                n_without += 1
+                if known:
+                    continue
+            if has_score_thr and scores[i] < score_thr:
+                n_low += 1
+                continue
+            if rel[i] != 0.0:
+                hit_entries[n_hits] = n_keep
+                n_hits += 1
+            if track_ties:
+                slot, again = _score_slot(v_keys, v_stamps, v_shift, stamp, scores[i])
+                if again:
+                    rep_entry[n_rep] = n_keep
+                    rep_slot[n_rep] = slot
+                    n_rep += 1
+            order[n_keep] = i
+            s_scores[n_keep] = scores[i]
+            n_keep += 1
+        n_without_truth[row] = n_without
+        n_below[row] = n_low
+        if duplicate:
+            dup_pred[row] = p0 + _first_duplicate(items, True)
+
+        # --- rank: the picture needs the ranks of the relevant entries, and under ``average``
+        # ties the whole order (tie groups); a full sort only when that is cheaper ---------------
+        n_list = n_keep
+        n_list_out[row] = n_list
+        need = n_list if need_all else max(kmax, n_rel if need_rprec else 0)
+        n_ranks = min(n_list, need)
+        if average_ties or n_hits > 64:
+            if ties == TIES_STABLE or average_ties:
+                _sort_by_score(n_list, s_scores, keys64, tmp, hit_entries)
+                for r in range(n_list):  # entries -> positions, scores in rank order
+                    tmp[r] = order[hit_entries[r]]
+                order[:n_list] = tmp[:n_list]
+            else:
+                _sort_ranks(order, n_list, tmp, scores, items, rel, gain, ties)
+            for r in range(n_list):
+                o = order[r]
+                s_scores[r] = scores[o]
+                s_rel[r] = rel[o]
+                s_gain[r] = gain[o]
+            for c in range(len(cut_ks)):
+                kc = cut_ks[c]
+                if kc < n_list and s_scores[kc - 1] == s_scores[kc]:
+                    tie_at_cut[row, c] = True
         else:
-            _sort_ranks(order, n_list, s.tmp, scores, items, rel, gain, ties)
-        for r in range(n_list):
-            o = order[r]
-            s_scores[r] = scores[o]
-            s_rel[r] = rel[o]
-            s_gain[r] = gain[o]
-        for c in range(len(cut_ks)):
-            kc = cut_ks[c]
-            if kc < n_list and s_scores[kc - 1] == s_scores[kc]:
-                tie_at_cut[row, c] = True
-    else:
-        s_rel[:n_ranks] = 0.0
-        s_gain[:n_ranks] = 0.0
-        for h in range(n_hits):
-            e = hit_entries[h]
-            r = _rank_of(e, order, n_list, s_scores, scores, items, rel, gain, ties)
-            if r < n_ranks:
-                s_rel[r] = rel[order[e]]
-                s_gain[r] = gain[order[e]]
-        if track_ties:
-            _ties_at_cuts(s_scores, n_list, rep_entry, rep_slot, n_rep, cut_ks, tie_at_cut, row,
-                          s.v_done, stamp)
-    build_picture(s_scores[:n_list], s_rel[:n_list], s_gain[:n_list], n_ranks, average_ties,
-                  s.hits, s.ap_sum, s.dcg, s.first, s.rr_sum, s.g_start, s.g_size, s.g_rel,
-                  s.g_before)
-    _read_metrics(row, families, ks, betas, cols, runs, iopts, s, n_ranks, n_list, n_rel, idcg,
-                  sq_err, abs_err, n_pairs, value, num, den, den2)
+            s_rel[:n_ranks] = 0.0
+            s_gain[:n_ranks] = 0.0
+            for h in range(n_hits):
+                e = hit_entries[h]
+                r = _rank_of(e, order, n_list, s_scores, scores, items, rel, gain, ties)
+                if r < n_ranks:
+                    s_rel[r] = rel[order[e]]
+                    s_gain[r] = gain[order[e]]
+            if track_ties:
+                _ties_at_cuts(s_scores, n_list, rep_entry, rep_slot, n_rep, cut_ks, tie_at_cut, row,
+                              v_done, stamp)
+        build_picture(s_scores[:n_list], s_rel[:n_list], s_gain[:n_list], n_ranks, average_ties,
+                      hits, ap_sum, dcg, first, rr_sum, g_start, g_size, g_rel,
+                      g_before)
+        _read_metrics(row, families, ks, betas, cols, runs, iopts, hits, ap_sum, dcg, first, rr_sum,
+                      g_start, g_size, g_rel, g_before, n_ranks, n_list, n_rel, idcg, sq_err,
+                      abs_err, n_pairs, value, num, den, den2)
 
 
 @numba.njit(cache=True, nogil=True)
-def _read_metrics(row, families, ks, betas, cols, runs, iopts, s, n_ranks, n_list, n_rel,  # type: ignore[no-untyped-def]
-                  idcg, sq_err, abs_err, n_pairs, value, num, den, den2):
+def _read_metrics(row, families, ks, betas, cols, runs, iopts, hits_, ap_sum, dcg, first,  # type: ignore[no-untyped-def]
+                  rr_sum, g_start, g_size, g_rel, g_before, n_ranks, n_list, n_rel, idcg, sq_err,
+                  abs_err, n_pairs, value, num, den, den2):
     """Every requested metric at every cutoff, read off the user's picture.
 
     ``cols`` lists the metric columns grouped by family, ``cols[runs[g]:runs[g + 1]]`` one
@@ -672,8 +683,6 @@ def _read_metrics(row, families, ks, betas, cols, runs, iopts, s, n_ranks, n_lis
     prec_returned = iopts[I_PREC_RETURNED] != 0
     recall_capped = iopts[I_RECALL_CAPPED] != 0
     ap_norm = iopts[I_AP_NORM]
-    hits_, ap_sum, dcg, first, rr_sum = s.hits, s.ap_sum, s.dcg, s.first, s.rr_sum
-    g_start, g_size, g_rel, g_before = s.g_start, s.g_size, s.g_rel, s.g_before
     for g in range(len(runs) - 1):
         lo = runs[g]
         hi = runs[g + 1]
@@ -751,9 +760,8 @@ def _kernel(users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,  # 
     n_blocks = min(n_users, 8 * n_threads)
     for block in numba.prange(n_blocks):
         s = _make_scratch(max_m, max_n)
-        for row in range(block * n_users // n_blocks, (block + 1) * n_users // n_blocks):
-            _evaluate_user(row, users[row], t_indptr, t_items, t_values, p_indptr, p_items,
-                           p_scores, families, ks, betas, cols, runs, cut_ks, iopts, fopts,
-                           idcg_binary, s, value, num, den, den2, n_relevant, n_list_out,
-                           n_predicted, n_without_truth, n_below, dup_truth, dup_pred,
-                           tie_at_cut)
+        _evaluate_users(block * n_users // n_blocks, (block + 1) * n_users // n_blocks, users,
+                        t_indptr, t_items, t_values, p_indptr, p_items, p_scores, families, ks,
+                        betas, cols, runs, cut_ks, iopts, fopts, idcg_binary, s, value, num,
+                        den, den2, n_relevant, n_list_out, n_predicted, n_without_truth,
+                        n_below, dup_truth, dup_pred, tie_at_cut)
