@@ -10,14 +10,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
 
 from receval.exceptions import ReceValError
 
-IdArray = np.ndarray | pa.Array
+IdArray: TypeAlias = np.ndarray | pa.Array
 
 
 @dataclass

@@ -206,7 +206,7 @@ def _shift(size: int) -> int:
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _slot(key: int, shift: int) -> int:
-    return np.int64((np.uint64(key) * _FIB) >> np.uint64(shift))
+    return int(np.int64((np.uint64(key) * _FIB) >> np.uint64(shift)))
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -346,7 +346,7 @@ def _packed_keys(s_scores: np.ndarray, n: int, keys: np.ndarray) -> int:
         b = np.float64(s_scores[j] + 0.0).view(np.uint64)  # + 0.0 makes -0.0 into 0.0
         ascending = ~b if b & _SIGN else b | _SIGN
         keys[j] = np.int64(((~ascending & ~mask) | np.uint64(j)) ^ _SIGN)
-    return np.int64(mask)
+    return int(np.int64(mask))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -471,7 +471,7 @@ def _sort_ranks(idx: np.ndarray, n: int, tmp: np.ndarray, scores: np.ndarray,
 def _score_slot(v_keys: np.ndarray, v_stamps: np.ndarray, shift: int, stamp: int,
                 score: float) -> tuple[int, bool]:
     """The score table's slot for ``score`` (-0.0 and 0.0 are one), and whether it was there."""
-    key = np.float64(score + 0.0).view(np.int64)
+    key = int(np.float64(score + 0.0).view(np.int64))
     mask = len(v_keys) - 1
     slot = _slot(key, shift)
     while v_stamps[slot] == stamp:
@@ -514,7 +514,7 @@ def _ties_at_cuts(s_scores: np.ndarray, n: int, rep_entry: np.ndarray, rep_slot:
 
 
 @numba.njit(cache=True, nogil=True)
-def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,  # type: ignore[no-untyped-def]
+def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
                     families, ks, betas, cols, runs, cut_ks, iopts, fopts, idcg_binary, s,
                     value, num, den, den2, n_relevant, n_list_out, n_predicted, n_without_truth,
                     n_below, dup_truth, dup_pred, tie_at_cut):
@@ -670,7 +670,7 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
 
 
 @numba.njit(cache=True, nogil=True)
-def _read_metrics(row, families, ks, betas, cols, runs, iopts, hits_, ap_sum, dcg, first,  # type: ignore[no-untyped-def]
+def _read_metrics(row, families, ks, betas, cols, runs, iopts, hits_, ap_sum, dcg, first,
                   rr_sum, g_start, g_size, g_rel, g_before, n_ranks, n_list, n_rel, idcg, sq_err,
                   abs_err, n_pairs, value, num, den, den2):
     """Every requested metric at every cutoff, read off the user's picture.
@@ -739,7 +739,7 @@ def _read_metrics(row, families, ks, betas, cols, runs, iopts, hits_, ap_sum, dc
 
 
 @numba.njit(cache=True, parallel=True)
-def _kernel(users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,  # type: ignore[no-untyped-def]
+def _kernel(users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
             families, ks, betas, cols, runs, cut_ks, iopts, fopts, n_threads, value, num, den,
             den2,
             n_relevant, n_list_out, n_predicted, n_without_truth, n_below, dup_truth, dup_pred,
