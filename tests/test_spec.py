@@ -3,6 +3,7 @@
 import pytest
 
 from receval import parse_metric, parse_metrics
+from receval.exceptions import ReceValError
 from receval.measures.spec import Family
 
 
@@ -44,6 +45,14 @@ def test_fbeta_beta_is_parsed() -> None:
 
 def test_comma_list_expands_in_order() -> None:
     assert [s.name for s in parse_metrics("P@5,10,20")] == ["P@5", "P@10", "P@20"]
+
+
+def test_comma_list_mixes_whole_names_and_bare_cutoffs() -> None:
+    names = [s.name for s in parse_metrics(["AP@10, nDCG@5,10,MRR", "F0.5@3,4"])]
+    assert names == ["AP@10", "nDCG@5", "nDCG@10", "MRR", "F0.5@3", "F0.5@4"]
+    assert [s.canonical for s in parse_metrics("MRR,Rprec")] == ["RR", "Rprec"]
+    with pytest.raises(ReceValError, match="must be an integer"):
+        parse_metrics("P@5,2.5")  # a number after a metric is its cutoff, checked as one
 
 
 @pytest.mark.parametrize(

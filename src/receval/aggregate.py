@@ -9,6 +9,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from receval.engines.numba_engine import KernelOutput
@@ -38,36 +39,36 @@ def aggregate(
 
     ``user_name(row)`` names a user for the ``error`` policy's message.
     """
-    values = out.value.copy()
+    values = out.value  # filled in place: the per-user values are the policy's
+    is_rating = np.array([spec.family in RATING for spec in specs], dtype=np.bool_)
+    fill = {"zero": 0.0, "one": 1.0}.get(options.empty, math.nan)
+    n_missing_of, sums = _missing_and_sums(values, ~is_rating, fill)
+    n_users = values.shape[0]
     summary: dict[str, float] = {}
     undefined: dict[str, int] = {}
     used: dict[str, int] = {}
     for c, spec in enumerate(specs):
-        column = values[:, c]
-        missing = np.isnan(column)
-        n_missing = int(missing.sum())
+        n_missing = int(n_missing_of[c])
+        undefined[spec.name] = n_missing
         if spec.family in RATING:
             # a user without rated pairs has no error to pool: not a policy matter
-            undefined[spec.name] = n_missing
-            used[spec.name] = int(len(column) - n_missing)
+            used[spec.name] = n_users - n_missing
             summary[spec.name] = _pooled(spec, out.num[:, c], out.den[:, c])
             continue
-        undefined[spec.name] = n_missing
         if n_missing and options.empty == "error":
-            first = int(np.argmax(missing))
+            first = int(np.argmax(np.isnan(values[:, c])))
             raise UndefinedMetricError(
                 f"{spec.name} is undefined for user {user_name(first)!r} "
                 f"({_why(spec, out, first, options)}); choose empty='zero', 'one' or 'skip'"
             )
-        if options.empty in ("zero", "one"):
-            column[missing] = 0.0 if options.empty == "zero" else 1.0
-        used[spec.name] = int(len(column) - (n_missing if options.empty == "skip" else 0))
+        used[spec.name] = n_users - (n_missing if options.empty == "skip" else 0)
         if options.average == "micro":
             summary[spec.name] = _micro(spec, out, c)
+        elif options.empty == "nan" and n_missing:
+            summary[spec.name] = math.nan
         else:
-            summary[spec.name] = float(np.nanmean(column)) if used[spec.name] else math.nan
-            if options.empty == "nan" and n_missing:
-                summary[spec.name] = math.nan
+            summary[spec.name] = math.fsum(sums[:, c]) / used[spec.name] if used[spec.name] \
+                else math.nan
     rating = {s.name for s in specs if s.family in RATING}
     touched = {name: n for name, n in undefined.items() if n and name not in rating}
     if touched and options.empty != "skip":
@@ -80,6 +81,44 @@ def aggregate(
             stacklevel=3,
         )
     return Aggregated(summary, values, undefined, used)
+
+
+@numba.njit(cache=True, parallel=True)
+def _missing_and_sums(
+    values: np.ndarray, fillable: np.ndarray, fill: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per column: how many values are NaN, and partial sums of the rest (one row per block).
+
+    NaN values of ``fillable`` columns become ``fill`` (unless ``fill`` is NaN) and count in
+    the sums. One pass over the rows, in parallel blocks; each block sums with Neumaier's
+    compensation, so the mean is as exact as ``math.fsum`` of the blocks' sums makes it.
+    """
+    n, m = values.shape
+    n_blocks = max(1, min(n, 64))
+    missing = np.zeros((n_blocks, m), dtype=np.int64)
+    sums = np.zeros((n_blocks, m))
+    do_fill = not np.isnan(fill)
+    for b in numba.prange(n_blocks):
+        total = np.zeros(m)
+        carry = np.zeros(m)
+        for row in range(b * n // n_blocks, (b + 1) * n // n_blocks):
+            for c in range(m):
+                v = values[row, c]
+                if np.isnan(v):
+                    missing[b, c] += 1
+                    if not (do_fill and fillable[c]):
+                        continue
+                    v = fill
+                    values[row, c] = v
+                t = total[c] + v
+                if abs(total[c]) >= abs(v):
+                    carry[c] += (total[c] - t) + v
+                else:
+                    carry[c] += (v - t) + total[c]
+                total[c] = t
+        for c in range(m):
+            sums[b, c] = total[c] + carry[c]
+    return missing.sum(axis=0), sums
 
 
 def _pooled(spec: MetricSpec, num: np.ndarray, den: np.ndarray) -> float:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
+import math
 import re
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -153,12 +155,12 @@ def _semantics_options(f: Callable[..., Any]) -> Callable[..., Any]:
     )(f)
 
 
-def _input_options(f: Callable[..., Any]) -> Callable[..., Any]:
+def _input_options(f: Callable[..., Any], *, required: bool = True) -> Callable[..., Any]:
     """The input files, their formats and column names."""
     options = [
-        click.option("--truth", "-t", required=True, metavar="FILE",
+        click.option("--truth", "-t", required=required, metavar="FILE",
                      help="Truth: CSV, TSV, Parquet, JSON Lines or TREC qrels (gzip welcome)."),
-        click.option("--predictions", "-p", required=True, multiple=True, metavar="FILE",
+        click.option("--predictions", "-p", required=required, multiple=True, metavar="FILE",
                      help="Predictions: CSV, TSV, Parquet, JSON Lines or a TREC run. Repeat to "
                           "compare models side by side (model name = file stem)."),
         click.option("--truth-format", type=click.Choice(INPUT_FORMATS), default="auto",
@@ -323,6 +325,76 @@ def plot(metrics: tuple[str, ...], kind: str, out: str, max_k: int, seed: int,
 # --- helpers ---------------------------------------------------------------------------------
 
 
+# --- explain ---------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("profile_a", metavar="PROFILE_A")
+@click.argument("profile_b", metavar="[PROFILE_B]", required=False)
+@functools.partial(_input_options, required=False)
+@_metrics_option(())
+@click.option("--format", "-f", "fmt", type=click.Choice(("table", "json")), default="table",
+              show_default=True, help="How the comparison is printed on stdout.")
+@_errors_exit_2
+def explain(profile_a: str, profile_b: str | None, metrics: tuple[str, ...], fmt: str,
+            **params: Any) -> None:
+    """Which options differ between two profiles, and on your data how much each one moves
+    each metric (PROFILE_B defaults to receval's defaults; 'defaults' names them too).
+
+    \b
+    receval explain trec_eval ranx
+    receval explain trec_eval kaggle -t test.csv -p run.csv -m AP@10 -m nDCG@10
+    """
+    from receval.profiles import PROFILES
+    from receval.profiles import explain as explain_profiles
+
+    names = [profile_a, profile_b or "defaults"]
+    for name in names:
+        if name not in PROFILES and name != "defaults":
+            raise ReceValError(f"unknown profile {name!r}; known: defaults, "
+                               f"{', '.join(sorted(PROFILES))}")
+    a, b = (None if n == "defaults" else n for n in names)
+    if bool(params["truth"]) != bool(params["predictions"]):
+        raise ReceValError("give both --truth and --predictions (or neither, for the options)")
+    if len(params["predictions"]) > 1:
+        raise ReceValError("explain takes one --predictions file")
+    truth = preds = None
+    if params["truth"]:
+        # each side's relevance threshold is its profile's: the TREC default is not applied
+        truth, _ = _read_truth(params, {})
+        _, _, truth, preds = next(_read_predictions(params, truth))
+    e = explain_profiles(a, b, truth, preds, list(metrics) if metrics else None)
+    if fmt == "json":
+        click.echo(json.dumps(_explanation_dict(e), indent=2, allow_nan=False))
+    elif not e.differences:
+        console.print(f"{e.a} and {e.b} use the same options", highlight=False)
+    else:
+        console.print(e)
+    for label, message in e.errors.items():
+        err_console.print(f"warning: {label}: {message}", style="yellow", highlight=False,
+                          soft_wrap=True)
+
+
+def _explanation_dict(e: Any) -> dict[str, Any]:
+    """:class:`~receval.profiles.Explanation` as plain JSON (undefined numbers are null)."""
+
+    def number(x: float) -> float | None:
+        return None if math.isnan(x) else x
+
+    return {
+        "a": e.a,
+        "b": e.b,
+        "differences": [{"option": d.option, "a": d.a, "b": d.b,
+                         "applies_to": d.scope} for d in e.differences],
+        "metrics": e.metrics,
+        "values": {e.a: {m: number(v) for m, v in e.values_a.items()},
+                   e.b: {m: number(v) for m, v in e.values_b.items()}},
+        "effects": {o: {m: number(v) for m, v in by.items()} for o, by in e.effects.items()},
+        "interaction": {m: number(v) for m, v in e.interaction.items()} if e.metrics else {},
+        "errors": e.errors,
+    }
+
+
 @dataclasses.dataclass
 class _Runs:
     results: dict[str, Result]
@@ -340,34 +412,10 @@ def _evaluate_files(metrics: list[str], params: dict[str, Any], *,
                     top_items: bool = False) -> _Runs:
     """Read the truth once, then read and evaluate each predictions file in turn."""
     import receval
-    from receval import io
-    from receval.io.progress import file_progress
-    from receval.io.source import check_file
 
-    truth_path = check_file(params["truth"], "truth")
-    pred_paths = [check_file(p, "predictions") for p in params["predictions"]]
-    truth_format = io.detect_format(truth_path, "truth", params["truth_format"])
     kwargs = _semantics(params)
-    notes: list[str] = []
-    if truth_format == "trec" and "relevance_threshold" not in kwargs and "profile" not in kwargs:
-        # qrels list judged documents, relevant or not: rel >= 1 is relevant, as in trec_eval
-        kwargs["relevance_threshold"] = 1
-        notes.append("TREC qrels: rel >= 1 is relevant (as trec_eval); "
-                     "--relevance-threshold changes it")
-    reading = {"header": not params["no_header"], "delimiter": params["delimiter"]}
-    with file_progress(truth_path, "truth", err_console) as progress:
-        truth = io.read_truth(truth_path, format=truth_format, user_col=params["user_col"],
-                              item_col=params["item_col"], rating_col=params["rating_col"],
-                              progress=progress, **reading)
-    runs = _Runs({}, {"truth": str(truth_path)}, {}, notes)
-    for name, path in zip(io.model_names(pred_paths), pred_paths, strict=True):
-        with file_progress(path, name, err_console) as progress:
-            preds = io.read_predictions(path, format=params["predictions_format"],
-                                        user_col=params["user_col"],
-                                        item_col=params["item_col"],
-                                        score_col=params["score_col"], progress=progress,
-                                        **reading)
-        aligned_truth, preds = io.align_id_types([truth, preds])
+    truth, runs = _read_truth(params, kwargs)
+    for name, path, aligned_truth, preds in _read_predictions(params, truth):
         with warnings.catch_warnings():
             # said once per model by _warn_undefined, for the metrics asked (not curve extras)
             warnings.simplefilter("ignore", UndefinedMetricWarning)
@@ -376,6 +424,54 @@ def _evaluate_files(metrics: list[str], params: dict[str, Any], *,
         if top_items:
             runs.top_items[name] = _top_items(preds)
     return runs
+
+
+def _read_truth(params: dict[str, Any], kwargs: dict[str, Any]) -> tuple[Any, _Runs]:
+    """The truth table, and an empty :class:`_Runs` holding its path and the reading notes.
+
+    TREC qrels list judged documents, relevant or not: without a threshold or a profile,
+    ``kwargs`` gets ``relevance_threshold=1`` (rel >= 1 is relevant, as in trec_eval).
+    """
+    from receval import io
+    from receval.io.progress import file_progress
+    from receval.io.source import check_file
+
+    truth_path = check_file(params["truth"], "truth")
+    truth_format = io.detect_format(truth_path, "truth", params["truth_format"])
+    notes: list[str] = []
+    if truth_format == "trec" and "relevance_threshold" not in kwargs and "profile" not in kwargs:
+        kwargs["relevance_threshold"] = 1
+        notes.append("TREC qrels: rel >= 1 is relevant (as trec_eval); "
+                     "--relevance-threshold changes it")
+    with file_progress(truth_path, "truth", err_console) as progress:
+        truth = io.read_truth(truth_path, format=truth_format, user_col=params["user_col"],
+                              item_col=params["item_col"], rating_col=params["rating_col"],
+                              progress=progress, **_reading(params))
+    return truth, _Runs({}, {"truth": str(truth_path)}, {}, notes)
+
+
+def _read_predictions(params: dict[str, Any],
+                      truth: Any) -> Iterator[tuple[str, Path, Any, Any]]:
+    """Each predictions file in turn, as ``(model name, path, truth, predictions)``, with the
+    truth's ids and the file's ids of one type (strings if either side has strings)."""
+    from receval import io
+    from receval.io.progress import file_progress
+    from receval.io.source import check_file
+
+    pred_paths = [check_file(p, "predictions") for p in params["predictions"]]
+    for name, path in zip(io.model_names(pred_paths), pred_paths, strict=True):
+        with file_progress(path, name, err_console) as progress:
+            preds = io.read_predictions(path, format=params["predictions_format"],
+                                        user_col=params["user_col"],
+                                        item_col=params["item_col"],
+                                        score_col=params["score_col"], progress=progress,
+                                        **_reading(params))
+        aligned_truth, preds = io.align_id_types([truth, preds])
+        yield name, path, aligned_truth, preds
+
+
+def _reading(params: dict[str, Any]) -> dict[str, Any]:
+    return {"header": not params["no_header"], "delimiter": params["delimiter"]}
 
 
 def _warn_undefined(models: dict[str, Result]) -> None:

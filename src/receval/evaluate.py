@@ -250,9 +250,9 @@ def evaluate_prepared(
                 out.value[none_relevant, c] = np.nan
     user_ids = prepared.users.decode(selected)
     agg = aggregate(specs, out, options, lambda row: _py(user_ids[row]))
-    per_user = pd.DataFrame({"user": user_ids})
-    for c, spec in enumerate(specs):
-        per_user[spec.name] = agg.per_user[:, c]
+    # one block around the value matrix (no copy), then the user column in front
+    per_user = pd.DataFrame(agg.per_user, columns=[s.name for s in specs], copy=False)
+    per_user.insert(0, "user", user_ids)
     counts = _counts(prepared, selected, out, options, agg.undefined, agg.used, cut_ks)
     record = options.to_dict()
     record.update(

@@ -34,6 +34,7 @@ from receval.measures.picture import (
     TIES_STABLE,
     build_picture,
     ideal_dcg,
+    log2_ranks,
 )
 from receval.measures.precision import precision
 from receval.measures.rating import mae, rmse
@@ -515,8 +516,8 @@ def _ties_at_cuts(s_scores: np.ndarray, n: int, rep_entry: np.ndarray, rep_slot:
 
 @numba.njit(cache=True, nogil=True)
 def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
-                    families, ks, betas, cols, runs, cut_ks, iopts, fopts, idcg_binary, s,
-                    value, num, den, den2, n_relevant, n_list_out, n_predicted, n_without_truth,
+                    families, ks, betas, cols, runs, cut_ks, iopts, fopts, idcg_binary, log2_rank,
+                    s, value, num, den, den2, n_relevant, n_list_out, n_predicted, n_without_truth,
                     n_below, dup_truth, dup_pred, tie_at_cut):
     """Evaluate ``users[lo:hi]``: one call per block, the loop over users inside.
 
@@ -571,7 +572,7 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
         idcg = idcg_binary
         if gain_scheme != GAIN_BINARY:
             idcg = idcg_user
-            ideal_dcg(rel_gains[:n_rel], idcg)
+            ideal_dcg(rel_gains[:n_rel], log2_rank, idcg)
         n_relevant[row] = n_rel
 
         # --- the user's predictions: judge, filter ---------------------------------------------
@@ -662,7 +663,7 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
                 _ties_at_cuts(s_scores, n_list, rep_entry, rep_slot, n_rep, cut_ks, tie_at_cut, row,
                               v_done, stamp)
         build_picture(s_scores[:n_list], s_rel[:n_list], s_gain[:n_list], n_ranks, average_ties,
-                      hits, ap_sum, dcg, first, rr_sum, g_start, g_size, g_rel,
+                      log2_rank, hits, ap_sum, dcg, first, rr_sum, g_start, g_size, g_rel,
                       g_before)
         _read_metrics(row, families, ks, betas, cols, runs, iopts, hits, ap_sum, dcg, first, rr_sum,
                       g_start, g_size, g_rel, g_before, n_ranks, n_list, n_rel, idcg, sq_err,
@@ -754,14 +755,15 @@ def _kernel(users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
         max_m = max(max_m, t_indptr[u + 1] - t_indptr[u])
         max_n = max(max_n, p_indptr[u + 1] - p_indptr[u])
     # binary gains make every user's ideal DCG a prefix of one table (the same sums, in order)
+    log2_rank = log2_ranks(max(max_m, max_n))
     idcg_binary = np.empty(max_m + 1)
-    ideal_dcg(np.ones(max_m), idcg_binary)
+    ideal_dcg(np.ones(max_m), log2_rank, idcg_binary)
 
     n_blocks = min(n_users, 8 * n_threads)
     for block in numba.prange(n_blocks):
         s = _make_scratch(max_m, max_n)
         _evaluate_users(block * n_users // n_blocks, (block + 1) * n_users // n_blocks, users,
                         t_indptr, t_items, t_values, p_indptr, p_items, p_scores, families, ks,
-                        betas, cols, runs, cut_ks, iopts, fopts, idcg_binary, s, value, num,
-                        den, den2, n_relevant, n_list_out, n_predicted, n_without_truth,
+                        betas, cols, runs, cut_ks, iopts, fopts, idcg_binary, log2_rank, s, value,
+                        num, den, den2, n_relevant, n_list_out, n_predicted, n_without_truth,
                         n_below, dup_truth, dup_pred, tie_at_cut)

@@ -67,6 +67,7 @@ def build_picture(
     gain: np.ndarray,
     n_ranks: int,
     average_ties: bool,
+    log2_rank: np.ndarray,
     hits: np.ndarray,
     ap_sum: np.ndarray,
     dcg: np.ndarray,
@@ -81,6 +82,8 @@ def build_picture(
 
     ``scores``, ``rel`` (0/1) and ``gain`` are in rank order and cover the whole list (tie
     groups may extend past ``n_ranks``); the output arrays have length ``>= n_ranks + 1``.
+    ``log2_rank[j]`` is ``log2(j + 2)``, the discount of rank ``j + 1`` (see
+    :func:`log2_ranks`: a table, because a ``log2`` per rank costs more than the rest).
     """
     n_list = len(scores)
     hits[0] = ap_sum[0] = dcg[0] = first[0] = rr_sum[0] = 0.0
@@ -92,7 +95,7 @@ def build_picture(
             rank = j + 1.0
             hits[j + 1] = h
             ap_sum[j + 1] = ap_sum[j] + h_j * h / rank
-            dcg[j + 1] = dcg[j] + gain[j] / np.log2(rank + 1.0)
+            dcg[j + 1] = dcg[j] + gain[j] / log2_rank[j]
             is_first = 1.0 if (h_j > 0 and h == 1.0) else 0.0
             first[j + 1] = first[j] + is_first
             rr_sum[j + 1] = rr_sum[j] + is_first / rank
@@ -126,7 +129,7 @@ def build_picture(
                 inner = t * (r - 1) / (n - 1) if n > 1 else 0.0
                 term = p_rel * (before + 1.0 + inner)
             ap_sum[pos + 1] = ap_sum[pos] + term / rank
-            dcg[pos + 1] = dcg[pos] + mean_gain / np.log2(rank + 1.0)
+            dcg[pos + 1] = dcg[pos] + mean_gain / log2_rank[pos]
             p_first = 0.0
             if before == 0 and r > 0:
                 p_first = survive * r / (n - t)
@@ -142,9 +145,26 @@ def build_picture(
 
 
 @numba.njit(cache=True, nogil=True)
-def ideal_dcg(gains_of_relevant: np.ndarray, out: np.ndarray) -> None:
-    """Prefix sums of the DCG of the ideal ordering (gains sorted, highest first)."""
+def log2_ranks(n: int) -> np.ndarray:
+    """The DCG discounts' denominators: ``log2(j + 2)`` for ranks ``j + 1 = 1..n``.
+
+    Example:
+        >>> log2_ranks(3).tolist()
+        [1.0, 1.584962500721156, 2.0]
+    """
+    out = np.empty(n)
+    for j in range(n):
+        out[j] = np.log2(j + 2.0)
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def ideal_dcg(gains_of_relevant: np.ndarray, log2_rank: np.ndarray, out: np.ndarray) -> None:
+    """Prefix sums of the DCG of the ideal ordering (gains sorted, highest first).
+
+    ``log2_rank`` is :func:`log2_ranks` of at least ``len(gains_of_relevant)`` ranks.
+    """
     ordered = np.sort(gains_of_relevant)[::-1]
     out[0] = 0.0
     for j in range(len(ordered)):
-        out[j + 1] = out[j] + ordered[j] / np.log2(j + 2.0)
+        out[j + 1] = out[j] + ordered[j] / log2_rank[j]

@@ -161,12 +161,20 @@ def parse_metric(name: str) -> MetricSpec:
     return MetricSpec(name=text, family=family, k=k, beta=beta)
 
 
+_NUMBER = re.compile(r"[-+]?\d*\.?\d+(?:[eE][-+]?\d+)?")
+
+
 def parse_metrics(names: str | Iterable[str]) -> list[MetricSpec]:
-    """Parse metric names; ``"P@5,10,20"`` expands to three cutoffs; duplicates are an error.
+    """Parse metric names; duplicates are an error.
+
+    A comma list may hold whole names (``"P@10,nDCG@10"``) and bare cutoffs, which repeat the
+    metric before them: ``"P@5,10,20"`` is three cutoffs of precision.
 
     Example:
         >>> [m.name for m in parse_metrics(["P@5,10", "MRR"])]
         ['P@5', 'P@10', 'MRR']
+        >>> [m.name for m in parse_metrics("AP@10,nDCG@5,10,MRR")]
+        ['AP@10', 'nDCG@5', 'nDCG@10', 'MRR']
     """
     if isinstance(names, str):
         names = [names]
@@ -174,10 +182,14 @@ def parse_metrics(names: str | Iterable[str]) -> list[MetricSpec]:
     for raw in names:
         if not isinstance(raw, str):
             raise TypeError(f"a metric name must be a string; got {type(raw).__name__}")
-        base, sep, cuts = raw.partition("@")
-        pieces = cuts.split(",")
-        expanded = [f"{base}@{c.strip()}" for c in pieces] if sep and len(pieces) > 1 else [raw]
-        specs.extend(parse_metric(n) for n in expanded)
+        base = ""
+        for piece in raw.split(","):
+            piece = piece.strip()
+            if base and _NUMBER.fullmatch(piece):  # a bare cutoff: the previous metric's
+                specs.append(parse_metric(f"{base}@{piece}"))
+            else:
+                base = piece.partition("@")[0]
+                specs.append(parse_metric(piece))
     if not specs:
         raise ReceValError("no metric requested; pass e.g. metrics=['P@10', 'nDCG@10']")
     seen: set[str] = set()
