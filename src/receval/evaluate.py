@@ -242,7 +242,7 @@ def evaluate_prepared(
                 "relevant item (check relevance_threshold)"
             )
         selected = selected[keep]
-        out = ne.KernelOutput(*(getattr(out, f)[keep] for f in out.__dataclass_fields__))
+        out = out.take(keep)
     if options.empty_scope == "no_relevant":
         none_relevant = out.n_relevant == 0
         for c, spec in enumerate(specs):
@@ -289,6 +289,7 @@ def kernel_arguments(
     iopts[ne.I_NEED_ALL] = any(s.k is None and s.family is not Family.RPREC for s in ranked)
     iopts[ne.I_KMAX] = max((s.k for s in ranked if s.k), default=0)
     iopts[ne.I_NEED_RPREC] = any(s.family is Family.RPREC for s in specs)
+    iopts[ne.I_PARTS] = options.average == "micro" or any(s.family in RATING for s in specs)
     fopts = np.zeros(2, dtype=np.float64)
     fopts[ne.F_SCORE_THR] = options.score_threshold if options.score_threshold is not None else 0
     fopts[ne.F_REL_THR] = float(rt) if isinstance(rt, int | float) else 0.0

@@ -15,8 +15,9 @@ items (McSherry & Najork, ECIR 2008): linear terms use the tie group's mean rele
 term uses ``E[h_j * hits@j] = (r/n) * (hits_before + 1 + t (r-1)/(n-1))`` for the ``t``-th
 position of a group of ``n`` tied items holding ``r`` relevant ones; the first-hit
 probability follows the hypergeometric law inside the first group holding a relevant item.
-The ``group_*`` arrays record, per rank, its tie group (start, size, relevant count, relevant
-items before it) for the one quantity that is not a prefix sum: AP divided by its own hits.
+Under ``average`` ties the ``group_*`` arrays record, per rank, its tie group (start, size,
+relevant count, relevant items before it) for the one quantity that is not a prefix sum: AP
+divided by its own hits (other tie policies leave them untouched: every group is one item).
 """
 
 from __future__ import annotations
@@ -88,21 +89,25 @@ def build_picture(
     n_list = len(scores)
     hits[0] = ap_sum[0] = dcg[0] = first[0] = rr_sum[0] = 0.0
     if not average_ties:
-        h = 0.0
+        # the sums only move at relevant ranks (a gain is 0 unless its item is relevant):
+        # elsewhere they are carried over, which is what adding the zero terms would give.
+        # The group arrays are only read under ``average`` ties.
+        h = ap = d = f = rr = 0.0
         for j in range(n_ranks):
             h_j = rel[j]
-            h += h_j
-            rank = j + 1.0
+            if h_j != 0.0:
+                h += h_j
+                rank = j + 1.0
+                ap += h_j * h / rank
+                d += gain[j] / log2_rank[j]
+                if h == 1.0:
+                    f += 1.0
+                    rr += 1.0 / rank
             hits[j + 1] = h
-            ap_sum[j + 1] = ap_sum[j] + h_j * h / rank
-            dcg[j + 1] = dcg[j] + gain[j] / log2_rank[j]
-            is_first = 1.0 if (h_j > 0 and h == 1.0) else 0.0
-            first[j + 1] = first[j] + is_first
-            rr_sum[j + 1] = rr_sum[j] + is_first / rank
-            group_start[j] = j
-            group_size[j] = 1
-            group_rel[j] = int(h_j)
-            group_before[j] = int(h - h_j)
+            ap_sum[j + 1] = ap
+            dcg[j + 1] = d
+            first[j + 1] = f
+            rr_sum[j + 1] = rr
         return
     j = 0
     before = 0  # relevant items in the tie groups before this one (a fixed number)
