@@ -13,6 +13,7 @@ import numba
 import numpy as np
 
 from receval.engines.numba_engine import KernelOutput
+from receval.engines.threads import block_bounds, run_blocks
 from receval.exceptions import UndefinedMetricError, UndefinedMetricWarning
 from receval.measures.fbeta import fbeta
 from receval.measures.spec import RATING, Family, MetricSpec
@@ -83,7 +84,6 @@ def aggregate(
     return Aggregated(summary, values, undefined, used)
 
 
-@numba.njit(cache=True, parallel=True)
 def _missing_and_sums(
     values: np.ndarray, fillable: np.ndarray, fill: float
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -93,32 +93,38 @@ def _missing_and_sums(
     the sums. One pass over the rows, in parallel blocks; each block sums with Neumaier's
     compensation, so the mean is as exact as ``math.fsum`` of the blocks' sums makes it.
     """
-    n, m = values.shape
-    n_blocks = max(1, min(n, 64))
-    missing = np.zeros((n_blocks, m), dtype=np.int64)
-    sums = np.zeros((n_blocks, m))
-    do_fill = not np.isnan(fill)
-    for b in numba.prange(n_blocks):
-        total = np.zeros(m)
-        carry = np.zeros(m)
-        for row in range(b * n // n_blocks, (b + 1) * n // n_blocks):
-            for c in range(m):
-                v = values[row, c]
-                if np.isnan(v):
-                    missing[b, c] += 1
-                    if not (do_fill and fillable[c]):
-                        continue
-                    v = fill
-                    values[row, c] = v
-                t = total[c] + v
-                if abs(total[c]) >= abs(v):
-                    carry[c] += (total[c] - t) + v
-                else:
-                    carry[c] += (v - t) + total[c]
-                total[c] = t
-        for c in range(m):
-            sums[b, c] = total[c] + carry[c]
+    bounds = block_bounds(values.shape[0])
+    missing = np.zeros((max(1, len(bounds)), values.shape[1]), dtype=np.int64)
+    sums = np.zeros(missing.shape)
+    run_blocks(_block_missing_and_sums, bounds, values, fillable, fill, missing, sums)
     return missing.sum(axis=0), sums
+
+
+@numba.njit(cache=True, nogil=True)
+def _block_missing_and_sums(block: int, lo: int, hi: int, values: np.ndarray,
+                            fillable: np.ndarray, fill: float, missing: np.ndarray,
+                            sums: np.ndarray) -> None:
+    m = values.shape[1]
+    do_fill = not np.isnan(fill)
+    total = np.zeros(m)
+    carry = np.zeros(m)
+    for row in range(lo, hi):
+        for c in range(m):
+            v = values[row, c]
+            if np.isnan(v):
+                missing[block, c] += 1
+                if not (do_fill and fillable[c]):
+                    continue
+                v = fill
+                values[row, c] = v
+            t = total[c] + v
+            if abs(total[c]) >= abs(v):
+                carry[c] += (total[c] - t) + v
+            else:
+                carry[c] += (v - t) + total[c]
+            total[c] = t
+    for c in range(m):
+        sums[block, c] = total[c] + carry[c]
 
 
 def _pooled(spec: MetricSpec, num: np.ndarray, den: np.ndarray) -> float:

@@ -6,7 +6,8 @@ already sorted by user is detected and used without copying.
 Why a bucket sort: scattering 10^8 shuffled rows straight to their final places touches a random
 cache line and, worse, a random memory page per row. Two passes are faster than one: the first
 deals rows into at most 256 buckets of consecutive users (as many sequential write streams),
-the second sorts each bucket by user while it sits in cache. Both passes run on all cores, and
+the second sorts each bucket by user while it sits in cache. Both passes run on all cores
+(GIL-free numba functions on a few threads, :mod:`receval.engines.threads`), and
 the second works in place, so the only extra memory is two bytes per row. The big arrays are
 allocated by numpy rather than inside numba: numpy asks the kernel for huge pages, which makes
 first-touching gigabytes several times cheaper.
@@ -18,6 +19,9 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
+
+from receval.engines import threads
+from receval.engines.threads import block_bounds, run_blocks
 
 # A bucket of consecutive users should hold about this many rows: its items and values
 # (16 bytes a row) then stay in cache while they are sorted by user.
@@ -68,14 +72,25 @@ def group_by_user(codes: np.ndarray, n_users: int, items: np.ndarray, values: np
         np.cumsum(np.bincount(codes, minlength=n_users), out=indptr[1:])
         return CSR(indptr, items, values)
     bits = _bucket_bits(n, n_users)
-    n_threads = numba.get_num_threads()
-    n_chunks = max(1, min(n_threads, n // 100_000))
+    n_buckets = (n_users + (1 << bits) - 1) >> bits
+    n_chunks = max(1, min(threads.n_threads(), n // 100_000))
+    step = (n + n_chunks - 1) // n_chunks
+    chunks = [(c * step, min(n, (c + 1) * step)) for c in range(n_chunks)]
     indptr = np.zeros(n_users + 1, dtype=np.int64)
     out_items = np.empty(n, dtype=np.int64)
     out_values = np.empty(n, dtype=np.float64)
     local = np.empty(n, dtype=np.uint16)
-    _bucket_sort(codes, items, values, bits, n_chunks, n_threads, indptr, out_items,
-                 out_values, local)
+    # pass 1: rows per (chunk of the input, bucket); then where each chunk's rows of each
+    # bucket go: bucket by bucket, chunks in input order (stable)
+    counts = np.zeros((n_chunks, n_buckets), dtype=np.int64)
+    run_blocks(_count_buckets, chunks, codes, bits, counts)
+    bucket_start = _bucket_offsets(counts)
+    # pass 2: deal the rows into their buckets, keeping each row's user within the bucket
+    run_blocks(_deal, chunks, codes, items, values, bits, counts, out_items, out_values, local)
+    # pass 3: sort each bucket by user, in place through a scratch copy that stays in cache
+    max_rows = int(np.diff(bucket_start).max(initial=0))
+    run_blocks(_sort_buckets, block_bounds(n_buckets), bucket_start, bits, max_rows, local,
+               indptr, out_items, out_values)
     return CSR(indptr, out_items, out_values)
 
 
@@ -98,24 +113,18 @@ def _is_sorted(codes: np.ndarray) -> bool:
     return True
 
 
-@numba.njit(cache=True, parallel=True)
-def _bucket_sort(
-    codes: np.ndarray, items: np.ndarray, values: np.ndarray, bits: int, n_chunks: int,
-    n_threads: int, indptr: np.ndarray, out_items: np.ndarray, out_values: np.ndarray,
-    local: np.ndarray,
-) -> None:
-    """Fill ``indptr``, ``out_items`` and ``out_values``; ``local`` is scratch (one per row)."""
-    n = len(codes)
-    n_users = len(indptr) - 1
-    n_buckets = (n_users + (1 << bits) - 1) >> bits
-    step = (n + n_chunks - 1) // n_chunks
+@numba.njit(cache=True, nogil=True)
+def _count_buckets(chunk: int, lo: int, hi: int, codes: np.ndarray, bits: int,
+                   counts: np.ndarray) -> None:
+    for i in range(lo, hi):
+        counts[chunk, codes[i] >> bits] += 1
 
-    # pass 1: rows per (chunk of the input, bucket)
-    counts = np.zeros((n_chunks, n_buckets), dtype=np.int64)
-    for c in numba.prange(n_chunks):
-        for i in range(c * step, min(n, (c + 1) * step)):
-            counts[c, codes[i] >> bits] += 1
-    # where each chunk's rows of each bucket go: bucket by bucket, chunks in input order
+
+@numba.njit(cache=True, nogil=True)
+def _bucket_offsets(counts: np.ndarray) -> np.ndarray:
+    """Turn ``counts[chunk, bucket]`` into each chunk's first row in each bucket; return the
+    buckets' starts (and the total at the end)."""
+    n_chunks, n_buckets = counts.shape
     bucket_start = np.empty(n_buckets + 1, dtype=np.int64)
     total = 0
     for b in range(n_buckets):
@@ -125,50 +134,57 @@ def _bucket_sort(
             counts[c, b] = total
             total += cnt
     bucket_start[n_buckets] = total
+    return bucket_start
 
-    # pass 2: deal the rows into their buckets (stable), keeping each row's user in the bucket
+
+@numba.njit(cache=True, nogil=True)
+def _deal(chunk: int, lo: int, hi: int, codes: np.ndarray, items: np.ndarray,
+          values: np.ndarray, bits: int, counts: np.ndarray, out_items: np.ndarray,
+          out_values: np.ndarray, local: np.ndarray) -> None:
     low = (1 << bits) - 1
-    for c in numba.prange(n_chunks):
-        for i in range(c * step, min(n, (c + 1) * step)):
-            u = codes[i]
-            b = u >> bits
-            pos = counts[c, b]
-            counts[c, b] = pos + 1
-            out_items[pos] = items[i]
-            out_values[pos] = values[i]
-            local[pos] = u & low
+    for i in range(lo, hi):
+        u = codes[i]
+        b = u >> bits
+        pos = counts[chunk, b]
+        counts[chunk, b] = pos + 1
+        out_items[pos] = items[i]
+        out_values[pos] = values[i]
+        local[pos] = u & low
 
-    # pass 3: sort each bucket by user, in place through a scratch copy that stays in cache
-    max_rows = 0
-    for b in range(n_buckets):
-        max_rows = max(max_rows, bucket_start[b + 1] - bucket_start[b])
-    n_blocks = min(n_buckets, 8 * n_threads)
-    for block in numba.prange(n_blocks):
-        tmp_items = np.empty(max_rows, dtype=np.int64)
-        tmp_values = np.empty(max_rows, dtype=np.float64)
-        start = np.empty((1 << bits) + 1, dtype=np.int64)
-        for b in range(block * n_buckets // n_blocks, (block + 1) * n_buckets // n_blocks):
-            lo = bucket_start[b]
-            hi = bucket_start[b + 1]
-            first_user = b << bits
-            n_local = min(1 << bits, n_users - first_user)
-            start[: n_local + 1] = 0
-            for i in range(lo, hi):
-                start[local[i] + 1] += 1
-            start[0] = lo
-            for j in range(n_local):
-                start[j + 1] += start[j]
-                indptr[first_user + j + 1] = start[j + 1]
-            if n_local == 1:
-                continue
-            tmp_items[: hi - lo] = out_items[lo:hi]
-            tmp_values[: hi - lo] = out_values[lo:hi]
-            for i in range(hi - lo):
-                j = local[lo + i]
-                pos = start[j]
-                start[j] = pos + 1
-                out_items[pos] = tmp_items[i]
-                out_values[pos] = tmp_values[i]
+
+@numba.njit(cache=True, nogil=True)
+def _sort_buckets(block: int, b_lo: int, b_hi: int, bucket_start: np.ndarray, bits: int,
+                  max_rows: int, local: np.ndarray, indptr: np.ndarray, out_items: np.ndarray,
+                  out_values: np.ndarray) -> None:
+    """Counting sort of buckets ``b_lo:b_hi`` by user, filling their users' ``indptr``."""
+    n_users = len(indptr) - 1
+    tmp_items = np.empty(max_rows, dtype=np.int64)
+    tmp_values = np.empty(max_rows, dtype=np.float64)
+    start = np.empty((1 << bits) + 1, dtype=np.int64)
+    for b in range(b_lo, b_hi):
+        lo = bucket_start[b]
+        hi = bucket_start[b + 1]
+        first_user = b << bits
+        n_local = min(1 << bits, n_users - first_user)
+        for j in range(n_local + 1):
+            start[j] = 0
+        for i in range(lo, hi):
+            start[local[i] + 1] += 1
+        start[0] = lo
+        for j in range(n_local):
+            start[j + 1] += start[j]
+            indptr[first_user + j + 1] = start[j + 1]
+        if n_local == 1:
+            continue
+        for i in range(hi - lo):
+            tmp_items[i] = out_items[lo + i]
+            tmp_values[i] = out_values[lo + i]
+        for i in range(hi - lo):
+            j = local[lo + i]
+            pos = start[j]
+            start[j] = pos + 1
+            out_items[pos] = tmp_items[i]
+            out_values[pos] = tmp_values[i]
 
 
 def drop_duplicates(csr: CSR, keep: str) -> tuple[CSR, int]:

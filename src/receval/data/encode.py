@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from receval.data.columns import IdArray
+from receval.engines.threads import block_bounds, run_blocks
 
 # Integer ids up to this multiple of the row count are encoded with a direct lookup table.
 _DENSE_FACTOR = 4
@@ -131,35 +132,50 @@ def _encode_ints(
     return inverse[: len(truth)], inverse[len(truth) :], Dictionary(ids), len(ids)
 
 
-@numba.njit(cache=True, parallel=True)
 def _min_max(a: np.ndarray, b: np.ndarray) -> tuple[int, int]:
-    """The smallest and largest value of two non-empty arrays, in one parallel pass."""
-    lo = min(a[0], b[0])
-    hi = max(a[0], b[0])
-    for i in numba.prange(len(a)):
-        lo = min(lo, a[i])
-        hi = max(hi, a[i])
-    for i in numba.prange(len(b)):
-        lo = min(lo, b[i])
-        hi = max(hi, b[i])
-    return lo, hi
+    """The smallest and largest value of two non-empty arrays, in one parallel pass each."""
+    lows, highs = [], []
+    for values in (a, b):
+        bounds = block_bounds(len(values))
+        out = np.empty((len(bounds), 2), dtype=values.dtype)
+        run_blocks(_block_min_max, bounds, values, out)
+        lows.append(out[:, 0].min(initial=values[0]))
+        highs.append(out[:, 1].max(initial=values[0]))
+    return int(min(lows)), int(max(highs))
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, nogil=True)
+def _block_min_max(block: int, lo: int, hi: int, values: np.ndarray, out: np.ndarray) -> None:
+    low = high = values[lo]
+    for i in range(lo + 1, hi):
+        low = min(low, values[i])
+        high = max(high, values[i])
+    out[block, 0] = low
+    out[block, 1] = high
+
+
 def _mark(values: np.ndarray, lo: int, present: np.ndarray) -> None:
+    """``present[values - lo] = 1``, in parallel blocks."""
+    run_blocks(_mark_block, block_bounds(len(values)), values, lo, present)
+
+
+@numba.njit(cache=True, nogil=True)
+def _mark_block(block: int, start: int, stop: int, values: np.ndarray, lo: int,
+                present: np.ndarray) -> None:
     # threads may write the same byte at once: they all write 1
-    for i in numba.prange(len(values)):
+    for i in range(start, stop):
         present[values[i] - lo] = 1
 
 
 def _lookup(values: np.ndarray, lo: int, table: np.ndarray) -> np.ndarray:
     """``table[values - lo]``, into an array numpy allocates (huge pages: cheap to fill)."""
     out = np.empty(len(values), dtype=table.dtype)
-    _lookup_into(values, lo, table, out)
+    run_blocks(_lookup_block, block_bounds(len(values)), values, lo, table, out)
     return out
 
 
-@numba.njit(cache=True, parallel=True)
-def _lookup_into(values: np.ndarray, lo: int, table: np.ndarray, out: np.ndarray) -> None:
-    for i in numba.prange(len(values)):
+@numba.njit(cache=True, nogil=True)
+def _lookup_block(block: int, start: int, stop: int, values: np.ndarray, lo: int,
+                  table: np.ndarray, out: np.ndarray) -> None:
+    for i in range(start, stop):
         out[i] = table[values[i] - lo]

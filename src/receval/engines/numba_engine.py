@@ -23,6 +23,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from receval.engines.threads import block_bounds, run_blocks
 from receval.measures.ap import average_precision
 from receval.measures.fbeta import fbeta
 from receval.measures.ndcg import GAIN_BINARY, gain_of, ndcg
@@ -113,7 +114,7 @@ def run_kernel(
     iopts: np.ndarray,
     fopts: np.ndarray,
 ) -> KernelOutput:
-    """Evaluate ``users`` (codes into both CSRs); see :func:`_kernel` for the arrays."""
+    """Evaluate ``users`` (codes into both CSRs); see :func:`_evaluate_block` for the arrays."""
     n_users, n_metrics = len(users), len(families)
     # numpy allocates the outputs with np.empty (malloc): it asks for huge pages, so touching
     # a gigabyte of them costs a fraction of what 4 KiB page faults cost (np.zeros is calloc,
@@ -139,12 +140,32 @@ def run_kernel(
     runs = np.flatnonzero(np.r_[True, np.diff(families[cols]) != 0, True]).astype(np.int64)
     if len(families) == 0:
         runs = runs[:1]
-    _kernel(users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores, families, ks,
-            betas, cols, runs, cut_ks, iopts, fopts, numba.get_num_threads(), out.value,
-            out.num, out.den,
-            out.den2, out.n_relevant, out.n_list, out.n_predicted, out.n_without_truth,
-            out.n_below_score_threshold, out.dup_truth, out.dup_predictions, out.tie_at_cut)
+    # inputs go in as read-only views: numba compiles one kernel per writeable/read-only
+    # combination (tens of seconds each), and Arrow hands out read-only buffers
+    users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores = (
+        _read_only(a) for a in (users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores)
+    )
+    # scratch is sized for the longest lists among the evaluated users
+    max_m = max(1, int((t_indptr[users + 1] - t_indptr[users]).max(initial=0)))
+    max_n = max(1, int((p_indptr[users + 1] - p_indptr[users]).max(initial=0)))
+    log2_rank = log2_ranks(max(max_m, max_n))
+    # binary gains make every user's ideal DCG a prefix of one table (the same sums, in order)
+    idcg_binary = np.empty(max_m + 1)
+    ideal_dcg(np.ones(max_m), log2_rank, idcg_binary)
+    args = (users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores, families, ks,
+            betas, cols, runs, cut_ks, iopts, fopts, max_m, max_n, idcg_binary, log2_rank,
+            out.value, out.num, out.den, out.den2, out.n_relevant, out.n_list, out.n_predicted,
+            out.n_without_truth, out.n_below_score_threshold, out.dup_truth,
+            out.dup_predictions, out.tie_at_cut)
+    # blocks of users on Python threads (the block function releases the GIL)
+    run_blocks(_evaluate_block, block_bounds(n_users), *args)
     return out
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 class _Scratch(NamedTuple):
@@ -208,6 +229,14 @@ def _make_scratch(max_m: int, max_n: int) -> _Scratch:
         np.empty(n1), np.empty(n1), np.empty(n1), np.empty(n1), np.empty(n1),
         np.empty(max_n, i64), np.empty(max_n, i64), np.empty(max_n, i64), np.empty(max_n, i64),
     )
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _copy(src: np.ndarray, dst: np.ndarray, n: int) -> None:
+    """``dst[:n] = src[:n]`` without the shape check a slice assignment compiles (seconds of
+    compilation for an error message that cannot happen here)."""
+    for i in range(n):
+        dst[i] = src[i]
 
 
 # --- hash tables: open addressing, one per user, reset by stamping -------------------------
@@ -412,7 +441,7 @@ def _sort_keys(keys: np.ndarray, n: int, tmp: np.ndarray) -> None:
         in_tmp = not in_tmp
         width *= 2
     if in_tmp:
-        keys[:n] = tmp[:n]
+        _copy(tmp, keys, n)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -484,7 +513,7 @@ def _sort_ranks(idx: np.ndarray, n: int, tmp: np.ndarray, scores: np.ndarray,
         in_tmp = not in_tmp
         width *= 2
     if in_tmp:
-        idx[:n] = tmp[:n]
+        _copy(tmp, idx, n)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -544,6 +573,9 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
     of ``s`` costs a reference count update: both cost more than a user's work, so the
     fields are read once here.
     """
+    # counters start from a typed zero: a literal 0 makes numba compile every helper they
+    # reach twice (once for the literal while it infers types, once for int64)
+    zero = np.int64(0)
     ties = iopts[I_TIES]
     average_ties = ties == TIES_AVERAGE
     known = iopts[I_KNOWN] != 0
@@ -577,7 +609,7 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
             thr = fopts[F_REL_THR]
         elif thr_mode == THR_USER_MEAN and m > 0:
             thr = _mean_in_item_order(t_items[t0 : t0 + m], t_values[t0 : t0 + m])
-        n_rel = 0
+        n_rel = zero
         duplicate = False
         for i in range(m):
             if not _add_truth(keys, stamps, rows, shift, stamp, t_items[t0 + i], i):
@@ -601,14 +633,14 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
         n_predicted[row] = n
         items = p_items[p0 : p0 + n]
         scores = p_scores[p0 : p0 + n]
-        n_keep = 0
-        n_hits = 0
-        n_rep = 0
+        n_keep = zero
+        n_hits = zero
+        n_rep = zero
         sq_err = 0.0
         abs_err = 0.0
-        n_pairs = 0
-        n_without = 0
-        n_low = 0
+        n_pairs = zero
+        n_without = zero
+        n_low = zero
         duplicate = False
         for i in range(n):
             pos, repeat = _add_predicted(keys, stamps, rows, seen, shift, stamp, items[i])
@@ -658,7 +690,7 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
                 _sort_by_score(n_list, s_scores, keys64, tmp, hit_entries)
                 for r in range(n_list):  # entries -> positions, scores in rank order
                     tmp[r] = order[hit_entries[r]]
-                order[:n_list] = tmp[:n_list]
+                _copy(tmp, order, n_list)
             else:
                 _sort_ranks(order, n_list, tmp, scores, items, rel, gain, ties)
             for r in range(n_list):
@@ -761,37 +793,20 @@ def _read_metrics(row, prow, families, ks, betas, cols, runs, iopts, hits_, ap_s
                 value[row, c], num[prow, c], den[prow, c] = mae(abs_err, n_pairs)
 
 
-@numba.njit(cache=True, parallel=True)
-def _kernel(users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
-            families, ks, betas, cols, runs, cut_ks, iopts, fopts, n_threads, value, num, den,
-            den2,
-            n_relevant, n_list_out, n_predicted, n_without_truth, n_below, dup_truth, dup_pred,
-            tie_at_cut):
-    """Fill the outputs (see :class:`KernelOutput`) for ``users``, in parallel blocks."""
-    n_users = len(users)
-    # scratch is sized for the longest lists among the evaluated users
-    max_m = 1
-    max_n = 1
-    for row in range(n_users):
-        u = users[row]
-        max_m = max(max_m, t_indptr[u + 1] - t_indptr[u])
-        max_n = max(max_n, p_indptr[u + 1] - p_indptr[u])
-    # binary gains make every user's ideal DCG a prefix of one table (the same sums, in order)
-    log2_rank = log2_ranks(max(max_m, max_n))
-    idcg_binary = np.empty(max_m + 1)
-    ideal_dcg(np.ones(max_m), log2_rank, idcg_binary)
-
-    n_blocks = min(n_users, 8 * n_threads)
-    keep_parts = iopts[I_PARTS] != 0
-    for block in numba.prange(n_blocks):
-        s = _make_scratch(max_m, max_n)
-        if keep_parts:
-            b_num, b_den, b_den2 = num, den, den2
-        else:  # unwanted parts go to a row of the block's own, overwritten user after user
-            b_num, b_den, b_den2 = (np.empty((1, len(families))), np.empty((1, len(families))),
-                                    np.zeros((1, len(families))))
-        _evaluate_users(block * n_users // n_blocks, (block + 1) * n_users // n_blocks, users,
-                        t_indptr, t_items, t_values, p_indptr, p_items, p_scores, families, ks,
-                        betas, cols, runs, cut_ks, iopts, fopts, idcg_binary, log2_rank, s, value,
-                        b_num, b_den, b_den2, n_relevant, n_list_out, n_predicted,
-                        n_without_truth, n_below, dup_truth, dup_pred, tie_at_cut)
+@numba.njit(cache=True, nogil=True)
+def _evaluate_block(block, lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
+                    families, ks, betas, cols, runs, cut_ks, iopts, fopts, max_m, max_n,
+                    idcg_binary, log2_rank, value, num, den, den2, n_relevant, n_list_out,
+                    n_predicted, n_without_truth, n_below, dup_truth, dup_pred, tie_at_cut):
+    """Fill the outputs (see :class:`KernelOutput`) of ``users[lo:hi]``, with scratch of its
+    own. It holds no GIL, so blocks run in parallel on Python threads (:func:`run_kernel`)."""
+    s = _make_scratch(max_m, max_n)
+    if iopts[I_PARTS] != 0:
+        b_num, b_den, b_den2 = num, den, den2
+    else:  # unwanted parts go to a row of the block's own, overwritten user after user
+        b_num, b_den, b_den2 = (np.empty((1, len(families))), np.empty((1, len(families))),
+                                np.zeros((1, len(families))))
+    _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
+                    families, ks, betas, cols, runs, cut_ks, iopts, fopts, idcg_binary,
+                    log2_rank, s, value, b_num, b_den, b_den2, n_relevant, n_list_out,
+                    n_predicted, n_without_truth, n_below, dup_truth, dup_pred, tie_at_cut)

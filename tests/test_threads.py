@@ -1,0 +1,79 @@
+"""Work split over threads gives the numbers of one thread, bit for bit.
+
+The pool is forced to 4 threads (whatever the machine has, so that CI on one core runs the
+threaded path too) and compared with 1 thread: grouping by user, encoding, the kernel (with
+ties and duplicates under every policy) and the aggregation.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import receval
+from receval.data.csr import group_by_user
+from receval.engines import threads
+
+METRICS = ["P@1", "P@5", "R@10", "F1@5", "AP@10", "MAP", "nDCG@5", "nDCG", "MRR", "Hit@3",
+           "Rprec", "RMSE"]
+
+
+@pytest.fixture()
+def four_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(threads, "n_threads", lambda: 4)
+
+
+def _frames(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    rng = np.random.default_rng(seed)
+    n_t, n_p = 30_000, 120_000
+    truth = pd.DataFrame({"user": rng.integers(0, 3_000, n_t), "item": rng.integers(0, 500, n_t),
+                          "rating": rng.integers(1, 6, n_t).astype(float)})
+    preds = pd.DataFrame({"user": rng.integers(0, 3_000, n_p), "item": rng.integers(0, 500, n_p),
+                          "score": rng.integers(0, 20, n_p) / 20})  # many ties
+    return truth, preds
+
+
+def _run(truth: pd.DataFrame, preds: pd.DataFrame, **options: object) -> receval.Result:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return receval.evaluate(truth, preds, METRICS, duplicates="max", **options)
+
+
+@pytest.mark.parametrize("ties", ["stable", "item", "average"])
+@pytest.mark.parametrize("average", ["macro", "micro"])
+def test_threads_give_the_numbers_of_one_thread(monkeypatch: pytest.MonkeyPatch, ties: str,
+                                                average: str) -> None:
+    truth, preds = _frames(3)
+    monkeypatch.setattr(threads, "n_threads", lambda: 1)
+    one = _run(truth, preds, ties=ties, average=average, relevance_threshold=3)
+    monkeypatch.setattr(threads, "n_threads", lambda: 4)
+    assert len(threads.block_bounds(3_000)) == 32  # the pool really splits the users
+    four = _run(truth, preds, ties=ties, average=average, relevance_threshold=3)
+    pd.testing.assert_frame_equal(one.per_user, four.per_user, check_exact=True)
+    assert one.counts == four.counts
+    for name, value in one.summary.items():  # block sums are combined exactly (fsum)
+        assert four.summary[name] == pytest.approx(value, rel=1e-15, abs=1e-15)
+
+
+def test_grouping_by_user_in_chunks_is_stable(four_threads: None) -> None:
+    rng = np.random.default_rng(5)
+    n, n_users = 450_000, 70_000  # 4 chunks of input, buckets of users sorted in 32 blocks
+    codes = rng.integers(0, n_users, n).astype(np.int32)
+    items, values = rng.integers(0, 10**9, n), rng.random(n)
+    csr = group_by_user(codes, n_users, items, values)
+    order = np.argsort(codes, kind="stable")
+    assert np.array_equal(csr.items, items[order])
+    assert np.array_equal(csr.values, values[order])
+    assert np.array_equal(csr.indptr[1:], np.cumsum(np.bincount(codes, minlength=n_users)))
+
+
+def test_an_error_in_a_block_reaches_the_caller(four_threads: None) -> None:
+    def fail_on_third(i: int, lo: int, hi: int) -> None:
+        if i == 2:
+            raise ValueError(f"block {i} ({lo}:{hi}) failed")
+
+    with pytest.raises(ValueError, match="block 2"):
+        threads.run_blocks(fail_on_third, threads.block_bounds(100))
