@@ -238,7 +238,10 @@ def work_receval(path: Path, cfg: dict[str, Any]) -> dict[str, Any]:
     from receval.measures.spec import parse_metrics
     from receval.options import Options
 
-    ev = importlib.import_module("receval.evaluate")
+    try:  # the module was receval/evaluate.py before it was renamed receval/evaluation.py
+        ev = importlib.import_module("receval.evaluation")
+    except ImportError:
+        ev = importlib.import_module("receval.evaluate")
     metrics = metric_names(cfg["cutoffs"])
     warnings.simplefilter("ignore")
     rng = np.random.default_rng(0)  # shuffled rows, so that every path of the ingest runs

@@ -10,7 +10,7 @@ Example:
 """
 
 from receval._version import __version__
-from receval.evaluate import evaluate
+from receval.evaluation import evaluate
 from receval.exceptions import ReceValError, UndefinedMetricError, UndefinedMetricWarning
 from receval.measures.spec import MetricSpec, parse_metric, parse_metrics
 from receval.options import Options

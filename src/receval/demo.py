@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from receval.evaluate import evaluate
+from receval.evaluation import evaluate
 from receval.result import Result
 
 CUTOFFS = (3, 10, 15)

@@ -16,7 +16,7 @@ import numpy as np
 
 from receval.data.csr import CSR
 from receval.data.encode import Dictionary
-from receval.evaluate import Prepared, evaluate_prepared
+from receval.evaluation import Prepared, evaluate_prepared
 from receval.exceptions import ReceValError, UndefinedMetricWarning
 from receval.measures.spec import parse_metric
 from receval.options import Options

@@ -595,7 +595,7 @@ def explain(
         >>> round(e.effects["ap_normalizer"]["AP@2"], 4)
         0.1667
     """
-    from receval.evaluate import evaluate
+    from receval.evaluation import evaluate
 
     name_a, pa_ = _effective(a)
     name_b, pb_ = _effective(b)
