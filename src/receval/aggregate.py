@@ -93,7 +93,7 @@ def _missing_and_sums(
     the sums. One pass over the rows, in parallel blocks; each block sums with Neumaier's
     compensation, so the mean is as exact as ``math.fsum`` of the blocks' sums makes it.
     """
-    bounds = block_bounds(values.shape[0])
+    bounds = block_bounds(values.shape[0], min_size=4096)
     missing = np.zeros((max(1, len(bounds)), values.shape[1]), dtype=np.int64)
     sums = np.zeros(missing.shape)
     run_blocks(_block_missing_and_sums, bounds, values, fillable, fill, missing, sums)

@@ -136,7 +136,7 @@ def _min_max(a: np.ndarray, b: np.ndarray) -> tuple[int, int]:
     """The smallest and largest value of two non-empty arrays, in one parallel pass each."""
     lows, highs = [], []
     for values in (a, b):
-        bounds = block_bounds(len(values))
+        bounds = block_bounds(len(values), min_size=1 << 16)
         out = np.empty((len(bounds), 2), dtype=values.dtype)
         run_blocks(_block_min_max, bounds, values, out)
         lows.append(out[:, 0].min(initial=values[0]))
@@ -156,7 +156,7 @@ def _block_min_max(block: int, lo: int, hi: int, values: np.ndarray, out: np.nda
 
 def _mark(values: np.ndarray, lo: int, present: np.ndarray) -> None:
     """``present[values - lo] = 1``, in parallel blocks."""
-    run_blocks(_mark_block, block_bounds(len(values)), values, lo, present)
+    run_blocks(_mark_block, block_bounds(len(values), min_size=1 << 16), values, lo, present)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -170,7 +170,8 @@ def _mark_block(block: int, start: int, stop: int, values: np.ndarray, lo: int,
 def _lookup(values: np.ndarray, lo: int, table: np.ndarray) -> np.ndarray:
     """``table[values - lo]``, into an array numpy allocates (huge pages: cheap to fill)."""
     out = np.empty(len(values), dtype=table.dtype)
-    run_blocks(_lookup_block, block_bounds(len(values)), values, lo, table, out)
+    run_blocks(_lookup_block, block_bounds(len(values), min_size=1 << 16), values, lo, table,
+               out)
     return out
 
 

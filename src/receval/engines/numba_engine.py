@@ -54,6 +54,10 @@ F_SCORE_THR, F_REL_THR = 0, 1
 
 THR_NONE, THR_GLOBAL, THR_USER_MEAN = 0, 1, 2
 
+# a block of users takes a thread only with at least this many (about 2 ms of work): below,
+# starting threads costs more than it saves
+MIN_BLOCK_USERS = 512
+
 _P, _R, _F, _AP = int(Family.PRECISION), int(Family.RECALL), int(Family.FBETA), int(Family.AP)
 _RPREC, _NDCG, _RR, _HIT = int(Family.RPREC), int(Family.NDCG), int(Family.RR), int(Family.HIT)
 _RMSE, _MAE = int(Family.RMSE), int(Family.MAE)
@@ -158,7 +162,7 @@ def run_kernel(
             out.n_without_truth, out.n_below_score_threshold, out.dup_truth,
             out.dup_predictions, out.tie_at_cut)
     # blocks of users on Python threads (the block function releases the GIL)
-    run_blocks(_evaluate_block, block_bounds(n_users), *args)
+    run_blocks(_evaluate_block, block_bounds(n_users, min_size=MIN_BLOCK_USERS), *args)
     return out
 
 

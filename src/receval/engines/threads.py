@@ -26,8 +26,10 @@ def n_threads() -> int:
     return int(numba.get_num_threads())
 
 
-def block_bounds(n: int, blocks_per_thread: int = 8) -> list[tuple[int, int]]:
-    """Split ``range(n)`` into contiguous ``(lo, hi)`` blocks, a few per thread.
+def block_bounds(n: int, min_size: int = 1,
+                 blocks_per_thread: int = 8) -> list[tuple[int, int]]:
+    """Split ``range(n)`` into contiguous ``(lo, hi)`` blocks, a few per thread, each of at
+    least ``min_size`` (small work is one block: starting threads would cost more).
 
     One thread gets one block (no pool, see :func:`run_blocks`).
 
@@ -35,11 +37,11 @@ def block_bounds(n: int, blocks_per_thread: int = 8) -> list[tuple[int, int]]:
         >>> bounds = block_bounds(10)
         >>> bounds[0][0], bounds[-1][1], all(a[1] == b[0] for a, b in zip(bounds, bounds[1:]))
         (0, 10, True)
-        >>> block_bounds(0)
-        []
+        >>> block_bounds(0), block_bounds(10, min_size=100)
+        ([], [(0, 10)])
     """
     threads = n_threads()
-    n_blocks = min(n, blocks_per_thread * threads if threads > 1 else 1)
+    n_blocks = min(-(-n // max(1, min_size)), blocks_per_thread * threads if threads > 1 else 1)
     return [(b * n // n_blocks, (b + 1) * n // n_blocks) for b in range(n_blocks)]
 
 
