@@ -140,6 +140,20 @@ def test_duplicate_prediction_row_is_an_error_naming_user_and_item():
         evaluate(truth, preds)
 
 
+def test_duplicates_of_a_user_who_is_not_evaluated_are_an_error_too():
+    """Users of the truth are evaluated; user 9 only has predictions, user 2 only truth."""
+    truth = pd.DataFrame({"user": [1, 1, 2, 2], "item": [1, 2, 3, 4]})
+    preds = pd.DataFrame({"user": [1, 9, 9], "item": [1, 5, 5], "score": [0.3, 0.2, 0.1]})
+    with pytest.raises(ReceValError, match=r"duplicate.*predictions.*user 9, item 5"):
+        evaluate(truth, preds, ["P@1"])
+    twice = pd.concat([truth, pd.DataFrame({"user": [2], "item": [3]})])
+    with pytest.raises(ReceValError, match=r"duplicate.*truth.*user 2, item 3"):
+        evaluate(twice, preds.iloc[:1], ["P@1"], users="both")  # user 2 has no predictions
+    kept = evaluate(truth, preds, ["P@1"], duplicates="first")  # user 9's rows are never read
+    assert kept.summary["P@1"] == 0.5
+    assert kept.counts["rows"]["predictions_dropped_duplicates"] == 0
+
+
 def test_duplicate_string_ids_are_named_as_written():
     truth = pd.DataFrame({"user": ["ann", "ann"], "item": ["x", "x"]})
     preds = pd.DataFrame({"user": ["ann"], "item": ["x"], "score": [1.0]})

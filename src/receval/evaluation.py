@@ -231,6 +231,8 @@ def evaluate_prepared(
     selected = _select_users(prepared, options)
     iopts, fopts, families, ks, betas, cut_ks = kernel_arguments(specs, options)
     out = _run(prepared, selected, families, ks, betas, cut_ks, iopts, fopts)
+    if options.duplicates == "error":
+        _check_duplicates_outside(prepared, selected, iopts, fopts)
     if (out.dup_truth >= 0).any() or (out.dup_predictions >= 0).any():
         prepared = _resolve_duplicates(prepared, selected, out, options)
         out = _run(prepared, selected, families, ks, betas, cut_ks, iopts, fopts)
@@ -323,6 +325,21 @@ def _select_users(prepared: Prepared, options: Options) -> np.ndarray:
             "no user id (check the user column and its type)"
         )
     return selected
+
+
+def _check_duplicates_outside(prepared: Prepared, selected: np.ndarray, iopts: np.ndarray,
+                              fopts: np.ndarray) -> None:
+    """Duplicate rows are an error wherever they are, also in the rows of users who are not
+    evaluated (a predictions-only user under ``users="truth"``, say): judged with no metric."""
+    evaluated = np.zeros(len(prepared.in_truth), dtype=bool)
+    evaluated[selected] = True
+    others = np.flatnonzero((prepared.in_truth | prepared.in_predictions) & ~evaluated)
+    if len(others) == 0:
+        return
+    none_i, none_f = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    out = _run(prepared, others, none_i, none_i, none_f, none_i, iopts, fopts)
+    if (out.dup_truth >= 0).any() or (out.dup_predictions >= 0).any():
+        _resolve_duplicates(prepared, others, out, Options(duplicates="error"))
 
 
 def _resolve_duplicates(prepared: Prepared, selected: np.ndarray, out: ne.KernelOutput,
