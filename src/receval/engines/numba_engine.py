@@ -179,11 +179,11 @@ class _Scratch(NamedTuple):
     stamps: np.ndarray  # a slot is in use when it holds the current user's stamp
     rows: np.ndarray  # row in the user's truth slice, or -1 (predicted only)
     seen: np.ndarray  # stamp when the item was predicted (a second time is a repeat)
-    v_keys: np.ndarray  # score table (ties at cutoffs): score bits
+    v_keys: np.ndarray  # score table (ties at cutoffs): score bits of candidate repeats
     v_stamps: np.ndarray
-    v_done: np.ndarray  # stamp once the tie group of that score has been measured
-    rep_entry: np.ndarray  # list entries whose score repeats an earlier one, and its slot
-    rep_slot: np.ndarray
+    v_bits: np.ndarray  # bit set of the scores seen (hashed): a filter before the table
+    v_word: np.ndarray  # per entry: its word of ``v_bits`` (cleared user by user)
+    rep_entry: np.ndarray  # list entries whose score may repeat an earlier one, one per value
     t_rel: np.ndarray  # per truth row: relevant?
     rel_gains: np.ndarray  # gains of the relevant truth rows (graded ideal DCG)
     idcg: np.ndarray
@@ -224,7 +224,7 @@ def _make_scratch(max_m: int, max_n: int) -> _Scratch:
     n1 = max_n + 1
     return _Scratch(
         np.empty(ci, i64), np.zeros(ci, i64), np.empty(ci, i64), np.zeros(ci, i64),
-        np.empty(cv, i64), np.zeros(cv, i64), np.zeros(cv, i64),
+        np.empty(cv, i64), np.zeros(cv, i64), np.zeros(cv, np.uint64),
         np.empty(max_n, i64), np.empty(max_n, i64),
         np.empty(max_m, np.bool_), np.empty(max_m), np.empty(max_m + 1),
         np.empty(max_n), np.empty(max_n),
@@ -537,21 +537,17 @@ def _score_slot(v_keys: np.ndarray, v_stamps: np.ndarray, shift: int, stamp: int
 
 
 @numba.njit(cache=True, nogil=True)
-def _ties_at_cuts(s_scores: np.ndarray, n: int, rep_entry: np.ndarray, rep_slot: np.ndarray,
-                  n_rep: int, cut_ks: np.ndarray, tie_at_cut: np.ndarray, row: int,
-                  v_done: np.ndarray, stamp: int) -> None:
+def _ties_at_cuts(s_scores: np.ndarray, n: int, rep_entry: np.ndarray, n_rep: int,
+                  cut_ks: np.ndarray, tie_at_cut: np.ndarray, row: int) -> None:
     """Flag cutoff ``k`` when ranks ``k`` and ``k + 1`` hold equal scores, without sorting.
 
-    Only a repeated score (``rep_entry``, found while judging) can straddle a cutoff: its tie
-    group holds the ranks ``[above, above + equal)``, ``above`` scores being higher.
+    Only a repeated score can straddle a cutoff; ``rep_entry`` holds one entry per score that
+    may repeat (found while judging, each value once; a few are false alarms of the filter).
+    Its tie group holds the ranks ``[above, above + equal)``, ``above`` scores being higher.
     """
     if n_rep == 0 or n <= cut_ks[0]:
         return
     for r in range(n_rep):
-        slot = rep_slot[r]
-        if v_done[slot] == stamp:
-            continue
-        v_done[slot] = stamp
         v = s_scores[rep_entry[r]]
         above = 0
         equal = 0
@@ -594,9 +590,10 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
     track_ties = not average_ties and len(cut_ks) > 0
     keys, stamps, rows, seen = s.keys, s.stamps, s.rows, s.seen
     shift = _shift(len(keys))
-    v_keys, v_stamps, v_done = s.v_keys, s.v_stamps, s.v_done
+    v_keys, v_stamps, v_bits, v_word = s.v_keys, s.v_stamps, s.v_bits, s.v_word
     v_shift = _shift(len(v_keys))
-    rep_entry, rep_slot = s.rep_entry, s.rep_slot
+    bits_shift = _shift(64 * len(v_bits))
+    rep_entry = s.rep_entry
     t_rel, rel_gains, idcg_user, rel, gain = s.t_rel, s.rel_gains, s.idcg, s.rel, s.gain
     order, hit_entries, tmp, keys64 = s.order, s.hit_entries, s.tmp, s.keys64
     s_scores, s_rel, s_gain = s.s_scores, s.s_rel, s.s_gain
@@ -670,14 +667,25 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
                 hit_entries[n_hits] = n_keep
                 n_hits += 1
             if track_ties:
-                slot, again = _score_slot(v_keys, v_stamps, v_shift, stamp, scores[i])
-                if again:
-                    rep_entry[n_rep] = n_keep
-                    rep_slot[n_rep] = slot
-                    n_rep += 1
+                # a bit set filters the scores first: only a score whose bit is taken (a
+                # repeat, or a collision) goes to the table, which keeps each value once
+                h = _slot(int(np.float64(scores[i] + 0.0).view(np.int64)), bits_shift)
+                word = h >> 6
+                bit = np.uint64(1) << np.uint64(h & 63)
+                v_word[n_keep] = word
+                if v_bits[word] & bit:
+                    _, again = _score_slot(v_keys, v_stamps, v_shift, stamp, scores[i])
+                    if not again:
+                        rep_entry[n_rep] = n_keep
+                        n_rep += 1
+                else:
+                    v_bits[word] |= bit
             order[n_keep] = i
             s_scores[n_keep] = scores[i]
             n_keep += 1
+        if track_ties:
+            for r in range(n_keep):
+                v_bits[v_word[r]] = 0
         n_without_truth[row] = n_without
         n_below[row] = n_low
         if duplicate:
@@ -716,8 +724,7 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
                     s_rel[r] = rel[order[e]]
                     s_gain[r] = gain[order[e]]
             if track_ties:
-                _ties_at_cuts(s_scores, n_list, rep_entry, rep_slot, n_rep, cut_ks, tie_at_cut, row,
-                              v_done, stamp)
+                _ties_at_cuts(s_scores, n_list, rep_entry, n_rep, cut_ks, tie_at_cut, row)
         build_picture(s_scores[:n_list], s_rel[:n_list], s_gain[:n_list], n_ranks, average_ties,
                       log2_rank, hits, ap_sum, dcg, first, rr_sum, g_start, g_size, g_rel,
                       g_before)
