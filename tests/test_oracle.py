@@ -15,7 +15,6 @@ import warnings
 from pathlib import Path
 
 import hypothesis.strategies as st
-import numba
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -47,16 +46,6 @@ SETTINGS = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """These inputs are tiny: numba's thread pool costs more than it saves, a lot more on a
-    busy machine. ``test_longer_lists`` runs with every thread."""
-    before = numba.get_num_threads()
-    numba.set_num_threads(1)
-    yield
-    numba.set_num_threads(before)
 
 
 def run_receval(data, metrics, container="pandas", **opts):
@@ -242,12 +231,7 @@ def test_id_kinds_and_containers(id_kind, container, data):
 def test_longer_lists(data, opts):
     if opts["ties"] == "average":  # the oracle enumerates orderings: keep ties small
         opts["ties"] = "item"
-    threads = numba.get_num_threads()
-    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)  # users split over threads
-    try:
-        check(data, **opts)
-    finally:
-        numba.set_num_threads(threads)
+    check(data, **opts)  # (users split over threads: tests/test_threads.py)
 
 
 def test_pandas_string_columns_made_of_several_chunks():

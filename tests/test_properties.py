@@ -18,7 +18,6 @@ import random
 import warnings
 
 import hypothesis.strategies as st
-import numba
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -47,16 +46,6 @@ SETTINGS = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                            HealthCheck.filter_too_much],
 )
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """These inputs are tiny: numba's thread pool costs more than it saves, a lot more on a
-    busy machine. ``test_longer_lists`` runs with every thread."""
-    before = numba.get_num_threads()
-    numba.set_num_threads(1)
-    yield
-    numba.set_num_threads(before)
 
 
 def evaluate(truth_rows, pred_rows, metrics, **opts):

@@ -451,8 +451,9 @@ def evaluate(
     """The reference evaluation. Rows are ``(user, item, rating)`` and ``(user, item, score)``
     in input order; a rating may be NaN (unknown: the row is dropped).
 
-    The rows of a user who is not evaluated are not read: a duplicate there is neither an
-    error nor counted."""
+    A duplicate row is an input error (``duplicates="error"``) wherever it is, also among the
+    rows of a user who is not evaluated (SEMANTICS.md: duplicates are an input error); the
+    ``first`` and ``max`` policies only read, and count, the rows of evaluated users."""
     opts = Opts(**options)  # type: ignore[arg-type]
     specs = [parse(m) for m in metrics]
     truth_rows = list(truth_rows)
@@ -469,6 +470,10 @@ def evaluate(
     }[opts.users]
     if not selected:
         raise NoUser(f"no user selected by users={opts.users!r}")
+    if opts.duplicates == "error":
+        for side, raw in (("truth", t_raw), ("predictions", p_raw)):
+            for user, rows in raw.items():
+                _dedupe(rows, "error", side, user)
     truth: dict[object, list[tuple[object, float]]] = {}
     preds: dict[object, list[tuple[object, float]]] = {}
     audit = {"truth_duplicates": 0, "prediction_duplicates": 0,
