@@ -232,9 +232,10 @@ def evaluate_prepared(
     iopts, fopts, families, ks, betas, cut_ks = kernel_arguments(specs, options)
     out = _run(prepared, selected, families, ks, betas, cut_ks, iopts, fopts)
     if options.duplicates == "error":
+        _raise_on_duplicates(prepared, selected, out)
         _check_duplicates_outside(prepared, selected, iopts, fopts)
-    if (out.dup_truth >= 0).any() or (out.dup_predictions >= 0).any():
-        prepared = _resolve_duplicates(prepared, selected, out, options)
+    elif (out.dup_truth >= 0).any() or (out.dup_predictions >= 0).any():
+        prepared = _resolve_duplicates(prepared, selected, options)
         out = _run(prepared, selected, families, ks, betas, cut_ks, iopts, fopts)
     if options.users == "relevant":
         keep = out.n_relevant > 0
@@ -337,23 +338,29 @@ def _check_duplicates_outside(prepared: Prepared, selected: np.ndarray, iopts: n
     if len(others) == 0:
         return
     none_i, none_f = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-    out = _run(prepared, others, none_i, none_i, none_f, none_i, iopts, fopts)
-    if (out.dup_truth >= 0).any() or (out.dup_predictions >= 0).any():
-        _resolve_duplicates(prepared, others, out, Options(duplicates="error"))
+    _raise_on_duplicates(prepared, others,
+                         _run(prepared, others, none_i, none_i, none_f, none_i, iopts, fopts))
 
 
-def _resolve_duplicates(prepared: Prepared, selected: np.ndarray, out: ne.KernelOutput,
-                        options: Options) -> Prepared:
+def _raise_on_duplicates(prepared: Prepared, users: np.ndarray, out: ne.KernelOutput) -> None:
+    """The ``duplicates="error"`` policy: name the first repeated (user, item) the kernel
+    flagged among ``users`` (truth first, then predictions)."""
     for side, flags, csr in (("truth", out.dup_truth, prepared.truth),
                              ("predictions", out.dup_predictions, prepared.predictions)):
-        if options.duplicates == "error" and (flags >= 0).any():
+        if (flags >= 0).any():
             row = int(np.argmax(flags >= 0))
-            user = _py(prepared.users.decode(selected[row : row + 1])[0])
+            user = _py(prepared.users.decode(users[row : row + 1])[0])
             item = _py(prepared.items.decode(csr.items[flags[row] : flags[row] + 1])[0])
             raise ReceValError(
                 f"duplicate (user, item) rows in {side}: user {user!r}, item {item!r} appears "
                 "more than once; pass duplicates='first' or 'max' to keep one"
             )
+
+
+def _resolve_duplicates(prepared: Prepared, selected: np.ndarray,
+                        options: Options) -> Prepared:
+    """Keep one row per (user, item) under ``options.duplicates`` (``first`` or ``max``),
+    counting the evaluated users' dropped rows."""
     truth, _ = drop_duplicates(prepared.truth, options.duplicates)
     preds, _ = drop_duplicates(prepared.predictions, options.duplicates)
     # count the evaluated users' rows only, as above: the rows of a user who is not evaluated

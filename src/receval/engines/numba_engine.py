@@ -521,19 +521,24 @@ def _sort_ranks(idx: np.ndarray, n: int, tmp: np.ndarray, scores: np.ndarray,
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _score_slot(v_keys: np.ndarray, v_stamps: np.ndarray, shift: int, stamp: int,
-                score: float) -> tuple[int, bool]:
-    """The score table's slot for ``score`` (-0.0 and 0.0 are one), and whether it was there."""
-    key = int(np.float64(score + 0.0).view(np.int64))
+def _score_key(score: float) -> int:
+    """A score's bits as a hash key, -0.0 and 0.0 made one (they tie)."""
+    return int(np.float64(score + 0.0).view(np.int64))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _score_seen(v_keys: np.ndarray, v_stamps: np.ndarray, shift: int, stamp: int,
+                key: int) -> bool:
+    """Put score ``key`` (:func:`_score_key`) in the score table; whether it was there."""
     mask = len(v_keys) - 1
     slot = _slot(key, shift)
     while v_stamps[slot] == stamp:
         if v_keys[slot] == key:
-            return slot, True
+            return True
         slot = (slot + 1) & mask
     v_stamps[slot] = stamp
     v_keys[slot] = key
-    return slot, False
+    return False
 
 
 @numba.njit(cache=True, nogil=True)
@@ -669,13 +674,13 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
             if track_ties:
                 # a bit set filters the scores first: only a score whose bit is taken (a
                 # repeat, or a collision) goes to the table, which keeps each value once
-                h = _slot(int(np.float64(scores[i] + 0.0).view(np.int64)), bits_shift)
+                key = _score_key(scores[i])
+                h = _slot(key, bits_shift)
                 word = h >> 6
                 bit = np.uint64(1) << np.uint64(h & 63)
                 v_word[n_keep] = word
                 if v_bits[word] & bit:
-                    _, again = _score_slot(v_keys, v_stamps, v_shift, stamp, scores[i])
-                    if not again:
+                    if not _score_seen(v_keys, v_stamps, v_shift, stamp, key):
                         rep_entry[n_rep] = n_keep
                         n_rep += 1
                 else:
