@@ -58,7 +58,7 @@ def test_missing_column_is_named_with_the_columns_that_exist(side, drop, others)
 
 def test_renamed_column_is_reported_with_what_was_found():
     truth, preds = frames()
-    with pytest.raises(ReceValError, match=r"no column 'user'.*uid, item, score"):
+    with pytest.raises(ReceValError, match=r"no column 'user'.*'uid', 'item', 'score'"):
         evaluate(truth, preds.rename(columns={"user": "uid"}))
     with pytest.raises(ReceValError, match=r"no column 'uid'"):
         evaluate(truth, preds, user_col="uid")
@@ -70,7 +70,7 @@ def test_rating_column_is_needed_for_a_threshold_and_for_rmse():
     assert evaluate(implicit, preds).summary["P@2"] == pytest.approx(0.5)
     for kwargs, metrics in (({"relevance_threshold": 3.5}, ["P@2"]), ({}, ["RMSE"]),
                             ({"gain": "linear"}, ["nDCG@2"])):
-        with pytest.raises(ReceValError, match=r"no column 'rating'.*user, item"):
+        with pytest.raises(ReceValError, match=r"no column 'rating'.*'user', 'item'"):
             evaluate(implicit, preds, metrics, **kwargs)
 
 
@@ -149,9 +149,11 @@ def test_duplicates_of_a_user_who_is_not_evaluated_are_an_error_too():
     twice = pd.concat([truth, pd.DataFrame({"user": [2], "item": [3]})])
     with pytest.raises(ReceValError, match=r"duplicate.*truth.*user 2, item 3"):
         evaluate(twice, preds.iloc[:1], ["P@1"], users="both")  # user 2 has no predictions
-    kept = evaluate(truth, preds, ["P@1"], duplicates="first")  # user 9's rows are never read
+    kept = evaluate(truth, preds, ["P@1"], duplicates="first")  # user 9 is not evaluated
     assert kept.summary["P@1"] == 0.5
-    assert kept.counts["rows"]["predictions_dropped_duplicates"] == 0
+    # but every dropped row is counted (issue 9.10): user 9's repeat, and its other row
+    assert kept.counts["rows"]["predictions_dropped_duplicates"] == 1
+    assert kept.counts["rows"]["predictions_not_evaluated"] == 1
 
 
 def test_duplicate_string_ids_are_named_as_written():
@@ -297,11 +299,11 @@ def test_no_user_with_a_relevant_item_is_refused():
 
 @pytest.mark.parametrize("column", ["user", "item"])
 @pytest.mark.parametrize("side", ["truth", "predictions"])
-def test_ids_of_mismatched_types_are_a_type_error(column, side):
+def test_ids_of_mismatched_types_are_an_input_error(column, side):
     truth, preds = frames()
     frame = truth if side == "truth" else preds
     frame[column] = frame[column].astype(str)
-    with pytest.raises(TypeError, match=rf"{column} ids of mismatched types"):
+    with pytest.raises(ReceValError, match=rf"{column} ids of mismatched types.*one type"):
         evaluate(truth, preds)
 
 
@@ -315,7 +317,7 @@ def test_missing_and_non_integer_ids_name_the_row():
 
 def test_non_numeric_scores_name_the_row():
     truth, preds = frames()
-    with pytest.raises(ReceValError, match=r"'score'.*row 0\b.*'a'"):
+    with pytest.raises(ReceValError, match=r"'score' holds 'a' at row 0\b"):
         evaluate(truth, preds.assign(score=["a", "0.2", "0.3", "0.1"]))
 
 

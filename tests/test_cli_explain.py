@@ -83,3 +83,57 @@ def test_bad_input_exits_2(files: tuple[Path, Path], args: list[str], message: s
     assert result.exit_code == 2, result.output
     assert message in result.stderr
     assert "Traceback" not in result.output
+
+
+@pytest.fixture()
+def rated(tmp_path: Path) -> tuple[Path, Path]:
+    """Star ratings: u1 rated a 5, b 3, c 4; u2 a 2, d 5. Lists: u1 b > a > x, u2 a > d, and
+    u3 (no truth) a."""
+    truth, preds = tmp_path / "truth.csv", tmp_path / "run.csv"
+    truth.write_text("user,item,rating\nu1,a,5\nu1,b,3\nu1,c,4\nu2,a,2\nu2,d,5\n")
+    preds.write_text("user,item,score\nu1,b,0.9\nu1,a,0.8\nu1,x,0.7\nu2,a,0.9\nu2,d,0.5\n"
+                     "u3,a,1\n")
+    return truth, preds
+
+
+def test_options_flags_apply_to_both_sides(rated: tuple[Path, Path]) -> None:
+    """--relevance-threshold 4: relevant = {a, c} for u1, {d} for u2, on both sides, as
+    'receval evaluate --profile ranx --relevance-threshold 4' would count them."""
+    truth, preds = rated
+    result = run("explain", "ranx", "-t", truth, "-p", preds, "-m", "P@2,R@2",
+                 "--relevance-threshold", "4", "-f", "json", "--silence", "no-threshold")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["overrides"] == {"relevance_threshold": 4.0}
+    assert "relevance_threshold" not in {d["option"] for d in doc["differences"]}
+    # u1: a at rank 2 of {a, c}: P@2 1/2, R@2 1/2; u2: d at rank 2 of {d}: 1/2, 1
+    for side in ("ranx", "defaults"):
+        assert doc["values"][side] == {"P@2": pytest.approx(0.5), "R@2": pytest.approx(0.75)}
+    # without it: ranx counts rating >= 1 (all), the defaults every row: P@2 1, R@2 (2/3+1)/2
+    doc = json.loads(run("explain", "ranx", "-t", truth, "-p", preds, "-m", "P@2,R@2",
+                         "-f", "json", "--silence", "no-threshold").stdout)
+    assert doc["overrides"] == {}
+    assert doc["values"]["ranx"] == {"P@2": pytest.approx(1.0), "R@2": pytest.approx(5 / 6)}
+
+
+def test_profile_flag_is_refused(rated: tuple[Path, Path]) -> None:
+    result = run("explain", "ranx", "--profile", "trec_eval")
+    assert result.exit_code == 2
+    assert "not --profile" in result.stderr
+
+
+def test_table_is_not_cut_when_piped(files: tuple[Path, Path]) -> None:
+    """CliRunner's stdout is no terminal: the table keeps every column and cell whole, though
+    it is wider than 80 columns."""
+    truth, preds = files
+    metrics = ["P@10", "R@10", "AP@10", "nDCG@10", "RR@10", "Hit@10"]
+    result = run("explain", "trec_eval", "kaggle", "-t", truth, "-p", preds,
+                 "-m", ",".join(metrics))
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    header = next(line for line in lines if "option" in line)
+    assert all(m in header for m in metrics)
+    assert "…" not in result.stdout
+    assert "min_k_relevant" in result.stdout  # the widest option value, whole
+    assert max(len(line) for line in lines) > 100
+    assert sum("ap_normalizer" in line for line in lines) == 1  # one line per row: no wrap

@@ -117,3 +117,48 @@ def test_several_runs_side_by_side(trec: tuple[Path, Path], tmp_path: Path) -> N
     # reversed: q1 d,4 d3 d9 d1 d2 (hits 1, 2, 4); q2 7 007 d5 (hit 2)
     assert out["summary"]["reverse"]["MRR"] == pytest.approx((1 + 1 / 2) / 2)
     assert out["summary"]["reverse"]["P@1"] == pytest.approx(0.5)
+
+
+# trec_eval 10's test/qrels.test.with-comments and test/results.trunc (excerpts): comment lines
+# start with "#" ("CR#93E-1860" is a document, not a comment); a run's fields after the tag are
+# ignored ("any field following run_id is ignored", get_trec_results.c)
+QRELS_WITH_COMMENTS = (
+    "# comment here\n"
+    "301 0 CR93E-10279 0\n"
+    "301 0 CR93E-10505 0\n"
+    "# and comment here\n"
+    "301 0 CR93E-1282 1\n"
+    "301 0 CR93E-1850 0\n"
+    "# comment in docno\n"
+    "301 0 CR#93E-1860 1\n"
+)
+RESULTS_TRUNC = (
+    "301\tQ0\tCR93E-10279\t99\t  2.143418\tSTANDARD more junk at\n"
+    "301\tQ0\tCR#93E-1860\t98\t  2.139655\tSTANDARD end of lines.\n"
+    "# a comment in the run\n"
+    "301\tQ0\tCR93E-10505\t97\t  2.138276\tSTANDARD reserved for \n"
+    "301\tQ0\tCR93E-1282\t96\t  1.875063\tSTANDARD future\n"
+    "301\tQ0\tCR93E-1850\t95\t  1.857372\tSTANDARD expansion\n"
+)
+# ranking 10279 (0), #1860 (1), 10505 (0), 1282 (1), 1850 (0); R = 2
+TRUNC_EXPECTED = {"P@1": 0.0, "P@5": 2 / 5, "MRR": 1 / 2, "MAP": (1 / 2 + 2 / 4) / 2}
+
+
+@pytest.mark.parametrize("names", [("qrels.test.with-comments", "results.trunc"),
+                                   ("c.qrels", "t.run")])
+def test_trec_eval_comment_lines_and_fields_after_the_tag(tmp_path: Path,
+                                                          names: tuple[str, str]) -> None:
+    import receval
+
+    qrels, run = tmp_path / names[0], tmp_path / names[1]
+    qrels.write_text(QRELS_WITH_COMMENTS)
+    run.write_text(RESULTS_TRUNC)
+    metrics = [a for m in TRUNC_EXPECTED for a in ("-m", m)]
+    result = CliRunner().invoke(main, ["evaluate", "-t", str(qrels), "-p", str(run), *metrics,
+                                       "-f", "json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["summary"] == pytest.approx(TRUNC_EXPECTED)
+    assert out["counts"]["rows"]["truth"] == 5 and out["counts"]["rows"]["predictions"] == 5
+    python = receval.evaluate(qrels, run, list(TRUNC_EXPECTED), relevance_threshold=1)
+    assert python.summary == pytest.approx(TRUNC_EXPECTED)

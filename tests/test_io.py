@@ -32,13 +32,13 @@ def _write(path: Path, text: str, *, gz: bool = False) -> Path:
 
 def test_csv_reads_only_the_wanted_columns_with_exact_ids(tmp_path: Path) -> None:
     p = _write(tmp_path / "p.csv",
-               'user,title,item,score\n1,"A, b",007,0.5\n2,x,"i,1",NA\n2,y,NA,1e-3\n')
-    table = io.read_predictions(p)
-    assert table.column_names == ["user", "item", "score"]
+               'user,title,item,rating\n1,"A, b",007,0.5\n2,x,"i,1",NA\n2,y,NA,1e-3\n')
+    table = io.read_truth(p)
+    assert table.column_names == ["user", "item", "rating"]
     assert table.column("user").type == pa.int64()
     # "007" is not 7, "NA" is an item, a quoted comma stays in the id
     assert table.column("item").to_pylist() == ["007", "i,1", "NA"]
-    assert table.column("score").to_pylist() == [0.5, None, 0.001]  # NA: a missing score
+    assert table.column("rating").to_pylist() == [0.5, None, 0.001]  # NA: a missing rating
 
 
 def test_csv_include_columns_is_passed_to_arrow(tmp_path: Path,
@@ -249,12 +249,14 @@ BAD_FILES = [
     ("header.csv", b"user,item,score\n", "has a header but no rows"),
     ("semi.csv", b"user;item;score\nu;i;1\n", None),
     ("bad.csv", b"user,item,score\nu,i,NA\nu,j,abc\n",
-     "'score' must be numeric; .*bad.csv line 3 holds 'abc'"),
-    ("noid.csv", b"user,item,score\nu,i,1\n,j,2\n", "'user' .* has an empty id"),
+     r"'score' holds 'abc' at line 3 of .*bad.csv \(1 bad row in all\); 'score' must be numeric"),
+    ("noid.csv", b"user,item,score\nu,i,1\n,j,2\n",
+     r"'user' holds an empty id at line 3 of .*noid.csv \(1 bad row in all\)"),
     ("bad.parquet", b"PAR1 not really parquet", "cannot read predictions file"),
     ("bin.csv", b"\x00\x01\x02user,item\n", "binary"),
     ("trunc.csv", gzip.compress(b"user,item,score\n" * 1000, mtime=0)[:40], "cannot read"),
-    ("ragged.csv", b"user,item,score\nu,i,1\nu,j\n", "Expected 3 columns"),
+    ("ragged.csv", b"user,item,score\nu,i,1\nu,j\n",
+     "has 2 fields at line 3 where the header has 3"),
     ("bad.jsonl", b'{"user": 1, "item": 2, "score": 1}\n{"user": 1,\n', "cannot read"),
 ]
 
@@ -289,3 +291,49 @@ def test_missing_column_lists_the_columns_and_hints(tmp_path: Path) -> None:
         io.read_predictions(p)
     assert Wanted.truth().resolve(["user", "item", "x"], "t") == {"user": "user",
                                                                    "item": "item"}
+
+
+# --- trec_eval 10 conventions, line numbers, per-side names --------------------------------
+
+
+def test_trec_comments_and_extra_run_fields(tmp_path: Path) -> None:
+    run = _write(tmp_path / "r.txt", "# by bm25\n q1 Q0 d#1 1 2.0 t junk  more\n\n"
+                                     "#q1 Q0 d2 2 1.0 t\nq1 Q0 d3 3 0.5 t\n", gz=True)
+    table = io.read_predictions(run)
+    assert table.to_pylist() == [{"user": "q1", "item": "d#1", "score": 2.0},
+                                 {"user": "q1", "item": "d3", "score": 0.5}]
+    # as in trec_eval, a qrels line with a field after the relevance is malformed
+    qrels = _write(tmp_path / "q.qrels", "q1 0 d1 1\nq1 0 d2 1 extra\n")
+    with pytest.raises(ReceValError, match="as TREC qrels"):
+        io.read_truth(qrels)
+
+
+def test_bad_value_line_counts_header_blank_and_gzip(tmp_path: Path) -> None:
+    p = _write(tmp_path / "p.csv.gz", "user,item,score\n\nu1,i1,1\n\n\nu2,i2,x\nu3,i3,y\n",
+               gz=True)
+    with pytest.raises(ReceValError, match=r"holds 'x' at line 6 of .*\(2 bad rows in all\)"):
+        io.read_predictions(p)
+    nan = _write(tmp_path / "p.tsv", "u1\ti1\t1\nu2\ti2\tnan\n")
+    with pytest.raises(ReceValError, match=r"'score' holds nan at line 2 of .*1 bad row"):
+        io.read_predictions(nan, header=False)
+
+
+def test_per_side_columns_and_their_errors(tmp_path: Path) -> None:
+    p = _write(tmp_path / "p.csv", "userId,movieId,prediction\n1,2,0.5\n")
+    got = io.read_predictions(p, user_col="x", columns={"user": "userId", "item": "movieId",
+                                                        "score": "prediction"})
+    assert got.to_pylist() == [{"user": 1, "item": 2, "score": 0.5}]
+    with pytest.raises(ReceValError, match=r"prediction_columns has an unknown key 'rating'"):
+        io.read_predictions(p, columns={"rating": "r"})
+    with pytest.raises(ReceValError, match=r"the user and score columns are both 'userId'"):
+        io.read_predictions(p, columns={"user": "userId", "score": "userId"})
+
+
+def test_source_of_a_file_is_kept_for_later_messages(tmp_path: Path) -> None:
+    t = _write(tmp_path / "t.csv", "a,b\n1,2\n")
+    table = io.read_truth(t, user_col="a", item_col="b", rating_col="stars")
+    source = json.loads(table.schema.metadata[io.SOURCE_KEY])
+    assert source["found"] == ["a", "b"] and source["asked"]["rating"] == "stars"
+    with pytest.raises(ReceValError, match=r"truth file \S+t.csv has no column 'stars'; its "
+                                           r"columns are: 'a', 'b'"):
+        receval.evaluate(table, {"user": [1], "item": [2], "score": [1.0]}, ["RMSE"])

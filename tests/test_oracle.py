@@ -104,6 +104,9 @@ def check(data, metrics=METRICS, container="pandas", **opts):
     assert rows["predictions_dropped_duplicates"] == audit["prediction_duplicates"]
     assert rows["predictions_without_truth"] == audit["without_truth"]
     assert rows["predictions_below_score_threshold"] == audit["below_score_threshold"]
+    for key in ("truth_kept", "truth_not_evaluated", "predictions_kept",
+                "predictions_not_evaluated"):
+        assert rows[key] == audit[key], key
     assert counts["users"]["without_relevant"] == audit["without_relevant"]
     assert counts["users"]["without_predictions"] == audit["without_predictions"]
     assert counts["ties_at_cutoff"] == expected.ties_at_cutoff

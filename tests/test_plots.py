@@ -16,6 +16,7 @@ from receval.cli import main
 from receval.exceptions import ReceValError
 from receval.report import plots
 from receval.report.bootstrap import bootstrap_ci, metric_cis
+from receval.report.models import curve_ks, curve_limit, list_depth
 
 pytest.importorskip("matplotlib")
 
@@ -86,15 +87,134 @@ def test_pr_curve_is_traced_by_k(models: dict[str, receval.Result]) -> None:
     assert list(line.get_ydata()) == pytest.approx([result[f"P@{k}"] for k in KS])
 
 
+def _ranked(ranks: dict[str, int | None], length: int = 20) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each user has one relevant item, placed at the given rank of a list of ``length``
+    (``None``: not in the list)."""
+    truth = pd.DataFrame({"user": list(ranks), "item": [f"rel-{u}" for u in ranks]})
+    rows = []
+    for user, rank in ranks.items():
+        for j in range(1, length + 1):
+            item = f"rel-{user}" if j == rank else f"filler-{j}"
+            rows.append((user, item, float(length - j)))
+    return truth, pd.DataFrame(rows, columns=["user", "item", "score"])
+
+
+@pytest.fixture(scope="module")
+def weak() -> receval.Result:
+    """A realistic model: 20 of 100 users find their item, one at each rank 1..20; so
+    P@k = k / (100 k) = 0.01 and R@k = k / 100."""
+    ranks = {f"u{i}": (i // 5 + 1 if i % 5 == 0 else None) for i in range(100)}
+    truth, preds = _ranked(ranks)
+    ks = ",".join(map(str, range(1, 21)))
+    return receval.evaluate(truth, preds, [f"P@{ks}", f"R@{ks}"])
+
+
+@pytest.mark.parametrize("beta", [0.5, 1.0, 2.0])
+def test_iso_panels_are_zoomed_to_the_points(weak: receval.Result, beta: float) -> None:
+    fig = plots.plot_fbeta({"weak": weak}, betas=(beta,))
+    ax = fig.axes[0]
+    top_r = max(weak[f"R@{k}"] for k in range(1, 21))  # 0.2
+    top_p = max(weak[f"P@{k}"] for k in range(1, 21))
+    assert top_r == pytest.approx(0.2) and top_p == pytest.approx(0.01)
+    # the window holds every point with a margin, and not much more
+    assert top_r < ax.get_xlim()[1] <= 1.2 * top_r and ax.get_xlim()[0] == 0
+    assert top_p < ax.get_ylim()[1] <= 1.2 * top_p and ax.get_ylim()[0] == 0
+    grey = [line for line in ax.get_lines() if line.get_color() == "0.75"]
+    assert len(grey) >= 3
+    levels = []
+    for line in grey:
+        r, p = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
+        assert r.max() <= ax.get_xlim()[1] * (1 + 1e-9) and p.max() <= ax.get_ylim()[1] * 1.000001
+        f = (1 + beta**2) * p * r / (beta**2 * p + r)
+        assert f == pytest.approx(np.full_like(f, f[0]), rel=1e-6)  # an iso-curve
+        levels.append(f[0])
+    # evenly spaced levels: step, 2 step, 3 step, ...
+    assert np.array(levels) / levels[0] == pytest.approx(np.arange(1, len(levels) + 1))
+
+
+def test_iso_levels_on_the_unit_square() -> None:
+    assert plots.iso_levels(1.0, 1.0, 1.0) == pytest.approx([0.1 * i for i in range(1, 10)])
+
+
 @pytest.mark.parametrize("beta", [0.5, 1.0, 2.0])
 def test_iso_curves_have_constant_f(models: dict[str, receval.Result], beta: float) -> None:
     fig = plots.plot_fbeta(models, betas=(beta,))
     grey = [line for line in fig.axes[0].get_lines() if line.get_color() == "0.75"]
-    assert len(grey) == 9
-    for line, level in zip(grey, [0.1 * i for i in range(1, 10)], strict=True):
+    assert grey
+    for line in grey:
         r, p = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
         f = (1 + beta**2) * p * r / (beta**2 * p + r)
-        assert f == pytest.approx(np.full_like(f, level), rel=1e-6)
+        assert f == pytest.approx(np.full_like(f, f[0]), rel=1e-6)
+
+
+def test_max_k_cuts_the_curves(models: dict[str, receval.Result]) -> None:
+    for kind in ("at-k", "pr-curve", "f-beta"):
+        fig = plots.plot(models, kind, max_k=4)
+        coloured = [line for line in fig.axes[0].get_lines() if line.get_color() != "0.75"]
+        assert [len(line.get_xdata()) for line in coloured] == [4, 4]
+    line = plots.plot_at_k(models, max_k=4).axes[0].get_lines()[0]
+    assert list(line.get_xdata()) == [1, 2, 3, 4]
+
+
+def test_log_axis_labels_are_plain_numbers(weak: receval.Result) -> None:
+    wide = receval.evaluate({"user": [1], "item": [1]},
+                            {"user": [1], "item": [1], "score": [1.0]},
+                            [f"{f}@{k}" for f in "PR" for k in (1, 10, 60, 100)])
+    fig = plots.plot_at_k(wide)
+    fig.canvas.draw()
+    for ax in fig.axes:
+        assert ax.get_xscale() == "log"
+        labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+        assert "1" in labels and "10" in labels and "100" in labels, labels
+        assert not any("$" in x or "mathdefault" in x for x in labels)
+
+
+def test_same_plot_same_bytes(models: dict[str, receval.Result], tmp_path: Path) -> None:
+    for kind in plots.KINDS:
+        for fmt in ("svg", "png"):
+            plots.plot(models, kind, tmp_path / f"a.{fmt}")  # two figures, drawn apart
+            plots.plot(models, kind, tmp_path / f"b.{fmt}")
+            first = (tmp_path / f"a.{fmt}").read_bytes()
+            assert first == (tmp_path / f"b.{fmt}").read_bytes(), (kind, fmt)
+        svg = (tmp_path / "a.svg").read_text()
+        assert "<dc:date>" not in svg and "receval" in svg
+
+
+@pytest.mark.parametrize("name", ["rev$$", "$x^2$", r"a\frac{1}{0}$", "50$ and $"])
+def test_tex_in_a_name_is_drawn_as_text(models: dict[str, receval.Result], tmp_path: Path,
+                                        name: str) -> None:
+    both = {name: models["alpha"], "beta": models["beta"]}
+    for kind in plots.KINDS:
+        for fmt in ("png", "svg"):
+            fig = plots.plot(both, kind, tmp_path / f"{kind}.{fmt}")
+        legends = [t.get_text() for ax in fig.axes if ax.get_legend()
+                   for t in ax.get_legend().get_texts()]
+        assert any(text.startswith(name) for text in legends), legends
+    metric = receval.evaluate({"user": [1], "item": [1]},
+                              {"user": [1], "item": [1], "score": [1.0]}, ["P@1"])
+    plots.plot_distribution({name: metric}, path=tmp_path / "one.png")
+
+
+def test_curves_stop_where_the_lists_end() -> None:
+    truth, preds = _ranked({"a": 3, "b": None, "c": 12}, length=20)
+    result = receval.evaluate(truth, preds, [f"{f}@1,5,10,20,30,50" for f in "PR"])
+    assert list_depth(result) == 20  # 60 rows over 3 users; the deepest hit is at 12
+    assert curve_limit({"m": result}) == 20
+    assert curve_limit({"m": result}, max_k=30) == 30
+    # lists of 13: the mean list length says 13 (the deepest hit, 12, would say less)
+    dense = ",".join(map(str, range(1, 31)))
+    short = receval.evaluate(truth, preds.groupby("user").head(13), [f"P@{dense}", f"R@{dense}"])
+    assert list_depth(short) == 13 and curve_limit({"m": short}) == 13
+    # only cutoffs 10 and 20 around it: the curves go on to 20, the first cutoff past 13
+    coarse = receval.evaluate(truth, preds.groupby("user").head(13), ["P@1,5,10,20", "R@1,5,10,20"])
+    assert curve_limit({"m": coarse}) == 20
+
+
+def test_curve_ks_reach_the_cap_and_keep_asked_cutoffs() -> None:
+    ks = curve_ks(["P@7", "nDCG@333"], max_k=1000)
+    assert ks[:30] == list(range(1, 31)) and ks[-1] == 1000
+    assert {100, 200, 500, 333} <= set(ks) and len(ks) < 60
+    assert curve_ks(["P@50"], max_k=20) == list(range(1, 21))
 
 
 def test_comparison_bars_and_intervals(models: dict[str, receval.Result]) -> None:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 import warnings
+from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import receval
@@ -354,3 +356,159 @@ def test_docs_example() -> None:
     assert e.effects["ap_normalizer"]["AP@10"] == approx(0.0321)
     assert e.effects["users"]["AP@10"] == approx(-0.0804)
     assert e.interaction["AP@10"] == approx(-0.0161)
+
+
+# trec_eval's own test output: every value of out.test.aql that receval computes -------------
+
+TREC_EVAL_DATA = Path(__file__).parent / "data" / "trec_eval"
+#: trec_eval measure (before the cutoff) -> receval metric family, with the options it needs
+#: beyond the profile's. relative_P_k is hits@k / min(k, R): recall over min(k, R).
+TREC_EVAL_CUT = {"P": ("P", {}), "recall": ("R", {}), "map_cut": ("AP", {}),
+                 "ndcg_cut": ("nDCG", {}), "success": ("Hit", {}),
+                 "relative_P": ("R", {"recall_denominator": "capped"})}
+TREC_EVAL_UNCUT = {"map": "AP", "ndcg": "nDCG", "Rprec": "Rprec", "Rprec_mult_1.00": "Rprec",
+                   "recip_rank": "RR"}
+
+
+def _trec_eval_metric(measure: str, n_ret: int) -> tuple[str, dict] | None:
+    """The receval metric (and extra options) for a trec_eval measure, ``None`` for those
+    receval does not compute. ``set_*`` measures are over the whole retrieved list: a cutoff
+    ``n_ret`` (the longest list) with precision over the items returned."""
+    if measure in TREC_EVAL_UNCUT:
+        return TREC_EVAL_UNCUT[measure], {}
+    sets = {"set_P": ("P", {"precision_denominator": "returned"}), "set_recall": ("R", {}),
+            "set_F": ("F1", {"precision_denominator": "returned"}),
+            "set_relative_P": ("R", {"recall_denominator": "capped"})}
+    if measure in sets:
+        family, opts = sets[measure]
+        return f"{family}@{n_ret}", opts
+    base, _, cut = measure.rpartition("_")
+    if base in TREC_EVAL_CUT and cut.isdigit():
+        family, opts = TREC_EVAL_CUT[base]
+        return f"{family}@{cut}", opts
+    return None
+
+
+def _read_trec(path: Path, names: list[str]) -> pd.DataFrame:
+    return pd.read_csv(path, sep=r"\s+", header=None, names=names,
+                       dtype={"user": str, "item": str})
+
+
+def test_trec_eval_own_test_output() -> None:
+    """``trec_eval -m all_trec -q -l2 qrels.rel_level results.test`` (out.test.aql, from
+    trec_eval's repository): every printed value receval computes, per topic and over all, to
+    the 4 decimals printed. ``-l2`` is relevance_threshold=2 for the binary measures; ndcg and
+    ndcg_cut keep every level > 0 as gains (the profile pins them)."""
+    qrels = _read_trec(TREC_EVAL_DATA / "qrels.rel_level", ["user", "iter", "item", "rating"])
+    run = _read_trec(TREC_EVAL_DATA / "results.test",
+                     ["user", "q0", "item", "rank", "score", "tag"])
+    n_ret = int(run.groupby("user").size().max())
+    expected: dict[tuple[str, str], tuple[str, dict]] = {}  # (measure, topic) -> printed
+    by_options: dict[tuple, list[str]] = {}
+    for line in (TREC_EVAL_DATA / "out.test.aql").read_text().splitlines():
+        measure, topic, printed = line.split()
+        found = _trec_eval_metric(measure, n_ret)
+        if found is None:
+            continue
+        metric, opts = found
+        expected[(measure, topic)] = (printed, {"metric": metric, "opts": opts})
+        names = by_options.setdefault(tuple(sorted(opts.items())), [])
+        if metric not in names:
+            names.append(metric)
+    results = {key: receval.evaluate(qrels, run, names, profile="trec_eval",
+                                     relevance_threshold=2, **dict(key))
+               for key, names in by_options.items()}
+    got, want = {}, {}
+    for (measure, topic), (printed, spec) in expected.items():
+        r = results[tuple(sorted(spec["opts"].items()))]
+        if topic == "all":
+            value = r.summary[spec["metric"]]
+        else:
+            value = r.per_user.set_index("user").loc[topic, spec["metric"]]
+        got[(measure, topic)] = f"{value:.4f}"
+        want[(measure, topic)] = printed
+    assert got == want
+    # 57 measures x (3 topics + all): P, recall, map_cut, ndcg_cut, relative_P at 9 cutoffs,
+    # success at 3, map, ndcg, Rprec, Rprec_mult_1.00, recip_rank, set_P, set_recall, set_F,
+    # set_relative_P
+    assert len(got) == 228
+
+
+# trec_eval -l N: the binary measures only ---------------------------------------------------
+
+
+def test_trec_eval_relevance_threshold_leaves_ndcg_at_every_level() -> None:
+    """Ratings a 1, c 2, f 3; ranking a > b > c > d > e. With relevance_threshold=2 (-l2) P@2
+    counts c and f only, but nDCG keeps gains 1, 2, 3 as trec_eval's ndcg_cut does."""
+    truth, preds = one_user(list("abcde"), [5.0, 4, 3, 2, 1], ratings=[1, 2, 3])
+    dcg = 1 / math.log2(2) + 2 / math.log2(4)  # a (gain 1) at rank 1, c (gain 2) at rank 3
+    ideal = 3 / math.log2(2) + 2 / math.log2(3) + 1 / math.log2(4)
+    r = receval.evaluate(truth, preds, ["P@2", "nDCG@5"], profile="trec_eval",
+                         relevance_threshold=2)
+    assert r.summary == {"P@2": 0.0, "nDCG@5": pytest.approx(dcg / ideal, abs=1e-12)}
+    assert r.options["relevance_threshold"] == 2
+    assert r.options["per_metric"] == {"nDCG@5": {"relevance_threshold": 1}}
+    # without the profile, the threshold cuts nDCG's gains too: only c and f are relevant
+    plain = ev(truth, preds, ["nDCG@5"], relevance_threshold=2, gain="linear")["nDCG@5"]
+    assert plain == pytest.approx((2 / math.log2(4)) / (3 + 2 / math.log2(3)), abs=1e-12)
+
+
+# ranx: its own order of tied scores ---------------------------------------------------------
+
+# 20 items, i0..i19, scores 1, 2, 1, 2, ...: ten tied at 2. ranx 0.3.21 (Run.from_df, then
+# evaluate(make_comparable=True)) ranks them i9 i1 i3 i19 i5 i11 i13 i15 i17 i7 (numba's
+# quicksort, twice; printed by ranx.data_structures.common.typed_list_argosrt); with
+# make_comparable=False (one sort) i17 i15 i13 i11 i7 i19 i3 i1 i9 i5; input order: i1 i3 ...
+RANX_TIE = one_user([f"i{j}" for j in range(20)], [1.0, 2.0] * 10, relevant=["i9"])
+
+
+def test_ranx_ties_follow_ranx_not_the_input_order() -> None:
+    got = ev(*RANX_TIE, ["P@1", "RR"], profile="ranx")
+    assert got == {"P@1": 1.0, "RR": 1.0}  # ranx itself: precision@1 1.0, mrr 1.0
+    stable = ev(*RANX_TIE, ["RR"], profile="ranx", ties="stable")
+    assert stable["RR"] == pytest.approx(1 / 5)  # i1 i3 i5 i7 i9: the 5th
+    assert PROFILES["ranx"].options["ties"] == "ranx"
+
+
+def test_ranx_order_groups_of_users_interleaved() -> None:
+    """Each user's rows are ordered alone, wherever they sit in the input."""
+    import numpy as np
+
+    from receval.profiles import ranx_order
+
+    users = np.array([0, 1] * 20)  # user 0: even rows, user 1: odd rows
+    scores = np.repeat([1.0, 2.0], 2).tolist() * 10
+    order = ranx_order(users, np.array(scores))
+    assert sorted(order) == list(range(40))
+    assert all(users[order] == users)  # each row position keeps its user
+    for u in (0, 1):
+        mine = order[users == u]
+        assert list(np.array(scores)[mine]) == [2.0] * 10 + [1.0] * 10
+        # the same permutation as a lone user with those scores (1 1 2 2 ... or 1 2 1 2 ...)
+        alone = ranx_order(np.zeros(20, dtype=np.int64), np.array(scores)[users == u])
+        assert list(mine) == list(np.flatnonzero(users == u)[alone])
+
+
+# explain: the user's options apply to both sides ---------------------------------------------
+
+
+def test_explain_options_override_both_profiles() -> None:
+    """relevance_threshold=4 on star ratings: relevant {a, c} for u1 and {d} for u2 on both
+    sides, so relevance_threshold no longer differs and P@2 is (1/2 + 1/2) / 2."""
+    truth = {"user": ["u1"] * 3 + ["u2"] * 2, "item": ["a", "b", "c", "a", "d"],
+             "rating": [5.0, 3, 4, 2, 5]}
+    preds = {"user": ["u1"] * 3 + ["u2"] * 2, "item": ["b", "a", "x", "a", "d"],
+             "score": [0.9, 0.8, 0.7, 0.9, 0.5]}
+    e = explain("trec_eval", None, truth, preds, ["P@2"], relevance_threshold=4,
+                silence=["no-threshold"])
+    assert e.overrides == {"relevance_threshold": 4}
+    assert e.values_a == {"P@2": 0.5} and e.values_b == {"P@2": 0.5}
+    # nDCG is trec_eval's exception: -l does not reach it, so there the thresholds differ
+    assert [(d.option, d.a, d.b, d.metrics) for d in e.differences
+            if d.option == "relevance_threshold"] == []
+    e = explain("trec_eval", None, truth, preds, ["P@2", "nDCG@2"], relevance_threshold=4)
+    assert [(d.option, d.a, d.b, d.metrics) for d in e.differences
+            if d.option == "relevance_threshold"] == [("relevance_threshold", 1, 4, ("nDCG",))]
+    assert "both with relevance_threshold=4" in e.__rich__().title
+    with pytest.raises(ReceValError, match="not profile="):
+        explain("ranx", None, truth, preds, ["P@2"], profile="ranx")

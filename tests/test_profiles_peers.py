@@ -236,6 +236,91 @@ def test_ranx_adversarial(case: str) -> None:
     check_ranx(*ADVERSARIAL[case])
 
 
+def popularity_frames(seed: int = 7, n_users: int = 240, n_extra: int = 30, n_items: int = 400,
+                      k: int = 100) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A popularity model on recommender data, as ranx is usually fed: integer counts as
+    scores (a few distinct values, so long runs of ties), top ``k`` unseen items per user, in a
+    shuffled row order; ``n_extra`` users of the run have no truth (``make_comparable`` drops
+    them) and some truth users have no list."""
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, 12, n_items)  # popularity: 400 items, 12 distinct counts
+    items = np.array([f"i{j}" for j in range(n_items)], dtype=object)
+    truth_rows, run_rows = [], []
+    for u in range(n_users + n_extra):
+        user = f"u{u}"
+        if u < n_users:
+            liked = rng.choice(n_items, int(rng.integers(1, 25)), replace=False)
+            truth_rows += [(user, items[j], int(rng.integers(1, 3))) for j in liked]
+        if u % 17 == 5:  # a truth user without a list
+            continue
+        seen = rng.choice(n_items, 40, replace=False)
+        unseen = np.setdiff1d(np.arange(n_items), seen)
+        top = unseen[np.argsort(-counts[unseen], kind="stable")[:k]]
+        top = rng.permutation(top)  # the model's output order is not the score order
+        run_rows += [(user, items[j], float(counts[j])) for j in top]
+    truth = pd.DataFrame(truth_rows, columns=["user", "item", "rating"])
+    run = pd.DataFrame(run_rows, columns=["user", "item", "score"])
+    return truth, run.sample(frac=1.0, random_state=seed).reset_index(drop=True)
+
+
+RANX_TIED = {**{f"P@{k}": f"precision@{k}" for k in (1, 5, 10, 20, 50)},
+             **{f"R@{k}": f"recall@{k}" for k in (5, 10, 20, 50)},
+             **{f"AP@{k}": f"map@{k}" for k in (10, 50)},
+             **{f"nDCG@{k}": f"ndcg@{k}" for k in (5, 10, 50)},
+             **{f"Hit@{k}": f"hit_rate@{k}" for k in (1, 10)}, "RR": "mrr", "AP": "map"}
+
+
+def ranx_from_df(truth: pd.DataFrame, run: pd.DataFrame, metrics: dict[str, str],
+                 make_comparable: bool = True) -> dict[str, dict[str, float]]:
+    """ranx as usually called on recommender frames: Qrels.from_df, Run.from_df, evaluate;
+    per user."""
+    ranx = pytest.importorskip("ranx")
+    ids = {"user": object, "item": object}  # ranx asserts object columns (pandas 3: str)
+    truth, run = truth.astype(ids), run.astype(ids)
+    qrels = ranx.Qrels.from_df(truth, q_id_col="user", doc_id_col="item", score_col="rating")
+    r = ranx.Run.from_df(run, q_id_col="user", doc_id_col="item", score_col="score")
+    if not make_comparable:  # ranx then wants the same queries on both sides
+        qrels = ranx.Qrels.from_df(truth[truth.user.isin(run.user)], q_id_col="user",
+                                   doc_id_col="item", score_col="rating")
+        r = ranx.Run.from_df(run[run.user.isin(truth.user)], q_id_col="user",
+                             doc_id_col="item", score_col="score")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ranx.evaluate(qrels, r, list(metrics.values()), make_comparable=make_comparable)
+    return {m: dict(r.scores[name]) for m, name in metrics.items()}
+
+
+def test_ranx_tied_popularity_run_number_for_number() -> None:
+    """ranx orders tied scores with numba's unstable quicksort, twice: ties='ranx' gives its
+    numbers per user and on average, to the last bit of the mean."""
+    truth, run = popularity_frames()
+    want = ranx_from_df(truth, run, RANX_TIED)
+    got = receval_run(list(truth.itertuples(index=False)), list(run.itertuples(index=False)),
+                      list(RANX_TIED), "ranx")
+    frame = got.per_user.set_index("user")
+    assert sorted(frame.index) == sorted(want["P@10"])  # the truth's users, run-only dropped
+    for m in RANX_TIED:
+        for user, value in want[m].items():
+            assert_close(frame.loc[user, m], value, TOL, f"ranx {m} user {user}")
+        assert_close(got.summary[m], float(np.mean(list(want[m].values()))), TOL, m)
+    # the ties matter: input order (ties='stable') gives other numbers
+    stable = receval_run(list(truth.itertuples(index=False)),
+                         list(run.itertuples(index=False)), ["R@10", "nDCG@10"], "ranx",
+                         ties="stable").summary
+    assert abs(stable["R@10"] - got.summary["R@10"]) > 1e-4
+
+
+def test_ranx_without_make_comparable_orders_ties_otherwise() -> None:
+    """What docs/profiles.md says: ranx itself gives other numbers on ties without
+    make_comparable (one sort instead of two), so ties='ranx' follows make_comparable=True."""
+    truth, run = popularity_frames()
+    metrics = {"R@10": "recall@10", "nDCG@10": "ndcg@10"}
+    once = ranx_from_df(truth, run, metrics, make_comparable=False)
+    twice = ranx_from_df(truth, run, metrics)
+    common = sorted(once["R@10"])
+    assert any(once["R@10"][u] != twice["R@10"][u] for u in common)
+
+
 # --- torchmetrics 1.9.0 ----------------------------------------------------------------------
 
 def torchmetrics_eval(truth: Rows, preds: Rows, k_metrics: dict[str, Callable[..., Any]],

@@ -34,15 +34,16 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
 
 
 def _evil_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Users u0..u19 find their item; the evil user finds nothing; everyone gets EVIL_ITEM."""
+    """Users u0..u19 find their item; the evil user finds its item last (so first in the
+    reversed model: the two models differ for it); everyone gets EVIL_ITEM."""
     rng = np.random.default_rng(4)
     users = [f"u{i}" for i in range(20)] + [EVIL_USER]
     truth = pd.DataFrame({"user": users, "item": [f"i{i}" for i in range(21)]})
     rows = []
     for n, user in enumerate(users):
-        own = f"i{n}" if user != EVIL_USER else "i999"
-        for item, score in ((own, 2.0), (EVIL_ITEM, 1.0), (f"x{rng.integers(50)}", 0.5)):
-            rows.append((user, item, score))
+        own, score = (f"i{n}", 2.0) if user != EVIL_USER else (f"i{n}", 0.1)
+        for item, value in ((own, score), (EVIL_ITEM, 1.0), (f"x{rng.integers(50)}", 0.5)):
+            rows.append((user, item, value))
     return truth, pd.DataFrame(rows, columns=["user", "item", "score"])
 
 
@@ -85,7 +86,7 @@ def test_every_id_is_escaped(report: Path) -> None:
 
 def test_report_shows_summary_options_counts(report: Path) -> None:
     page = report.read_text(encoding="utf-8")
-    for section in ("summary", "plots", "distribution", "lowest", "items", "counts", "options"):
+    for section in ("summary", "plots", "distribution", "users", "items", "counts", "options"):
         assert f'<section id="{section}">' in page
     assert "users evaluated 21" in page
     assert ">only in truth<" in page and ">truth dropped duplicates<" in page
@@ -94,7 +95,8 @@ def test_report_shows_summary_options_counts(report: Path) -> None:
 def test_python_api_and_notebook_view(tmp_path: Path) -> None:
     truth, preds = _evil_frames()
     result = receval.evaluate(truth, preds, ["P@1", "R@1"])
-    page = render_report({"m": result})
+    reverse = receval.evaluate(truth, preds.assign(score=-preds["score"]), ["P@1", "R@1"])
+    page = render_report({"m": result, "reverse": reverse})  # users listed where they differ
     assert "&lt;script&gt;" in page and EVIL_USER not in page
     assert write_report(tmp_path / "sub" / "r.html", result).exists()
     html = result._repr_html_()  # the notebook view lists the first users: the evil one too
@@ -149,3 +151,140 @@ def test_chromium_screenshot(report: Path, tmp_path: Path) -> None:
     # text and plots, not a blank page: many distinct colours, mostly light background
     assert len(np.unique(pixels.reshape(-1, pixels.shape[-1])[::7], axis=0)) > 50
     assert pixels[..., :3].mean() > 0.7
+
+
+# --- curves, users, reproducibility ----------------------------------------------------------
+
+
+def _ranked(ranks: dict[str, int | None], length: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each user has one relevant item at the given rank of a list of ``length`` (``None``:
+    not in the list)."""
+    truth = pd.DataFrame({"user": list(ranks), "item": [f"rel-{u}" for u in ranks]})
+    rows = [(user, f"rel-{user}" if j == rank else f"filler-{j}", float(length - j))
+            for user, rank in ranks.items() for j in range(1, length + 1)]
+    return truth, pd.DataFrame(rows, columns=["user", "item", "score"])
+
+
+def _cli_report(folder: Path, models: dict[str, dict[str, int | None]], length: int,
+                *args: str) -> str:
+    truth = None
+    command = ["evaluate", "-m", "P@10", "-m", "MRR", "-f", "json"]
+    for name, ranks in models.items():
+        truth, preds = _ranked(ranks, length)
+        preds.to_csv(folder / f"{name}.csv", index=False)
+        command += ["-p", str(folder / f"{name}.csv")]
+    assert truth is not None
+    truth.to_csv(folder / "truth.csv", index=False)
+    out = folder / "report.html"
+    result = CliRunner().invoke(main, [*command, "-t", str(folder / "truth.csv"),
+                                       "--report", str(out), *args])
+    assert result.exit_code == 0, result.output
+    return out.read_text(encoding="utf-8")
+
+
+def _section(page: str, name: str) -> str:
+    start = page.index(f'<section id="{name}">')
+    return page[start:page.index("</section>", start)]
+
+
+def _cells(html: str, table_class: str) -> list[list[str]]:
+    body = html[html.index(f'<table class="{table_class}">'):]
+    body = body[:body.index("</table>")]
+    return [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", body)
+            if "<td" in row]
+
+
+# first hits: a at 1, b at 4, c at 15, d none; lists of 40; the cutoff of P@10 is 10
+BASE = {"a": 1, "b": 4, "c": 15, "d": None}
+# the second model: a at 2 (P@10 same), b at 30 (worse), c at 7 (better), d at 1 (better)
+OTHER = {"a": 2, "b": 30, "c": 7, "d": 1}
+
+
+def test_curves_span_every_rank_the_lists_hold(tmp_path: Path) -> None:
+    page = _cli_report(tmp_path, {"base": BASE}, 40)
+    assert "Precision and recall at each cutoff (k = 1 to 40)" in page
+    assert "Precision-recall curve traced by k (k = 1 to 40)" in page
+    page = _cli_report(tmp_path, {"base": BASE}, 40, "--max-k", "12")
+    assert "Precision and recall at each cutoff (k = 1 to 12)" in page
+
+
+def test_users_without_a_hit_and_first_hit_ranks(tmp_path: Path) -> None:
+    users = _section(_cli_report(tmp_path, {"base": BASE, "other": OTHER}, 40), "users")
+    # base: c and d have no hit in the top 10; c has one deeper (rank 15), d none by rank 40
+    # other: b only (its hit is at rank 30)
+    assert _cells(users, "missing") == [
+        ["base", "4", "50.0% (2)", "50.0% (1)", "50.0% (1)"],
+        ["other", "4", "25.0% (1)", "100.0% (1)", "0.0% (0)"],
+    ]
+    assert _cells(users, "first-hit") == [
+        ["rank 1", "25.0% (1)", "25.0% (1)"],          # base a; other d
+        ["ranks 2\u20133", "0.0% (0)", "25.0% (1)"],   # other a
+        ["ranks 4\u20135", "25.0% (1)", "0.0% (0)"],   # base b
+        ["ranks 6\u201310", "0.0% (0)", "25.0% (1)"],  # other c
+        ["ranks 11\u201320", "25.0% (1)", "0.0% (0)"],  # base c
+        ["ranks 21\u201340", "0.0% (0)", "25.0% (1)"],  # other b
+        ["none in the top 40", "25.0% (1)", "0.0% (0)"],  # base d
+    ]
+
+
+def test_where_the_models_differ(tmp_path: Path) -> None:
+    users = _section(_cli_report(tmp_path, {"base": BASE, "other": OTHER}, 40), "users")
+    # P@10 per user: base a .1 b .1 c 0 d 0; other a .1 b 0 c .1 d .1
+    row = _cells(users, "differences")[0]
+    assert row[:6] == ["other", "4", "50.0% (2)", "25.0% (1)", "25.0% (1)", "+0.0250"]
+    gains, losses = (_cells(users[i:], "differing") for i in
+                     [m.start() for m in re.finditer('<table class="differing">', users)])
+    assert gains == [["c", "0.0000", "0.1000", "+0.1000"], ["d", "0.0000", "0.1000", "+0.1000"]]
+    assert losses == [["b", "0.1000", "0.0000", "-0.1000"]]
+
+
+def test_report_is_byte_reproducible(tmp_path: Path) -> None:
+    pages = [(_cli_report(tmp_path, {"base": BASE, "other": OTHER}, 40)) for _ in range(2)]
+    assert pages[0] == pages[1]
+    assert not re.search(r"\d{4}-\d{2}-\d{2}", pages[0])  # no date unless asked
+    truth, preds = _evil_frames()
+    result = receval.evaluate(truth, preds, ["P@1", "R@1"])
+    assert re.search(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC", render_report(result, timestamp=True))
+
+
+def test_tex_in_a_model_name(tmp_path: Path) -> None:
+    truth, preds = _ranked(BASE, 20)
+    truth.to_csv(tmp_path / "truth.csv", index=False)
+    command = ["evaluate", "-t", str(tmp_path / "truth.csv"), "-m", "P@10", "-f", "json",
+               "--report", str(tmp_path / "r.html")]
+    for name in ("rev$$", "$x^2$"):
+        preds.to_csv(tmp_path / f"{name}.csv", index=False)
+        command += ["-p", str(tmp_path / f"{name}.csv")]
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 0, result.output
+    summary = _section((tmp_path / "r.html").read_text(encoding="utf-8"), "summary")
+    assert "<th>rev$$</th>" in summary and "<th>$x^2$</th>" in summary
+
+
+def test_progress_names_each_step() -> None:
+    truth, preds = _evil_frames()
+    result = receval.evaluate(truth, preds, ["P@1,2", "R@1,2"])
+    steps: list[str] = []
+    render_report({"a": result, "b": result}, progress=steps.append)
+    assert steps == ["curves and comparison plots", "per-user distributions",
+                     "users without a hit, and where models differ", "writing the page"]
+
+
+def test_cli_report_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    import contextlib
+    import io
+
+    from rich.console import Console
+
+    from receval import cli
+
+    monkeypatch.setattr(cli, "err_console", Console(file=io.StringIO()))
+    with contextlib.ExitStack() as stack:
+        assert cli._report_progress(stack) is None  # not a terminal: nothing drawn
+    terminal = io.StringIO()
+    monkeypatch.setattr(cli, "err_console", Console(file=terminal, force_terminal=True))
+    with contextlib.ExitStack() as stack:
+        step = cli._report_progress(stack)
+        assert step is not None
+        step("per-user distributions")
+    assert "report: per-user distributions" in terminal.getvalue()

@@ -14,9 +14,12 @@ import pandas as pd
 import pytest
 
 import receval
+from receval.aggregate import aggregate
 from receval.data.csr import group_by_user
 from receval.engines import threads
-from receval.engines.numba_engine import MIN_BLOCK_USERS
+from receval.engines.numba_engine import MIN_BLOCK_USERS, KernelOutput
+from receval.measures.spec import parse_metrics
+from receval.options import Options
 
 METRICS = ["P@1", "P@5", "R@10", "F1@5", "AP@10", "MAP", "nDCG@5", "nDCG", "MRR", "Hit@3",
            "Rprec", "RMSE"]
@@ -56,8 +59,29 @@ def test_threads_give_the_numbers_of_one_thread(monkeypatch: pytest.MonkeyPatch,
     four = _run(truth, preds, ties=ties, average=average, relevance_threshold=3)
     pd.testing.assert_frame_equal(one.per_user, four.per_user, check_exact=True)
     assert one.counts == four.counts
-    for name, value in one.summary.items():  # block sums are combined exactly (fsum)
-        assert four.summary[name] == pytest.approx(value, rel=1e-15, abs=1e-15)
+    assert one.summary == four.summary  # bit for bit: the sums' blocks are fixed runs of rows
+
+
+@pytest.mark.parametrize("average", ["macro", "micro"])
+def test_summary_is_the_same_bit_for_bit_on_any_number_of_threads(
+        monkeypatch: pytest.MonkeyPatch, average: str) -> None:
+    """Enough users (40,000) that the summary sums span many blocks; real-valued metrics, so
+    the order of the additions shows in the last bits."""
+    rng = np.random.default_rng(11)
+    n_t, n_p = 120_000, 200_000
+    truth = pd.DataFrame({"user": rng.integers(0, 40_000, n_t), "item": rng.integers(0, 300, n_t),
+                          "rating": rng.integers(1, 6, n_t).astype(float)})
+    preds = pd.DataFrame({"user": rng.integers(0, 40_000, n_p), "item": rng.integers(0, 300, n_p),
+                          "score": rng.random(n_p)})
+    metrics = ["nDCG@3", "nDCG", "MAP", "MRR", "R@5", "RMSE", "MAE"]
+    summaries = []
+    for n in (1, 2, 3, 4, 7):
+        monkeypatch.setattr(threads, "n_threads", lambda n=n: n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            summaries.append(receval.evaluate(truth, preds, metrics, duplicates="first",
+                                              gain="linear", average=average).summary)
+    assert all(s == summaries[0] for s in summaries), summaries
 
 
 def test_grouping_by_user_in_chunks_is_stable(four_threads: None) -> None:
@@ -79,3 +103,24 @@ def test_an_error_in_a_block_reaches_the_caller(four_threads: None) -> None:
 
     with pytest.raises(ValueError, match="block 2"):
         threads.run_blocks(fail_on_third, threads.block_bounds(100))
+
+
+def test_summary_sums_do_not_depend_on_how_the_threads_split_the_users(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mean whose last bit depends on where the sums are split: 1 + 4 * 2^-54 is exact in
+    one sum (1 + 2^-52), but split as (1 + 2 * 2^-54) + 2 * 2^-54 each half rounds to even
+    and gives 1. Blocks must be the same on every thread count."""
+    n = 16_384
+    column = np.zeros(n)
+    column[[0]] = 1.0
+    column[[1, 2, 4096, 4097]] = 2.0**-54
+    exact = (1.0 + 2.0**-52) / n  # the sum is exact in floats: so is the mean (a power of 2)
+    specs = parse_metrics(["nDCG"])
+    for n_threads in (1, 2, 4, 7):
+        monkeypatch.setattr(threads, "n_threads", lambda n_threads=n_threads: n_threads)
+        ints = np.zeros(n, dtype=np.int64)
+        out = KernelOutput(column.reshape(-1, 1).copy(), *([np.zeros((0, 1))] * 3),
+                           *([ints + 1] * 5), *([ints - 1] * 2), np.zeros((n, 0), bool),
+                           np.zeros(n))
+        summary = aggregate(specs, out, Options(), str).summary
+        assert summary["nDCG"] == exact, n_threads

@@ -7,7 +7,17 @@ Example:
     ...                      ["P@1", "nDCG@2"])
     >>> r.summary["P@1"]
     1.0
+
+Every documented submodule is reachable from ``import receval`` alone, loaded on first use:
+
+    >>> receval.metrics.precision_at_k([1, 0, 1], [0.9, 0.8, 0.1], 2)
+    0.5
+    >>> receval.profiles.explain("trec_eval", "ranx").a
+    'trec_eval'
 """
+
+import importlib
+from types import ModuleType
 
 from receval._version import __version__
 from receval.evaluation import evaluate
@@ -15,6 +25,10 @@ from receval.exceptions import ReceValError, UndefinedMetricError, UndefinedMetr
 from receval.measures.spec import MetricSpec, parse_metric, parse_metrics
 from receval.options import Options
 from receval.result import Result
+
+#: submodules loaded on first attribute access (``receval.metrics.ndcg_at_k``): importing them
+#: eagerly would load matplotlib and jinja2 for every evaluation
+SUBMODULES = ("adapters", "io", "metrics", "options", "profiles", "report", "result")
 
 __all__ = [
     "MetricSpec",
@@ -28,3 +42,15 @@ __all__ = [
     "parse_metric",
     "parse_metrics",
 ]
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name in SUBMODULES:
+        module = importlib.import_module(f"receval.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'receval' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *SUBMODULES})

@@ -13,11 +13,15 @@ import numba
 import numpy as np
 
 from receval.engines.numba_engine import KernelOutput
-from receval.engines.threads import block_bounds, run_blocks
+from receval.engines.threads import run_blocks
 from receval.exceptions import UndefinedMetricError, UndefinedMetricWarning
 from receval.measures.fbeta import fbeta
+from receval.measures.rating import pooled
 from receval.measures.spec import RATING, Family, MetricSpec
 from receval.options import Options
+
+#: rows per block of the summary sums: fixed, so that no number depends on the thread count
+SUM_BLOCK = 8192
 
 
 @dataclass
@@ -54,7 +58,8 @@ def aggregate(
         if spec.family in RATING:
             # a user without rated pairs has no error to pool: not a policy matter
             used[spec.name] = n_users - n_missing
-            summary[spec.name] = _pooled(spec, out.num[:, c], out.den[:, c])
+            summary[spec.name] = pooled(spec.family is Family.RMSE, out.num[:, c],
+                                        out.den[:, c], values[:, c])
             continue
         if n_missing and options.empty == "error":
             first = int(np.argmax(np.isnan(values[:, c])))
@@ -92,8 +97,11 @@ def _missing_and_sums(
     NaN values of ``fillable`` columns become ``fill`` (unless ``fill`` is NaN) and count in
     the sums. One pass over the rows, in parallel blocks; each block sums with Neumaier's
     compensation, so the mean is as exact as ``math.fsum`` of the blocks' sums makes it.
+    The blocks are fixed runs of :data:`SUM_BLOCK` rows, whatever the thread count, so the
+    sums (and the summary) are the same bit for bit on any number of threads.
     """
-    bounds = block_bounds(values.shape[0], min_size=4096)
+    n = values.shape[0]
+    bounds = [(lo, min(lo + SUM_BLOCK, n)) for lo in range(0, n, SUM_BLOCK)]
     missing = np.zeros((max(1, len(bounds)), values.shape[1]), dtype=np.int64)
     sums = np.zeros(missing.shape)
     run_blocks(_block_missing_and_sums, bounds, values, fillable, fill, missing, sums)
@@ -127,17 +135,15 @@ def _block_missing_and_sums(block: int, lo: int, hi: int, values: np.ndarray,
         sums[block, c] = total[c] + carry[c]
 
 
-def _pooled(spec: MetricSpec, num: np.ndarray, den: np.ndarray) -> float:
-    total = float(den.sum())
-    if total == 0:
-        return math.nan
-    mean = float(num.sum()) / total
-    return math.sqrt(mean) if spec.family is Family.RMSE else mean
-
-
 def _micro(spec: MetricSpec, out: KernelOutput, c: int) -> float:
-    num = float(out.num[:, c].sum())
-    den = float(out.den[:, c].sum())
+    num_u, den_u = out.num[:, c], out.den[:, c]
+    if spec.family is Family.NDCG and len(out.gain_shift) and out.gain_shift.any():
+        # users' DCG and IDCG come scaled by 2^-shift (huge graded gains): bring them to
+        # the largest shift, one scale for all (the smaller users' sums vanish next to it)
+        rescale = (out.gain_shift - out.gain_shift.max()).astype(np.int64)
+        num_u, den_u = np.ldexp(num_u, rescale), np.ldexp(den_u, rescale)
+    num = float(num_u.sum())
+    den = float(den_u.sum())
     if spec.family is Family.FBETA:
         den2 = float(out.den2[:, c].sum())
         p = num / den if den else math.nan

@@ -7,6 +7,7 @@ new option of the core is a new flag here without an edit.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -27,6 +28,8 @@ from rich.text import Text
 from receval._version import __version__
 from receval.demo import CUTOFFS, FAMILIES
 from receval.exceptions import ReceValError, UndefinedMetricWarning
+from receval.io.output import TABLE_SUFFIXES, atomic_output, sigterm_as_exit
+from receval.io.terminal import one_line, safe_text
 from receval.result import Result
 
 console = Console()
@@ -36,6 +39,8 @@ DEFAULT_METRICS = ("P@10", "R@10", "MAP@10", "nDCG@10", "MRR")
 OUTPUT_FORMATS = ("table", "json", "csv", "markdown", "latex")
 PLOT_KINDS = ("at-k", "pr-curve", "f-beta", "distribution", "comparison")
 INPUT_FORMATS = ("auto", "csv", "tsv", "parquet", "jsonl", "trec")
+REPORT_SUFFIXES = (".html", ".htm")
+PLOT_SUFFIXES = (".png", ".svg")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -51,6 +56,7 @@ def demo(seed: int) -> None:
     from receval.demo import run_demo
 
     started = time.perf_counter()
+    _compile_notice()
     with (
         console.status("generating ratings, training the baseline, evaluating..."),
         warnings.catch_warnings(),
@@ -77,9 +83,11 @@ def demo(seed: int) -> None:
     )
     console.print(
         "\nNext: [bold]receval evaluate --truth test.csv --predictions run.csv -m P@10 -m "
-        "nDCG@10[/bold], or in Python [bold]receval.evaluate(truth_df, predictions_df, "
-        "['P@10', 'nDCG@10'])[/bold]. Every option (ties, thresholds, empty-user policy, "
-        "averaging) is listed in the README."
+        "nDCG@10 --relevance-threshold 4[/bold], or in Python [bold]receval.evaluate(truth_df, "
+        "predictions_df, ['P@10', 'nDCG@10'], relevance_threshold=4)[/bold]. With star "
+        "ratings in the truth, the threshold says which ratings are relevant (here >= 4); "
+        "without a rating column every truth row is relevant. Every option (ties, empty-user "
+        "policy, averaging) is listed in the README."
     )
 
 
@@ -148,6 +156,13 @@ def _semantics_options(f: Callable[..., Any]) -> Callable[..., Any]:
         profile_type: Any = click.Choice(sorted(PROFILES))
     except ImportError:
         profile_type = str
+    from receval.checks import WARNINGS
+
+    f = click.option(
+        "--silence", multiple=True, type=click.Choice(sorted(WARNINGS)), metavar="CODE",
+        help="Do not print this warning (repeat for more): "
+             f"{', '.join(sorted(WARNINGS))}.",
+    )(f)
     return click.option(
         "--profile", type=profile_type, default=None,
         help="Reproduce a known tool's numbers: its bundle of options replaces the defaults; "
@@ -172,12 +187,20 @@ def _input_options(f: Callable[..., Any], *, required: bool = True) -> Callable[
                      help="CSV/TSV files have no header: columns are user, item, rating|score."),
         click.option("--delimiter", default=None,
                      help="CSV delimiter (default: sniffed; 'tab' or '\\t' for a tab)."),
-        click.option("--user-col", default="user", show_default=True),
-        click.option("--item-col", default="item", show_default=True),
+        click.option("--user-col", default="user", show_default=True,
+                     help="User column of both files (see --truth-columns to name it per file)."),
+        click.option("--item-col", default="item", show_default=True,
+                     help="Item column of both files."),
         click.option("--rating-col", default="rating", show_default=True),
         click.option("--score-col", default="score", show_default=True,
                      help="Score column of the predictions (a 'rank' column, 1 = best, works "
                           "when there is no score)."),
+        click.option("--truth-columns", default=None, metavar="ROLE=NAME,...",
+                     help="The truth's own column names, overriding the --*-col flags: "
+                          "e.g. user=userId,item=movieId,rating=r."),
+        click.option("--prediction-columns", default=None, metavar="ROLE=NAME,...",
+                     help="The predictions' own column names: e.g. "
+                          "user=userId,item=movieId,score=prediction (or rank=...)."),
         click.option("--engine", default=None, help="Evaluation engine (default: numba)."),
         click.option("--debug", is_flag=True, help="Show the traceback of an error."),
     ]
@@ -195,7 +218,9 @@ def _metrics_option(default: tuple[str, ...] = DEFAULT_METRICS) -> Callable[...,
 
 
 def _errors_exit_2(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Bad input: one line on stderr and exit 2; anything else: exit 1. ``--debug``: traceback."""
+    """Bad input: one line on stderr and exit 2; anything else (a receval bug): one line and
+    exit 1. ``--debug``: the traceback. Every text from the data that is printed (errors,
+    warnings) has its control characters escaped and no rich markup read."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **params: Any) -> Any:
@@ -203,26 +228,41 @@ def _errors_exit_2(command: Callable[..., Any]) -> Callable[..., Any]:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("default")
                 out = command(*args, **params)
-            for w in caught:
-                if not issubclass(w.category, UndefinedMetricWarning):
-                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
-                    continue
-                text = " ".join(str(w.message).split())
-                err_console.print(Text("warning: ", style="yellow") + Text(text), soft_wrap=True)
+            # each distinct warning once (one per model or per call is noise)
+            for text in dict.fromkeys(str(w.message) for w in caught):
+                _print_warning(text)
             return out
-        except click.exceptions.Exit:
+        except (click.exceptions.Exit, click.exceptions.ClickException, click.exceptions.Abort):
             raise
         except Exception as err:
             if params.get("debug"):
                 raise
-            bad_input = isinstance(err, ReceValError | OSError | UnicodeDecodeError)
-            text = " ".join(str(err).split()) or type(err).__name__
-            if not bad_input:
-                text = f"{type(err).__name__}: {text} (rerun with --debug for the traceback)"
+            bad_input = _is_bad_input(err)
+            text = one_line(str(err)) or type(err).__name__
+            if not bad_input:  # a bug: the first line of its message is enough
+                first = one_line(str(err).strip().split("\n", 1)[0])[:300]
+                text = f"{type(err).__name__}: {first} (rerun with --debug for the traceback)"
             click.echo(f"error: {text}", err=True)
             sys.exit(2 if bad_input else 1)
 
     return wrapper
+
+
+def _is_bad_input(err: BaseException) -> bool:
+    """Errors that mean bad input (exit 2): receval's own, file system errors, undecodable
+    text, and what the CSV and Arrow parsers raise on malformed data."""
+    import csv
+
+    import pyarrow as pa
+
+    return isinstance(err, ReceValError | OSError | UnicodeDecodeError | csv.Error
+                      | pa.lib.ArrowInvalid)
+
+
+def _print_warning(message: Warning | str) -> None:
+    """One line ``warning: ...`` on stderr, escaped, never read as markup."""
+    text = one_line(str(message))
+    err_console.print(Text("warning: ", style="yellow") + Text(text), soft_wrap=True)
 
 
 # --- evaluate --------------------------------------------------------------------------------
@@ -238,9 +278,15 @@ def _errors_exit_2(command: Callable[..., Any]) -> Callable[..., Any]:
               help="Write per-user values to FILE (.csv, .tsv or .parquet).")
 @click.option("--report", metavar="FILE",
               help="Write a self-contained HTML report (tables, plots, distributions).")
+@click.option("--max-k", type=click.IntRange(1, 10_000), default=None, metavar="N",
+              help="Last cutoff of the report's curves. [default: as deep as the lists go, "
+                   "up to 1000]")
+@click.option("--raw-csv", is_flag=True,
+              help="Write CSV/TSV text cells as they are: by default a cell starting with =, +, "
+                   "-, @, tab or CR gets a ' in front, so a spreadsheet does not run it.")
 @_errors_exit_2
 def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: str | None,
-             **params: Any) -> None:
+             max_k: int | None, **params: Any) -> None:
     """Evaluate predictions against the truth and print the metrics.
 
     \b
@@ -250,32 +296,59 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
     """
     from receval.measures.spec import parse_metrics
     from receval.report import tables
-    from receval.report.models import curve_ks, restrict, with_curves
+    from receval.report.models import CURVE_MAX_K, curve_ks, restrict, with_curves
 
     asked = [s.name for s in parse_metrics(list(metrics))]
-    _check_output(per_user, (".csv", ".tsv", ".parquet", ".pq"), "--per-user")
-    wanted = with_curves(asked, curve_ks(asked)) if report else asked
+    outputs = _check_output(params, {"--per-user": (per_user, TABLE_SUFFIXES),
+                                     "--report": (report, REPORT_SUFFIXES)})
+    wanted = with_curves(asked, curve_ks(asked, max_k or CURVE_MAX_K)) if report else asked
     runs = _evaluate_files(wanted, params, top_items=bool(report))
     models = {name: restrict(r, asked) for name, r in runs.results.items()}
     _warn_undefined(models)
+    raw_csv = bool(params.get("raw_csv"))
+    # every output to a temporary file first: all are renamed into place, or none (an error in
+    # the report leaves the old per-user file as it was), before the summary is printed
+    with sigterm_as_exit(), contextlib.ExitStack() as stack:
+        if "--per-user" in outputs:
+            tmp = stack.enter_context(atomic_output(outputs["--per-user"], "--per-user"))
+            _write_per_user(models, tmp, raw=raw_csv)
+        if "--report" in outputs:
+            from receval.report.html import write_report
+
+            tmp = stack.enter_context(atomic_output(outputs["--report"], "--report"))
+            write_report(tmp, runs.results, metrics=asked, inputs=runs.inputs,
+                         top_items=runs.top_items, max_k=max_k,
+                         progress=_report_progress(stack))
     if fmt == "table":
-        console.print(tables.rich_table(models))
-        console.print(tables.options_line(next(iter(models.values()))), style="dim",
-                      highlight=False)
+        out = _stdout()
+        out.print(tables.rich_table(models))
+        out.print(tables.options_line(next(iter(models.values()))), style="dim",
+                  highlight=False, markup=False)
         for name, result in models.items():
             prefix = f"{name}: " if len(models) > 1 else ""
-            console.print(f"{prefix}{tables.counts_line(result)}", style="dim", highlight=False)
+            out.print(Text(safe_text(f"{prefix}{tables.counts_line(result)}")),
+                      style="dim", highlight=False)
+    elif fmt == "csv":
+        click.echo(tables.to_csv(models, raw=raw_csv).rstrip("\n"))
     else:
         click.echo(tables.render(models, fmt).rstrip("\n"))
-    if per_user:
-        _write_per_user(models, Path(per_user))
     if report:
-        from receval.report.html import write_report
-
-        write_report(report, runs.results, metrics=asked, inputs=runs.inputs,
-                     top_items=runs.top_items)
-        err_console.print(f"report written to {report}", highlight=False, soft_wrap=True)
+        _print_written("report", report)
     runs.print_notes()
+
+
+def _stdout() -> Console:
+    """The console for stdout: a terminal's width, or, piped or redirected, no width at all (rich
+    would cut a wide table at 80 columns and wrap the lines)."""
+    return console if console.is_terminal else Console(width=100_000, highlight=False)
+
+
+def _report_progress(stack: contextlib.ExitStack) -> Callable[[str], None] | None:
+    """A spinner on stderr naming each step of the report, when stderr is a terminal."""
+    if not err_console.is_terminal:
+        return None
+    status = stack.enter_context(err_console.status("report", spinner="dots"))
+    return lambda step: status.update(Text(f"report: {step}"))
 
 
 # --- plot ------------------------------------------------------------------------------------
@@ -290,11 +363,11 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
               "by k; f-beta: iso-F curves; distribution: per-user histogram of a metric; "
               "comparison: bars with bootstrap CIs.")
 @click.option("--out", "-o", required=True, metavar="FILE", help="Output image, .png or .svg.")
-@click.option("--max-k", default=20, show_default=True, type=click.IntRange(1, 1000),
-              help="Largest cutoff of the curves.")
+@click.option("--max-k", type=click.IntRange(1, 10_000), default=None, metavar="N",
+              help="Last cutoff of the curves. [default: as deep as the lists go, up to 1000]")
 @click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap.")
 @_errors_exit_2
-def plot(metrics: tuple[str, ...], kind: str, out: str, max_k: int, seed: int,
+def plot(metrics: tuple[str, ...], kind: str, out: str, max_k: int | None, seed: int,
          **params: Any) -> None:
     """Plot one or several models: curves over k, distributions, comparisons.
 
@@ -304,21 +377,24 @@ def plot(metrics: tuple[str, ...], kind: str, out: str, max_k: int, seed: int,
     """
     from receval.measures.spec import parse_metrics
     from receval.report import plots
-    from receval.report.models import with_curves
+    from receval.report.models import CURVE_MAX_K, curve_ks, curve_limit, with_curves
 
-    _check_output(out, (".png", ".svg"), "--out")
+    target = _check_output(params, {"--out": (out, PLOT_SUFFIXES)})["--out"]
     curves = kind in ("at-k", "pr-curve", "f-beta")
     asked = [s.name for s in parse_metrics(list(metrics or DEFAULT_METRICS))] if not curves \
         else []
-    wanted = with_curves(asked, list(range(1, max_k + 1))) if curves else asked
+    wanted = with_curves(asked, curve_ks([], max_k or CURVE_MAX_K)) if curves else asked
     runs = _evaluate_files(wanted, params)
     extra: dict[str, Any] = {}
+    if curves:
+        extra["max_k"] = curve_limit(runs.results, max_k)
     if kind == "distribution":
         extra["metric"] = asked[0]
     elif kind == "comparison":
         extra.update(metrics=asked, seed=seed)
-    plots.plot(runs.results, kind, out, **extra)
-    err_console.print(f"plot written to {out}", highlight=False, soft_wrap=True)
+    with sigterm_as_exit(), atomic_output(target, "--out") as tmp:
+        plots.plot(runs.results, kind, tmp, **extra)
+    _print_written("plot", out)
     runs.print_notes()
 
 
@@ -333,6 +409,7 @@ def plot(metrics: tuple[str, ...], kind: str, out: str, max_k: int, seed: int,
 @click.argument("profile_b", metavar="[PROFILE_B]", required=False)
 @functools.partial(_input_options, required=False)
 @_metrics_option(())
+@_semantics_options
 @click.option("--format", "-f", "fmt", type=click.Choice(("table", "json")), default="table",
               show_default=True, help="How the comparison is printed on stdout.")
 @_errors_exit_2
@@ -341,9 +418,14 @@ def explain(profile_a: str, profile_b: str | None, metrics: tuple[str, ...], fmt
     """Which options differ between two profiles, and on your data how much each one moves
     each metric (PROFILE_B defaults to receval's defaults; 'defaults' names them too).
 
+    Every option flag of 'receval evaluate' (--relevance-threshold, --users, ...) applies to
+    both profiles, as it overrides the profile in 'receval evaluate --profile', so the numbers
+    explained are those of your own command.
+
     \b
     receval explain trec_eval ranx
     receval explain trec_eval kaggle -t test.csv -p run.csv -m AP@10 -m nDCG@10
+    receval explain ranx -t ratings.csv -p run.csv --relevance-threshold 4
     """
     from receval.profiles import PROFILES
     from receval.profiles import explain as explain_profiles
@@ -353,26 +435,33 @@ def explain(profile_a: str, profile_b: str | None, metrics: tuple[str, ...], fmt
         if name not in PROFILES and name != "defaults":
             raise ReceValError(f"unknown profile {name!r}; known: defaults, "
                                f"{', '.join(sorted(PROFILES))}")
+    if params.get("profile"):
+        raise ReceValError("explain takes its profiles as arguments (PROFILE_A [PROFILE_B]), "
+                           "not --profile")
     a, b = (None if n == "defaults" else n for n in names)
     if bool(params["truth"]) != bool(params["predictions"]):
         raise ReceValError("give both --truth and --predictions (or neither, for the options)")
     if len(params["predictions"]) > 1:
         raise ReceValError("explain takes one --predictions file")
+    kwargs = _semantics(params)  # the options (overrides of both sides), silence, engine
     truth = preds = None
     if params["truth"]:
-        # each side's relevance threshold is its profile's: the TREC default is not applied
-        truth, _ = _read_truth(params, {})
+        # each side's relevance threshold is its profile's unless --relevance-threshold is
+        # given: the TREC default of 'evaluate' without a profile is not applied
+        truth, _ = _read_truth(params, {"profile": None})
         _, _, truth, preds = next(_read_predictions(params, truth))
-    e = explain_profiles(a, b, truth, preds, list(metrics) if metrics else None)
+    e = explain_profiles(a, b, truth, preds, list(metrics) if metrics else None, **kwargs)
+    # piped or redirected: rich would cut the table at 80 columns; print it at its own width
+    out = _stdout()
     if fmt == "json":
         click.echo(json.dumps(_explanation_dict(e), indent=2, allow_nan=False))
     elif not e.differences:
-        console.print(f"{e.a} and {e.b} use the same options", highlight=False)
+        out.print(f"{e.a} and {e.b} use the same options", highlight=False, soft_wrap=True)
     else:
-        console.print(e)
+        out.print(e)
     for label, message in e.errors.items():
-        err_console.print(f"warning: {label}: {message}", style="yellow", highlight=False,
-                          soft_wrap=True)
+        err_console.print(Text(f"warning: {label}: {safe_text(message)}", style="yellow"),
+                          highlight=False, soft_wrap=True)
 
 
 def _explanation_dict(e: Any) -> dict[str, Any]:
@@ -384,6 +473,7 @@ def _explanation_dict(e: Any) -> dict[str, Any]:
     return {
         "a": e.a,
         "b": e.b,
+        "overrides": dict(e.overrides),
         "differences": [{"option": d.option, "a": d.a, "b": d.b,
                          "applies_to": d.scope} for d in e.differences],
         "metrics": e.metrics,
@@ -405,7 +495,8 @@ class _Runs:
     def print_notes(self) -> None:
         """Notes go to stderr once everything succeeded (an error stays one line)."""
         for note in self.notes:
-            err_console.print(f"note: {note}", style="dim", highlight=False, soft_wrap=True)
+            err_console.print(Text(f"note: {safe_text(note)}"), style="dim", highlight=False,
+                              soft_wrap=True)
 
 
 def _evaluate_files(metrics: list[str], params: dict[str, Any], *,
@@ -414,6 +505,7 @@ def _evaluate_files(metrics: list[str], params: dict[str, Any], *,
     import receval
 
     kwargs = _semantics(params)
+    _compile_notice()
     truth, runs = _read_truth(params, kwargs)
     for name, path, aligned_truth, preds in _read_predictions(params, truth):
         with warnings.catch_warnings():
@@ -426,6 +518,14 @@ def _evaluate_files(metrics: list[str], params: dict[str, Any], *,
     return runs
 
 
+def _compile_notice() -> None:
+    """Say why the very first run waits (numba compiles the kernels once, then caches them)."""
+    from receval.engines.compiled import NOTICE, kernels_cached
+
+    if not kernels_cached():
+        err_console.print(f"note: {NOTICE}", style="dim", highlight=False, soft_wrap=True)
+
+
 def _read_truth(params: dict[str, Any], kwargs: dict[str, Any]) -> tuple[Any, _Runs]:
     """The truth table, and an empty :class:`_Runs` holding its path and the reading notes.
 
@@ -435,6 +535,7 @@ def _read_truth(params: dict[str, Any], kwargs: dict[str, Any]) -> tuple[Any, _R
     from receval import io
     from receval.io.progress import file_progress
     from receval.io.source import check_file
+    from receval.io.wanted import parse_columns_flag
 
     truth_path = check_file(params["truth"], "truth")
     truth_format = io.detect_format(truth_path, "truth", params["truth_format"])
@@ -446,6 +547,7 @@ def _read_truth(params: dict[str, Any], kwargs: dict[str, Any]) -> tuple[Any, _R
     with file_progress(truth_path, "truth", err_console) as progress:
         truth = io.read_truth(truth_path, format=truth_format, user_col=params["user_col"],
                               item_col=params["item_col"], rating_col=params["rating_col"],
+                              columns=parse_columns_flag(params.get("truth_columns"), "truth"),
                               progress=progress, **_reading(params))
     return truth, _Runs({}, {"truth": str(truth_path)}, {}, notes)
 
@@ -457,15 +559,17 @@ def _read_predictions(params: dict[str, Any],
     from receval import io
     from receval.io.progress import file_progress
     from receval.io.source import check_file
+    from receval.io.wanted import parse_columns_flag
 
     pred_paths = [check_file(p, "predictions") for p in params["predictions"]]
+    columns = parse_columns_flag(params.get("prediction_columns"), "predictions")
     for name, path in zip(io.model_names(pred_paths), pred_paths, strict=True):
         with file_progress(path, name, err_console) as progress:
             preds = io.read_predictions(path, format=params["predictions_format"],
                                         user_col=params["user_col"],
                                         item_col=params["item_col"],
-                                        score_col=params["score_col"], progress=progress,
-                                        **_reading(params))
+                                        score_col=params["score_col"], columns=columns,
+                                        progress=progress, **_reading(params))
         aligned_truth, preds = io.align_id_types([truth, preds])
         yield name, path, aligned_truth, preds
 
@@ -489,7 +593,8 @@ def _warn_undefined(models: dict[str, Result]) -> None:
         text = (f"{prefix}{len(touched)} metric(s) undefined for some users (up to "
                 f"{touched[worst]} users, for {worst}) were set by "
                 f"empty={undefined['policy']!r}; counts.undefined has the count per metric")
-        err_console.print(Text("warning: ", style="yellow") + Text(text), soft_wrap=True)
+        err_console.print(Text("warning: ", style="yellow") + Text(safe_text(text)),
+                          soft_wrap=True)
 
 
 def _semantics(params: dict[str, Any]) -> dict[str, Any]:
@@ -503,6 +608,8 @@ def _semantics(params: dict[str, Any]) -> dict[str, Any]:
     kwargs = {n: params[n] for n in names if params.get(n) is not None}
     if params.get("engine"):
         kwargs["engine"] = params["engine"]
+    if params.get("silence"):
+        kwargs["silence"] = list(params["silence"])
     if params.get("profile"):
         if "profile" not in inspect.signature(receval.evaluate).parameters:
             raise ReceValError("this version of receval has no profiles")
@@ -517,28 +624,57 @@ def _top_items(preds: Any, n: int = 10) -> list[tuple[Any, int]]:
                     strict=True))
 
 
-def _check_output(path: str | None, suffixes: tuple[str, ...], flag: str) -> None:
-    if path and Path(path).suffix.lower() not in suffixes:
-        raise ReceValError(f"{flag} must end in {', '.join(suffixes)}; got {path!r}")
+def _check_output(params: dict[str, Any],
+                  outputs: dict[str, tuple[str | None, tuple[str, ...]]]) -> dict[str, Path]:
+    """Check the outputs (flag -> (path, suffixes)) and the column flags before any work: an
+    output that is an input, shared, of the wrong kind or not writable is refused (exit 2)."""
+    from receval.io.output import check_outputs
+
+    _check_columns(params)
+    inputs = [p for p in (params.get("truth"), *(params.get("predictions") or ())) if p]
+    return check_outputs(outputs, inputs)
 
 
-def _write_per_user(models: dict[str, Result], path: Path) -> None:
+def _check_columns(params: dict[str, Any]) -> None:
+    """The column flags of one side must name different columns (a side whose columns are
+    given by --truth-columns / --prediction-columns is checked by the reader)."""
+    roles = {"truth": ("user_col", "item_col", "rating_col"),
+             "predictions": ("user_col", "item_col", "score_col")}
+    overrides = {"truth": "truth_columns", "predictions": "prediction_columns"}
+    for side, keys in roles.items():
+        if params.get(overrides[side]):
+            continue
+        seen: dict[str, str] = {}
+        for key in keys:
+            column = params.get(key)
+            if column is None:
+                continue
+            if column in seen:
+                flags = f"--{seen[column].replace('_', '-')} and --{key.replace('_', '-')}"
+                raise ReceValError(f"{flags} both name the column {column!r} of the {side}; "
+                                   "each must name its own column")
+            seen[column] = key
+
+
+def _print_written(what: str, path: str) -> None:
+    err_console.print(Text(f"{what} written to {safe_text(path)}"), highlight=False,
+                      soft_wrap=True)
+
+
+def _write_per_user(models: dict[str, Result], path: Path, *, raw: bool = False) -> None:
+    """The per-user values of every model (a ``model`` column first when several) to ``path``
+    (CSV, TSV or Parquet by suffix; written as is: the caller makes it atomic)."""
     import pandas as pd
     import pyarrow as pa
-    import pyarrow.csv as pacsv
-    import pyarrow.parquet as pq
+
+    from receval.io.output import write_table
 
     frames = [r.per_user.assign(model=name) for name, r in models.items()]
     frame = frames[0].drop(columns="model") if len(frames) == 1 else pd.concat(frames)
     if len(frames) > 1:
         frame = frame[["model", *[c for c in frame.columns if c != "model"]]]
     table = pa.Table.from_pandas(frame, preserve_index=False)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix.lower() in (".parquet", ".pq"):
-        pq.write_table(table, path)
-    else:
-        delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
-        pacsv.write_csv(table, path, pacsv.WriteOptions(delimiter=delimiter))
+    write_table(table, path, raw=raw, atomic=False)
 
 
 if __name__ == "__main__":  # pragma: no cover

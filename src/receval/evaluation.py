@@ -6,7 +6,7 @@ The flow, top to bottom: read the columns -> check them -> encode ids -> group r
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -14,19 +14,20 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from receval import checks
 from receval._version import __version__
 from receval.aggregate import aggregate
-from receval.data.columns import Columns, read_columns
+from receval.data.columns import Columns, read_sides
 from receval.data.csr import CSR, drop_duplicates, group_by_user
 from receval.data.encode import Dictionary, encode_items, encode_users
 from receval.engines import numba_engine as ne
-from receval.exceptions import ReceValError
+from receval.exceptions import ReceValError, TiesWarning
 from receval.measures.ap import AP_CODES
 from receval.measures.ndcg import GAIN_CODES
 from receval.measures.picture import TIE_CODES
 from receval.measures.spec import RATING, Family, MetricSpec, parse_metrics
 from receval.options import UNSET, Options
-from receval.result import Result
+from receval.result import Result, null_reasons
 
 if TYPE_CHECKING:
     from receval.profiles import Profile
@@ -74,12 +75,19 @@ def evaluate(
     item_col: str = "item",
     rating_col: str = "rating",
     score_col: str = "score",
+    truth_columns: Mapping[str, str] | None = None,
+    prediction_columns: Mapping[str, str] | None = None,
     engine: str = "numba",
+    silence: str | Iterable[str] | None = None,
 ) -> Result:
     """Evaluate ``predictions`` against ``truth`` on ``metrics``.
 
     ``truth`` and ``predictions`` are pandas/polars DataFrames, pyarrow Tables, dicts of arrays
-    or paths to CSV/Parquet files in long format: one row per (user, item). The truth's
+    or paths to CSV/TSV/Parquet/JSON Lines/TREC files (read by :mod:`receval.io`, as the
+    command line reads them) in long format: one row per (user, item). Column names:
+    ``user_col=`` ... for both sides, or per side ``truth_columns={"user": "userId", "item":
+    "movieId", "rating": "r"}`` and ``prediction_columns={"user": ..., "item": ...,
+    "score": ...}``, which override them. The truth's
     ``rating`` column is optional when every truth row is relevant (implicit feedback); the
     predictions need ``score`` (or a ``rank`` column, rank 1 best). Every option is described
     on :class:`~receval.options.Options`; defaults: every truth row relevant, full-ranking
@@ -90,6 +98,11 @@ def evaluate(
     ``"ranx"``, ``"torchmetrics"``, ``"tensorflow"``, ``"recommenders"``, ``"surprise"``,
     ``"spark"``, ``"kaggle"``): its bundle of options replaces the defaults, and every option
     passed here overrides the profile's. The profile's name is in ``Result.options``.
+
+    Common mistakes raise a warning (:mod:`receval.checks`) that names the option to use:
+    graded ratings without ``relevance_threshold``, predictions that never meet the truth,
+    item ids that do not match, ties across a cutoff; ``silence`` lists the codes of those not
+    wanted (``["no-threshold", "ties"]``).
 
     Example:
         >>> import pandas as pd, receval
@@ -126,11 +139,12 @@ def evaluate(
         or resolved.requires_rating
         or any(s.family in RATING for s in specs)
     )
-    truth_cols = read_columns(truth, side="truth", user_col=user_col, item_col=item_col,
-                              value_col=rating_col, value_required=rating_needed)
-    pred_cols = read_columns(predictions, side="predictions", user_col=user_col,
-                             item_col=item_col, value_col=score_col, value_required=True,
-                             fallback_rank_col="rank")
+    truth_cols, pred_cols = read_sides(
+        truth, predictions, user_col=user_col, item_col=item_col, rating_col=rating_col,
+        score_col=score_col, truth_columns=truth_columns,
+        prediction_columns=prediction_columns, rating_required=rating_needed)
+    rating_col = truth_cols.value_name or rating_col
+    score_col = pred_cols.value_name or score_col
     groups: dict[Options, list[int]] = {}
     for i, opts in enumerate(per_spec):
         groups.setdefault(opts, []).append(i)
@@ -155,7 +169,27 @@ def evaluate(
     }
     if overrides:
         result.options["per_metric"] = overrides
+    with checks.silence(silence):
+        checks.check_relevance_threshold(
+            truth_cols.values, column=rating_col,
+            threshold_given="relevance_threshold" in explicit
+            or options.relevance_threshold is not None)
+        _check_matches(next(iter(prepared_by_key.values())), result)
     return result
+
+
+def _check_matches(prepared: Prepared, result: Result) -> None:
+    """:func:`receval.checks.check_matches` on the evaluated users' counts."""
+    users, rows = result.counts["users"], result.counts["rows"]
+
+    def item_overlap() -> float:
+        predicted = np.unique(prepared.predictions.items)
+        return float(np.isin(predicted, prepared.truth.items).mean()) if len(predicted) else 1.0
+
+    with_lists = users["evaluated"] - users["without_predictions"]
+    checks.check_matches(
+        predictions_without_truth=rows["predictions_without_truth"], users=with_lists,
+        users_without_match=users["without_match"], predicted_item_overlap=item_overlap)
 
 
 def prepare(
@@ -170,17 +204,10 @@ def prepare(
 
     The options that change the input itself are applied here: ``score_dtype``,
     ``item_order``, ``truth_scope``, ``nonpositive_scores``, ``duplicates="keep"`` and
-    ``ties="item_ascending"`` (see :class:`~receval.options.Options`).
+    ``ties="item_ascending"`` / ``"ranx"`` (see :class:`~receval.options.Options`).
     """
     assert predictions.values is not None
-    scores = predictions.values
-    bad = ~np.isfinite(scores)
-    if bad.any():
-        row = int(np.argmax(bad))
-        raise ReceValError(
-            f"predictions column {score_col!r} holds {scores[row]} at row {row} "
-            f"(user {_id_at(predictions.users, row)!r}); scores must be finite numbers"
-        )
+    scores = predictions.values  # finite: checked by read_columns, with the row and count
     if options.score_dtype == "float32":
         with np.errstate(over="ignore"):
             scores = scores.astype(np.float32).astype(np.float64)
@@ -194,9 +221,6 @@ def prepare(
     t_users, t_items = truth.users, truth.items
     p_items = predictions.items
     ratings = truth.values if truth.values is not None else np.ones(len(truth))
-    if np.isinf(ratings).any():  # before dropping missing ratings: the row is the input's
-        row = int(np.argmax(np.isinf(ratings)))
-        raise ReceValError(f"truth column {rating_col!r} holds {ratings[row]} at row {row}")
     missing = np.isnan(ratings)
     rows["truth_dropped_missing_rating"] = int(missing.sum())
     if missing.any():
@@ -207,6 +231,9 @@ def prepare(
     if options.item_order == "text":
         t_items, p_items = _as_text(t_items), _as_text(p_items)
     t_codes, p_codes, user_dict, n_users = encode_users(t_users, predictions.users)
+    if options.gain != "binary":
+        _check_gains(ratings, t_codes, n_users, options, rating_col,
+                     np.flatnonzero(~missing) if missing.any() else None, truth.users)
     t_keys, p_keys, item_dict = encode_items(t_items, p_items)
     t_codes, t_keys, ratings, p_codes, p_keys, scores = _reshape_inputs(
         t_codes, t_keys, ratings, p_codes, p_keys, scores, options, rows
@@ -234,8 +261,10 @@ def evaluate_prepared(
     if options.duplicates == "error":
         _raise_on_duplicates(prepared, selected, out)
         _check_duplicates_outside(prepared, selected, iopts, fopts)
-    elif (out.dup_truth >= 0).any() or (out.dup_predictions >= 0).any():
-        prepared = _resolve_duplicates(prepared, selected, options)
+    elif _has_duplicates(out) or _duplicates_outside(prepared, selected, iopts, fopts):
+        # every user's duplicates are dropped and counted, evaluated or not, so the count
+        # is the same whichever users are evaluated
+        prepared = _resolve_duplicates(prepared, options)
         out = _run(prepared, selected, families, ks, betas, cut_ks, iopts, fopts)
     if options.users == "relevant":
         keep = out.n_relevant > 0
@@ -257,6 +286,9 @@ def evaluate_prepared(
     per_user = pd.DataFrame(agg.per_user, columns=[s.name for s in specs], copy=False)
     per_user.insert(0, "user", user_ids)
     counts = _counts(prepared, selected, out, options, agg.undefined, agg.used, cut_ks)
+    counts["summary_null"] = null_reasons(agg.summary, agg.undefined, agg.used, options.empty,
+                                          {s.name for s in specs if s.family in RATING})
+    _warn_ties(counts["ties_at_cutoff"], options)
     record = options.to_dict()
     record.update(
         version=__version__,
@@ -277,8 +309,9 @@ def kernel_arguments(
     ranked = [s for s in specs if s.family not in RATING and s.family is not Family.RPREC]
     cut_ks = np.array(sorted({s.k for s in ranked if s.k}), dtype=np.int64)
     iopts = np.zeros(ne.N_IOPTS, dtype=np.int64)
-    # item_ascending is applied by prepare() (rows sorted by item), then ranked stably
-    iopts[ne.I_TIES] = TIE_CODES["stable" if options.ties == "item_ascending" else options.ties]
+    # item_ascending and ranx are applied by prepare() (rows reordered), then ranked stably
+    presorted = options.ties in ("item_ascending", "ranx")
+    iopts[ne.I_TIES] = TIE_CODES["stable" if presorted else options.ties]
     iopts[ne.I_KNOWN] = options.protocol == "known"
     iopts[ne.I_HAS_SCORE_THR] = options.score_threshold is not None
     rt = options.relevance_threshold
@@ -310,16 +343,21 @@ def _run(prepared: Prepared, selected: np.ndarray, families: np.ndarray, ks: np.
                          families, ks, betas, cut_ks, iopts, fopts)
 
 
-def _select_users(prepared: Prepared, options: Options) -> np.ndarray:
+def _users_mask(prepared: Prepared, options: Options) -> np.ndarray:
+    """The users ``options.users`` selects (before ``"relevant"`` looks at relevance)."""
     t, p = prepared.in_truth, prepared.in_predictions
-    mask = {
+    mask: np.ndarray = {
         "truth": t,
         "relevant": t,
         "both": t & p,
         "predictions": p,
         "union": t | p,
     }[options.users]
-    selected = np.flatnonzero(mask).astype(np.int64)
+    return mask
+
+
+def _select_users(prepared: Prepared, options: Options) -> np.ndarray:
+    selected = np.flatnonzero(_users_mask(prepared, options)).astype(np.int64)
     if len(selected) == 0:
         raise ReceValError(
             f"no user to evaluate with users={options.users!r}: truth and predictions share "
@@ -328,18 +366,37 @@ def _select_users(prepared: Prepared, options: Options) -> np.ndarray:
     return selected
 
 
-def _check_duplicates_outside(prepared: Prepared, selected: np.ndarray, iopts: np.ndarray,
-                              fopts: np.ndarray) -> None:
-    """Duplicate rows are an error wherever they are, also in the rows of users who are not
-    evaluated (a predictions-only user under ``users="truth"``, say): judged with no metric."""
+def _outside(prepared: Prepared, selected: np.ndarray, iopts: np.ndarray,
+             fopts: np.ndarray) -> tuple[np.ndarray, ne.KernelOutput] | None:
+    """The users with rows who are not ``selected``, judged with no metric (their duplicate
+    flags), or ``None`` when there are none."""
     evaluated = np.zeros(len(prepared.in_truth), dtype=bool)
     evaluated[selected] = True
     others = np.flatnonzero((prepared.in_truth | prepared.in_predictions) & ~evaluated)
     if len(others) == 0:
-        return
+        return None
     none_i, none_f = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-    _raise_on_duplicates(prepared, others,
-                         _run(prepared, others, none_i, none_i, none_f, none_i, iopts, fopts))
+    return others, _run(prepared, others, none_i, none_i, none_f, none_i, iopts, fopts)
+
+
+def _has_duplicates(out: ne.KernelOutput) -> bool:
+    return bool((out.dup_truth >= 0).any() or (out.dup_predictions >= 0).any())
+
+
+def _duplicates_outside(prepared: Prepared, selected: np.ndarray, iopts: np.ndarray,
+                        fopts: np.ndarray) -> bool:
+    """Whether a user who is not evaluated has a repeated (user, item) row."""
+    judged = _outside(prepared, selected, iopts, fopts)
+    return judged is not None and _has_duplicates(judged[1])
+
+
+def _check_duplicates_outside(prepared: Prepared, selected: np.ndarray, iopts: np.ndarray,
+                              fopts: np.ndarray) -> None:
+    """Duplicate rows are an error wherever they are, also in the rows of users who are not
+    evaluated (a predictions-only user under ``users="truth"``, say): judged with no metric."""
+    judged = _outside(prepared, selected, iopts, fopts)
+    if judged is not None:
+        _raise_on_duplicates(prepared, *judged)
 
 
 def _raise_on_duplicates(prepared: Prepared, users: np.ndarray, out: ne.KernelOutput) -> None:
@@ -357,16 +414,13 @@ def _raise_on_duplicates(prepared: Prepared, users: np.ndarray, out: ne.KernelOu
             )
 
 
-def _resolve_duplicates(prepared: Prepared, selected: np.ndarray,
-                        options: Options) -> Prepared:
+def _resolve_duplicates(prepared: Prepared, options: Options) -> Prepared:
     """Keep one row per (user, item) under ``options.duplicates`` (``first`` or ``max``),
-    counting the evaluated users' dropped rows."""
+    counting the dropped rows of every user, evaluated or not."""
     truth, _ = drop_duplicates(prepared.truth, options.duplicates)
     preds, _ = drop_duplicates(prepared.predictions, options.duplicates)
-    # count the evaluated users' rows only, as above: the rows of a user who is not evaluated
-    # are never read, so the count must not depend on whether an evaluated user had one too
-    n_t = int((prepared.truth.lengths() - truth.lengths())[selected].sum())
-    n_p = int((prepared.predictions.lengths() - preds.lengths())[selected].sum())
+    n_t = len(prepared.truth.items) - len(truth.items)
+    n_p = len(prepared.predictions.items) - len(preds.items)
     rows = dict(prepared.rows, truth_dropped_duplicates=n_t, predictions_dropped_duplicates=n_p)
     return Prepared(truth, preds, prepared.users, prepared.items, prepared.in_truth,
                     prepared.in_predictions, rows)
@@ -376,12 +430,21 @@ def _counts(prepared: Prepared, selected: np.ndarray, out: ne.KernelOutput, opti
             undefined: dict[str, int], used: dict[str, int],
             cut_ks: np.ndarray) -> dict[str, Any]:
     t, p = prepared.in_truth, prepared.in_predictions
+    evaluated = np.zeros(len(t), dtype=bool)
+    evaluated[selected] = True
+    by_option = ~_users_mask(prepared, options)  # left out by ``users=``, before relevance
+    t_len, p_len = prepared.truth.lengths(), prepared.predictions.lengths()
+    truth_kept = int(t_len[selected].sum())
     rows = {
         "truth": prepared.rows["truth"],
+        "truth_kept": truth_kept,
+        "truth_not_evaluated": int(t_len.sum()) - truth_kept,
         "predictions": prepared.rows["predictions"],
         "truth_dropped_missing_rating": prepared.rows["truth_dropped_missing_rating"],
         "truth_dropped_duplicates": prepared.rows.get("truth_dropped_duplicates", 0),
         "predictions_dropped_duplicates": prepared.rows.get("predictions_dropped_duplicates", 0),
+        "predictions_kept": int(out.n_list.sum()),
+        "predictions_not_evaluated": int(p_len.sum() - p_len[selected].sum()),
         "predictions_without_truth": int(out.n_without_truth.sum()),
         "predictions_below_score_threshold": int(out.n_below_score_threshold.sum()),
     }
@@ -400,7 +463,16 @@ def _counts(prepared: Prepared, selected: np.ndarray, out: ne.KernelOutput, opti
             "only_in_predictions": int((p & ~t).sum()),
             "without_relevant": int((out.n_relevant == 0).sum()),
             "without_predictions": int((out.n_predicted == 0).sum()),
+            # users with a list none of whose items has a truth row (checks.check_matches)
+            "without_match": int(((out.n_predicted > 0)
+                                  & (out.n_predicted == out.n_without_truth)).sum()),
             "not_evaluated": int(len(t) - len(selected)),
+            # every user seen (a row on either side) is evaluated or left out for one reason
+            "seen": len(t),
+            "not_evaluated_only_in_truth": int((by_option & t & ~p).sum()),
+            "not_evaluated_only_in_predictions": int((by_option & p & ~t).sum()),
+            "not_evaluated_rows_dropped": int((by_option & ~p & ~t).sum()),
+            "not_evaluated_without_relevant": int((~by_option & ~evaluated).sum()),
         },
         "rows": rows,
         "undefined": {"policy": options.empty, "users": undefined},
@@ -409,6 +481,26 @@ def _counts(prepared: Prepared, selected: np.ndarray, out: ne.KernelOutput, opti
             int(k): int(out.tie_at_cut[:, c].sum()) for c, k in enumerate(cut_ks)
         },
     }
+
+
+#: tie policies whose numbers depend on the input's row order when scores tie
+ORDER_DEPENDENT_TIES = frozenset({"stable", "ranx"})
+
+
+def _warn_ties(ties_at_cutoff: dict[int, int], options: Options) -> None:
+    """One :class:`~receval.exceptions.TiesWarning` when tied scores straddle a cutoff under
+    a tie policy that orders them by input row order: shuffled rows can change the numbers."""
+    tied = {k: n for k, n in ties_at_cutoff.items() if n}
+    if not tied or options.ties not in ORDER_DEPENDENT_TIES:
+        return
+    where = ", ".join(f"{n:,} at k={k}" for k, n in tied.items())
+    checks.warn(
+        TiesWarning,
+        f"tied scores straddle a cutoff for some users ({where}) and ties={options.ties!r} "
+        "orders them by the input's row order, so shuffled rows can change the numbers; pass "
+        "ties='average' (the exact expectation over every order of the tied items) or "
+        "ties='item_ascending', 'item', 'pessimistic' or 'optimistic' (order-independent)",
+    )
 
 
 def _take(arr: np.ndarray | pa.Array, mask: np.ndarray) -> np.ndarray | pa.Array:
@@ -430,7 +522,40 @@ def _prepare_key(options: Options) -> tuple[Any, ...]:
     """The options :func:`prepare` reads: results with equal keys can share one preparation."""
     return (options.score_dtype, options.item_order, options.truth_scope,
             options.nonpositive_scores, options.duplicates == "keep",
-            options.ties == "item_ascending")
+            options.ties == "item_ascending", options.ties == "ranx",
+            # graded gains are checked against the threshold (binary ones are not checked)
+            None if options.gain == "binary" else (options.gain, options.relevance_threshold))
+
+
+def _check_gains(ratings: np.ndarray, codes: np.ndarray, n_users: int, options: Options,
+                 rating_col: str, rows: np.ndarray | None, users: Any) -> None:
+    """Graded gains (``gain="linear"``/``"exponential"``) need non-negative ratings on the
+    relevant truth rows: a negative gain would make nDCG negative (or above 1).
+
+    A row is relevant as the kernel judges it: rating >= the threshold (every row without
+    one; with ``"user_mean"``, the mean of the user's ratings). ``rows`` maps the ratings
+    back to input rows (``None``: the same rows).
+    """
+    negative = ratings < 0
+    if not negative.any():
+        return
+    rt = options.relevance_threshold
+    if rt == "user_mean":
+        sums = np.bincount(codes, weights=ratings, minlength=n_users)
+        counts = np.bincount(codes, minlength=n_users)
+        negative &= ratings >= (sums / np.maximum(counts, 1))[codes]
+    elif rt is not None:
+        negative &= ratings >= float(rt)
+    if not negative.any():
+        return
+    first = int(np.argmax(negative))
+    row = first if rows is None else int(rows[first])
+    raise ReceValError(
+        f"gain={options.gain!r} needs non-negative ratings on relevant rows; truth column "
+        f"{rating_col!r} holds {ratings[first]:g} at row {row} (user {_id_at(users, row)!r}), "
+        f"{int(negative.sum())} relevant row(s) in all; pass a relevance_threshold >= 0 "
+        "(lower ratings are then not relevant) or shift the ratings"
+    )
 
 
 def _as_text(ids: np.ndarray | pa.Array) -> np.ndarray | pa.Array:
@@ -476,6 +601,11 @@ def _reshape_inputs(
         p_keys[nonpositive] = phantom.take(int(nonpositive.sum()))
     if options.ties == "item_ascending":
         order = np.argsort(p_keys, kind="stable")
+        p_codes, p_keys, scores = p_codes[order], p_keys[order], scores[order]
+    if options.ties == "ranx":  # each user's rows in ranx's order (profiles.ranx_order)
+        from receval.profiles import ranx_order
+
+        order = ranx_order(p_codes, scores)
         p_codes, p_keys, scores = p_codes[order], p_keys[order], scores[order]
     return t_codes, t_keys, ratings, p_codes, p_keys, scores
 
@@ -532,6 +662,7 @@ def _merge_parts(specs: list[MetricSpec], parts: list[tuple[list[int], Result]],
         else:
             counts["undefined"]["users"].update(part.counts["undefined"]["users"])
             counts["averaged"].update(part.counts["averaged"])
+            counts["summary_null"].update(part.counts["summary_null"])
         for name in part.metrics:
             counts["users_per_metric"][name] = part.counts["users"]["evaluated"]
     assert per_user is not None

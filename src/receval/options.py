@@ -14,7 +14,8 @@ from typing import Any, Literal
 
 from receval.exceptions import ReceValError
 
-Ties = Literal["stable", "item", "item_ascending", "pessimistic", "optimistic", "average"]
+Ties = Literal["stable", "item", "item_ascending", "pessimistic", "optimistic", "average",
+               "ranx"]
 Empty = Literal["zero", "one", "skip", "error", "nan"]
 Average = Literal["macro", "micro"]
 Users = Literal["truth", "both", "relevant", "predictions", "union"]
@@ -31,7 +32,8 @@ NonpositiveScores = Literal["rank", "irrelevant"]
 EmptyScope = Literal["undefined", "no_relevant"]
 
 CHOICES: dict[str, tuple[str, ...]] = {
-    "ties": ("stable", "item", "item_ascending", "pessimistic", "optimistic", "average"),
+    "ties": ("stable", "item", "item_ascending", "pessimistic", "optimistic", "average",
+             "ranx"),
     "empty": ("zero", "one", "skip", "error", "nan"),
     "average": ("macro", "micro"),
     "users": ("truth", "both", "relevant", "predictions", "union"),
@@ -80,7 +82,9 @@ class Options:
             item id descending (trec_eval's rule); ``"item_ascending"``: lower item id first
             (TensorFlow's ``top_k``); ``"pessimistic"`` / ``"optimistic"``: relevant
             (higher-gain) items last / first; ``"average"``: the exact expectation of each metric
-            over all orderings of the tied items.
+            over all orderings of the tied items; ``"ranx"``: the order a ranx ``Run`` gives
+            under ``evaluate(..., make_comparable=True)`` (numba's unstable quicksort of the
+            input order, twice: :func:`receval.profiles.ranx_order`).
         precision_denominator: ``"k"`` (IR convention) or ``"returned"`` (``min(k, list
             length)``; with a score threshold this is the number recommended). ``None``
             (default) picks ``"returned"`` when ``score_threshold`` is set, else ``"k"``.

@@ -29,9 +29,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numba
+import numpy as np
+
 from receval.exceptions import ReceValError, UndefinedMetricWarning
 from receval.measures.spec import CANONICAL, Family, parse_metrics
-from receval.options import OPTION_NAMES, Options
+from receval.options import OPTION_NAMES, UNSET, Options
 
 #: family short names as used in :attr:`Profile.per_family` (the canonical metric prefixes)
 FAMILY_BY_NAME: dict[str, Family] = {name: fam for fam, name in CANONICAL.items()}
@@ -52,6 +55,10 @@ class Profile:
             for that family.
         metrics: (receval metric, the tool's name for it) for every metric the tool offers
             that receval reproduces.
+        pinned: family short name -> options the tool applies to that family whatever is
+            passed, because the tool's own flag for that option does not reach it (trec_eval's
+            ``-l N`` leaves ``ndcg`` and ``ndcg_cut`` at every level > 0): an explicit option
+            overrides :attr:`options` and :attr:`per_family`, but not these.
         requires_rating: the truth must carry a rating column (thresholded relevance).
         gaps: what the profile does not reproduce, and why.
 
@@ -67,12 +74,13 @@ class Profile:
     options: Mapping[str, Any]
     per_family: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     metrics: tuple[tuple[str, str], ...] = ()
+    pinned: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     requires_rating: bool = False
     gaps: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         unknown = [n for n in self.options if n not in OPTION_NAMES]
-        for fam, opts in self.per_family.items():
+        for fam, opts in (*self.per_family.items(), *self.pinned.items()):
             if fam not in FAMILY_BY_NAME:
                 raise ReceValError(f"profile {self.name!r}: unknown metric family {fam!r}")
             unknown += [n for n in opts if n not in OPTION_NAMES]
@@ -81,18 +89,26 @@ class Profile:
         Options(**self.options)  # validates the values
 
     def resolve(self, explicit: Mapping[str, Any] | None = None) -> Resolved:
-        """The effective options, with ``explicit`` options overriding the profile's.
+        """The effective options, with ``explicit`` options overriding the profile's (but not
+        its :attr:`pinned` ones).
 
         Example:
             >>> r = PROFILES["tensorflow"].resolve()
             >>> r.options_for(Family.PRECISION).average, r.options_for(Family.AP).average
             ('micro', 'macro')
+            >>> r = PROFILES["trec_eval"].resolve({"relevance_threshold": 2})  # trec_eval -l2
+            >>> r.options_for(Family.AP).relevance_threshold
+            2
+            >>> r.options_for(Family.NDCG).relevance_threshold
+            1
         """
         explicit = dict(explicit or {})
         base = Options(**{**self.options, **explicit})
         per: dict[Family, Options] = {}
-        for fam_name, opts in self.per_family.items():
-            per[FAMILY_BY_NAME[fam_name]] = Options(**{**self.options, **opts, **explicit})
+        for fam_name in {**self.per_family, **self.pinned}:
+            opts = {**self.options, **self.per_family.get(fam_name, {}), **explicit,
+                    **self.pinned.get(fam_name, {})}
+            per[FAMILY_BY_NAME[fam_name]] = Options(**opts)
         return Resolved(self.name, base, per, self.requires_rating)
 
 
@@ -135,15 +151,20 @@ def _register(profile: Profile) -> Profile:
 # - form_res_rels.c: comp_sim_docno sorts by sim desc, then strcmp(docno2, docno1): doc ids
 #   descending *as strings*; duplicate docnos are fatal;
 # - trec_format.h (9.0.x): sim is a C float, so scores equal in float32 tie (v10.0 uses double);
-# - relevance_level 1 (trec_eval.c): qrels rel >= 1 is relevant;
+# - relevance_level 1 (trec_eval.c): qrels rel >= 1 is relevant; -l N sets it, and it is read
+#   by the binary measures only (m_P.c, m_recall.c, m_map.c, m_map_cut.c, m_Rprec.c,
+#   m_recip_rank.c, m_success.c, ...: "rel >= epi->relevance_level"); m_ndcg.c and
+#   m_ndcg_cut.c take the gain from every level > 0 whatever -l says ("if (gain > 0)", the ideal
+#   from form_res_rels' rel_levels): nDCG is pinned at relevance_threshold 1;
 # - a query with no relevant doc scores 0 and is averaged in; queries only in the run are
 #   ignored and, without -c, queries only in the qrels are skipped (meas_avg.c): users "both".
 _register(Profile(
     name="trec_eval",
     tool="NIST trec_eval / pytrec_eval",
     version="trec_eval 9.0.8 (pytrec-eval-terrier 0.5.11)",
-    source=_cite("usnistgov/trec_eval v9.0.8: m_P.c, m_recall.c, m_map_cut.c, m_ndcg_cut.c,",
-                 "m_Rprec.c, m_recip_rank.c, m_success.c, form_res_rels.c, trec_format.h"),
+    source=_cite("usnistgov/trec_eval v9.0.8: m_P.c, m_recall.c, m_map.c, m_map_cut.c,",
+                 "m_ndcg.c, m_ndcg_cut.c, m_Rprec.c, m_recip_rank.c, m_success.c,",
+                 "form_res_rels.c, trec_format.h"),
     options={
         "relevance_threshold": 1,
         "gain": "linear",
@@ -160,11 +181,12 @@ _register(Profile(
     metrics=(("P@k", "P_k"), ("R@k", "recall_k"), ("AP@k", "map_cut_k"), ("AP", "map"),
              ("Rprec", "Rprec"), ("nDCG@k", "ndcg_cut_k"), ("nDCG", "ndcg"),
              ("RR", "recip_rank"), ("Hit@k", "success_k")),
+    pinned={"nDCG": {"relevance_threshold": 1}},
     gaps=(
         "trec_eval 10.0 reads scores as double: pass score_dtype='float64' to match it",
         "trec_eval -c (average over every qrels topic): pass users='truth'",
-        "trec_eval -l N does not apply to ndcg_cut (every level > 0 is a gain): with "
-        "relevance_threshold=N, evaluate nDCG separately with relevance_threshold=1",
+        "trec_eval -l N is relevance_threshold=N for the binary measures; nDCG keeps every "
+        "level > 0 as trec_eval does (to cut nDCG's gains too, leave the profile out)",
         "trec_eval 10.0 without -c exits with an error when a qrels topic has no run",
     ),
 ))
@@ -178,17 +200,22 @@ _register(Profile(
 # - every metric is 0 for a query with no relevant doc, and it is averaged in (np.mean);
 # - evaluate(make_comparable=True) adds an empty run for qrels queries missing from the run and
 #   drops run queries missing from the qrels: users "truth";
-# - a Run keeps tied docs in insertion order (stable); ids are dict keys: no duplicates.
+# - data_structures/run.py, common.py: a Run keeps each query's docs in a numba typed dict, in
+#   input order (Run.from_df: row order within each groupby group), sorted by
+#   np.argsort([-v for v in values]) in numba: quicksort, unstable above 15 docs.
+#   Run.from_df / from_dict sort once, evaluate(make_comparable=True) sorts again
+#   (Run.make_comparable ends with self.sort()): ties "ranx" (ranx_order, sorts=2);
+#   ids are dict keys: no duplicates.
 _register(Profile(
     name="ranx",
     tool="ranx",
     version="ranx 0.3.21",
     source=_cite("AmenRa/ranx 0.3.21: ranx/metrics/*.py, ranx/metrics/common.py,",
-                 "ranx/meta/evaluate.py, ranx/data_structures/run.py"),
+                 "ranx/meta/evaluate.py, ranx/data_structures/{run,common}.py"),
     options={
         "relevance_threshold": 1,
         "gain": "linear",
-        "ties": "stable",
+        "ties": "ranx",
         "precision_denominator": "k",
         "ap_normalizer": "relevant",
         "empty": "zero",
@@ -201,7 +228,9 @@ _register(Profile(
              ("RR", "mrr"), ("Hit@k", "hit_rate@k"), ("Rprec", "r-precision")),
     gaps=(
         "ndcg_burges@k is nDCG@k with gain='exponential'",
-        "a plain dict run reverses the tie order of a Run object: ties='stable' matches Run",
+        "ties='ranx' is a Run under evaluate(make_comparable=True), which sorts twice; "
+        "without make_comparable (one sort) or with a plain dict run (np.argsort reversed) "
+        "ranx orders tied docs of lists above 15 docs differently: not reproduced",
         "without make_comparable=True ranx asserts equal query sets",
         "hits@k (a raw count), bpref, rbp and the interpolated metrics have no receval metric",
     ),
@@ -452,6 +481,59 @@ def resolve(profile: str | Profile | None, explicit: Mapping[str, Any] | None = 
     return get(profile).resolve(explicit)
 
 
+# --- ranx's order of tied scores ------------------------------------------------------------
+
+
+def ranx_order(users: np.ndarray, scores: np.ndarray, sorts: int = 2) -> np.ndarray:
+    """The row order ranx gives each user's predictions (``ties="ranx"``): a permutation of
+    the rows that puts every user's rows in ranx's rank order (users stay interleaved as they
+    come; only the order *within* a user matters to a stable ranking).
+
+    ranx 0.3.21 stores a query's documents in a numba typed dict, in the order they come
+    (``Run.from_df``: the frame's row order within each ``groupby`` group; ``Run.from_dict``:
+    the dict's order), then sorts each query by ``np.argsort([-v for v in values])`` in numba
+    (``data_structures/common.py`` ``sort_dict_by_value``): numba's quicksort, which is not
+    stable above 15 items (below, it is an insertion sort). ``Run.from_df`` sorts once and
+    ``evaluate(..., make_comparable=True)`` sorts the sorted run again (``Run.make_comparable``
+    ends with ``self.sort()``): ``sorts=2``. This runs the same numba ``np.argsort``.
+
+    Example:
+        >>> users = np.zeros(20, dtype=np.int64)
+        >>> scores = np.array([1.0, 2.0] * 10)  # ties among 20 items: more than 15
+        >>> ranx_order(users, scores)[:10]  # the 2.0s first, but not in input order
+        array([ 9,  1,  3, 19,  5, 11, 13, 15, 17,  7])
+    """
+    users = np.asarray(users)
+    rows = np.argsort(users, kind="stable")  # each user's rows together, in input order
+    if len(rows) == 0:
+        return rows.astype(np.int64)
+    grouped = users[rows]
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+    ends = np.r_[starts[1:], len(rows)]
+    ordered = _ranx_sorts(rows.astype(np.int64), np.asarray(scores, np.float64)[rows],
+                          starts.astype(np.int64), ends.astype(np.int64), sorts)
+    # put each user's rows back where that user's rows were, in ranx's order
+    out = np.empty(len(rows), dtype=np.int64)
+    out[rows] = ordered
+    return out
+
+
+@numba.njit(cache=True)
+def _ranx_sorts(rows: np.ndarray, scores: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                sorts: int) -> np.ndarray:  # pragma: no cover - compiled
+    out = rows.copy()
+    for j in range(len(starts)):
+        a, b = starts[j], ends[j]
+        values = scores[a:b].copy()
+        perm = np.arange(b - a)
+        for _ in range(sorts):
+            idx = np.argsort(-values)  # ranx: typed_list_argosrt([-v for v in values])
+            values = values[idx]
+            perm = perm[idx]
+        out[a:b] = rows[a:b][perm]
+    return out
+
+
 # --- explain ---------------------------------------------------------------------------------
 
 DEFAULT_EXPLAIN_METRICS = ("P@10", "R@10", "AP@10", "nDCG@10", "RR@10")
@@ -490,6 +572,7 @@ class Explanation:
     values_b: dict[str, float] = field(default_factory=dict)
     effects: dict[str, dict[str, float]] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    overrides: dict[str, Any] = field(default_factory=dict)
 
     @property
     def interaction(self) -> dict[str, float]:
@@ -529,7 +612,7 @@ class Explanation:
     def __rich__(self) -> Any:
         from rich.table import Table
 
-        table = Table(title=f"{self.a} vs {self.b}")
+        table = Table(title=f"{self.a} vs {self.b}{_with(self.overrides)}")
         columns = ["option", self.a, self.b, "applies to", *self.metrics]
         for c in columns:
             table.add_column(c, justify="right" if c in self.metrics else "left")
@@ -542,6 +625,13 @@ class Explanation:
 
     def __str__(self) -> str:
         return format_explain(self)
+
+
+def _with(overrides: Mapping[str, Any]) -> str:
+    """`` (both with relevance_threshold=2)`` for a table's title; empty without overrides."""
+    if not overrides:
+        return ""
+    return " (both with " + ", ".join(f"{k}={v!r}" for k, v in overrides.items()) + ")"
 
 
 def _cell(value: Any, numeric: bool, signed: bool) -> str:
@@ -562,9 +652,9 @@ def _effective(profile: str | Profile | None) -> tuple[str, Profile]:
     return p.name, p
 
 
-def _full(p: Profile, families: Iterable[Family]) -> tuple[dict[str, Any],
-                                                           dict[Family, dict[str, Any]]]:
-    r = p.resolve()
+def _full(p: Profile, families: Iterable[Family],
+          explicit: Mapping[str, Any]) -> tuple[dict[str, Any], dict[Family, dict[str, Any]]]:
+    r = p.resolve(explicit)
     base = r.options.to_dict()
     return base, {f: r.options_for(f).to_dict() for f in families}
 
@@ -581,7 +671,11 @@ def explain(
     and, given ``truth`` and ``predictions``, how much each metric moves when each differing
     option alone is switched from ``a``'s value to ``b``'s.
 
-    ``evaluate_kwargs`` (column names, say) are passed to :func:`receval.evaluate`.
+    ``evaluate_kwargs`` takes everything :func:`receval.evaluate` takes. The options
+    (``relevance_threshold=4``, ``users="both"``, ...) override *both* profiles, as they would
+    override the profile in ``evaluate(..., profile=a, **options)``, so the values explained are
+    the ones the user's own call gives; an option so set no longer differs. The rest (column
+    names, ``silence``, ``engine``) is passed to every :func:`receval.evaluate` call.
 
     Example:
         >>> e = explain("trec_eval", "kaggle")
@@ -594,9 +688,17 @@ def explain(
         (0.3333, 0.5)
         >>> round(e.effects["ap_normalizer"]["AP@2"], 4)
         0.1667
+        >>> e = explain("trec_eval", "kaggle", truth, preds, ["AP@2"], ap_normalizer="hits")
+        >>> "ap_normalizer" in [d.option for d in e.differences], e.values_a["AP@2"]
+        (False, 1.0)
     """
     from receval.evaluation import evaluate
 
+    overrides = {k: v for k, v in evaluate_kwargs.items()
+                 if k in OPTION_NAMES and v is not UNSET}
+    evaluate_kwargs = {k: v for k, v in evaluate_kwargs.items() if k not in OPTION_NAMES}
+    if "profile" in evaluate_kwargs:
+        raise ReceValError("explain takes its profiles as a and b, not profile=")
     name_a, pa_ = _effective(a)
     name_b, pb_ = _effective(b)
     if name_a == name_b:
@@ -604,8 +706,8 @@ def explain(
     specs = parse_metrics(metrics if metrics is not None else DEFAULT_EXPLAIN_METRICS) \
         if metrics is not None or truth is not None else []
     families = sorted({s.family for s in specs} or set(Family), key=int)
-    base_a, fam_a = _full(pa_, families)
-    base_b, fam_b = _full(pb_, families)
+    base_a, fam_a = _full(pa_, families, overrides)
+    base_b, fam_b = _full(pb_, families, overrides)
     differences = []
     for opt in OPTION_NAMES:
         differing = [f for f in families if fam_a[f][opt] != fam_b[f][opt]]
@@ -615,11 +717,14 @@ def explain(
         va = base_a[opt] if base_a[opt] != base_b[opt] else _values(fam_a, differing, opt)
         vb = base_b[opt] if base_a[opt] != base_b[opt] else _values(fam_b, differing, opt)
         differences.append(OptionDifference(opt, va, vb, scope))
-    out = Explanation(name_a, name_b, differences)
+    out = Explanation(name_a, name_b, differences, overrides=overrides)
     if truth is None or predictions is None:
         return out
     out.metrics = [s.name for s in specs]
-    requires = pa_.requires_rating or pb_.requires_rating
+    # a rating column is needed where evaluate(..., **overrides) would need one
+    requires = (pa_.requires_rating or pb_.requires_rating
+                or overrides.get("relevance_threshold") is not None
+                or overrides.get("gain", "binary") != "binary")
 
     def run(label: str, base: dict[str, Any],
             per: dict[Family, dict[str, Any]]) -> dict[str, float]:

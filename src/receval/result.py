@@ -19,7 +19,18 @@ class Result:
         per_user: a DataFrame with a ``user`` column and one column per metric (NaN where the
             ``skip`` policy left the user out of that metric).
         counts: the input audit: users per side, users evaluated and skipped, rows dropped and
-            why, predictions without a truth row, cutoffs that fell inside a tie.
+            why, predictions without a truth row, cutoffs that fell inside a tie, and why a
+            summary value is not a number (``summary_null``). The rows always add up, per
+            side: ``truth`` = ``truth_kept`` + ``truth_dropped_missing_rating`` +
+            ``truth_dropped_unpredicted`` + ``truth_dropped_duplicates`` +
+            ``truth_not_evaluated``; ``predictions`` = ``predictions_kept`` (in the ranked
+            lists) + ``predictions_dropped_duplicates`` +
+            ``predictions_ignored_known_protocol`` + ``predictions_below_score_threshold`` +
+            ``predictions_not_evaluated`` (a key that is absent counts 0). Duplicates are
+            dropped and counted for every user, evaluated or not; ``*_not_evaluated`` are the
+            rows left of users who are not evaluated. Users likewise: ``seen`` = ``evaluated``
+            + ``not_evaluated_only_in_truth`` + ``not_evaluated_only_in_predictions`` +
+            ``not_evaluated_without_relevant`` + ``not_evaluated_rows_dropped``.
         options: every option in effect, the receval version and the engine, so a number
             never travels without its definition.
 
@@ -46,6 +57,10 @@ class Result:
     def to_dict(self) -> dict[str, Any]:
         """Summary, counts and options as plain JSON-ready Python objects.
 
+        A value that is not a finite number (NaN: undefined; inf: beyond the float range)
+        becomes ``None``, so JSON never holds ``NaN``/``Infinity`` tokens; why a summary value
+        is ``None`` is in ``counts["summary_null"]``.
+
         Example:
             >>> import receval
             >>> r = receval.evaluate({"user": [1], "item": [1]},
@@ -55,8 +70,8 @@ class Result:
         """
         return {
             "summary": {k: _json_float(v) for k, v in self.summary.items()},
-            "counts": self.counts,
-            "options": self.options,
+            "counts": _finite(self.counts),
+            "options": _finite(self.options),
         }
 
     def to_json(self, **kwargs: Any) -> str:
@@ -131,4 +146,42 @@ class Result:
 
 
 def _json_float(value: float) -> float | None:
-    return None if value is None or math.isnan(value) else float(value)
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every non-finite float (at any depth) replaced by ``None``."""
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def null_reasons(summary: dict[str, float], undefined: dict[str, int], used: dict[str, int],
+                 empty: str, rating: set[str]) -> dict[str, str]:
+    """Why each summary value that JSON shows as ``null`` is not a number.
+
+    Example:
+        >>> reasons = null_reasons({"P@1": math.nan, "RMSE": math.inf, "R@1": 0.5},
+        ...     {"P@1": 2, "RMSE": 0, "R@1": 0}, {"P@1": 3, "RMSE": 2, "R@1": 3}, "nan", {"RMSE"})
+        >>> reasons["P@1"], reasons["RMSE"], "R@1" in reasons
+        ("undefined for 2 user(s) and empty='nan'", 'too large for a float (> 1.8e308)', False)
+    """
+    reasons: dict[str, str] = {}
+    for name, value in summary.items():
+        if math.isinf(value):
+            reasons[name] = "too large for a float (> 1.8e308)"
+        elif not math.isnan(value):
+            continue
+        elif name in rating:
+            reasons[name] = "no (user, item) pair has both a rating and a prediction"
+        elif used.get(name, 0) == 0:
+            reasons[name] = "undefined for every user"
+        elif empty == "nan":
+            reasons[name] = f"undefined for {undefined.get(name, 0)} user(s) and empty='nan'"
+        else:
+            reasons[name] = "undefined (no user's numbers add up to a value)"
+    return reasons

@@ -36,6 +36,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 # --- metric names ----------------------------------------------------------------------------
 
@@ -145,15 +146,30 @@ class Value:
     den2: float = 0.0
 
 
-def gain_of(rating: float, relevant: bool, scheme: str) -> float:
-    """nDCG gain: 0 for a non-relevant item; 1, the rating, or 2^rating - 1 otherwise."""
+def gain_of(rating: float, relevant: bool, scheme: str) -> float | Fraction:
+    """nDCG gain: 0 for a non-relevant item; 1, the rating, or 2^rating - 1 otherwise.
+
+    Graded gains are exact fractions (2^rating - 1 an exact integer for a whole rating), so
+    that ratings of 1024 or 5000 give the exact nDCG where floats overflow."""
     if not relevant:
         return 0.0
     if scheme == "binary":
         return 1.0
     if scheme == "linear":
-        return float(rating)
-    return 2.0 ** float(rating) - 1.0
+        return Fraction(rating)
+    if float(rating).is_integer() and rating >= 0:
+        return Fraction(2 ** int(rating) - 1)
+    return Fraction(2.0 ** float(rating) - 1.0)
+
+
+def sqrt_of(x: Fraction) -> float:
+    """The square root of an exact non-negative fraction, to about 120 bits, as a float (no
+    overflow on the way: only the result must fit)."""
+    if x == 0:
+        return 0.0
+    p, q = x.numerator, x.denominator
+    bits = max(0, 120 + (q.bit_length() - p.bit_length()) // 2 + 2)
+    return float(Fraction(math.isqrt(p * 4**bits // q), 2**bits))
 
 
 def metric_on_ranking(
@@ -225,13 +241,20 @@ def metric_on_ranking(
         h = sum(1 for j in range(min(L, n)) if rels[j])
         return Value(h / L, h, L)
     if fam == "nDCG":
-        dcg = sum(gains[j] / math.log2(j + 2) for j in range(c))
         ideal = sorted(ideal_gains, reverse=True)
         top = len(ideal) if k is None else min(k, len(ideal))
-        idcg = sum(ideal[j] / math.log2(j + 2) for j in range(top))
-        if idcg <= 0:
-            return Value(None, dcg, 0.0)
-        return Value(dcg / idcg, dcg, idcg)
+        if not ideal or ideal[0] < 2**900:  # floats, as SEMANTICS.md writes it
+            dcg = sum(float(gains[j]) / math.log2(j + 2) for j in range(c))
+            idcg = sum(float(ideal[j]) / math.log2(j + 2) for j in range(top))
+            if idcg <= 0:
+                return Value(None, dcg, 0.0)
+            return Value(dcg / idcg, dcg, idcg)
+        # huge graded gains (ratings near 1024 and up): exact fractions, beyond float range
+        dcg_x = sum((Fraction(gains[j]) / Fraction(math.log2(j + 2)) for j in range(c)),
+                    Fraction(0))
+        idcg_x = sum((Fraction(ideal[j]) / Fraction(math.log2(j + 2)) for j in range(top)),
+                     Fraction(0))
+        return Value(float(dcg_x / idcg_x), dcg_x, idcg_x)
     if fam == "RR":
         for j in range(c):
             if rels[j]:
@@ -385,17 +408,24 @@ def user_values(
             out[m.name] = metric_on_ranking(m, rels, gains, n_rel, ideal, opts)
 
     pairs = [(score, truth[item]) for item, score in predictions if item in truth]
-    sq = sum((s - t) ** 2 for s, t in pairs)
-    ab = sum(abs(s - t) for s, t in pairs)
+    if all(abs(s) < 1e100 and abs(t) < 1e100 for s, t in pairs):
+        sq: float | Fraction = sum((s - t) ** 2 for s, t in pairs)
+        ab: float | Fraction = sum(abs(s - t) for s, t in pairs)
+    else:  # exact fractions: errors near 1e200 square far beyond the float range
+        sq = sum(((Fraction(s) - Fraction(t)) ** 2 for s, t in pairs), Fraction(0))
+        ab = sum((abs(Fraction(s) - Fraction(t)) for s, t in pairs), Fraction(0))
     for m in metrics:
         if m.family == "RMSE":
-            out[m.name] = Value(math.sqrt(sq / len(pairs)) if pairs else None, sq, len(pairs))
+            out[m.name] = Value(sqrt_of(Fraction(sq) / len(pairs)) if pairs else None, sq,
+                                len(pairs))
         elif m.family == "MAE":
-            out[m.name] = Value(ab / len(pairs) if pairs else None, ab, len(pairs))
+            out[m.name] = Value(float(ab / len(pairs)) if pairs else None, ab, len(pairs))
     return out, n_rel
 
 
 def _mean(xs: Sequence[float]) -> float:
+    if any(isinstance(x, Fraction) for x in xs):  # huge nDCG gains: an exact mean
+        return sum((Fraction(x) for x in xs), Fraction(0)) / len(xs)  # type: ignore[return-value]
     return math.fsum(xs) / len(xs)
 
 
@@ -453,7 +483,9 @@ def evaluate(
 
     A duplicate row is an input error (``duplicates="error"``) wherever it is, also among the
     rows of a user who is not evaluated (SEMANTICS.md: duplicates are an input error); the
-    ``first`` and ``max`` policies only read, and count, the rows of evaluated users."""
+    ``first`` and ``max`` policies drop, and count, the repeated rows of every user, evaluated
+    or not. The audit accounts for every row read: kept (the evaluated users' truth, and the
+    predictions in their lists) or dropped for one reason."""
     opts = Opts(**options)  # type: ignore[arg-type]
     specs = [parse(m) for m in metrics]
     truth_rows = list(truth_rows)
@@ -478,10 +510,9 @@ def evaluate(
     preds: dict[object, list[tuple[object, float]]] = {}
     audit = {"truth_duplicates": 0, "prediction_duplicates": 0,
              "truth_missing_rating": len(truth_rows) - len(kept)}
-    for user in sorted(selected):  # type: ignore[type-var]
+    for user in t_users | p_users:
         truth[user], n = _dedupe(t_raw.get(user, []), opts.duplicates, "truth", user)
         audit["truth_duplicates"] += n
-    for user in sorted(selected):  # type: ignore[type-var]
         preds[user], n = _dedupe(p_raw.get(user, []), opts.duplicates, "predictions", user)
         audit["prediction_duplicates"] += n
 
@@ -513,6 +544,13 @@ def evaluate(
             if k < len(scores) and scores[k - 1] == scores[k]:
                 ties_at_cut[k] += 1
     audit["without_relevant"] = sum(n == 0 for n in n_relevant.values())
+    audit["truth_kept"] = sum(len(truth[u]) for u in values)
+    audit["truth_not_evaluated"] = sum(len(truth[u]) for u in truth if u not in values)
+    audit["predictions_not_evaluated"] = sum(len(preds[u]) for u in preds if u not in values)
+    audit["predictions_kept"] = sum(
+        1 for u in values for i, s in preds[u]
+        if (opts.protocol == "full" or i in dict(truth[u]))
+        and (opts.score_threshold is None or s >= opts.score_threshold))
     audit["without_predictions"] = sum(not preds[u] for u in values)
 
     summary: dict[str, float] = {}
@@ -521,10 +559,12 @@ def evaluate(
     for m in specs:
         col = {u: values[u][m.name] for u in values}
         if m.family in POOLED:
-            num = math.fsum(v.num for v in col.values())
+            num = sum((Fraction(v.num) for v in col.values()), Fraction(0))
             n = sum(v.den for v in col.values())
-            mean = num / n if n else math.nan
-            summary[m.name] = math.sqrt(mean) if m.family == "RMSE" and n else mean
+            if not n:
+                summary[m.name] = math.nan
+            else:
+                summary[m.name] = sqrt_of(num / n) if m.family == "RMSE" else float(num / n)
             for u, v in col.items():
                 per_user[u][m.name] = math.nan if v.value is None else v.value
             continue
@@ -549,6 +589,10 @@ def evaluate(
 
 def _micro(metric: Metric, vals: list[Value]) -> float:
     """Sum numerators and denominators over users first (SEMANTICS.md section 8)."""
+    if any(isinstance(v.num, Fraction) for v in vals):  # huge nDCG gains: exact sums
+        num_x = sum((Fraction(v.num) for v in vals), Fraction(0))
+        den_x = sum((Fraction(v.den) for v in vals), Fraction(0))
+        return float(num_x / den_x) if den_x else math.nan
     num = math.fsum(v.num for v in vals)
     den = math.fsum(v.den for v in vals)
     if metric.family != "F":

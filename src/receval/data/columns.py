@@ -1,21 +1,34 @@
 """Turn a DataFrame, an Arrow table or a file into the three columns receval works on.
 
-Whatever comes in (pandas, polars, pyarrow, a CSV or Parquet path), what comes out is a
+Whatever comes in (pandas, polars, pyarrow, a path read by :mod:`receval.io`), what comes out is a
 :class:`Columns`: user ids, item ids and one value column (rating or score), each a numpy
 array (numbers) or a pyarrow array (strings), never more columns than needed.
 """
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from receval.exceptions import ReceValError
+from receval.io import SOURCE_KEY
+from receval.io.values import (
+    bad_rows,
+    check_id_column,
+    check_value_column,
+    float_id_problems,
+    frame_row,
+    uint_id_problems,
+)
+from receval.io.wanted import Wanted, missing_message
 
 IdArray: TypeAlias = np.ndarray | pa.Array
 
@@ -31,9 +44,86 @@ class Columns:
     users: IdArray
     items: IdArray
     values: np.ndarray | None
+    #: the value column's name as the user knows it (for messages)
+    value_name: str | None = None
 
     def __len__(self) -> int:
         return len(self.users)
+
+
+def read_sides(
+    truth: Any,
+    predictions: Any,
+    *,
+    user_col: str = "user",
+    item_col: str = "item",
+    rating_col: str = "rating",
+    score_col: str = "score",
+    truth_columns: Mapping[str, str] | None = None,
+    prediction_columns: Mapping[str, str] | None = None,
+    rating_required: bool = False,
+) -> tuple[Columns, Columns]:
+    """Read both sides: frames as they are, paths through :mod:`receval.io` (the reader of the
+    command line, so ``"007"`` and ``"7"`` stay two ids), ids of both sides of one type.
+
+    ``truth_columns`` / ``prediction_columns`` name each side's columns (``{"user": "userId",
+    "item": "movieId", "rating": "r"}``); they override the shared ``*_col`` names. When a side
+    is read from a file, integer ids of one side are read as text if the other side's ids are
+    strings (as ``receval evaluate`` does); two frames with ids of different types are an error.
+
+    Example:
+        >>> import pandas as pd
+        >>> t, p = read_sides(pd.DataFrame({"userId": [1], "item": [2]}),
+        ...                   pd.DataFrame({"user": [1], "item": [2], "pred": [0.5]}),
+        ...                   truth_columns={"user": "userId"}, score_col="pred")
+        >>> t.users.tolist(), p.values.tolist(), p.value_name
+        ([1], [0.5], 'pred')
+    """
+    wanted = {"truth": Wanted.truth(user_col=user_col, item_col=item_col, rating_col=rating_col,
+                                    columns=truth_columns),
+              "predictions": Wanted.predictions(user_col=user_col, item_col=item_col,
+                                                score_col=score_col, columns=prediction_columns)}
+    tables: dict[str, Any] = {}
+    from_file: dict[str, bool] = {}
+    for side, source in (("truth", truth), ("predictions", predictions)):
+        from_file[side] = isinstance(source, str | os.PathLike)
+        if from_file[side]:
+            from receval import io
+
+            tables[side] = io.read_table(Path(source), wanted[side])
+        else:
+            tables[side] = _as_table(source, side)
+    if all(from_file.values()):
+        from receval.io.ids import align_id_types
+
+        tables["truth"], tables["predictions"] = align_id_types(
+            [tables["truth"], tables["predictions"]])
+    out = {}
+    for side, w in wanted.items():
+        canonical = from_file[side]
+        out[side] = read_columns(
+            tables[side], side=side,
+            user_col="user" if canonical else w.user,
+            item_col="item" if canonical else w.item,
+            value_col=w.value_as if canonical else w.value,
+            value_required=w.value_required or (side == "truth" and rating_required),
+            fallback_rank_col=None if w.rank is None else "rank" if canonical else w.rank,
+            value_names={w.value_as: w.value, "rank": w.rank or "rank"},
+        )
+    t, p = out["truth"], out["predictions"]
+    if any(from_file.values()):
+        t.users, p.users = _as_one_kind(t.users, p.users)
+        t.items, p.items = _as_one_kind(t.items, p.items)
+    return t, p
+
+
+def _as_one_kind(a: IdArray, b: IdArray) -> tuple[IdArray, IdArray]:
+    """Integer ids as text when the other side's ids are strings (ids from a file)."""
+    if isinstance(a, np.ndarray) == isinstance(b, np.ndarray):
+        return a, b
+    if isinstance(a, np.ndarray):
+        return pa.array(a).cast(pa.string()), b
+    return a, pa.array(b).cast(pa.string())
 
 
 def read_columns(
@@ -45,12 +135,16 @@ def read_columns(
     value_col: str | None,
     value_required: bool,
     fallback_rank_col: str | None = None,
+    value_names: Mapping[str, str] | None = None,
 ) -> Columns:
     """Read the user, item and value columns of ``source``.
 
     ``source`` is a pandas or polars DataFrame, a pyarrow Table or RecordBatch, a dict of
-    arrays, or a path to a CSV/TSV/Parquet file. When ``value_col`` is missing and
-    ``fallback_rank_col`` is present, the score is ``-rank`` (rank 1 scores highest).
+    arrays, or a path to a CSV/TSV/Parquet/JSON Lines/TREC file (read by :mod:`receval.io`).
+    When ``value_col`` is missing and ``fallback_rank_col`` is present, the score is ``-rank``
+    (rank 1 scores highest). ``value_names`` gives the name to show in messages for a value
+    column (``{"score": "prediction"}``). Bad values are errors naming the first bad row
+    (0-based) and how many rows are bad.
 
     Example:
         >>> import pandas as pd
@@ -60,43 +154,61 @@ def read_columns(
         >>> cols.values.tolist()
         [0.5]
     """
+    if isinstance(source, str | os.PathLike):
+        from receval import io
+
+        reader = io.read_truth if side == "truth" else io.read_predictions
+        source = reader(Path(source), columns={"user": user_col, "item": item_col})
+        user_col, item_col = "user", "item"
+        value_col = "rating" if side == "truth" else "score"
+        fallback_rank_col = None if side == "truth" else "rank"
     table = _as_table(source, side)
     names = _column_names(table)
-    wanted = [user_col, item_col]
-    missing = [c for c in wanted if c not in names]
+    roles = {"truth": "rating", "predictions": "score"}
+    wanted = [("user", user_col), ("item", item_col)]
+    missing = [(role, c) for role, c in wanted if c not in names]
     value_name = value_col
     negate = False
     if value_col is not None and value_col not in names:
         if fallback_rank_col is not None and fallback_rank_col in names:
             value_name, negate = fallback_rank_col, True
         elif value_required:
-            missing.append(value_col)
+            missing.append((roles[side], value_col))
         else:
             value_name = None
     if missing:
-        raise ReceValError(
-            f"{side} has no column {', '.join(map(repr, missing))}; "
-            f"its columns are: {', '.join(map(str, names)) or '(none)'}"
-        )
+        raise ReceValError(_missing(table, side, missing, names))
     if _n_rows(table) == 0:
         raise ReceValError(f"{side} is empty (no rows)")
     users = _id_column(table, user_col, side)
     items = _id_column(table, item_col, side)
     values = None
+    shown = None
     if value_name is not None:
-        values = _value_column(table, value_name, side)
+        shown = (value_names or {}).get("rank" if negate else roles[side], value_name)
+        values = _value_column(table, value_name, side, shown)
+        check_value_column(values, side, shown, frame_row, users=users)
         if negate:
             values = -values
-    return Columns(side=side, users=users, items=items, values=values)
+    return Columns(side=side, users=users, items=items, values=values, value_name=shown)
+
+
+def _missing(table: Any, side: str, missing: list[tuple[str, str]], names: list[str]) -> str:
+    """The missing-column message; for a table read from a file, in the file's own names."""
+    metadata = table.schema.metadata if isinstance(table, pa.Table) else None
+    if metadata and SOURCE_KEY in metadata:
+        source = json.loads(metadata[SOURCE_KEY])
+        asked = source["asked"]
+        in_file = [(role, asked.get(role, name)) for role, name in missing]
+        return missing_message(f"{side} file {source['path']}", side, in_file, source["found"])
+    return missing_message(side, side, missing, names)
 
 
 # --- sources ---------------------------------------------------------------------------------
 
 
 def _as_table(source: Any, side: str) -> Any:
-    """Paths become Arrow tables; DataFrames and tables pass through."""
-    if isinstance(source, str | os.PathLike):
-        return read_file(Path(source), side)
+    """Dicts and record batches become Arrow tables; DataFrames and tables pass through."""
     if isinstance(source, dict):
         try:
             return pa.table(source)
@@ -111,48 +223,8 @@ def _as_table(source: Any, side: str) -> Any:
         return source
     raise TypeError(
         f"{side} must be a pandas/polars DataFrame, a pyarrow Table, a dict of arrays or a "
-        f"path to a CSV/Parquet file; got {type(source).__name__}"
+        f"path to a CSV/TSV/Parquet/JSON Lines/TREC file; got {type(source).__name__}"
     )
-
-
-def read_file(path: Path, side: str) -> pa.Table:
-    """Read a CSV/TSV (delimiter from the extension or sniffed) or Parquet file.
-
-    Example:
-        >>> import tempfile, pathlib
-        >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
-        >>> _ = p.write_text("user,item\\nu1,i1\\n")
-        >>> read_file(p, "truth").num_rows
-        1
-    """
-    if not path.exists():
-        raise ReceValError(f"{side} file not found: {path}")
-    if path.is_dir() or path.stat().st_size == 0:
-        raise ReceValError(f"{side} file is empty: {path}")
-    suffixes = [s.lower() for s in path.suffixes]
-    try:
-        if ".parquet" in suffixes or ".pq" in suffixes:
-            import pyarrow.parquet as pq
-
-            return pq.read_table(path)
-        import pyarrow.csv as pacsv
-
-        delimiter = "\t" if ".tsv" in suffixes else _sniff_delimiter(path)
-        return pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=delimiter))
-    except (pa.ArrowInvalid, OSError) as err:
-        first = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise ReceValError(f"cannot read {side} file {path}: {first}") from None
-
-
-def _sniff_delimiter(path: Path) -> str:
-    import gzip
-
-    opener = gzip.open if path.suffix.lower() == ".gz" else open
-    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
-        header = fh.readline()
-    counts = {d: header.count(d) for d in (",", "\t", ";", "|")}
-    best = max(counts, key=lambda d: counts[d])
-    return best if counts[best] > 0 else ","
 
 
 def _column_names(table: Any) -> list[str]:
@@ -170,10 +242,12 @@ def _n_rows(table: Any) -> int:
 # --- columns ---------------------------------------------------------------------------------
 
 
-def _raw_column(table: Any, name: str) -> np.ndarray | pa.Array:
+def _raw_column(table: Any, name: str, side: str) -> np.ndarray | pa.Array | pa.ChunkedArray:
     """A column as numpy (numbers, bools) or as a pyarrow array (anything else)."""
     if isinstance(table, pa.Table):
         chunked = table.column(name)
+        if _is_text(chunked.type):
+            return chunked  # strings are not copied into one chunk (see _id_column)
         arr = chunked.combine_chunks() if chunked.num_chunks != 1 else chunked.chunk(0)
         return _arrow_to_numpy_if_numeric(arr)
     module = type(table).__module__.split(".")[0]
@@ -189,7 +263,10 @@ def _raw_column(table: Any, name: str) -> np.ndarray | pa.Array:
                 return series.to_numpy()
             except ValueError:  # nullable integer with missing values
                 return series.to_numpy(dtype=np.float64, na_value=np.nan)
-        arr = pa.array(series, from_pandas=True)
+        try:
+            arr = pa.array(series, from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            raise ReceValError(_mixed_types(series, side, name)) from None
         # a pandas 3 ``str`` column built by pd.concat is several Arrow chunks
         return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
     # polars
@@ -198,6 +275,22 @@ def _raw_column(table: Any, name: str) -> np.ndarray | pa.Array:
             return series.cast(float).fill_null(float("nan")).to_numpy()
         return series.to_numpy()
     return _arrow_to_numpy_if_numeric(series.to_arrow())
+
+
+def _is_text(t: pa.DataType) -> bool:
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t)
+                or pa.types.is_string_view(t))
+
+
+def _mixed_types(series: Any, side: str, name: str) -> str:
+    """The message for an object column whose values are of several types (``1`` and ``'1'``)."""
+    kinds = [type(v) for v in series.tolist()]
+    first = next((i for i, k in enumerate(kinds) if k is not kinds[0]), 0)
+    bad = sum(k is not kinds[0] for k in kinds)
+    names = f"{kinds[0].__name__} and {kinds[first].__name__}"
+    return bad_rows(side, name, frame_row(first), bad, f"{series.iloc[first]!r}",
+                    f"; the column mixes {names} values: give it one type "
+                    f"(e.g. .astype(str))", note=f"row 0 holds {series.iloc[0]!r}")
 
 
 def _arrow_to_numpy_if_numeric(arr: pa.Array) -> np.ndarray | pa.Array:
@@ -213,47 +306,59 @@ def _arrow_to_numpy_if_numeric(arr: pa.Array) -> np.ndarray | pa.Array:
     return arr
 
 
+_ID_RULE = "; ids must be integers within int64 or strings"
+
+
 def _id_column(table: Any, name: str, side: str) -> IdArray:
-    col = _raw_column(table, name)
+    col = _raw_column(table, name, side)
     if isinstance(col, np.ndarray):
         if col.dtype.kind == "b":
             raise ReceValError(f"{side} column {name!r} holds booleans, not ids")
         if col.dtype.kind == "f":
-            bad = ~np.isfinite(col) | (col != np.round(col))
+            bad = float_id_problems(col)
             if bad.any():
                 row = int(np.argmax(bad))
-                raise ReceValError(
-                    f"{side} column {name!r} must hold integer or string ids; "
-                    f"row {row} holds {col[row]!r}"
-                )
+                holds = "a missing id" if np.isnan(col[row]) else repr(col[row].item())
+                raise ReceValError(bad_rows(side, name, frame_row(row), int(bad.sum()), holds,
+                                            _ID_RULE))
             return col.astype(np.int64)
+        if col.dtype.kind == "u" and col.dtype.itemsize == 8:
+            bad = uint_id_problems(col)
+            if bad.any():
+                row = int(np.argmax(bad))
+                raise ReceValError(bad_rows(side, name, frame_row(row), int(bad.sum()),
+                                            repr(col[row].item()), _ID_RULE))
         return col.astype(np.int64, copy=False)
-    if not (pa.types.is_string(col.type) or pa.types.is_binary(col.type)):
+    if not (pa.types.is_string(col.type) or pa.types.is_binary(col.type)
+            or pa.types.is_large_binary(col.type)):
         try:
             col = col.cast(pa.string())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             raise ReceValError(
                 f"{side} column {name!r} has type {col.type}; ids must be integers or strings"
             ) from None
-    if col.null_count:
-        row = int(np.argmax(col.is_null().to_numpy(zero_copy_only=False)))
-        raise ReceValError(f"{side} column {name!r} has a missing id at row {row}")
-    return col
+    chunked = col if isinstance(col, pa.ChunkedArray) else pa.chunked_array([col])
+    checked = check_id_column(chunked, side, name, frame_row, empty_ok=True)
+    # dictionary-encoded at once: int32 indices and the distinct ids, not a copy of every
+    # row's string (the encoder works on the dictionary)
+    return pc.dictionary_encode(checked).combine_chunks()
 
 
-def _value_column(table: Any, name: str, side: str) -> np.ndarray:
-    col = _raw_column(table, name)
+def _value_column(table: Any, name: str, side: str, shown: str | None = None) -> np.ndarray:
+    col = _raw_column(table, name, side)
     if not isinstance(col, np.ndarray):
         try:
             col = col.cast(pa.float64()).to_numpy(zero_copy_only=False)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            values = col.to_pylist()
-            for row, value in enumerate(values):
+            bad = np.zeros(len(col), dtype=bool)
+            for row, value in enumerate(col.to_pylist()):
                 try:
                     float(value)
                 except (TypeError, ValueError):
-                    raise ReceValError(
-                        f"{side} column {name!r} must be numeric; row {row} holds {value!r}"
-                    ) from None
-            raise ReceValError(f"{side} column {name!r} must be numeric") from None
+                    bad[row] = True
+            row = int(np.argmax(bad))
+            shown = shown or name
+            raise ReceValError(bad_rows(side, shown, frame_row(row), int(bad.sum()),
+                                        repr(col[row].as_py()),
+                                        f"; {shown!r} must be numeric")) from None
     return np.ascontiguousarray(col, dtype=np.float64)

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from receval.data.columns import IdArray
 from receval.engines.threads import block_bounds, run_blocks
+from receval.exceptions import ReceValError
 
 # Integer ids up to this multiple of the row count are encoded with a direct lookup table.
 _DENSE_FACTOR = 4
@@ -48,19 +49,22 @@ def _kind(arr: IdArray) -> str:
 
 
 def check_same_kind(truth: IdArray, predictions: IdArray, what: str) -> None:
-    """Raise a ``TypeError`` when truth and predictions use different id types.
+    """Raise a :class:`~receval.exceptions.ReceValError` when truth and predictions use
+    different id types (two frames: receval does not guess whether ``1`` is ``"1"``).
 
     Example:
         >>> check_same_kind(np.array([1]), pa.array(["1"]), "user")
         Traceback (most recent call last):
         ...
-        TypeError: user ids of mismatched types: truth has integers, predictions has strings
+        receval.exceptions.ReceValError: user ids of mismatched types: truth has integers, \
+predictions has strings; give both sides one type (e.g. .astype(str) on both)
     """
     kt, kp = _kind(truth), _kind(predictions)
     if kt != kp:
         names = {"int": "integers", "str": "strings"}
-        raise TypeError(
-            f"{what} ids of mismatched types: truth has {names[kt]}, predictions has {names[kp]}"
+        raise ReceValError(
+            f"{what} ids of mismatched types: truth has {names[kt]}, predictions has "
+            f"{names[kp]}; give both sides one type (e.g. .astype(str) on both)"
         )
 
 
@@ -102,13 +106,50 @@ def encode_items(
 def _encode_strings(
     truth: IdArray, predictions: IdArray
 ) -> tuple[np.ndarray, np.ndarray, Dictionary, int]:
-    both = pa.concat_arrays([truth, predictions])
-    uniques = pc.unique(both)
+    """Codes of sorted unique strings, from each side's dictionary (the strings of every row are
+    never copied: a dictionary-encoded column is its few distinct values and int32 indices).
+
+    Example:
+        >>> t, p, d, n = _encode_strings(pa.array(["b", "a"]).dictionary_encode(),
+        ...                              pa.array(["c", "a", "c"]))
+        >>> t.tolist(), p.tolist(), d.ids.tolist(), n
+        ([1, 0], [2, 0, 2], ['a', 'b', 'c'], 3)
+    """
+    t_values, t_index = _used_dictionary(truth)
+    p_values, p_index = _used_dictionary(predictions)
+    uniques = pc.unique(pa.concat_arrays([t_values, p_values]))
     uniques = uniques.take(pc.sort_indices(uniques))
-    t = pc.index_in(truth, value_set=uniques).to_numpy(zero_copy_only=False).astype(np.int64)
-    p = pc.index_in(predictions, value_set=uniques).to_numpy(zero_copy_only=False)
+    t = _recode(t_values, t_index, uniques)
+    p = _recode(p_values, p_index, uniques)
     ids = np.asarray(uniques.to_pylist(), dtype=object)
-    return t, p.astype(np.int64), Dictionary(ids), len(ids)
+    return t, p, Dictionary(ids), len(ids)
+
+
+def _used_dictionary(arr: IdArray) -> tuple[pa.Array, np.ndarray]:
+    """The distinct values of ``arr`` (only those some row uses) and each row's index into
+    the full dictionary."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if not isinstance(arr, pa.DictionaryArray):
+        arr = pc.dictionary_encode(arr)
+    index = arr.indices.to_numpy(zero_copy_only=False)
+    values = arr.dictionary
+    if values.type != pa.string():
+        values = values.cast(pa.string())
+    used = np.zeros(len(values), dtype=bool)
+    used[index] = True
+    if not used.all():
+        values = values.filter(pa.array(used))
+        # the filtered dictionary keeps its order: old index -> new index
+        remap = np.cumsum(used, dtype=np.int64) - 1
+        index = remap[index]
+    return values, index
+
+
+def _recode(values: pa.Array, index: np.ndarray, uniques: pa.Array) -> np.ndarray:
+    """Each row's code among the sorted ``uniques``, via its dictionary's codes."""
+    codes = pc.index_in(values, value_set=uniques).to_numpy(zero_copy_only=False)
+    return codes.astype(np.int64)[index]
 
 
 def _encode_ints(

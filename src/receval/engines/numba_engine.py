@@ -26,7 +26,7 @@ import numpy as np
 from receval.engines.threads import block_bounds, run_blocks
 from receval.measures.ap import average_precision
 from receval.measures.fbeta import fbeta
-from receval.measures.ndcg import GAIN_BINARY, gain_of, ndcg
+from receval.measures.ndcg import GAIN_BINARY, gain_of, gain_shift, ndcg
 from receval.measures.picture import (
     TIES_AVERAGE,
     TIES_ITEM,
@@ -36,6 +36,7 @@ from receval.measures.picture import (
     build_picture,
     ideal_dcg,
     log2_ranks,
+    stable_argsort,
 )
 from receval.measures.precision import precision
 from receval.measures.rating import mae, rmse
@@ -73,6 +74,9 @@ class KernelOutput:
     and 43 metrics).
     ``dup_truth`` / ``dup_predictions``: CSR position of the first repeated item, or -1.
     ``tie_at_cut[u, c]``: ranks ``cut_ks[c]`` and ``cut_ks[c] + 1`` hold tied scores.
+    ``gain_shift``: the user's graded nDCG gains, DCG and IDCG (``num``/``den`` of nDCG
+    columns) are scaled by ``2^-gain_shift`` (:func:`~receval.measures.ndcg.gain_shift`; 0
+    unless a gain would overflow).
     """
 
     value: np.ndarray
@@ -87,12 +91,13 @@ class KernelOutput:
     dup_truth: np.ndarray
     dup_predictions: np.ndarray
     tie_at_cut: np.ndarray
+    gain_shift: np.ndarray
 
     def take(self, rows: np.ndarray) -> KernelOutput:
         """The outputs of the users ``rows`` selects (a mask or indices); parts kept or not.
 
         Example:
-            >>> out = KernelOutput(*([np.arange(3.0)] * 12))
+            >>> out = KernelOutput(*([np.arange(3.0)] * 13))
             >>> out.take(np.array([True, False, True])).value.tolist()
             [0.0, 2.0]
         """
@@ -139,6 +144,7 @@ def run_kernel(
         dup_truth=np.full(n_users, -1, dtype=np.int64),
         dup_predictions=np.full(n_users, -1, dtype=np.int64),
         tie_at_cut=np.full((n_users, len(cut_ks)), False),
+        gain_shift=np.empty(n_users),
     )
     cols = np.argsort(families, kind="stable")  # metric columns grouped by family
     runs = np.flatnonzero(np.r_[True, np.diff(families[cols]) != 0, True]).astype(np.int64)
@@ -160,10 +166,33 @@ def run_kernel(
             betas, cols, runs, cut_ks, iopts, fopts, max_m, max_n, idcg_binary, log2_rank,
             out.value, out.num, out.den, out.den2, out.n_relevant, out.n_list, out.n_predicted,
             out.n_without_truth, out.n_below_score_threshold, out.dup_truth,
-            out.dup_predictions, out.tie_at_cut)
+            out.dup_predictions, out.tie_at_cut, out.gain_shift)
     # blocks of users on Python threads (the block function releases the GIL)
     run_blocks(_evaluate_block, block_bounds(n_users, min_size=MIN_BLOCK_USERS), *args)
     return out
+
+
+def kernels_cached() -> bool:
+    """Whether the kernel is already compiled in numba's on-disk cache for this source and
+    this CPU: ``False`` means the next evaluation compiles it first (seconds, once).
+
+    Cheap (it reads one small index file, compiles nothing), so a caller can say "compiling
+    receval's kernels, first run only" only when that is true.
+
+    Example:
+        >>> isinstance(kernels_cached(), bool)
+        True
+    """
+    cache = getattr(_evaluate_block, "_cache", None)
+    index_file = getattr(cache, "_cache_file", None)
+    if index_file is None:  # caching off (NUMBA_DISABLE_JIT, a read-only tree, ...)
+        return False
+    try:
+        index = index_file._load_index()  # {} when the source changed since it was written
+        magic = _evaluate_block.targetctx.codegen().magic_tuple()  # type: ignore[attr-defined]
+    except Exception:  # an unreadable cache is a cache miss
+        return False
+    return any(key[1] == magic for key in index)
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:
@@ -301,12 +330,55 @@ def _add_predicted(keys: np.ndarray, stamps: np.ndarray, rows: np.ndarray, seen:
 
 
 @numba.njit(cache=True, nogil=True)
+def _scaled_errors(items: np.ndarray, scores: np.ndarray, t_values: np.ndarray, t0: int,
+                   keys: np.ndarray, stamps: np.ndarray, rows: np.ndarray, shift: int,
+                   stamp: int) -> tuple[float, float, float, float]:
+    """The user's errors again, without overflow, for a user whose plain sums overflowed
+    (errors near 1e154 and up): ``(sq_scale, ssq, abs_scale, asum)`` with the sum of squared
+    errors ``sq_scale^2 * ssq`` and of absolute errors ``abs_scale * asum``.
+
+    Each error is taken halved (``s/2 - t/2`` cannot overflow) and summed as BLAS ``nrm2``
+    does: relative to the largest seen so far, rescaling when a larger one comes. The scales
+    are the largest half error (the factor 2 goes into the sums, which stay small), so that
+    only an RMSE or MAE beyond the float range itself is ``inf``.
+    """
+    mask = len(keys) - 1
+    sq_scale = ssq = abs_scale = asum = 0.0
+    for i in range(len(items)):
+        key = items[i]
+        slot = _slot(key, shift)
+        pos = -1
+        while stamps[slot] == stamp:
+            if keys[slot] == key:
+                pos = rows[slot]
+                break
+            slot = (slot + 1) & mask
+        if pos < 0:
+            continue
+        half = abs(0.5 * scores[i] - 0.5 * t_values[t0 + pos])
+        if half == 0.0:
+            continue
+        if half > sq_scale:
+            ssq = 1.0 + ssq * (sq_scale / half) ** 2
+            sq_scale = half
+        else:
+            ssq += (half / sq_scale) ** 2
+        if half > abs_scale:
+            asum = 1.0 + asum * (abs_scale / half)
+            abs_scale = half
+        else:
+            asum += half / abs_scale
+    return sq_scale, 4.0 * ssq, abs_scale, 2.0 * asum
+
+
+@numba.njit(cache=True, nogil=True)
 def _first_duplicate(keys: np.ndarray, later: bool) -> int:
     """Position of a repeat of the smallest repeated key (the error message names its item).
 
-    Runs only for a user with a repeat, and picks the position the sorting kernel reported.
+    Runs only for a user with a repeat. The sort is stable, so both ``later`` choices give
+    the second row of that key (the argument is kept for the callers).
     """
-    order = np.argsort(keys)
+    order = stable_argsort(keys)
     for i in range(1, len(keys)):
         if keys[order[i]] == keys[order[i - 1]]:
             return max(order[i], order[i - 1]) if later else order[i]
@@ -316,7 +388,7 @@ def _first_duplicate(keys: np.ndarray, later: bool) -> int:
 @numba.njit(cache=True, nogil=True)
 def _mean_in_item_order(items: np.ndarray, values: np.ndarray) -> float:
     """The mean rating, summed in item order (bit for bit what sorting the truth first gives)."""
-    order = np.argsort(items)
+    order = stable_argsort(items)
     total = 0.0
     for i in order:
         total += values[i]
@@ -571,7 +643,7 @@ def _ties_at_cuts(s_scores: np.ndarray, n: int, rep_entry: np.ndarray, n_rep: in
 def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
                     families, ks, betas, cols, runs, cut_ks, iopts, fopts, idcg_binary, log2_rank,
                     s, value, num, den, den2, n_relevant, n_list_out, n_predicted, n_without_truth,
-                    n_below, dup_truth, dup_pred, tie_at_cut):
+                    n_below, dup_truth, dup_pred, tie_at_cut, gain_shifts):
     """Evaluate ``users[lo:hi]``: one call per block, the loop over users inside.
 
     A call per user would pass the scratch (dozens of arrays) each time, and reading a field
@@ -617,13 +689,21 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
             thr = _mean_in_item_order(t_items[t0 : t0 + m], t_values[t0 : t0 + m])
         n_rel = zero
         duplicate = False
+        g_shift = 0.0
+        if gain_scheme != GAIN_BINARY:  # scale graded gains below the float range
+            top = -np.inf
+            for i in range(m):
+                if t_values[t0 + i] >= thr:
+                    top = max(top, t_values[t0 + i])
+            g_shift = gain_shift(top, gain_scheme)
+        gain_shifts[row] = g_shift
         for i in range(m):
             if not _add_truth(keys, stamps, rows, shift, stamp, t_items[t0 + i], i):
                 duplicate = True
             is_rel = t_values[t0 + i] >= thr
             t_rel[i] = is_rel
             if is_rel:
-                rel_gains[n_rel] = gain_of(t_values[t0 + i], True, gain_scheme)
+                rel_gains[n_rel] = gain_of(t_values[t0 + i], True, gain_scheme, g_shift)
                 n_rel += 1
         if duplicate:
             dup_truth[row] = t0 + _first_duplicate(t_items[t0 : t0 + m], False)
@@ -660,7 +740,7 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
                 n_pairs += 1
                 if t_rel[pos]:
                     rel[i] = 1.0
-                    gain[i] = gain_of(t_values[t0 + pos], True, gain_scheme)
+                    gain[i] = gain_of(t_values[t0 + pos], True, gain_scheme, g_shift)
             else:
                 n_without += 1
                 if known:
@@ -695,6 +775,10 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
         n_below[row] = n_low
         if duplicate:
             dup_pred[row] = p0 + _first_duplicate(items, True)
+        sq_scale = abs_scale = 1.0
+        if not (sq_err < np.inf and abs_err < np.inf):  # an error overflowed: scale them
+            sq_scale, sq_err, abs_scale, abs_err = _scaled_errors(
+                items, scores, t_values, t0, keys, stamps, rows, shift, stamp)
 
         # --- rank: the picture needs the ranks of the relevant entries, and under ``average``
         # ties the whole order (tie groups); a full sort only when that is cheaper ---------------
@@ -736,13 +820,13 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
         _read_metrics(row, row if keep_parts else 0, families, ks, betas, cols, runs, iopts, hits,
                       ap_sum, dcg, first, rr_sum,
                       g_start, g_size, g_rel, g_before, n_ranks, n_list, n_rel, idcg, sq_err,
-                      abs_err, n_pairs, value, num, den, den2)
+                      sq_scale, abs_err, abs_scale, n_pairs, value, num, den, den2)
 
 
 @numba.njit(cache=True, nogil=True)
 def _read_metrics(row, prow, families, ks, betas, cols, runs, iopts, hits_, ap_sum, dcg, first,
                   rr_sum, g_start, g_size, g_rel, g_before, n_ranks, n_list, n_rel, idcg, sq_err,
-                  abs_err, n_pairs, value, num, den, den2):
+                  sq_scale, abs_err, abs_scale, n_pairs, value, num, den, den2):
     """Every requested metric at every cutoff, read off the user's picture.
 
     ``cols`` lists the metric columns grouped by family, ``cols[runs[g]:runs[g + 1]]`` one
@@ -802,18 +886,19 @@ def _read_metrics(row, prow, families, ks, betas, cols, runs, iopts, hits_, ap_s
         elif fam == _RMSE:
             for i in range(lo, hi):
                 c = cols[i]
-                value[row, c], num[prow, c], den[prow, c] = rmse(sq_err, n_pairs)
+                value[row, c], num[prow, c], den[prow, c] = rmse(sq_err, sq_scale, n_pairs)
         else:
             for i in range(lo, hi):
                 c = cols[i]
-                value[row, c], num[prow, c], den[prow, c] = mae(abs_err, n_pairs)
+                value[row, c], num[prow, c], den[prow, c] = mae(abs_err, abs_scale, n_pairs)
 
 
 @numba.njit(cache=True, nogil=True)
 def _evaluate_block(block, lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
                     families, ks, betas, cols, runs, cut_ks, iopts, fopts, max_m, max_n,
                     idcg_binary, log2_rank, value, num, den, den2, n_relevant, n_list_out,
-                    n_predicted, n_without_truth, n_below, dup_truth, dup_pred, tie_at_cut):
+                    n_predicted, n_without_truth, n_below, dup_truth, dup_pred, tie_at_cut,
+                    gain_shifts):
     """Fill the outputs (see :class:`KernelOutput`) of ``users[lo:hi]``, with scratch of its
     own. It holds no GIL, so blocks run in parallel on Python threads (:func:`run_kernel`)."""
     s = _make_scratch(max_m, max_n)
@@ -825,4 +910,5 @@ def _evaluate_block(block, lo, hi, users, t_indptr, t_items, t_values, p_indptr,
     _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
                     families, ks, betas, cols, runs, cut_ks, iopts, fopts, idcg_binary,
                     log2_rank, s, value, b_num, b_den, b_den2, n_relevant, n_list_out,
-                    n_predicted, n_without_truth, n_below, dup_truth, dup_pred, tie_at_cut)
+                    n_predicted, n_without_truth, n_below, dup_truth, dup_pred, tie_at_cut,
+                    gain_shifts)

@@ -18,22 +18,30 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pyarrow as pa
 
+from receval.io import ids
 from receval.io.delimited import read_delimited
 from receval.io.detect import FORMATS, detect_format
 from receval.io.ids import align_id_types
 from receval.io.jsonl import read_jsonl
+from receval.io.lines import locator
 from receval.io.parquet import read_parquet
 from receval.io.source import Progress, check_file
 from receval.io.trec import read_trec
+from receval.io.values import Where, check_id_column, check_value_column
 from receval.io.wanted import Wanted
+
+#: schema metadata key of a table read from a file: its side, path, columns and those asked for
+SOURCE_KEY = b"receval.source"
 
 __all__ = [
     "FORMATS",
+    "SOURCE_KEY",
     "Progress",
     "align_id_types",
     "detect_format",
@@ -51,11 +59,16 @@ def read_truth(
     user_col: str = "user",
     item_col: str = "item",
     rating_col: str = "rating",
+    columns: Mapping[str, str] | None = None,
     header: bool = True,
     delimiter: str | None = None,
     progress: Progress | None = None,
 ) -> pa.Table:
     """Read a truth file: ``user``, ``item`` and, when the file has one, ``rating``.
+
+    ``columns`` (``{"user": "userId", "item": "movieId", "rating": "r"}``) overrides the
+    ``*_col`` names. Ids that are canonical integers in every row are int64, else strings
+    (``"007"`` and ``"7"`` stay two ids). Bad values are errors naming the file's line.
 
     Example:
         >>> import tempfile, pathlib
@@ -64,7 +77,8 @@ def read_truth(
         >>> read_truth(p, user_col="uid", item_col="iid", rating_col="stars").to_pylist()
         [{'user': 'u1', 'item': 'i1', 'rating': 4.0}]
     """
-    wanted = Wanted.truth(user_col=user_col, item_col=item_col, rating_col=rating_col)
+    wanted = Wanted.truth(user_col=user_col, item_col=item_col, rating_col=rating_col,
+                          columns=columns)
     return read_table(path, wanted, format=format, header=header, delimiter=delimiter,
                       progress=progress)
 
@@ -76,11 +90,14 @@ def read_predictions(
     user_col: str = "user",
     item_col: str = "item",
     score_col: str = "score",
+    columns: Mapping[str, str] | None = None,
     header: bool = True,
     delimiter: str | None = None,
     progress: Progress | None = None,
 ) -> pa.Table:
     """Read a predictions file: ``user``, ``item`` and ``score`` (or ``rank``, 1 = best).
+
+    ``columns`` (``{"user": ..., "item": ..., "score": ...}``) overrides the ``*_col`` names.
 
     Example:
         >>> import tempfile, pathlib
@@ -89,7 +106,8 @@ def read_predictions(
         >>> read_predictions(p, header=False).to_pylist()
         [{'user': 'u1', 'item': 'i1', 'score': 0.5}]
     """
-    wanted = Wanted.predictions(user_col=user_col, item_col=item_col, score_col=score_col)
+    wanted = Wanted.predictions(user_col=user_col, item_col=item_col, score_col=score_col,
+                                columns=columns)
     return read_table(path, wanted, format=format, header=header, delimiter=delimiter,
                       progress=progress)
 
@@ -115,14 +133,40 @@ def read_table(
     path = check_file(path, wanted.side)
     kind = detect_format(path, wanted.side, format)
     if kind == "parquet":
-        return read_parquet(path, wanted, progress=progress)
-    if kind == "jsonl":
-        return read_jsonl(path, wanted, progress=progress)
-    if kind == "trec":
-        return read_trec(path, wanted.side, progress=progress)
-    if kind == "tsv" and delimiter is None:
-        delimiter = "\t"
-    return read_delimited(path, wanted, delimiter=delimiter, header=header, progress=progress)
+        table = read_parquet(path, wanted, progress=progress)
+    elif kind == "jsonl":
+        table = read_jsonl(path, wanted, progress=progress)
+    elif kind == "trec":
+        table = read_trec(path, wanted.side, progress=progress)
+    else:
+        if kind == "tsv" and delimiter is None:
+            delimiter = "\t"
+        table = read_delimited(path, wanted, delimiter=delimiter, header=header,
+                               progress=progress)
+    line_kind = {"tsv": "csv", "csv": "csv"}.get(kind, kind)
+    where = locator(path, line_kind, 1 if line_kind == "csv" and header else 0)
+    names = {} if kind == "trec" else wanted.asked()
+    table = _checked(table, wanted.side, names, where)
+    return _with_source(table, wanted, path)
+
+
+def _checked(table: pa.Table, side: str, names: dict[str, str], where: Where) -> pa.Table:
+    """Ids narrowed to int64 or strings and values checked, or an error naming the line."""
+    for i, out in enumerate(table.column_names):
+        name = names.get(out, out)
+        if out in ids.ID_COLUMNS:
+            table = table.set_column(i, out, check_id_column(table.column(i), side, name,
+                                                             where))
+        else:
+            check_value_column(table.column(i), side, name, where, users=table.column("user"))
+    return table
+
+
+def _with_source(table: pa.Table, wanted: Wanted, path: Path) -> pa.Table:
+    """``table`` carrying where it comes from, so a later message names the file's columns."""
+    source = {"side": wanted.side, "path": str(path), "found": list(wanted.found),
+              "asked": wanted.asked()}
+    return table.replace_schema_metadata({SOURCE_KEY: json.dumps(source).encode()})
 
 
 def model_names(paths: Sequence[str | Path]) -> list[str]:

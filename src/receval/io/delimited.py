@@ -8,7 +8,9 @@ Values are parsed as float64, where an empty field, ``NA``, ``NaN``, ``null``...
 from __future__ import annotations
 
 import csv
+import gzip
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +21,9 @@ import pyarrow.csv as pacsv
 from receval.exceptions import ReceValError
 from receval.io import ids
 from receval.io.detect import sniff_delimiter
-from receval.io.source import Progress, head_lines, one_line, open_stream
+from receval.io.lines import locator
+from receval.io.source import Progress, head_lines, is_gzip, one_line, open_stream
+from receval.io.values import bad_rows
 from receval.io.wanted import Wanted
 
 BLOCK_SIZE = 8 << 20
@@ -44,7 +48,7 @@ def read_delimited(
     """
     lines = head_lines(path, wanted.side)
     delimiter = _unescape(delimiter) if delimiter else sniff_delimiter(lines)
-    first = next(csv.reader(lines[:1], delimiter=delimiter))
+    first = next(csv.reader([lines[0].lstrip("\ufeff")], delimiter=delimiter))
     names = first if header else wanted.positional(len(first))
     columns = wanted.resolve(names, path)
     types = {src: pa.string() if out in ids.ID_COLUMNS else pa.float64()
@@ -52,12 +56,19 @@ def read_delimited(
     read_options = pacsv.ReadOptions(
         block_size=BLOCK_SIZE, column_names=None if header else names
     )
-    parse_options = pacsv.ParseOptions(delimiter=delimiter)
+    ragged: list[int] = []
+
+    def skip_ragged(row: pacsv.InvalidRow) -> str:
+        ragged.append(row.actual_columns)
+        return "skip"
+
+    parse_options = pacsv.ParseOptions(delimiter=delimiter, invalid_row_handler=skip_ragged)
     convert_options = pacsv.ConvertOptions(
         include_columns=list(columns.values()), column_types=types, strings_can_be_null=False,
     )
     stream, done = open_stream(path, wanted.side)
     chunks: dict[str, list[pa.Array]] = {out: [] for out in columns}
+    quoted = False
     try:
         with stream:
             reader = pacsv.open_csv(stream, read_options, parse_options, convert_options)
@@ -65,7 +76,7 @@ def read_delimited(
                 for out, src in columns.items():
                     col = batch.column(src)
                     if out in ids.ID_COLUMNS:
-                        _check_ids(col, src, wanted.side, path)
+                        quoted = quoted or _holds_quote(col)
                         col = ids.narrow(col)
                     chunks[out].append(col)
                 if progress is not None:
@@ -74,15 +85,67 @@ def read_delimited(
         raise _explain(err, path, wanted, columns, delimiter, read_options) from None
     except (OSError, EOFError) as err:
         raise ReceValError(f"cannot read {wanted.side} file {path}: {one_line(err)}") from None
+    if ragged:
+        raise _ragged(path, wanted.side, delimiter, len(names), len(ragged), header)
+    if quoted:
+        _check_quoting(path, wanted.side, delimiter)
     table = pa.table({out: _combine(out, chunks[out]) for out in columns})
     if table.num_rows == 0:
         raise ReceValError(f"{wanted.side} file {path} has a header but no rows")
     return table
 
 
-def _check_ids(col: pa.Array, name: str, side: str, path: Path) -> None:
-    if len(col) and pc.any(pc.equal(col, "")).as_py():
-        raise ReceValError(f"{side} column {name!r} of {path} has an empty id")
+def _holds_quote(col: pa.Array) -> bool:
+    """Whether a parsed id holds a quote: a sign of malformed quoting (checked afterwards)."""
+    return bool(len(col)) and bool(pc.any(pc.match_substring(col, '"')).as_py())
+
+
+def _csv_lines(path: Path, side: str) -> Iterator[str]:
+    """The decompressed file as text lines, for Python's csv module (error paths only)."""
+    try:
+        opener = gzip.open if is_gzip(path) else open
+        with opener(path, "rt", encoding="utf-8", errors="replace", newline="") as fh:
+            yield from fh
+    except (OSError, EOFError) as err:
+        raise ReceValError(f"cannot read {side} file {path}: {one_line(err)}") from None
+
+
+def _check_quoting(path: Path, side: str, delimiter: str) -> None:
+    """An error naming the line of the first malformed quote (``"u,1,"i,1",0.9``), if any:
+    Arrow reads such a line leniently, as other ids."""
+    reader = csv.reader(_csv_lines(path, side), delimiter=delimiter, strict=True)
+    try:
+        for _ in reader:
+            pass
+    except csv.Error as err:
+        raise ReceValError(
+            f"cannot read {side} file {path}: malformed quoting at line {reader.line_num} "
+            f"({one_line(err)}); a quoted field must be closed and followed by "
+            f"{delimiter!r} or the end of the line"
+        ) from None
+
+
+def _ragged(path: Path, side: str, delimiter: str, expected: int, count: int,
+            header: bool) -> ReceValError:
+    """An error naming the first line whose number of fields is not the header's."""
+    reader = csv.reader(_csv_lines(path, side), delimiter=delimiter)
+    line, found = None, None
+    try:
+        for i, row in enumerate(reader):
+            if not row or (header and i == 0):
+                continue
+            if len(row) != expected:
+                line, found = reader.line_num, len(row)
+                break
+    except csv.Error:
+        pass
+    where = f" at line {line}" if line is not None else ""
+    fields = f"{found} field{'s' * (found != 1)}" if found is not None else "another count"
+    rows = "1 bad row" if count == 1 else f"{count} bad rows"
+    return ReceValError(
+        f"{side} file {path} has {fields}{where} where the header has {expected} ({rows} in "
+        f"all; is the delimiter {delimiter!r} right?)"
+    )
 
 
 def _combine(out: str, chunks: list[pa.Array]) -> pa.ChunkedArray:
@@ -108,17 +171,21 @@ def _explain(err: pa.ArrowInvalid, path: Path, wanted: Wanted, columns: dict[str
         return ReceValError(f"cannot read {wanted.side} file {path}: {message}")
     bad = match.group(2)
     name = next((src for out, src in columns.items() if out not in ids.ID_COLUMNS), "?")
-    row = _first_non_numeric(path, wanted, name, delimiter, read_options)
+    found = _first_non_numeric(path, wanted, name, delimiter, read_options)
+    if found is None:
+        return ReceValError(f"{wanted.side} column {name!r} must be numeric; {path} holds "
+                            f"{bad!r}")
+    row, count = found
     header_lines = 0 if read_options.column_names else 1
-    where = f" line {row + 1 + header_lines}" if row is not None else ""
-    return ReceValError(
-        f"{wanted.side} column {name!r} must be numeric; {path}{where} holds {bad!r}"
-    )
+    where = locator(path, "csv", header_lines)(row)
+    return ReceValError(bad_rows(wanted.side, name, where, count, repr(bad),
+                                 f"; {name!r} must be numeric"))
 
 
 def _first_non_numeric(path: Path, wanted: Wanted, name: str, delimiter: str,
-                       read_options: pacsv.ReadOptions) -> int | None:
-    """The 0-based data row of the first value that is not a number (error path only)."""
+                       read_options: pacsv.ReadOptions) -> tuple[int, int] | None:
+    """The 0-based data row of the first value that is not a number, and how many there are
+    (error path only)."""
     try:
         stream, _ = open_stream(path, wanted.side)
         with stream:
@@ -135,4 +202,4 @@ def _first_non_numeric(path: Path, wanted: Wanted, name: str, delimiter: str,
     missing = pc.is_in(col, pa.array(pacsv.ConvertOptions().null_values))
     numeric = pc.or_(number, missing).to_numpy(zero_copy_only=False)
     bad = np.flatnonzero(~numeric)
-    return int(bad[0]) if len(bad) else None
+    return (int(bad[0]), len(bad)) if len(bad) else None

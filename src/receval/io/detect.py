@@ -8,6 +8,10 @@ from pathlib import Path
 from receval.exceptions import ReceValError
 from receval.io.source import PARQUET_MAGIC, head_lines, is_gzip, magic
 
+# a header or id of 200,000 characters is legal CSV: the csv module's default field limit
+# (131,072) would make sniffing crash; raising a limit changes nothing else
+csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
+
 FORMATS = ("auto", "csv", "tsv", "parquet", "jsonl", "trec")
 DELIMITERS = (",", "\t", ";", "|")
 
@@ -51,25 +55,39 @@ def detect_format(path: Path, side: str, forced: str = "auto") -> str:
         return _EXTENSIONS[suffixes[-1]]
     if not is_gzip(path) and magic(path) == PARQUET_MAGIC:
         return "parquet"
-    first = head_lines(path, side, n=1)[0].lstrip()
+    lines = head_lines(path, side)
+    first = lines[0].lstrip()
     if first.startswith("{"):
         return "jsonl"
-    if trec_kind(first) is not None:
+    if trec_kind(first_data_line(lines)) is not None:
         return "trec"
     return "tsv" if "\t" in first else "csv"
 
 
+def first_data_line(lines: list[str]) -> str:
+    """The first line that is not a ``#`` comment (TREC files may start with comments).
+
+    Example:
+        >>> first_data_line(["# made by bm25", "q1 Q0 d1 1 2.0 bm25"])
+        'q1 Q0 d1 1 2.0 bm25'
+    """
+    return next((line for line in lines if not line.lstrip().startswith("#")), "")
+
+
 def trec_kind(line: str) -> str | None:
-    """``"qrels"`` or ``"run"`` if the line has that TREC shape, else ``None``.
+    """``"qrels"`` or ``"run"`` if the line has that TREC shape, else ``None``; a run line may
+    hold more fields after its tag (trec_eval ignores them).
 
     Example:
         >>> trec_kind("q1\\tQ0\\td,1\\t1\\t2.5\\tbm25"), trec_kind("q1 0 d1 2"), trec_kind("a,b,c")
         ('run', 'qrels', None)
+        >>> trec_kind("301 Q0 FBIS3-27619 99 2.138276 STANDARD more junk at")
+        'run'
     """
     fields = line.split()
     if len(fields) == 4 and _is_number(fields[3]):
         return "qrels"
-    if len(fields) == 6 and _is_number(fields[3]) and _is_number(fields[4]):
+    if len(fields) >= 6 and _is_number(fields[3]) and _is_number(fields[4]):
         return "run"
     return None
 

@@ -4,6 +4,9 @@ Fields are separated by any run of spaces or tabs, so blocks are normalised (run
 one space, blanks at line ends dropped) and parsed by Arrow with quoting off: ids may hold
 commas or quotes. Ids stay strings (``"007"`` is not ``7``). The second field (``0``, ``Q0``)
 and a run's rank and tag are never parsed: trec_eval orders a run by score alone.
+
+As trec_eval 10: lines starting with ``#`` are comments (a ``#`` inside an id is not), blank
+lines are skipped, and any field after a run's tag is ignored.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from receval.exceptions import ReceValError
-from receval.io.detect import trec_kind
+from receval.io.detect import first_data_line, trec_kind
 from receval.io.source import Progress, head_lines, one_line, open_stream
 
 #: field names of each kind, and the fields read (output name -> field)
@@ -32,6 +35,7 @@ BLOCK_SIZE = 16 << 20
 _TABS_TO_SPACES = bytes.maketrans(b"\t\f\v", b"   ")
 _BLANKS = re.compile(rb" {2,}")
 _LINE_EDGES = re.compile(rb" ?\n ?")
+_COMMENTS = re.compile(rb"^#[^\n]*\n", re.M)
 
 
 def read_trec(path: Path, side: str, *, progress: Progress | None = None) -> pa.Table:
@@ -45,7 +49,7 @@ def read_trec(path: Path, side: str, *, progress: Progress | None = None) -> pa.
         >>> read_trec(p, "predictions").to_pylist()
         [{'user': 'q1', 'item': 'doc,1', 'score': 2.5}, {'user': 'q1', 'item': '007', 'score': 1.5}]
     """
-    kind = trec_kind(head_lines(path, side, n=1)[0])
+    kind = trec_kind(first_data_line(head_lines(path, side)))
     expected = EXPECTED[side]
     if kind != expected:
         shape = " ".join(SHAPES[expected][0])
@@ -65,7 +69,7 @@ def read_trec(path: Path, side: str, *, progress: Progress | None = None) -> pa.
     try:
         with stream:
             for block in _blocks(stream):
-                text = _normalise(block)
+                text = _normalise(block, len(names) if kind == "run" else None)
                 try:
                     tables.append(pacsv.read_csv(pa.py_buffer(text), read_options,
                                                  parse_options, convert_options))
@@ -101,12 +105,18 @@ def _blocks(stream: pa.NativeFile) -> Iterator[bytes]:
         yield rest + b"\n"
 
 
-def _normalise(block: bytes) -> bytes:
-    """Runs of blanks -> one space, none at the start or end of a line.
+def _normalise(block: bytes, n_fields: int | None) -> bytes:
+    """Runs of blanks -> one space, none at the start or end of a line; ``#`` comment lines
+    dropped; fields after the ``n_fields``-th dropped (runs only: in trec_eval a qrels line
+    with more fields is malformed).
 
     Tabs become spaces and ``\r`` goes in one C-level pass; the regular expressions only run
     on blocks that still hold a double space or a blank at a line's edge (they are slow when
     every line has matches).
+
+    Example:
+        >>> _normalise(b"# run\\nq1\\tQ0 d1 1 2.0 t  extra junk\\nq1 Q0 d#2 2 1.0 t\\n", 6)
+        b'q1 Q0 d1 1 2.0 t\\nq1 Q0 d#2 2 1.0 t\\n'
     """
     text = block.translate(_TABS_TO_SPACES, b"\r")
     # numpy, not `b"  " in text`: a substring search crawls when its first byte is everywhere
@@ -116,4 +126,24 @@ def _normalise(block: bytes) -> bytes:
         text = _BLANKS.sub(b" ", text)
     if (space[1:] & newline[:-1]).any() or (space[:-1] & newline[1:]).any():
         text = _LINE_EDGES.sub(b"\n", text)
-    return text[1:] if text.startswith(b" ") else text
+    text = text[1:] if text.startswith(b" ") else text
+    if text.startswith(b"#") or b"\n#" in text:
+        text = _COMMENTS.sub(b"", text)
+    return text if n_fields is None else _cut_fields(text, n_fields)
+
+
+def _cut_fields(text: bytes, n_fields: int) -> bytes:
+    """Each line cut after its ``n_fields``-th field (blanks already normalised to one space).
+
+    Example:
+        >>> _cut_fields(b"a b c d\\ne f\\n", 2)
+        b'a b\\ne f\\n'
+    """
+    codes = np.frombuffer(text, dtype=np.uint8)
+    ends = np.flatnonzero(codes == 10)
+    spaces = np.cumsum(codes == 32)
+    per_line = np.diff(np.concatenate([[0], spaces[ends]])) if len(ends) else spaces[-1:]
+    if not len(per_line) or per_line.max() < n_fields:
+        return text
+    lines = text.split(b"\n")
+    return b"\n".join(b" ".join(line.split(b" ", n_fields)[:n_fields]) for line in lines)

@@ -169,7 +169,67 @@ def ideal_dcg(gains_of_relevant: np.ndarray, log2_rank: np.ndarray, out: np.ndar
 
     ``log2_rank`` is :func:`log2_ranks` of at least ``len(gains_of_relevant)`` ranks.
     """
-    ordered = np.sort(gains_of_relevant)[::-1]
+    order = stable_argsort(gains_of_relevant)
+    n = len(order)
     out[0] = 0.0
-    for j in range(len(ordered)):
-        out[j + 1] = out[j] + ordered[j] / log2_rank[j]
+    for j in range(n):
+        out[j + 1] = out[j] + gains_of_relevant[order[n - 1 - j]] / log2_rank[j]
+
+
+_RUN = 16  # runs sorted by insertion before merging
+
+
+@numba.njit(cache=True, nogil=True)
+def stable_argsort(keys: np.ndarray) -> np.ndarray:
+    """The permutation that sorts ``keys`` ascending, equal keys in their order (a merge sort).
+
+    numba's own ``np.argsort``/``np.sort`` compile a generic quicksort per array type, seconds
+    each on a first run; this small loop compiles in a fraction of that.
+
+    Example:
+        >>> stable_argsort(np.array([3.0, 1.0, 3.0, 0.5])).tolist()
+        [3, 1, 0, 2]
+    """
+    n = len(keys)
+    idx = np.empty(n, np.int64)
+    tmp = np.empty(n, np.int64)
+    for i in range(n):
+        idx[i] = i
+    for lo in range(0, n, _RUN):
+        hi = min(lo + _RUN, n)
+        for i in range(lo + 1, hi):
+            x = idx[i]
+            j = i
+            while j > lo and keys[x] < keys[idx[j - 1]]:
+                idx[j] = idx[j - 1]
+                j -= 1
+            idx[j] = x
+    src = idx
+    dst = tmp
+    width = _RUN
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            o = lo
+            while i < mid and j < hi:
+                if keys[src[j]] < keys[src[i]]:
+                    dst[o] = src[j]
+                    j += 1
+                else:
+                    dst[o] = src[i]
+                    i += 1
+                o += 1
+            while i < mid:
+                dst[o] = src[i]
+                i += 1
+                o += 1
+            while j < hi:
+                dst[o] = src[j]
+                j += 1
+                o += 1
+        src, dst = dst, src
+        width *= 2
+    return src

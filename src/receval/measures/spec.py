@@ -107,15 +107,32 @@ class MetricSpec:
         return base if self.k is None else f"{base}@{self.k}"
 
 
+#: the largest cutoff: no list is longer, and every count derived from k fits in an int64
+MAX_K = 2**31 - 1
+
+
 def _parse_k(text: str, name: str) -> int:
+    """The cutoff written after ``@``: a positive integer (``10``, ``1e2``) up to ``MAX_K``.
+
+    Example:
+        >>> _parse_k("1e2", "P@1e2")
+        100
+        >>> try:
+        ...     _parse_k("9223372036854775808", "P@9223372036854775808")
+        ... except ReceValError as err:
+        ...     print(str(err).split(": ")[1])
+        cutoff 9223372036854775808 is too large (at most 2147483647)
+    """
     try:
         value = float(text)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise ReceValError(f"metric {name!r}: cutoff {text!r} is not an integer") from None
-    if not value.is_integer():
+    if not value.is_integer():  # also inf and nan (1e999)
         raise ReceValError(f"metric {name!r}: cutoff k must be an integer; got {text}")
     if value <= 0:
         raise ReceValError(f"metric {name!r}: cutoff k must be positive; got {text}")
+    if value > MAX_K:
+        raise ReceValError(f"metric {name!r}: cutoff {text} is too large (at most {MAX_K})")
     return int(value)
 
 

@@ -2,29 +2,45 @@
 
 Figures are SVG ``data:`` URIs inside ``<img>`` (an image never runs script), the page has no
 link to the network and a Content-Security-Policy that forbids script and remote loads, and every
-id, name and path goes through jinja2's escaping.
+id, name and path goes through jinja2's escaping. The same input gives the same bytes: the
+figures are reproducible and the page holds no date unless ``timestamp=True``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from receval._version import __version__
+from receval.measures.spec import parse_metric
 from receval.report import plots
-from receval.report.models import as_models, curve_points, ranking_metrics, restrict
+from receval.report.bootstrap import bootstrap_ci
+from receval.report.models import (
+    as_models,
+    curve_limit,
+    curve_points,
+    first_hit_bucket,
+    hit_edges,
+    paired_differences,
+    ranking_metrics,
+    restrict,
+)
 from receval.report.tables import best_indices, counts_line, options_line, rows
 from receval.result import Result
 
 TEMPLATES = Path(__file__).parent / "templates"
-#: at most this many metrics get a histogram, and this many users are listed as the lowest
+#: at most this many metrics get a histogram; this many users are listed where models differ
 MAX_HISTOGRAMS = 6
-LOWEST_USERS = 10
+DIFFERING_USERS = 5
+#: the cutoff of the "no hit" counts when no metric asked has one
+DEFAULT_CUTOFF = 10
+#: a report step's name, told to ``progress`` before the step starts
+Progress = Callable[[str], None]
 
 
 def render_report(
@@ -35,45 +51,61 @@ def render_report(
     top_items: Mapping[str, Sequence[tuple[Any, int]]] | None = None,
     title: str = "receval report",
     seed: int = 0,
+    max_k: int | None = None,
+    timestamp: bool = False,
+    progress: Progress | None = None,
 ) -> str:
     """The report as an HTML string.
 
     ``metrics`` are the rows of the summary (default: all metrics of the first result; extra
     ``P@k``/``R@k`` kept only for the curves stay out of the tables); ``inputs`` names the files
     (label -> path); ``top_items`` lists each model's most predicted items (item, rows).
+    The curves go up to ``max_k``, by default as deep as the lists go (as far as the results
+    hold P@k and R@k: see :func:`receval.report.models.curve_limit`). The page holds the time
+    it was made only with ``timestamp=True``, so the same input gives the same bytes.
+    ``progress`` is called with the name of each step before it starts.
 
     Example:
         >>> import receval
-        >>> r = receval.evaluate({"user": ["<i>u</i>"], "item": [1]},
-        ...     {"user": ["<i>u</i>"], "item": [1], "score": [1.0]}, ["P@1,2", "R@1,2"])
-        >>> page = render_report({"bm25": r}, metrics=["P@2"])
-        >>> "&lt;i&gt;u&lt;/i&gt;" in page and "<i>u</i>" not in page
+        >>> r = receval.evaluate({"user": [1], "item": [1]},
+        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1,2", "R@1,2"])
+        >>> page = render_report({"<i>bm25</i>": r, "b": r}, metrics=["P@2"])
+        >>> "&lt;i&gt;bm25&lt;/i&gt;" in page and "<i>bm25</i>" not in page
         True
     """
     import jinja2
 
+    step = progress or (lambda _: None)
     models = as_models(results)
     first = next(iter(models.values()))
     shown = list(metrics) if metrics else list(first.metrics or first.summary)
     tables = {name: restrict(r, shown) for name, r in models.items()}
+    limit = curve_limit(models, max_k)
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
     )
     template = env.get_template("report.html.j2")
+    step("curves and comparison plots")
+    figures = _figures(models, tables, seed, limit)
+    step("per-user distributions")
+    distributions = _distributions(tables)
+    step("users without a hit, and where models differ")
+    users = _users(models, tables, limit, seed)
+    step("writing the page")
     return template.render(
         title=title,
         version=__version__,
-        generated=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        generated=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC") if timestamp else "",
         inputs=dict(inputs or {}),
         models=list(models),
         summary=[_summary_row(m, v, len(models)) for m, v in rows(tables)],
         options=_options(next(iter(tables.values()))),
         options_line=options_line(first),
         counts=[_counts(name, r) for name, r in tables.items()],
-        figures=_figures(models, tables, seed),
-        distributions=_distributions(tables),
-        lowest=_lowest(tables),
+        figures=figures,
+        distributions=distributions,
+        users=users,
         top_items={name: list(items) for name, items in (top_items or {}).items()},
     )
 
@@ -132,16 +164,18 @@ def _counts(name: str, result: Result) -> dict[str, Any]:
 
 
 def _figures(models: dict[str, Result], tables: dict[str, Result],
-             seed: int) -> list[dict[str, str]]:
+             seed: int, limit: int | None) -> list[dict[str, str]]:
     figures = []
-    if any(len(curve_points(r)[0]) for r in models.values()):
+    if any(len(curve_points(r, limit)[0]) for r in models.values()):
+        depth = f"k = 1 to {limit}"
         figures += [
-            {"title": "Precision and recall at each cutoff",
-             "uri": plots.data_uri(plots.plot_at_k(models))},
-            {"title": "Precision-recall curve traced by k",
-             "uri": plots.data_uri(plots.plot_pr_curve(models))},
-            {"title": "F-beta iso-curves (beta = 0.5, 1, 2)",
-             "uri": plots.data_uri(plots.plot_fbeta(models))},
+            {"title": f"Precision and recall at each cutoff ({depth})",
+             "uri": plots.data_uri(plots.plot_at_k(models, max_k=limit))},
+            {"title": f"Precision-recall curve traced by k ({depth})",
+             "uri": plots.data_uri(plots.plot_pr_curve(models, max_k=limit))},
+            {"title": "F-beta iso-curves (beta = 0.5, 1, 2), zoomed to the points; the grey "
+                      "curves are labelled with their F value",
+             "uri": plots.data_uri(plots.plot_fbeta(models, max_k=limit))},
         ]
     metrics = ranking_metrics(next(iter(tables.values())))
     if metrics:
@@ -167,16 +201,84 @@ def _distributions(tables: dict[str, Result]) -> list[dict[str, Any]]:
     return out
 
 
-def _lowest(tables: dict[str, Result]) -> dict[str, Any] | None:
-    name, result = next(iter(tables.items()))
-    metrics = ranking_metrics(result)
-    if not metrics:
-        return None
-    frame = result.per_user[["user", *metrics]].sort_values(metrics[0], kind="stable")
-    head = frame.head(LOWEST_USERS)
-    return {"model": name, "metric": metrics[0], "columns": ["user", *metrics],
-            "rows": [[str(row[0]), *(_fmt(x) for x in row[1:])]
-                     for row in head.itertuples(index=False)]}
+def _users(models: dict[str, Result], tables: dict[str, Result], limit: int | None,
+           seed: int) -> dict[str, Any] | None:
+    """Where users miss: how deep each model's first hit lies, and where models differ."""
+    first = next(iter(tables.values()))
+    metrics = ranking_metrics(first)
+    cutoffs = [k for k in (parse_metric(m).k for m in metrics) if k]
+    cutoff = cutoffs[0] if cutoffs else DEFAULT_CUTOFF
+    out: dict[str, Any] = {"cutoff": cutoff, "limit": limit, "hits": None, "missing": [],
+                           "metric": metrics[0] if metrics else None, "differences": []}
+    edges = hit_edges(next(iter(models.values())), cutoff, limit)
+    if edges and all(hit_edges(r, cutoff, limit) == edges for r in models.values()):
+        out["hits"] = _first_hits(models, edges)
+        if cutoff in edges:
+            out["missing"] = [_missing(name, r, edges, cutoff) for name, r in models.items()]
+    if metrics and len(tables) > 1:
+        base_name, base = next(iter(tables.items()))
+        out["baseline"] = base_name
+        out["differences"] = [_difference(base, name, r, metrics[0], seed)
+                              for name, r in list(tables.items())[1:]]
+    return out if out["hits"] or out["differences"] else None
+
+
+def _first_hits(models: dict[str, Result], edges: list[int]) -> dict[str, Any]:
+    """Rows: rank buckets of the first hit; cells: share (count) of each model's users."""
+    labels = [f"rank {k}" if lo + 1 == k else f"ranks {lo + 1}\u2013{k}"
+              for lo, k in zip([0, *edges[:-1]], edges, strict=True)]
+    labels.append(f"none in the top {edges[-1]}")
+    columns = []
+    for result in models.values():
+        bucket = first_hit_bucket(result, edges)
+        bucket = bucket[bucket >= 0]
+        counts = np.bincount(bucket, minlength=len(labels))
+        columns.append([_share(n, len(bucket)) for n in counts])
+    return {"rows": [[label, *(c[i] for c in columns)] for i, label in enumerate(labels)]}
+
+
+def _missing(name: str, result: Result, edges: list[int], cutoff: int) -> dict[str, Any]:
+    """Users with no hit in the top ``cutoff``: those a deeper hit shows the list holds (a
+    better order would reach them) and those the whole list misses."""
+    bucket = first_hit_bucket(result, edges)
+    bucket = bucket[bucket >= 0]
+    at = edges.index(cutoff)
+    missed = int((bucket > at).sum())
+    deeper = int(((bucket > at) & (bucket < len(edges))).sum())
+    users = result.counts["users"]
+    policy = result.counts["undefined"]["policy"]
+    empty = users.get("without_relevant", 0) if policy != "skip" else 0
+    return {"model": name, "users": len(bucket), "missed": _share(missed, len(bucket)),
+            "deeper": _share(deeper, missed), "never": _share(missed - deeper, missed),
+            "depth": edges[-1], "without_relevant": empty}
+
+
+def _difference(base: Result, name: str, other: Result, metric: str,
+                seed: int) -> dict[str, Any]:
+    pairs = paired_differences(base, other, metric)
+    diff = pairs["difference"].to_numpy(dtype=np.float64)
+    tol = 1e-12
+    lo, hi = bootstrap_ci(diff, seed=seed) if len(diff) else (math.nan, math.nan)
+    # the largest differences first; equal ones in the order of the per-user table
+    losses = pairs[pairs["difference"] < -tol].sort_values("difference", kind="stable")
+    gains = pairs[pairs["difference"] > tol].sort_values("difference", ascending=False,
+                                                         kind="stable")
+    losses, gains = losses.head(DIFFERING_USERS), gains.head(DIFFERING_USERS)
+
+    def listed(frame: Any) -> list[list[str]]:
+        return [[str(u), _fmt(b), _fmt(o), f"{d:+.4f}"] for u, b, o, d in
+                frame[["user", "baseline", "other", "difference"]].itertuples(index=False)]
+
+    return {"model": name, "metric": metric, "users": len(diff),
+            "better": _share(int((diff > tol).sum()), len(diff)),
+            "same": _share(int((np.abs(diff) <= tol).sum()), len(diff)),
+            "worse": _share(int((diff < -tol).sum()), len(diff)),
+            "mean": f"{_mean(diff):+.4f}" if len(diff) else "nan",
+            "ci": f"[{lo:+.4f}, {hi:+.4f}]", "gains": listed(gains), "losses": listed(losses)}
+
+
+def _share(n: int, total: int) -> str:
+    return f"{n / total:.1%} ({n})" if total else "0"
 
 
 def _mean(values: np.ndarray) -> float:

@@ -3,20 +3,27 @@
 Every function takes a :class:`~receval.result.Result` or a mapping name -> Result, returns a
 matplotlib ``Figure`` (no pyplot, no global state) and saves it when ``path`` is given. The
 curves use the ``P@k`` and ``R@k`` values the results hold: evaluate with e.g.
-``["P@1,2,5,10,20", "R@1,2,5,10,20"]`` (the CLI adds them for you).
+``["P@1,2,5,10,20", "R@1,2,5,10,20"]`` (the CLI adds them for you); ``max_k`` cuts them.
+
+Text that comes from the data (model and metric names) is drawn as it is: mathtext is off, so
+a name such as ``rev$$`` or ``$x^2$`` neither fails nor turns into a formula. The same plot
+gives the same bytes: SVG ids come from a fixed salt and no file carries a date.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
+import functools
 import io
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import numpy as np
 
+from receval._version import __version__
 from receval.exceptions import ReceValError
 from receval.report.bootstrap import metric_cis
 from receval.report.models import as_models, curve_points, ranking_metrics
@@ -30,6 +37,42 @@ Results = Result | Mapping[str, Result]
 KINDS = ("at-k", "pr-curve", "f-beta", "distribution", "comparison")
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
           "#7f7f7f", "#bcbd22", "#17becf")
+#: matplotlib settings in force while a figure is drawn and saved: no mathtext in labels
+#: (names come from the data), SVG ids from a fixed salt (the same plot, the same bytes)
+RC = {"text.parse_math": False, "svg.hashsalt": "receval", "svg.fonttype": "path"}
+#: the metadata written into every file: a fixed software name and no date
+SVG_METADATA: dict[str, Any] = {"Date": None, "Creator": f"receval {__version__}"}
+PNG_METADATA: dict[str, Any] = {"Software": f"receval {__version__}"}
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+@contextlib.contextmanager
+def plot_settings() -> Iterator[None]:
+    """The matplotlib settings of :data:`RC`, for the time of a ``with`` block.
+
+    Example:
+        >>> import matplotlib
+        >>> with plot_settings():
+        ...     matplotlib.rcParams["text.parse_math"]
+        False
+    """
+    import matplotlib
+
+    with matplotlib.rc_context(RC):  # type: ignore[arg-type]
+        yield
+
+
+def _plain(function: Callable[_P, _T]) -> Callable[_P, _T]:
+    """Run ``function`` under :func:`plot_settings` (texts are made with mathtext off)."""
+
+    @functools.wraps(function)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _T:
+        with plot_settings():
+            return function(*args, **kwargs)
+
+    return wrapper
 
 
 def plot(results: Results, kind: str, path: str | Path | None = None, **kwargs: Any) -> Figure:
@@ -42,16 +85,19 @@ def plot(results: Results, kind: str, path: str | Path | None = None, **kwargs: 
         >>> len(plot(r, "at_k").axes)
         2
     """
-    functions = {"at-k": plot_at_k, "pr-curve": plot_pr_curve, "f-beta": plot_fbeta,
-                 "distribution": plot_distribution, "comparison": plot_comparison}
+    functions: dict[str, Callable[..., Figure]] = {
+        "at-k": plot_at_k, "pr-curve": plot_pr_curve, "f-beta": plot_fbeta,
+        "distribution": plot_distribution, "comparison": plot_comparison}
     key = kind.lower().replace("_", "-")
     if key not in functions:
         raise ReceValError(f"plot kind {kind!r} is not one of {', '.join(KINDS)}")
     return functions[key](results, path=path, **kwargs)
 
 
-def plot_at_k(results: Results, *, path: str | Path | None = None) -> Figure:
-    """Precision@k and recall@k against k, one line per model.
+@_plain
+def plot_at_k(results: Results, *, max_k: int | None = None,
+              path: str | Path | None = None) -> Figure:
+    """Precision@k and recall@k against k (up to ``max_k``), one line per model.
 
     Example:
         >>> import receval
@@ -60,7 +106,7 @@ def plot_at_k(results: Results, *, path: str | Path | None = None) -> Figure:
         >>> [ax.get_ylabel() for ax in plot_at_k(r).axes]
         ['precision@k', 'recall@k']
     """
-    models = _curves(results)
+    models = _curves(results, max_k)
     fig = _figure(10, 4)
     axes = fig.subplots(1, 2)
     for i, (name, (ks, p, r)) in enumerate(models.items()):
@@ -78,8 +124,10 @@ def plot_at_k(results: Results, *, path: str | Path | None = None) -> Figure:
     return _finish(fig, path)
 
 
-def plot_pr_curve(results: Results, *, path: str | Path | None = None) -> Figure:
-    """The precision-recall curve traced by k: (R@k, P@k) for k = 1, 2, ...
+@_plain
+def plot_pr_curve(results: Results, *, max_k: int | None = None,
+                  path: str | Path | None = None) -> Figure:
+    """The precision-recall curve traced by k: (R@k, P@k) for k = 1, 2, ... up to ``max_k``.
 
     Example:
         >>> import receval
@@ -88,7 +136,7 @@ def plot_pr_curve(results: Results, *, path: str | Path | None = None) -> Figure
         >>> plot_pr_curve(r).axes[0].get_xlabel()
         'recall@k'
     """
-    models = _curves(results)
+    models = _curves(results, max_k)
     fig = _figure(6, 5)
     ax = fig.subplots()
     for i, (name, (ks, p, r)) in enumerate(models.items()):
@@ -104,12 +152,15 @@ def plot_pr_curve(results: Results, *, path: str | Path | None = None) -> Figure
     return _finish(fig, path)
 
 
+@_plain
 def plot_fbeta(results: Results, *, betas: tuple[float, ...] = (0.5, 1.0, 2.0),
-               path: str | Path | None = None) -> Figure:
+               max_k: int | None = None, path: str | Path | None = None) -> Figure:
     """Iso-F-beta curves (one panel per beta) under each model's (R@k, P@k) points.
 
     On a curve every (recall, precision) has the same F-beta; beta < 1 favours precision,
     beta > 1 recall, so the panels show where each model's cutoffs stand for each weighting.
+    The axes are zoomed to the points (with a margin) and the iso-curves are drawn at round
+    F values inside that window, so a model at P = 0.05, R = 0.1 is not lost in a corner.
 
     Example:
         >>> import receval
@@ -118,24 +169,26 @@ def plot_fbeta(results: Results, *, betas: tuple[float, ...] = (0.5, 1.0, 2.0),
         >>> [ax.get_title() for ax in plot_fbeta(r).axes]
         ['F0.5', 'F1', 'F2']
     """
-    models = _curves(results)
+    models = _curves(results, max_k)
     fig = _figure(4.2 * len(betas), 4.4)
     axes = np.atleast_1d(fig.subplots(1, len(betas), sharey=True))
+    right, top = _window(models)
     for ax, beta in zip(axes, betas, strict=True):
-        _iso_f(ax, beta)
+        _iso_f(ax, beta, right, top)
         for i, (name, (ks, p, r)) in enumerate(models.items()):
             ax.plot(r, p, marker="o", markersize=3, color=_color(i), label=name)
             best = int(np.nanargmax(_f(p, r, beta))) if len(ks) else 0
             if len(ks):
                 ax.annotate(f"k={ks[best]}", (r[best], p[best]), textcoords="offset points",
                             xytext=(4, 4 - 14 * (i % 2)), fontsize=7, color=_color(i))
-        _pr_axes(ax)
+        _pr_axes(ax, right, top)
         ax.set_title(f"F{beta:g}")
     axes[-1].legend(loc="upper right", fontsize="small")
     fig.suptitle("iso-F-beta curves; the label marks each model's best k")
     return _finish(fig, path)
 
 
+@_plain
 def plot_distribution(results: Results, metric: str | None = None, *, bins: int = 20,
                       path: str | Path | None = None) -> Figure:
     """Histogram of the per-user values of ``metric`` (default: the first ranking metric).
@@ -167,6 +220,7 @@ def plot_distribution(results: Results, metric: str | None = None, *, bins: int 
     return _finish(fig, path)
 
 
+@_plain
 def plot_comparison(results: Results, metrics: list[str] | None = None, *,
                     confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0,
                     path: str | Path | None = None) -> Figure:
@@ -229,9 +283,7 @@ def save(fig: Figure, path: str | Path) -> Path:
     if fmt not in ("png", "svg"):
         raise ReceValError(f"plot file must end in .png or .svg; got {path.name!r}")
     path.parent.mkdir(parents=True, exist_ok=True)
-    # no date in the SVG metadata, so the same plot gives the same file
-    metadata = {"Date": None} if fmt == "svg" else {}
-    fig.savefig(path, format=fmt, dpi=150, bbox_inches="tight", metadata=metadata)
+    path.write_bytes(_render(fig, fmt, dpi=150))
     return path
 
 
@@ -243,14 +295,34 @@ def data_uri(fig: Figure, fmt: str = "svg") -> str:
         >>> data_uri(Figure()).startswith("data:image/svg+xml;base64,")
         True
     """
-    buffer = io.BytesIO()
-    metadata = {"Date": None} if fmt == "svg" else {}
-    fig.savefig(buffer, format=fmt, dpi=110, bbox_inches="tight", metadata=metadata)
     mime = "image/svg+xml" if fmt == "svg" else "image/png"
-    return f"data:{mime};base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    return f"data:{mime};base64," + base64.b64encode(_render(fig, fmt, dpi=110)).decode("ascii")
+
+
+def to_bytes(fig: Figure, fmt: str = "svg", *, dpi: int = 150) -> bytes:
+    """``fig`` as the bytes of a PNG or SVG file: the same figure always gives the same bytes
+    (fixed SVG ids, no date, a fixed software name).
+
+    Example:
+        >>> from matplotlib.figure import Figure
+        >>> fig = Figure(); _ = fig.subplots().plot([0, 1], [1, 0])
+        >>> to_bytes(fig) == to_bytes(fig) and to_bytes(fig, "png") == to_bytes(fig, "png")
+        True
+    """
+    if fmt not in ("png", "svg"):
+        raise ReceValError(f"plot format must be png or svg; got {fmt!r}")
+    return _render(fig, fmt, dpi=dpi)
 
 
 # --- helpers ---------------------------------------------------------------------------------
+
+
+def _render(fig: Figure, fmt: str, *, dpi: int) -> bytes:
+    buffer = io.BytesIO()
+    metadata = SVG_METADATA if fmt == "svg" else PNG_METADATA
+    with plot_settings():
+        fig.savefig(buffer, format=fmt, dpi=dpi, bbox_inches="tight", metadata=metadata)
+    return buffer.getvalue()
 
 
 def _integer_locator() -> Any:
@@ -276,8 +348,9 @@ def _finish(fig: Figure, path: str | Path | None) -> Figure:
     return fig
 
 
-def _curves(results: Results) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    models = {name: curve_points(r) for name, r in as_models(results).items()}
+def _curves(results: Results,
+            max_k: int | None = None) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    models = {name: curve_points(r, max_k) for name, r in as_models(results).items()}
     if not any(len(ks) for ks, _, _ in models.values()):
         raise ReceValError(
             "the result holds no cutoff k with both P@k and R@k; evaluate with e.g. "
@@ -300,7 +373,12 @@ def _upper(values: list[np.ndarray]) -> float:
 def _log_x_if_wide(ax: Axes, models: Mapping[str, tuple[np.ndarray, ...]]) -> None:
     top = max((int(ks.max()) for ks, _, _ in models.values() if len(ks)), default=1)
     if top > 50:
+        from matplotlib.ticker import FuncFormatter, NullFormatter
+
         ax.set_xscale("log")
+        # plain numbers: the default labels are mathtext, and mathtext is off (see RC)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 def _label_ks(ax: Axes, ks: np.ndarray, r: np.ndarray, p: np.ndarray, color: str,
@@ -314,9 +392,9 @@ def _label_ks(ax: Axes, ks: np.ndarray, r: np.ndarray, p: np.ndarray, color: str
                     xytext=(2, -11 if below else 5), fontsize=7, color=color)
 
 
-def _pr_axes(ax: Axes) -> None:
-    ax.set_xlim(0, 1.02)
-    ax.set_ylim(0, 1.02)
+def _pr_axes(ax: Axes, right: float = 1.02, top: float = 1.02) -> None:
+    ax.set_xlim(0, right)
+    ax.set_ylim(0, top)
     ax.set_xlabel("recall@k")
     ax.set_ylabel("precision@k")
     ax.grid(alpha=0.3)
@@ -328,18 +406,57 @@ def _f(p: np.ndarray, r: np.ndarray, beta: float) -> np.ndarray:
         return np.where((p + r) > 0, (1 + b2) * p * r / (b2 * p + r), 0.0)
 
 
-def _iso_f(ax: Axes, beta: float) -> None:
-    """Curves of constant F-beta: P = f R / ((1 + b²) R - b² f), for R > b² f / (1 + b²)."""
+def _window(models: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
+            ) -> tuple[float, float]:
+    """The right and top limits of a recall-precision panel: 12% over the largest point
+    (at least 0.01, at most 1.02)."""
+    def top_of(values: list[np.ndarray]) -> float:
+        finite = [float(np.nanmax(v)) for v in values if len(v) and not np.isnan(v).all()]
+        return min(1.02, max(max(finite, default=0.0) * 1.12, 0.01))
+
+    return (top_of([r for _, _, r in models.values()]),
+            top_of([p for _, p, _ in models.values()]))
+
+
+def iso_levels(beta: float, right: float, top: float) -> list[float]:
+    """Round F-beta values whose iso-curves cross the window [0, right] x [0, top].
+
+    Example:
+        >>> iso_levels(1.0, 1.0, 1.0)
+        [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
+        >>> iso_levels(1.0, 0.12, 0.06)
+        [0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07]
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    f_max = float(_f(np.array([min(top, 1.0)]), np.array([min(right, 1.0)]), beta)[0])
+    if f_max <= 0:
+        return []
+    ticks = MaxNLocator(nbins=10, steps=[1, 2, 2.5, 5, 10]).tick_values(0, f_max)
+    return [round(float(t), 10) for t in ticks if 0 < t < min(f_max, 1.0)]
+
+
+def _iso_f(ax: Axes, beta: float, right: float = 1.0, top: float = 1.0) -> None:
+    """Curves of constant F-beta inside the window: P = f R / ((1 + b²) R - b² f), drawn from
+    where P = ``top`` (or the asymptote R = b² f / (1 + b²)) to R = ``right``."""
     b2 = beta * beta
-    for f in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
-        r = np.linspace(b2 * f / (1 + b2) + 1e-6, 1.0, 400)
+    for f in iso_levels(beta, right, top):
+        p_top = min(top, 1.0)
+        start = b2 * f * p_top / ((1 + b2) * p_top - f) if (1 + b2) * p_top > f else math.inf
+        start = max(start, b2 * f / (1 + b2) * (1 + 1e-9))
+        stop = min(right, 1.0)
+        if start >= stop:
+            continue
+        r = np.linspace(start, stop, 400)
         p = f * r / ((1 + b2) * r - b2 * f)
-        keep = (p >= 0) & (p <= 1.0)
+        keep = (p >= 0) & (p <= p_top * (1 + 1e-9))
         if not keep.any():
             continue
         ax.plot(r[keep], p[keep], color="0.75", linewidth=0.8, zorder=0)
-        ax.annotate(f"{f:.1f}", (r[keep][-1], p[keep][-1]), fontsize=6, color="0.5",
-                    xytext=(2, 0), textcoords="offset points")
+        near_top = p[keep][-1] > 0.9 * p_top  # then the label goes under the curve's end
+        ax.annotate(f"{f:g}", (r[keep][-1], p[keep][-1]), fontsize=7, color="0.4",
+                    xytext=(-2, -2 if near_top else 2), textcoords="offset points",
+                    ha="right", va="top" if near_top else "bottom")
 
 
 def _first_metric(models: dict[str, Result]) -> str:

@@ -13,7 +13,10 @@ import math
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
+from receval.io.formulas import neutralise_cell
+from receval.io.terminal import safe_text
 from receval.measures.spec import RATING, parse_metric
 from receval.result import Result
 
@@ -54,16 +57,18 @@ def to_json(models: dict[str, Result]) -> str:
     """
     if len(models) == 1:
         name, result = next(iter(models.items()))
-        return json.dumps({**result.to_dict(), "model": name}, default=_json_default)
+        return json.dumps({**result.to_dict(), "model": name}, default=_json_default,
+                          allow_nan=False)
     dicts = {name: r.to_dict() for name, r in models.items()}
     out: dict[str, Any] = {"models": list(models)}
     out.update({key: {name: d[key] for name, d in dicts.items()}
                 for key in ("summary", "counts", "options")})
-    return json.dumps(out, default=_json_default)
+    return json.dumps(out, default=_json_default, allow_nan=False)
 
 
-def to_csv(models: dict[str, Result]) -> str:
-    """``metric`` then one column per model, full precision.
+def to_csv(models: dict[str, Result], *, raw: bool = False) -> str:
+    """``metric`` then one column per model, full precision. Text cells that a spreadsheet
+    would run as a formula (model names such as ``=cmd``) get a ``'`` in front unless ``raw``.
 
     Example:
         >>> import receval
@@ -74,9 +79,11 @@ def to_csv(models: dict[str, Result]) -> str:
     """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["metric", *_columns(models)])
+    # formula injection (receval.io.formulas): text cells neutralised unless raw
+    cell = (lambda text: text) if raw else neutralise_cell
+    writer.writerow([cell("metric"), *map(cell, _columns(models))])
     for metric, values in rows(models):
-        writer.writerow([metric, *("" if math.isnan(v) else repr(v) for v in values)])
+        writer.writerow([cell(metric), *("" if math.isnan(v) else repr(v) for v in values)])
     return buffer.getvalue()
 
 
@@ -135,7 +142,7 @@ def rich_table(models: dict[str, Result], title: str | None = None) -> Table:
     table = Table(title=title)
     table.add_column("metric", style="bold")
     for name in _columns(models):
-        table.add_column(name, justify="right")
+        table.add_column(Text(safe_text(name)), justify="right")  # no markup, escaped
     for metric, values in rows(models):
         best = best_indices(metric, values) if len(models) > 1 else set()
         table.add_row(metric, *(f"[bold green]{_fmt(v)}[/]" if i in best else _fmt(v)
@@ -155,7 +162,10 @@ def counts_line(result: Result) -> str:
 without a relevant item 0); rows: truth 2, predictions 1, none dropped'
     """
     users, rows_ = result.counts["users"], result.counts["rows"]
-    dropped = {k: v for k, v in rows_.items() if ("dropped" in k or "ignored" in k) and v}
+    # every reason a row is not in the evaluation (Result.counts documents how they add up)
+    dropped = {k: v for k, v in rows_.items() if v and (
+        "dropped" in k or "ignored" in k or k.endswith(("below_score_threshold",
+                                                        "not_evaluated")))}
     skipped = {m: n for m, n in result.counts["undefined"]["users"].items() if n}
     text = (
         f"users evaluated {users['evaluated']} (in truth {users['in_truth']}, in predictions "
@@ -168,7 +178,32 @@ without a relevant item 0); rows: truth 2, predictions 1, none dropped'
         policy = result.counts["undefined"]["policy"]
         shown = ", ".join(f"{m} {n}" for m, n in skipped.items())
         text += f"; users with an undefined value (set by empty={policy!r}): {shown}"
-    return text
+    return text + ties_text(result)
+
+
+def ties_text(result: Result) -> str:
+    """``; tied scores across a cutoff: ...`` when ranks k and k + 1 of some users' lists tie
+    (the number then depends on how ties are ordered), else ``""``.
+
+    Example:
+        >>> import receval, warnings
+        >>> with warnings.catch_warnings():  # the TiesWarning says the same
+        ...     warnings.simplefilter("ignore")
+        ...     r = receval.evaluate({"user": [1], "item": [1]},
+        ...         {"user": [1, 1], "item": [1, 2], "score": [1.0, 1.0]}, ["P@1"])
+        >>> ties_text(r).split(" (")[0]
+        '; tied scores across a cutoff: 1 users at k=1'
+        >>> "ties='average'" in ties_text(r)
+        True
+    """
+    tied = {k: n for k, n in result.counts.get("ties_at_cutoff", {}).items() if n}
+    if not tied:
+        return ""
+    shown = ", ".join(f"{n:,} users at k={k}" for k, n in tied.items())
+    ties = result.options.get("ties")
+    how = (f"ties={ties!r} orders them by row order; ties='average' gives the exact "
+           "expectation" if ties in ("stable", "ranx") else f"ties={ties!r}")
+    return f"; tied scores across a cutoff: {shown} ({how})"
 
 
 def rows(models: dict[str, Result]) -> list[tuple[str, list[float]]]:

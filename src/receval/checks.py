@@ -1,0 +1,185 @@
+"""Warnings about common mistakes in the input, raised where the user's code called receval.
+
+Each warning names the option that handles it and can be silenced by its code
+(``evaluate(..., silence=["no-threshold"])``, ``--silence no-threshold`` on the command line):
+
+==================  =====================================================================
+``no-threshold``    the truth holds graded ratings but no ``relevance_threshold`` was given
+``no-match``        no predicted (user, item) has a truth row (the training file as truth?)
+``id-mismatch``     most users have no hit and the two sides barely share ids
+``ties``            tied scores straddle a cutoff under an order-dependent tie policy
+``undefined``       a metric was undefined for some users and ``empty=`` filled it in
+==================  =====================================================================
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import sys
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+
+import numpy as np
+
+from receval.exceptions import (
+    IdMismatchWarning,
+    NoMatchWarning,
+    ReceValError,
+    RelevanceThresholdWarning,
+    TiesWarning,
+    UndefinedMetricWarning,
+)
+
+WARNINGS: dict[str, type[UserWarning]] = {
+    w.code: w
+    for w in (RelevanceThresholdWarning, NoMatchWarning, IdMismatchWarning, TiesWarning,
+              UndefinedMetricWarning)
+}
+#: users with no hit at all above this share, with ids barely shared, suggest mismatched ids
+NO_HIT_SHARE = 0.5
+#: ... where fewer than this share of the predicted items occur anywhere in the truth
+ITEM_OVERLAP = 0.5
+
+_silenced: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+    "receval_silenced", default=frozenset()
+)
+
+
+@contextlib.contextmanager
+def silence(codes: str | Iterable[str] | None) -> Iterator[None]:
+    """Within the block, receval's warnings with these codes are not raised.
+
+    Example:
+        >>> with silence(["no-match"]):
+        ...     warn(NoMatchWarning, "not shown")
+        >>> silence(["nope"]).__enter__()  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        receval.exceptions.ReceValError: unknown warning code 'nope' in silence=; known: ...
+    """
+    wanted = {codes} if isinstance(codes, str) else set(codes or ())
+    unknown = sorted(wanted - set(WARNINGS))
+    if unknown:
+        raise ReceValError(f"unknown warning code {unknown[0]!r} in silence=; known: "
+                           f"{', '.join(sorted(WARNINGS))}")
+    token = _silenced.set(_silenced.get() | wanted)
+    try:
+        yield
+    finally:
+        _silenced.reset(token)
+
+
+def warn(category: type[UserWarning], message: str) -> None:
+    """Raise a receval warning pointing at the first caller outside receval, unless silenced;
+    the message ends by saying how to silence it.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     warn(NoMatchWarning, "nothing matched")
+        >>> str(caught[0].message)
+        "nothing matched (silence: silence=['no-match'] / --silence no-match)"
+    """
+    code = getattr(category, "code", "")
+    if code in _silenced.get():
+        return
+    text = f"{message} (silence: silence=[{code!r}] / --silence {code})" if code else message
+    warnings.warn(text, category, stacklevel=_outside_receval())
+
+
+def _outside_receval() -> int:
+    """The ``stacklevel`` of the innermost frame that is not receval's (the user's call)."""
+    frame = sys._getframe(2)  # the caller of warn()
+    level = 2
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "receval":
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
+
+
+def check_relevance_threshold(ratings: np.ndarray | None, *, threshold_given: bool,
+                              column: str) -> None:
+    """Warn when the truth's ratings vary and no relevance threshold says which are relevant.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     check_relevance_threshold(np.array([0.5, 3.0, 5.0]), threshold_given=False,
+        ...                               column="rating")
+        >>> print(str(caught[0].message).split(";")[0])
+        truth column 'rating' holds graded ratings (0.5 to 5) but no relevance_threshold was given
+    """
+    if threshold_given or ratings is None or len(ratings) == 0:
+        return
+    finite = ratings[np.isfinite(ratings)]
+    if len(finite) == 0:
+        return
+    low, high = float(finite.min()), float(finite.max())
+    if low == high:
+        return
+    usual = suggested_threshold(low, high)
+    warn(RelevanceThresholdWarning,
+         f"truth column {column!r} holds graded ratings ({low:g} to {high:g}) but no "
+         f"relevance_threshold was given; every rated item counts as relevant, the "
+         f"{low:g}s too. Pass relevance_threshold={usual:g} (--relevance-threshold {usual:g}) "
+         f"to count ratings >= {usual:g} as relevant, or relevance_threshold=None to keep "
+         "every row relevant")
+
+
+def suggested_threshold(low: float, high: float) -> float:
+    """The usual threshold for a rating scale: 4 of 5 stars, 8 of 10, 1 for 0/1 labels, else
+    the value at 75% of the range.
+
+    Example:
+        >>> suggested_threshold(0.5, 5.0), suggested_threshold(1, 10), suggested_threshold(0, 1)
+        (4.0, 8.0, 1.0)
+    """
+    if high <= 1:
+        return 1.0 if low < 1 else high
+    if high <= 5:
+        return 4.0
+    if high <= 10:
+        return 8.0
+    return float(np.ceil(low + 0.75 * (high - low)))
+
+
+def check_matches(*, predictions_without_truth: int, users: int, users_without_match: int,
+                  predicted_item_overlap: Callable[[], float]) -> None:
+    """Warn when the predictions never meet the truth, or most users miss because ids differ.
+
+    ``users``: evaluated users with predictions; ``users_without_match``: those none of whose
+    predicted items has a truth row; ``predictions_without_truth``: prediction rows whose
+    (user, item) has no truth row; ``predicted_item_overlap()``: the share of distinct
+    predicted items found anywhere in the truth (computed only when most users miss).
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     check_matches(predictions_without_truth=6, users=2, users_without_match=2,
+        ...                   predicted_item_overlap=lambda: 0.0)
+        >>> print(str(caught[0].message).split(":")[0])
+        none of the 6 predictions has a truth row (every metric is 0)
+    """
+    if users == 0:
+        return
+    if users_without_match == users:
+        warn(NoMatchWarning,
+             f"none of the {predictions_without_truth:,} predictions has a truth row (every "
+             "metric is 0): check that the truth is the test set and not the training set, "
+             "that ids have the same type and form on both sides, and the columns read "
+             "(truth_columns= / prediction_columns=, --truth-columns / --prediction-columns)")
+        return
+    if users_without_match <= NO_HIT_SHARE * users:
+        return
+    overlap = predicted_item_overlap()
+    if overlap < ITEM_OVERLAP:
+        warn(IdMismatchWarning,
+             f"{users_without_match:,} of {users:,} users ({users_without_match / users:.0%}) "
+             f"have no predicted item in their truth, and only {overlap:.0%} of the predicted "
+             "items occur anywhere in the truth: the item ids probably do not match (types, "
+             "padding such as '007' and '7', the item column: truth_columns= / "
+             "prediction_columns=)")

@@ -1,0 +1,191 @@
+"""A data scientist's first hour: what the README promises after `pip install .` works, and the
+common mistakes (graded ratings without a threshold, the training file as truth, ids that never
+match) get a warning that names the option to use, pointing at the caller's line."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import receval
+from receval.cli import main
+from receval.exceptions import (
+    IdMismatchWarning,
+    NoMatchWarning,
+    ReceValError,
+    ReceValWarning,
+    RelevanceThresholdWarning,
+)
+
+
+def test_the_report_and_plot_libraries_are_core_dependencies() -> None:
+    # what `pip install .` installs: the project's own dependency list
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    core = project["project"]["dependencies"]
+    names = {re.split(r"[<>=!~ ;\[]", r, maxsplit=1)[0].lower() for r in core}
+    assert {"jinja2", "matplotlib", "scipy"} <= names
+
+
+def test_documented_submodules_work_after_import_receval_alone() -> None:
+    code = (
+        "import receval\n"
+        "print(receval.metrics.precision_at_k([1, 0, 1], [0.9, 0.8, 0.1], 2))\n"
+        "print(receval.profiles.explain('trec_eval', 'ranx').a)\n"
+        "print(receval.io.model_names(['a/run.csv']))\n"
+        "print(callable(receval.adapters.from_matrices))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.split() == ["0.5", "trec_eval", "['run']", "True"]
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        receval.nope  # noqa: B018
+
+
+@pytest.fixture(scope="module")
+def movielens_like() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Star ratings split in train and test per user, and top-10 popularity lists of items
+    unseen in training (so the training file, as truth, never meets a prediction)."""
+    rng = np.random.default_rng(3)
+    rows = [(u, int(i), float(rng.choice([0.5, 1, 2, 3, 3.5, 4, 5])))
+            for u in range(60) for i in rng.choice(200, 30, replace=False)]
+    ratings = pd.DataFrame(rows, columns=["user", "item", "rating"])
+    test = ratings.groupby("user").head(10)
+    train = ratings.drop(test.index)
+    popular = train.groupby("item").size().sort_values(ascending=False).index
+    lists = []
+    for user, seen in train.groupby("user")["item"]:
+        unseen = [i for i in popular if i not in set(seen)][:10]
+        lists += [(user, int(i), float(10 - r)) for r, i in enumerate(unseen)]
+    return train, test, pd.DataFrame(lists, columns=["user", "item", "score"])
+
+
+def caught(call: object) -> list[warnings.WarningMessage]:
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        call()  # type: ignore[operator]
+    return [w for w in got if issubclass(w.category, ReceValWarning)]
+
+
+def test_graded_ratings_without_threshold_warn_and_name_the_option(movielens_like) -> None:
+    _, test, preds = movielens_like
+    got = caught(lambda: receval.evaluate(test, preds, ["P@10"]))
+    assert [w.category for w in got] == [RelevanceThresholdWarning]
+    message = str(got[0].message)
+    assert "relevance_threshold=4" in message and "--relevance-threshold 4" in message
+    assert "0.5 to 5" in message
+    # the warning points at this file (the caller), not inside receval
+    assert got[0].filename == __file__
+
+
+@pytest.mark.parametrize("options", [
+    {"relevance_threshold": 4}, {"relevance_threshold": None}, {"silence": ["no-threshold"]},
+    {"profile": "surprise"},
+])
+def test_a_threshold_or_silence_quiets_the_threshold_warning(movielens_like, options) -> None:
+    _, test, preds = movielens_like
+    assert caught(lambda: receval.evaluate(test, preds, ["P@10"], **options)) == []
+
+
+def test_binary_or_constant_ratings_do_not_warn(movielens_like) -> None:
+    _, test, preds = movielens_like
+    assert caught(lambda: receval.evaluate(test.assign(rating=1.0), preds, ["P@10"])) == []
+    assert caught(lambda: receval.evaluate(test.drop(columns="rating"), preds, ["P@10"])) == []
+
+
+def test_the_training_file_as_truth_warns_that_nothing_matched(movielens_like) -> None:
+    train, test, preds = movielens_like
+    got = caught(lambda: receval.evaluate(train, preds, ["P@10"], relevance_threshold=4))
+    assert [w.category for w in got] == [NoMatchWarning]
+    assert f"none of the {len(preds):,} predictions has a truth row" in str(got[0].message)
+    assert "training set" in str(got[0].message)
+    assert caught(lambda: receval.evaluate(test, preds, ["P@10"], relevance_threshold=4)) == []
+
+
+def test_item_ids_that_barely_match_warn(movielens_like) -> None:
+    _, test, preds = movielens_like
+    # the truth's ids zero-padded to text, the predictions' plain text: '007' is not '7' (only
+    # ids of four digits, here none, would match)
+    padded = test.assign(item=test["item"].map(lambda i: f"{i:04d}"))
+    got = caught(lambda: receval.evaluate(padded, preds.assign(item=preds["item"].astype(str)),
+                                          ["P@10"], relevance_threshold=4))
+    assert [w.category for w in got] == [NoMatchWarning]
+    # ids from 0 to 179 padded, the rest equal: some users still have a hit
+    padded = test.assign(item=test["item"].map(lambda i: f"{i:04d}" if i < 180 else str(i)))
+    plain = preds.assign(item=preds["item"].astype(str))
+    got = caught(lambda: receval.evaluate(padded, plain, ["P@10"], relevance_threshold=4))
+    assert [w.category for w in got] == [IdMismatchWarning]
+    assert "'007' and '7'" in str(got[0].message)
+    # a weak model whose items all exist in the truth is not a mismatch
+    weak = preds.assign(score=-preds["score"])
+    assert caught(lambda: receval.evaluate(test, weak, ["P@1"], relevance_threshold=4)) == []
+
+
+def test_an_unknown_warning_code_is_an_error(movielens_like) -> None:
+    _, test, preds = movielens_like
+    with pytest.raises(ReceValError, match="unknown warning code 'nope'"):
+        receval.evaluate(test, preds, ["P@10"], silence=["nope"])
+
+
+def test_the_command_line_prints_each_warning_on_one_line(movielens_like,
+                                                          tmp_path: Path) -> None:
+    train, _, preds = movielens_like
+    train.to_csv(tmp_path / "train.csv", index=False)
+    preds.to_csv(tmp_path / "run.csv", index=False)
+    args = ["evaluate", "-t", str(tmp_path / "train.csv"), "-p", str(tmp_path / "run.csv"),
+            "-m", "P@10"]
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 0, out.output
+    lines = [line for line in out.stderr.splitlines() if line.startswith("warning:")]
+    assert len(lines) == 2, out.stderr
+    assert any("--relevance-threshold 4" in line for line in lines)
+    assert any("none of the" in line for line in lines)
+    quiet = CliRunner().invoke(main, [*args, "--silence", "no-threshold",
+                                      "--silence", "no-match"])
+    assert "warning:" not in quiet.stderr
+
+
+def test_the_demo_hint_passes_a_relevance_threshold() -> None:
+    out = CliRunner().invoke(main, ["demo"])
+    assert out.exit_code == 0
+    assert "--relevance-threshold 4" in " ".join(out.output.split())
+
+
+def test_the_first_run_says_it_compiles(tmp_path: Path) -> None:
+    """A fresh numba cache: the first `receval demo` prints the notice, the second does not."""
+    import os
+    import shutil
+
+    package = Path(receval.__file__).parent
+    copy = tmp_path / "site" / "receval"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    env = dict(os.environ, PYTHONPATH=str(copy.parent))
+    runs = [subprocess.run([sys.executable, "-m", "receval.cli", "demo"], env=env,
+                           capture_output=True, text=True, timeout=600) for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0], runs[0].stderr
+    notice = "compiling receval's kernels (first run only"
+    assert notice in " ".join(runs[0].stderr.split())
+    assert notice not in " ".join(runs[1].stderr.split())
+
+
+def test_the_evaluate_table_is_not_cut_when_piped(movielens_like, tmp_path: Path) -> None:
+    _, test, preds = movielens_like
+    test.to_csv(tmp_path / "test.csv", index=False)
+    names = [f"a_rather_long_model_name_{i}" for i in range(4)]
+    for name in names:
+        preds.to_csv(tmp_path / f"{name}.csv", index=False)
+    args = ["evaluate", "-t", str(tmp_path / "test.csv"), "--relevance-threshold", "4",
+            *[a for n in names for a in ("-p", str(tmp_path / f"{n}.csv"))]]
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 0, out.output
+    header = next(line for line in out.stdout.splitlines() if "metric" in line)
+    assert all(name in header for name in names), header
+    assert "…" not in out.stdout
