@@ -189,3 +189,36 @@ def test_the_evaluate_table_is_not_cut_when_piped(movielens_like, tmp_path: Path
     header = next(line for line in out.stdout.splitlines() if "metric" in line)
     assert all(name in header for name in names), header
     assert "…" not in out.stdout
+
+
+def test_silence_quiets_the_ties_and_undefined_warnings_too() -> None:
+    from receval.exceptions import TiesWarning, UndefinedMetricWarning
+
+    truth = {"user": [1, 2], "item": [1, 5]}
+    preds = {"user": [1, 1, 3], "item": [1, 2, 1], "score": [1.0, 1.0, 1.0]}
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        receval.evaluate(truth, preds, ["P@1", "R@1"], users="union")
+    categories = {w.category for w in got}
+    assert {TiesWarning, UndefinedMetricWarning} <= categories
+    assert all(w.filename == __file__ for w in got)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        receval.evaluate(truth, preds, ["P@1", "R@1"], users="union", silence=["ties", "undefined"])
+    assert not {TiesWarning, UndefinedMetricWarning} & {w.category for w in got}
+
+
+def test_report_curves_warn_about_ties_at_the_asked_cutoffs_only(tmp_path: Path) -> None:
+    truth = pd.DataFrame({"user": [1, 2], "item": [1, 5]})
+    # tied scores straddle k=2 and k=3 but not k=1
+    preds = pd.DataFrame({"user": [1] * 4 + [2] * 4, "item": [1, 2, 3, 4] * 2,
+                          "score": [4.0, 2.0, 2.0, 2.0] * 2})
+    truth.to_csv(tmp_path / "t.csv", index=False)
+    preds.to_csv(tmp_path / "p.csv", index=False)
+    base = ["evaluate", "-t", str(tmp_path / "t.csv"), "-p", str(tmp_path / "p.csv")]
+    quiet = CliRunner().invoke(main, [*base, "-m", "P@1", "--report", str(tmp_path / "r.html")])
+    assert quiet.exit_code == 0, quiet.output
+    assert "tied scores" not in quiet.stderr
+    loud = CliRunner().invoke(main, [*base, "-m", "P@2", "--report", str(tmp_path / "r.html")])
+    line = next(x for x in loud.stderr.splitlines() if "tied scores" in x)
+    assert "at k=2" in line and "at k=3" not in line

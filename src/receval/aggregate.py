@@ -5,13 +5,13 @@ micro averaging. Every user a policy touched is counted.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numba
 import numpy as np
 
+from receval import checks
 from receval.engines.numba_engine import KernelOutput
 from receval.engines.threads import run_blocks
 from receval.exceptions import UndefinedMetricError, UndefinedMetricWarning
@@ -79,12 +79,11 @@ def aggregate(
     touched = {name: n for name, n in undefined.items() if n and name not in rating}
     if touched and options.empty != "skip":
         worst = max(touched, key=lambda name: touched[name])
-        warnings.warn(
+        checks.warn(
+            UndefinedMetricWarning,
             f"{len(touched)} metric(s) undefined for some users (up to {touched[worst]} users, "
             f"for {worst}) were set by empty={options.empty!r}; "
             "Result.counts['undefined'] has the count per metric",
-            UndefinedMetricWarning,
-            stacklevel=3,
         )
     return Aggregated(summary, values, undefined, used)
 

@@ -183,3 +183,33 @@ def check_matches(*, predictions_without_truth: int, users: int, users_without_m
              "items occur anywhere in the truth: the item ids probably do not match (types, "
              "padding such as '007' and '7', the item column: truth_columns= / "
              "prediction_columns=)")
+
+
+#: tie policies whose numbers depend on the input's row order when scores tie
+ORDER_DEPENDENT_TIES = frozenset({"stable", "ranx"})
+
+
+def check_ties(ties_at_cutoff: dict[int, int], ties: str) -> None:
+    """One :class:`~receval.exceptions.TiesWarning` when tied scores straddle a cutoff under
+    a tie policy that orders them by input row order: shuffled rows can change the numbers.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     check_ties({1: 2, 10: 0}, "stable")
+        ...     check_ties({1: 2}, "average")
+        >>> len(caught), str(caught[0].message)[:48]
+        (1, 'tied scores straddle a cutoff for some users (2 ')
+    """
+    tied = {k: n for k, n in ties_at_cutoff.items() if n}
+    if not tied or ties not in ORDER_DEPENDENT_TIES:
+        return
+    where = ", ".join(f"{n:,} at k={k}" for k, n in tied.items())
+    warn(
+        TiesWarning,
+        f"tied scores straddle a cutoff for some users ({where}) and ties={ties!r} "
+        "orders them by the input's row order, so shuffled rows can change the numbers; pass "
+        "ties='average' (the exact expectation over every order of the tied items) or "
+        "ties='item_ascending', 'item', 'pessimistic' or 'optimistic' (order-independent)",
+    )

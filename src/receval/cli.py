@@ -302,7 +302,7 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
     outputs = _check_output(params, {"--per-user": (per_user, TABLE_SUFFIXES),
                                      "--report": (report, REPORT_SUFFIXES)})
     wanted = with_curves(asked, curve_ks(asked, max_k or CURVE_MAX_K)) if report else asked
-    runs = _evaluate_files(wanted, params, top_items=bool(report))
+    runs = _evaluate_files(wanted, params, top_items=bool(report), asked=asked)
     models = {name: restrict(r, asked) for name, r in runs.results.items()}
     _warn_undefined(models)
     raw_csv = bool(params.get("raw_csv"))
@@ -500,11 +500,20 @@ class _Runs:
 
 
 def _evaluate_files(metrics: list[str], params: dict[str, Any], *,
-                    top_items: bool = False) -> _Runs:
-    """Read the truth once, then read and evaluate each predictions file in turn."""
+                    top_items: bool = False, asked: list[str] | None = None) -> _Runs:
+    """Read the truth once, then read and evaluate each predictions file in turn.
+
+    ``asked``: the metrics the user asked for, when ``metrics`` adds more (the report's
+    curves): ties across a cutoff are then said for the asked cutoffs only.
+    """
     import receval
+    from receval import checks
+    from receval.measures.spec import parse_metrics
 
     kwargs = _semantics(params)
+    extra = asked is not None and set(asked) != set(metrics)
+    if extra:
+        kwargs["silence"] = sorted({*kwargs.get("silence", ()), "ties"})
     _compile_notice()
     truth, runs = _read_truth(params, kwargs)
     for name, path, aligned_truth, preds in _read_predictions(params, truth):
@@ -512,18 +521,28 @@ def _evaluate_files(metrics: list[str], params: dict[str, Any], *,
             # said once per model by _warn_undefined, for the metrics asked (not curve extras)
             warnings.simplefilter("ignore", UndefinedMetricWarning)
             runs.results[name] = receval.evaluate(aligned_truth, preds, metrics, **kwargs)
+        if extra and "ties" not in params.get("silence", ()):
+            cutoffs = {s.k for s in parse_metrics(asked or [])}
+            tied = runs.results[name].counts["ties_at_cutoff"]
+            checks.check_ties({k: n for k, n in tied.items() if k in cutoffs},
+                              runs.results[name].options["ties"])
         runs.inputs[f"predictions: {name}"] = str(path)
         if top_items:
             runs.top_items[name] = _top_items(preds)
     return runs
 
 
+#: what the first run prints on stderr while numba compiles (about 13 s on 2 cores)
+COMPILE_NOTICE = "compiling receval's kernels (first run only, about 15 s; later runs load them)"
+
+
 def _compile_notice() -> None:
     """Say why the very first run waits (numba compiles the kernels once, then caches them)."""
-    from receval.engines.compiled import NOTICE, kernels_cached
+    from receval.engines.numba_engine import kernels_cached
 
     if not kernels_cached():
-        err_console.print(f"note: {NOTICE}", style="dim", highlight=False, soft_wrap=True)
+        err_console.print(f"note: {COMPILE_NOTICE}", style="dim", highlight=False,
+                          soft_wrap=True)
 
 
 def _read_truth(params: dict[str, Any], kwargs: dict[str, Any]) -> tuple[Any, _Runs]:

@@ -21,7 +21,7 @@ from receval.data.columns import Columns, read_sides
 from receval.data.csr import CSR, drop_duplicates, group_by_user
 from receval.data.encode import Dictionary, encode_items, encode_users
 from receval.engines import numba_engine as ne
-from receval.exceptions import ReceValError, TiesWarning
+from receval.exceptions import ReceValError
 from receval.measures.ap import AP_CODES
 from receval.measures.ndcg import GAIN_CODES
 from receval.measures.picture import TIE_CODES
@@ -150,14 +150,15 @@ def evaluate(
         groups.setdefault(opts, []).append(i)
     prepared_by_key: dict[tuple[Any, ...], Prepared] = {}
     parts: list[tuple[list[int], Result]] = []
-    for opts, members in groups.items():
-        key = _prepare_key(opts)
-        if key not in prepared_by_key:
-            prepared_by_key[key] = prepare(truth_cols, pred_cols, opts, rating_col=rating_col,
-                                           score_col=score_col)
-        parts.append((members, evaluate_prepared(prepared_by_key[key],
-                                                 [specs[i] for i in members], opts,
-                                                 engine=engine)))
+    with checks.silence(silence):
+        for opts, members in groups.items():
+            key = _prepare_key(opts)
+            if key not in prepared_by_key:
+                prepared_by_key[key] = prepare(truth_cols, pred_cols, opts,
+                                               rating_col=rating_col, score_col=score_col)
+            parts.append((members, evaluate_prepared(prepared_by_key[key],
+                                                     [specs[i] for i in members], opts,
+                                                     engine=engine)))
     result = parts[0][1] if len(parts) == 1 else _merge_parts(specs, parts, options)
     base = options.to_dict()
     result.options.update(base)
@@ -288,7 +289,7 @@ def evaluate_prepared(
     counts = _counts(prepared, selected, out, options, agg.undefined, agg.used, cut_ks)
     counts["summary_null"] = null_reasons(agg.summary, agg.undefined, agg.used, options.empty,
                                           {s.name for s in specs if s.family in RATING})
-    _warn_ties(counts["ties_at_cutoff"], options)
+    checks.check_ties(counts["ties_at_cutoff"], options.ties)
     record = options.to_dict()
     record.update(
         version=__version__,
@@ -481,26 +482,6 @@ def _counts(prepared: Prepared, selected: np.ndarray, out: ne.KernelOutput, opti
             int(k): int(out.tie_at_cut[:, c].sum()) for c, k in enumerate(cut_ks)
         },
     }
-
-
-#: tie policies whose numbers depend on the input's row order when scores tie
-ORDER_DEPENDENT_TIES = frozenset({"stable", "ranx"})
-
-
-def _warn_ties(ties_at_cutoff: dict[int, int], options: Options) -> None:
-    """One :class:`~receval.exceptions.TiesWarning` when tied scores straddle a cutoff under
-    a tie policy that orders them by input row order: shuffled rows can change the numbers."""
-    tied = {k: n for k, n in ties_at_cutoff.items() if n}
-    if not tied or options.ties not in ORDER_DEPENDENT_TIES:
-        return
-    where = ", ".join(f"{n:,} at k={k}" for k, n in tied.items())
-    checks.warn(
-        TiesWarning,
-        f"tied scores straddle a cutoff for some users ({where}) and ties={options.ties!r} "
-        "orders them by the input's row order, so shuffled rows can change the numbers; pass "
-        "ties='average' (the exact expectation over every order of the tied items) or "
-        "ties='item_ascending', 'item', 'pessimistic' or 'optimistic' (order-independent)",
-    )
 
 
 def _take(arr: np.ndarray | pa.Array, mask: np.ndarray) -> np.ndarray | pa.Array:
