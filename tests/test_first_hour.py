@@ -88,7 +88,7 @@ def test_graded_ratings_without_threshold_warn_and_name_the_option(movielens_lik
 
 @pytest.mark.parametrize("options", [
     {"relevance_threshold": 4}, {"relevance_threshold": None}, {"silence": ["no-threshold"]},
-    {"profile": "surprise"},
+    {"profile": "surprise"}, {"gain": "linear"},
 ])
 def test_a_threshold_or_silence_quiets_the_threshold_warning(movielens_like, options) -> None:
     _, test, preds = movielens_like

@@ -16,11 +16,14 @@ import re
 import shlex
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+
+from receval.exceptions import ReceValWarning
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 SETUP_COMMANDS = ("pip install . && receval demo", "bash .ci/run")
@@ -62,7 +65,11 @@ def test_python_blocks_run_and_show_what_they_claim(tmp_path: Path,
     python = [code for lang, code, skip in blocks() if lang == "python" and not skip]
     assert python, "the README shows Python"
     for code in python:
-        exec(compile(code, str(README), "exec"), namespace)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            exec(compile(code, str(README), "exec"), namespace)
+        # an example that trips one of receval's own warnings teaches the wrong call
+        assert not [w for w in caught if issubclass(w.category, ReceValWarning)], caught
         for line in code.splitlines():
             claim = re.match(r"^(\w[\w.\[\]\"']*)\s+#\s*(\{.*\}|[-\d.]+\.*)\s*$", line)
             if claim is None:
@@ -110,6 +117,8 @@ def write_example_files(folder: Path) -> None:
             shown = rng.permutation(items)[:20]
             rows.extend((user, f"i{item}", round(float(s), 4))
                         for item, s in zip(shown, rng.random(20), strict=True))
+    (folder / "ratings.csv").write_text("userId,movieId,rating\n1,007,4.5\n1,7,2.0\n2,7,5.0\n")
+    (folder / "scores.csv").write_text("user,item,prediction\n1,7,0.9\n1,007,0.8\n2,7,0.7\n")
     truth = pd.DataFrame(truth_rows, columns=["user", "item", "rating"])
     truth.to_csv(folder / "test.csv", index=False)
     with open(folder / "test.qrels", "w") as fh:

@@ -173,8 +173,9 @@ def evaluate(
     with checks.silence(silence):
         checks.check_relevance_threshold(
             truth_cols.values, column=rating_col,
+            # graded gains read the ratings on purpose: a low rating is a low gain
             threshold_given="relevance_threshold" in explicit
-            or options.relevance_threshold is not None)
+            or options.relevance_threshold is not None or options.gain != "binary")
         _check_matches(next(iter(prepared_by_key.values())), result)
     return result
 
