@@ -274,9 +274,14 @@ def work_receval(path: Path, cfg: dict[str, Any]) -> dict[str, Any]:
                               cfg["repeat"])
     try:  # the numba pass alone (private helpers: skipped if they change)
         selected = ev._select_users(prepared, options)
-        iopts, fopts, families, ks, betas, cut_ks = ev.kernel_arguments(specs, options)
-        out["kernel"], _ = timed(lambda: ev._run(prepared, selected, families, ks, betas,
-                                                 cut_ks, iopts, fopts), cfg["repeat"])
+        args = ev.kernel_arguments(specs, options)
+        if len(args) == 5:  # the picture (issue 10): the numba pass, then the array families
+            out["kernel"], _ = timed(lambda: ev._run(prepared, selected, specs, options,
+                                                     *args[2:], *args[:2]), cfg["repeat"])
+        else:
+            iopts, fopts, families, ks, betas, cut_ks = args
+            out["kernel"], _ = timed(lambda: ev._run(prepared, selected, families, ks, betas,
+                                                     cut_ks, iopts, fopts), cfg["repeat"])
     except (AttributeError, TypeError) as err:
         out["kernel_error"] = repr(err)
     rated = truth.assign(rating=1.0)  # the peers' profiles read relevance from a rating

@@ -16,7 +16,8 @@ import pytest
 
 import receval
 from receval.exceptions import ReceValError, UndefinedMetricWarning
-from receval.profiles import PROFILES, Explanation, explain, format_explain, get, resolve
+from receval.explain import Explanation, explain, format_explain
+from receval.profiles import PROFILES, get, resolve
 
 RELEVANT = ["a", "c", "f"]
 

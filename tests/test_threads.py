@@ -8,16 +8,19 @@ ties and duplicates under every policy) and the aggregation.
 from __future__ import annotations
 
 import warnings
+from fractions import Fraction
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import receval
+from receval import accumulate
+from receval import parallel as threads
 from receval.aggregate import aggregate
 from receval.data.csr import group_by_user
-from receval.engines import threads
-from receval.engines.numba_engine import MIN_BLOCK_USERS, KernelOutput
+from receval.engines.numba_engine import MIN_BLOCK_USERS
 from receval.measures.spec import parse_metrics
 from receval.options import Options
 
@@ -59,7 +62,7 @@ def test_threads_give_the_numbers_of_one_thread(monkeypatch: pytest.MonkeyPatch,
     four = _run(truth, preds, ties=ties, average=average, relevance_threshold=3)
     pd.testing.assert_frame_equal(one.per_user, four.per_user, check_exact=True)
     assert one.counts == four.counts
-    assert one.summary == four.summary  # bit for bit: the sums' blocks are fixed runs of rows
+    assert one.summary == four.summary  # bit for bit: the sums are exact
 
 
 @pytest.mark.parametrize("average", ["macro", "micro"])
@@ -75,13 +78,18 @@ def test_summary_is_the_same_bit_for_bit_on_any_number_of_threads(
                           "score": rng.random(n_p)})
     metrics = ["nDCG@3", "nDCG", "MAP", "MRR", "R@5", "RMSE", "MAE"]
     summaries = []
-    for n in (1, 2, 3, 4, 7):
+    per_user = []
+    for n in (1, 2, 3, 7):
         monkeypatch.setattr(threads, "n_threads", lambda n=n: n)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            summaries.append(receval.evaluate(truth, preds, metrics, duplicates="first",
-                                              gain="linear", average=average).summary)
+            result = receval.evaluate(truth, preds, metrics, duplicates="first",
+                                      gain="linear", average=average)
+        summaries.append(result.summary)
+        per_user.append(result.per_user)
     assert all(s == summaries[0] for s in summaries), summaries
+    for frame in per_user[1:]:
+        pd.testing.assert_frame_equal(frame, per_user[0], check_exact=True)
 
 
 def test_grouping_by_user_in_chunks_is_stable(four_threads: None) -> None:
@@ -109,18 +117,29 @@ def test_summary_sums_do_not_depend_on_how_the_threads_split_the_users(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A mean whose last bit depends on where the sums are split: 1 + 4 * 2^-54 is exact in
     one sum (1 + 2^-52), but split as (1 + 2 * 2^-54) + 2 * 2^-54 each half rounds to even
-    and gives 1. Blocks must be the same on every thread count."""
+    and gives 1. The sums are exact, so any split gives the exactly rounded mean."""
     n = 16_384
     column = np.zeros(n)
     column[[0]] = 1.0
     column[[1, 2, 4096, 4097]] = 2.0**-54
     exact = (1.0 + 2.0**-52) / n  # the sum is exact in floats: so is the mean (a power of 2)
     specs = parse_metrics(["nDCG"])
-    for n_threads in (1, 2, 4, 7):
+    for n_threads in (1, 2, 3, 7):
         monkeypatch.setattr(threads, "n_threads", lambda n_threads=n_threads: n_threads)
-        ints = np.zeros(n, dtype=np.int64)
-        out = KernelOutput(column.reshape(-1, 1).copy(), *([np.zeros((0, 1))] * 3),
-                           *([ints + 1] * 5), *([ints - 1] * 2), np.zeros((n, 0), bool),
-                           np.zeros(n))
+        monkeypatch.setattr(accumulate, "_MIN_BLOCK_ROWS", 64)  # many blocks
+        out = SimpleNamespace(value=column.reshape(-1, 1).copy(), num=np.zeros((0, 1)),
+                              den=np.zeros((0, 1)), den2=np.zeros((0, 1)),
+                              n_relevant=np.ones(n, np.int64), gain_shift=np.zeros(n))
         summary = aggregate(specs, out, Options(), str).summary
         assert summary["nDCG"] == exact, n_threads
+
+
+def test_summary_is_the_exactly_rounded_mean_of_the_per_user_values(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    truth, preds = _frames(8)
+    monkeypatch.setattr(threads, "n_threads", lambda: 3)
+    result = _run(truth, preds, empty="skip", average="macro")
+    for name in ("nDCG@5", "MAP", "MRR", "R@10"):
+        values = result.per_user[name].dropna()
+        exact = sum((Fraction(float(v)) for v in values), Fraction(0)) / len(values)
+        assert result.summary[name] == float(exact), name

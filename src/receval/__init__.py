@@ -12,23 +12,25 @@ Every documented submodule is reachable from ``import receval`` alone, loaded on
 
     >>> receval.metrics.precision_at_k([1, 0, 1], [0.9, 0.8, 0.1], 2)
     0.5
-    >>> receval.profiles.explain("trec_eval", "ranx").a
+    >>> receval.explain.explain("trec_eval", "ranx").a
     'trec_eval'
 """
 
 import importlib
 from types import ModuleType
 
+from receval import report  # noqa: F401  (lends Result its plot and notebook views)
 from receval._version import __version__
 from receval.evaluation import evaluate
 from receval.exceptions import ReceValError, UndefinedMetricError, UndefinedMetricWarning
 from receval.measures.spec import MetricSpec, parse_metric, parse_metrics
 from receval.options import Options
 from receval.result import Result
+from receval.scores import evaluate_scores
 
 #: submodules loaded on first attribute access (``receval.metrics.ndcg_at_k``): importing them
 #: eagerly would load matplotlib and jinja2 for every evaluation
-SUBMODULES = ("adapters", "io", "metrics", "options", "profiles", "report", "result")
+SUBMODULES = ("adapters", "explain", "io", "metrics", "options", "profiles", "report", "result")
 
 __all__ = [
     "MetricSpec",
@@ -39,6 +41,7 @@ __all__ = [
     "UndefinedMetricWarning",
     "__version__",
     "evaluate",
+    "evaluate_scores",
     "parse_metric",
     "parse_metrics",
 ]

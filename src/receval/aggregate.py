@@ -1,80 +1,139 @@
 """From per-user values to one number per metric: the zero-denominator policy, then macro or
 micro averaging. Every user a policy touched is counted.
+
+The sums are exact (:class:`~receval.accumulate.Accumulator`): a summary is the exactly
+rounded mean (or micro ratio, or pooled RMSE/MAE) of the per-user values, so it is the same bit
+for bit however the users are split (threads, blocks, partitions) and merged.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
-import numba
 import numpy as np
 
 from receval import checks
-from receval.engines.numba_engine import KernelOutput
-from receval.engines.threads import run_blocks
+from receval.accumulate import Accumulator
 from receval.exceptions import UndefinedMetricError, UndefinedMetricWarning
-from receval.measures.fbeta import fbeta
-from receval.measures.rating import pooled
 from receval.measures.spec import RATING, Family, MetricSpec
 from receval.options import Options
 
-#: rows per block of the summary sums: fixed, so that no number depends on the thread count
-SUM_BLOCK = 8192
+
+class PerUserArrays(Protocol):
+    """What :func:`aggregate` reads of an engine's output (``(U, M)`` arrays but the last two).
+
+    ``value`` (NaN: undefined), ``num``/``den``/``den2`` (no rows unless micro averaging or
+    RMSE/MAE asked for them), ``n_relevant`` ``(U,)`` and ``gain_shift`` ``(U,)``: nDCG's
+    ``num``/``den`` are scaled by ``2^-gain_shift``.
+    """
+
+    value: np.ndarray
+    num: np.ndarray
+    den: np.ndarray
+    den2: np.ndarray
+    n_relevant: np.ndarray
+    gain_shift: np.ndarray
 
 
 @dataclass
 class Aggregated:
-    """The summary, per-user values after the policy, and what the policy did per metric."""
+    """The summary, per-user values after the policy, what the policy did per metric, and the
+    exact sums the summary was finalised from (mergeable with other users' sums)."""
 
     summary: dict[str, float]
     per_user: np.ndarray
     undefined: dict[str, int]
     used: dict[str, int]
+    sums: Accumulator | None = None
+
+
+def reductions(specs: list[MetricSpec]) -> tuple[list[str], list[float]]:
+    """Each metric's reduction (:data:`receval.accumulate.KINDS`) and F-beta's beta.
+
+    Example:
+        >>> from receval.measures.spec import parse_metrics
+        >>> reductions(parse_metrics(["P@5", "F1@5", "RMSE"]))
+        (['mean', 'fbeta', 'rmse'], [1.0, 1.0, 1.0])
+    """
+    kinds = {Family.RMSE: "rmse", Family.MAE: "mae", Family.FBETA: "fbeta"}
+    return ([kinds.get(s.family, "mean") for s in specs],
+            [float(s.beta) if s.family is Family.FBETA else 1.0 for s in specs])
+
+
+def accumulate(specs: list[MetricSpec], out: PerUserArrays, options: Options, *,
+               values: np.ndarray | None = None, first_row: int = 0,
+               ids: Any = None) -> Accumulator:
+    """The exact sums of ``out``'s users (``values`` in place of ``out.value`` if given);
+    under ``empty="zero"``/``"one"`` the undefined values (not RMSE/MAE) are set to 0/1 in
+    place (the per-user values) when the array is C-contiguous float64 (else in a copy).
+    The first undefined user is ``first_row`` + its row, or its id in ``ids``.
+
+    Example:
+        >>> from receval.measures.spec import parse_metrics
+        >>> from types import SimpleNamespace
+        >>> out = SimpleNamespace(value=np.array([[1.0], [np.nan]]), num=np.zeros((0, 1)),
+        ...                       den=np.zeros((0, 1)), den2=np.zeros((0, 1)),
+        ...                       n_relevant=np.array([1, 0]), gain_shift=np.zeros(2))
+        >>> acc = accumulate(parse_metrics(["R@5"]), out, Options(empty="one"))
+        >>> acc.finalize(Options(empty="one")), float(out.value[1, 0])
+        ({'R@5': 1.0}, 1.0)
+    """
+    kinds, betas = reductions(specs)
+    rating = np.array([s.family in RATING for s in specs], dtype=np.bool_)
+    parts = np.ones(len(specs), np.bool_) if options.average == "micro" else rating
+    ndcg = [s.family is Family.NDCG for s in specs]
+    shift = None
+    if options.average == "micro" and any(ndcg) and len(out.gain_shift) \
+            and np.any(out.gain_shift):
+        shift = np.asarray(out.gain_shift).astype(np.int64)
+    return Accumulator.from_arrays(
+        [s.name for s in specs], out.value if values is None else values, out.num, out.den,
+        out.den2, kinds=kinds, betas=betas, parts=parts, scale_exp=shift, scaled=ndcg,
+        first_row=first_row, ids=ids, fill={"zero": 0.0, "one": 1.0}.get(options.empty),
+        fillable=~rating)
 
 
 def aggregate(
     specs: list[MetricSpec],
-    out: KernelOutput,
+    out: PerUserArrays,
     options: Options,
     user_name: Callable[[int], object],
 ) -> Aggregated:
     """Apply ``options.empty`` to undefined values, then average each metric.
 
     ``user_name(row)`` names a user for the ``error`` policy's message.
+
+    Example:
+        >>> from receval.measures.spec import parse_metrics
+        >>> from types import SimpleNamespace
+        >>> out = SimpleNamespace(value=np.array([[0.1], [0.2], [np.nan]]),
+        ...                       num=np.zeros((0, 1)), den=np.zeros((0, 1)),
+        ...                       den2=np.zeros((0, 1)), n_relevant=np.array([1, 1, 0]),
+        ...                       gain_shift=np.zeros(3))
+        >>> aggregate(parse_metrics(["R@5"]), out, Options(empty="skip"), str).summary
+        {'R@5': 0.15000000000000002}
     """
-    values = out.value  # filled in place: the per-user values are the policy's
-    is_rating = np.array([spec.family in RATING for spec in specs], dtype=np.bool_)
-    fill = {"zero": 0.0, "one": 1.0}.get(options.empty, math.nan)
-    n_missing_of, sums = _missing_and_sums(values, ~is_rating, fill)
-    n_users = values.shape[0]
-    summary: dict[str, float] = {}
+    per_user = np.ascontiguousarray(out.value, dtype=np.float64)  # filled in place
+    sums = accumulate(specs, out, options, values=per_user)
+    n_users = per_user.shape[0]
     undefined: dict[str, int] = {}
     used: dict[str, int] = {}
-    for c, spec in enumerate(specs):
-        n_missing = int(n_missing_of[c])
-        undefined[spec.name] = n_missing
+    for spec, ms in zip(specs, sums.metrics, strict=True):
+        undefined[spec.name] = ms.n_undefined
         if spec.family in RATING:
             # a user without rated pairs has no error to pool: not a policy matter
-            used[spec.name] = n_users - n_missing
-            summary[spec.name] = pooled(spec.family is Family.RMSE, out.num[:, c],
-                                        out.den[:, c], values[:, c])
+            used[spec.name] = n_users - ms.n_undefined
             continue
-        if n_missing and options.empty == "error":
-            first = int(np.argmax(np.isnan(values[:, c])))
+        if ms.n_undefined and options.empty == "error":
+            first = int(ms.first_undefined)
             raise UndefinedMetricError(
                 f"{spec.name} is undefined for user {user_name(first)!r} "
-                f"({_why(spec, out, first, options)}); choose empty='zero', 'one' or 'skip'"
+                f"({_why(spec, out, first)}); choose empty='zero', 'one' or 'skip'"
             )
-        used[spec.name] = n_users - (n_missing if options.empty == "skip" else 0)
-        if options.average == "micro":
-            summary[spec.name] = _micro(spec, out, c)
-        elif options.empty == "nan" and n_missing:
-            summary[spec.name] = math.nan
-        else:
-            summary[spec.name] = math.fsum(sums[:, c]) / used[spec.name] if used[spec.name] \
-                else math.nan
+        used[spec.name] = n_users - (ms.n_undefined if options.empty == "skip" else 0)
+    summary = sums.finalize(options)
     rating = {s.name for s in specs if s.family in RATING}
     touched = {name: n for name, n in undefined.items() if n and name not in rating}
     if touched and options.empty != "skip":
@@ -85,73 +144,10 @@ def aggregate(
             f"for {worst}) were set by empty={options.empty!r}; "
             "Result.counts['undefined'] has the count per metric",
         )
-    return Aggregated(summary, values, undefined, used)
+    return Aggregated(summary, per_user, undefined, used, sums)
 
 
-def _missing_and_sums(
-    values: np.ndarray, fillable: np.ndarray, fill: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per column: how many values are NaN, and partial sums of the rest (one row per block).
-
-    NaN values of ``fillable`` columns become ``fill`` (unless ``fill`` is NaN) and count in
-    the sums. One pass over the rows, in parallel blocks; each block sums with Neumaier's
-    compensation, so the mean is as exact as ``math.fsum`` of the blocks' sums makes it.
-    The blocks are fixed runs of :data:`SUM_BLOCK` rows, whatever the thread count, so the
-    sums (and the summary) are the same bit for bit on any number of threads.
-    """
-    n = values.shape[0]
-    bounds = [(lo, min(lo + SUM_BLOCK, n)) for lo in range(0, n, SUM_BLOCK)]
-    missing = np.zeros((max(1, len(bounds)), values.shape[1]), dtype=np.int64)
-    sums = np.zeros(missing.shape)
-    run_blocks(_block_missing_and_sums, bounds, values, fillable, fill, missing, sums)
-    return missing.sum(axis=0), sums
-
-
-@numba.njit(cache=True, nogil=True)
-def _block_missing_and_sums(block: int, lo: int, hi: int, values: np.ndarray,
-                            fillable: np.ndarray, fill: float, missing: np.ndarray,
-                            sums: np.ndarray) -> None:
-    m = values.shape[1]
-    do_fill = not np.isnan(fill)
-    total = np.zeros(m)
-    carry = np.zeros(m)
-    for row in range(lo, hi):
-        for c in range(m):
-            v = values[row, c]
-            if np.isnan(v):
-                missing[block, c] += 1
-                if not (do_fill and fillable[c]):
-                    continue
-                v = fill
-                values[row, c] = v
-            t = total[c] + v
-            if abs(total[c]) >= abs(v):
-                carry[c] += (total[c] - t) + v
-            else:
-                carry[c] += (v - t) + total[c]
-            total[c] = t
-    for c in range(m):
-        sums[block, c] = total[c] + carry[c]
-
-
-def _micro(spec: MetricSpec, out: KernelOutput, c: int) -> float:
-    num_u, den_u = out.num[:, c], out.den[:, c]
-    if spec.family is Family.NDCG and len(out.gain_shift) and out.gain_shift.any():
-        # users' DCG and IDCG come scaled by 2^-shift (huge graded gains): bring them to
-        # the largest shift, one scale for all (the smaller users' sums vanish next to it)
-        rescale = (out.gain_shift - out.gain_shift.max()).astype(np.int64)
-        num_u, den_u = np.ldexp(num_u, rescale), np.ldexp(den_u, rescale)
-    num = float(num_u.sum())
-    den = float(den_u.sum())
-    if spec.family is Family.FBETA:
-        den2 = float(out.den2[:, c].sum())
-        p = num / den if den else math.nan
-        r = num / den2 if den2 else math.nan
-        return float(fbeta(p, r, spec.beta))
-    return num / den if den else math.nan
-
-
-def _why(spec: MetricSpec, out: KernelOutput, row: int, options: Options) -> str:
+def _why(spec: MetricSpec, out: PerUserArrays, row: int) -> str:
     if out.n_relevant[row] == 0 and spec.family is not Family.PRECISION:
         return "no relevant item"
     if spec.family is Family.NDCG:

@@ -28,17 +28,17 @@ from rich.text import Text
 from receval._version import __version__
 from receval.demo import CUTOFFS, FAMILIES
 from receval.exceptions import ReceValError, UndefinedMetricWarning
+from receval.io.detect import FORMATS as INPUT_FORMATS  # one list: the reader's
 from receval.io.output import TABLE_SUFFIXES, atomic_output, sigterm_as_exit
 from receval.io.terminal import one_line, safe_text
+from receval.report.plots import KINDS as PLOT_KINDS  # one list: the plotter's
+from receval.report.tables import FORMATS as OUTPUT_FORMATS  # one list: the renderer's
 from receval.result import Result
 
 console = Console()
 err_console = Console(stderr=True)
 
 DEFAULT_METRICS = ("P@10", "R@10", "MAP@10", "nDCG@10", "MRR")
-OUTPUT_FORMATS = ("table", "json", "csv", "markdown", "latex")
-PLOT_KINDS = ("at-k", "pr-curve", "f-beta", "distribution", "comparison")
-INPUT_FORMATS = ("auto", "csv", "tsv", "parquet", "jsonl", "trec")
 REPORT_SUFFIXES = (".html", ".htm")
 PLOT_SUFFIXES = (".png", ".svg")
 
@@ -427,8 +427,8 @@ def explain(profile_a: str, profile_b: str | None, metrics: tuple[str, ...], fmt
     receval explain trec_eval kaggle -t test.csv -p run.csv -m AP@10 -m nDCG@10
     receval explain ranx -t ratings.csv -p run.csv --relevance-threshold 4
     """
+    from receval.explain import explain as explain_profiles
     from receval.profiles import PROFILES
-    from receval.profiles import explain as explain_profiles
 
     names = [profile_a, profile_b or "defaults"]
     for name in names:
@@ -465,7 +465,7 @@ def explain(profile_a: str, profile_b: str | None, metrics: tuple[str, ...], fmt
 
 
 def _explanation_dict(e: Any) -> dict[str, Any]:
-    """:class:`~receval.profiles.Explanation` as plain JSON (undefined numbers are null)."""
+    """:class:`~receval.explain.Explanation` as plain JSON (undefined numbers are null)."""
 
     def number(x: float) -> float | None:
         return None if math.isnan(x) else x
@@ -537,10 +537,11 @@ COMPILE_NOTICE = "compiling receval's kernels (first run only, about 15 s; later
 
 
 def _compile_notice() -> None:
-    """Say why the very first run waits (numba compiles the kernels once, then caches them)."""
+    """Say why the very first run waits (numba compiles the kernels once, then caches them):
+    progress, so only on a terminal (a piped stderr keeps errors to their one line)."""
     from receval.engines.numba_engine import kernels_cached
 
-    if not kernels_cached():
+    if err_console.is_terminal and not kernels_cached():
         err_console.print(f"note: {COMPILE_NOTICE}", style="dim", highlight=False,
                           soft_wrap=True)
 

@@ -6,6 +6,7 @@ The flow, top to bottom: read the columns -> check them -> encode ids -> group r
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -22,17 +23,15 @@ from receval.data.csr import CSR, drop_duplicates, group_by_user
 from receval.data.encode import Dictionary, encode_items, encode_users
 from receval.engines import numba_engine as ne
 from receval.exceptions import ReceValError
-from receval.measures.ap import AP_CODES
-from receval.measures.ndcg import GAIN_CODES
-from receval.measures.picture import TIE_CODES
-from receval.measures.spec import RATING, Family, MetricSpec, parse_metrics
+from receval.measures.registry import compute, cutoffs_needed, needs
+from receval.measures.spec import RATING, MetricSpec, parse_metrics
 from receval.options import UNSET, Options
 from receval.result import Result, null_reasons
 
 if TYPE_CHECKING:
     from receval.profiles import Profile
 
-ENGINES = ("numba",)
+ENGINES = ("numba", "torch")
 
 
 @dataclass
@@ -131,6 +130,8 @@ def evaluate(
     options = resolved.options
     if engine not in ENGINES:
         raise ReceValError(f"engine {engine!r} is not one of {', '.join(map(repr, ENGINES))}")
+    if engine == "torch" and importlib.util.find_spec("torch") is None:
+        raise ReceValError("engine='torch' needs torch: pip install 'receval[torch]'")
     specs = parse_metrics(metrics)
     per_spec = [resolved.options_for(s.family) for s in specs]
     rating_needed = (
@@ -258,8 +259,9 @@ def evaluate_prepared(
 ) -> Result:
     """Run the engine on prepared inputs and build the :class:`Result`."""
     selected = _select_users(prepared, options)
-    iopts, fopts, families, ks, betas, cut_ks = kernel_arguments(specs, options)
-    out = _run(prepared, selected, families, ks, betas, cut_ks, iopts, fopts)
+    iopts, fopts, cutoffs, cut_ks, fields = kernel_arguments(specs, options)
+    out = _run(prepared, selected, specs, options, cutoffs, cut_ks, fields, iopts, fopts,
+               engine)
     if options.duplicates == "error":
         _raise_on_duplicates(prepared, selected, out)
         _check_duplicates_outside(prepared, selected, iopts, fopts)
@@ -267,7 +269,8 @@ def evaluate_prepared(
         # every user's duplicates are dropped and counted, evaluated or not, so the count
         # is the same whichever users are evaluated
         prepared = _resolve_duplicates(prepared, options)
-        out = _run(prepared, selected, families, ks, betas, cut_ks, iopts, fopts)
+        out = _run(prepared, selected, specs, options, cutoffs, cut_ks, fields, iopts, fopts,
+                   engine)
     if options.users == "relevant":
         keep = out.n_relevant > 0
         if not keep.any():
@@ -303,46 +306,41 @@ def evaluate_prepared(
 
 def kernel_arguments(
     specs: list[MetricSpec], options: Options
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The plain arrays the engines take: integer and float options, then the metric table."""
-    families = np.array([int(s.family) for s in specs], dtype=np.int64)
-    ks = np.array([s.k or 0 for s in specs], dtype=np.int64)
-    betas = np.array([s.beta for s in specs], dtype=np.float64)
-    ranked = [s for s in specs if s.family not in RATING and s.family is not Family.RPREC]
-    cut_ks = np.array(sorted({s.k for s in ranked if s.k}), dtype=np.int64)
-    iopts = np.zeros(ne.N_IOPTS, dtype=np.int64)
-    # item_ascending and ranx are applied by prepare() (rows reordered), then ranked stably
-    presorted = options.ties in ("item_ascending", "ranx")
-    iopts[ne.I_TIES] = TIE_CODES["stable" if presorted else options.ties]
-    iopts[ne.I_KNOWN] = options.protocol == "known"
-    iopts[ne.I_HAS_SCORE_THR] = options.score_threshold is not None
-    rt = options.relevance_threshold
-    iopts[ne.I_THR_MODE] = (
-        ne.THR_NONE if rt is None else ne.THR_USER_MEAN if rt == "user_mean" else ne.THR_GLOBAL
-    )
-    iopts[ne.I_GAIN] = GAIN_CODES[options.gain]
-    iopts[ne.I_PREC_RETURNED] = options.effective_precision_denominator == "returned"
-    iopts[ne.I_RECALL_CAPPED] = options.recall_denominator == "capped"
-    iopts[ne.I_AP_NORM] = AP_CODES[options.ap_normalizer]
-    iopts[ne.I_NEED_ALL] = any(s.k is None and s.family is not Family.RPREC for s in ranked)
-    iopts[ne.I_KMAX] = max((s.k for s in ranked if s.k), default=0)
-    iopts[ne.I_NEED_RPREC] = any(s.family is Family.RPREC for s in specs)
-    iopts[ne.I_PARTS] = options.average == "micro" or any(s.family in RATING for s in specs)
-    fopts = np.zeros(2, dtype=np.float64)
-    fopts[ne.F_SCORE_THR] = options.score_threshold if options.score_threshold is not None else 0
-    fopts[ne.F_REL_THR] = float(rt) if isinstance(rt, int | float) else 0.0
-    return iopts, fopts, families, ks, betas, cut_ks
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, set[str]]:
+    """The plain arrays the numba engine takes: integer and float options, the picture's
+    cutoffs (:func:`~receval.measures.registry.cutoffs_needed`, ``0``: the whole list), the
+    cutoffs where ties are flagged, and the picture fields to write.
+
+    Example:
+        >>> from receval.measures.spec import parse_metrics
+        >>> _, _, cutoffs, cut_ks, fields = kernel_arguments(parse_metrics(["P@5", "MRR"]),
+        ...                                                  Options())
+        >>> cutoffs.tolist(), cut_ks.tolist(), sorted(fields)
+        ([0, 5], [5], ['hits', 'n_list', 'rr_sum'])
+    """
+    cutoffs = np.array(cutoffs_needed(specs, options), dtype=np.int64)
+    cut_ks = cutoffs[cutoffs > 0]
+    fields = needs(specs, options)
+    iopts, fopts = ne.kernel_options(options, cutoffs, fields)
+    return iopts, fopts, cutoffs, cut_ks, fields
 
 
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def _run(prepared: Prepared, selected: np.ndarray, families: np.ndarray, ks: np.ndarray,
-         betas: np.ndarray, cut_ks: np.ndarray, iopts: np.ndarray,
-         fopts: np.ndarray) -> ne.KernelOutput:
+def _run(prepared: Prepared, selected: np.ndarray, specs: list[MetricSpec], options: Options,
+         cutoffs: np.ndarray, cut_ks: np.ndarray, fields: set[str], iopts: np.ndarray,
+         fopts: np.ndarray, engine: str = "numba") -> ne.KernelOutput:
+    """The engine's picture of the ``selected`` users, the metrics computed from it."""
     t, p = prepared.truth, prepared.predictions
-    return ne.run_kernel(selected, t.indptr, t.items, t.values, p.indptr, p.items, p.values,
-                         families, ks, betas, cut_ks, iopts, fopts)
+    run_kernel: Any = ne.run_kernel
+    if engine == "torch":
+        from receval.engines.torch_engine import run_kernel as torch_kernel
+
+        run_kernel = torch_kernel
+    picture, audit = run_kernel(selected, t.indptr, t.items, t.values, p.indptr, p.items,
+                                   p.values, cutoffs, cut_ks, fields, iopts, fopts)
+    return ne.kernel_output(compute(picture, specs, options), picture, audit)
 
 
 def _users_mask(prepared: Prepared, options: Options) -> np.ndarray:
@@ -377,8 +375,8 @@ def _outside(prepared: Prepared, selected: np.ndarray, iopts: np.ndarray,
     others = np.flatnonzero((prepared.in_truth | prepared.in_predictions) & ~evaluated)
     if len(others) == 0:
         return None
-    none_i, none_f = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-    return others, _run(prepared, others, none_i, none_i, none_f, none_i, iopts, fopts)
+    none = np.zeros(0, dtype=np.int64)
+    return others, _run(prepared, others, [], Options(), none, none, set(), iopts, fopts)
 
 
 def _has_duplicates(out: ne.KernelOutput) -> bool:

@@ -46,9 +46,13 @@ class Picture:
         sq_err, abs_err: ``(U,)`` sums of squared and absolute rating errors, scaled by
             ``sq_scale`` / ``abs_scale`` (``(U,)``; 1 unless the plain sum overflows).
         n_pairs: ``(U,)`` int64, (user, item) pairs with a rating and a prediction.
-        gain_shift: ``(U,)`` int64, the exponent of the per-user gain scale (huge ratings).
+        gain_shift: ``(U,)`` float64 holding whole numbers, the exponent of the per-user gain
+            scale (huge ratings): DCG and IDCG are ``2**gain_shift`` times the fields.
         top_items: ``(U, K)`` int64 item codes of the ranked top K (``-1`` past the list), or
             ``None`` when no metric reads the list itself.
+
+    A per-cutoff field no requested metric reads may be ``None``
+    (:func:`receval.measures.registry.needs` lists the fields read).
     """
 
     cutoffs: Any
@@ -109,7 +113,7 @@ def empty_picture(n_users: int, cutoffs: Any, *, xp: Any = None) -> Picture:
         import numpy as xp
     n_cut = len(cutoffs)
     per_cut = ("hits", "ap_sum", "dcg", "idcg", "first", "rr_sum")
-    counts = ("n_relevant", "n_list", "n_pairs", "gain_shift")
+    counts = ("n_relevant", "n_list", "n_pairs")
     values: dict[str, Any] = {"cutoffs": cutoffs}
     for f in fields(Picture):
         if f.name in per_cut:

@@ -1,13 +1,27 @@
-"""What an evaluation returns: the numbers, per user, with the audit and the definitions."""
+"""What an evaluation returns: the numbers, per user, with the audit and the definitions.
+
+Pure data: this module imports nothing from receval above :mod:`receval.exceptions`. Drawing
+and the notebook view belong to :mod:`receval.report`, which reads a Result and lends it
+:meth:`Result.plot` and :meth:`Result._repr_html_` through :data:`VIEWS` when it loads
+(``import receval`` loads it).
+"""
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
+
+from receval.exceptions import ReceValError
+
+#: The views a higher layer lends to :class:`Result`, by name: ``"plot"`` (``(result, kind,
+#: path, **kwargs) -> Figure``) and ``"html"`` (``(result) -> str``). :mod:`receval.report`
+#: fills it when it is imported, so the arrow points from the report to the data, never back.
+VIEWS: dict[str, Callable[..., Any]] = {}
 
 
 @dataclass
@@ -123,10 +137,9 @@ class Result:
         head = f"Result({users} users; ties={self.options['ties']}, empty={self.options['empty']}"
         return head + f", average={self.options['average']})\n" + "\n".join(lines)
 
-    def _repr_html_(self) -> str:
-        from receval.report.notebook import result_html
-
-        return result_html(self)
+    def _repr_html_(self) -> str | None:
+        view = VIEWS.get("html")
+        return None if view is None else str(view(self))  # None: the notebook shows the repr
 
     def plot(self, kind: str, path: str | None = None, **kwargs: Any) -> Any:
         """Draw ``kind`` ("at-k", "pr-curve", "f-beta", "distribution", "comparison") as a
@@ -140,9 +153,11 @@ class Result:
             >>> r.plot("pr-curve").axes[0].get_xlabel()
             'recall@k'
         """
-        from receval.report.plots import plot
-
-        return plot(self, kind, path, **kwargs)
+        view = VIEWS.get("plot")
+        if view is None:
+            raise ReceValError("Result.plot: no plot view is registered; import receval.report "
+                               "(or receval) to draw")
+        return view(self, kind, path, **kwargs)
 
 
 def _json_float(value: float) -> float | None:

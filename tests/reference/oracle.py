@@ -52,10 +52,12 @@ FAMILIES = {
     "mrr": "RR",
     "hit": "Hit",
     "rprec": "Rprec",
+    "hits": "hits",
+    "dcg": "DCG",
     "rmse": "RMSE",
     "mae": "MAE",
 }
-RANKING = ("P", "R", "F", "AP", "nDCG", "RR", "Hit", "Rprec")
+RANKING = ("P", "R", "F", "AP", "nDCG", "RR", "Hit", "Rprec", "hits", "DCG")
 POOLED = ("RMSE", "MAE")
 
 _NAME = re.compile(r"^(?P<base>[A-Za-z]+?)(?P<beta>\d+(?:\.\d+)?)?(?:@(?P<k>\d+))?$")
@@ -216,6 +218,16 @@ def metric_on_ranking(
         b2 = metric.beta**2
         f = (1 + b2) * p.value * r.value / (b2 * p.value + r.value)
         return Value(f, p.num, p.den, r.den)
+    if fam == "hits":  # SEMANTICS.md section 2: hits@k, a count, defined for every user
+        return Value(float(hits), float(hits), 1.0)
+    if fam == "DCG":  # section 6's DCG@k = sum_{j<=k} g_j / log2(j+1), unnormalised
+        exact = sum((Fraction(gains[j]) / Fraction(math.log2(j + 2)) for j in range(c)),
+                    Fraction(0))
+        try:
+            dcg_value = float(exact)
+        except OverflowError:  # beyond the float range: receval says inf
+            dcg_value = math.inf
+        return Value(dcg_value, dcg_value, 1.0)
     if L == 0:
         return Value(None, 0.0, 0.0)
     if fam == "AP":

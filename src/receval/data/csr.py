@@ -7,7 +7,7 @@ Why a bucket sort: scattering 10^8 shuffled rows straight to their final places 
 cache line and, worse, a random memory page per row. Two passes are faster than one: the first
 deals rows into at most 256 buckets of consecutive users (as many sequential write streams),
 the second sorts each bucket by user while it sits in cache. Both passes run on all cores
-(GIL-free numba functions on a few threads, :mod:`receval.engines.threads`), and
+(GIL-free numba functions on a few threads, :mod:`receval.parallel`), and
 the second works in place, so the only extra memory is two bytes per row. The big arrays are
 allocated by numpy rather than inside numba: numpy asks the kernel for huge pages, which makes
 first-touching gigabytes several times cheaper.
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from receval.engines import threads
-from receval.engines.threads import block_bounds, run_blocks
+from receval import parallel
+from receval.parallel import block_bounds, run_blocks
 
 # A bucket of consecutive users should hold about this many rows: its items and values
 # (16 bytes a row) then stay in cache while they are sorted by user.
@@ -73,7 +73,7 @@ def group_by_user(codes: np.ndarray, n_users: int, items: np.ndarray, values: np
         return CSR(indptr, items, values)
     bits = _bucket_bits(n, n_users)
     n_buckets = (n_users + (1 << bits) - 1) >> bits
-    n_chunks = max(1, min(threads.n_threads(), n // 100_000))
+    n_chunks = max(1, min(parallel.n_threads(), n // 100_000))
     step = (n + n_chunks - 1) // n_chunks
     chunks = [(c * step, min(n, (c + 1) * step)) for c in range(n_chunks)]
     indptr = np.zeros(n_users + 1, dtype=np.int64)

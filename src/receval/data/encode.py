@@ -16,8 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from receval.data.columns import IdArray
-from receval.engines.threads import block_bounds, run_blocks
 from receval.exceptions import ReceValError
+from receval.parallel import block_bounds, run_blocks
 
 # Integer ids up to this multiple of the row count are encoded with a direct lookup table.
 _DENSE_FACTOR = 4

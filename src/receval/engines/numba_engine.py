@@ -1,9 +1,11 @@
 """The CPU engine: one parallel pass over users, arrays in, arrays out.
 
 For each user the kernel judges the user's predictions against the truth, ranks them once,
-builds the picture (:mod:`receval.measures.picture`) and reads every requested metric at
-every cutoff from it. It has no global state and takes plain arrays, so it runs unchanged on
-one partition of users (Spark ``mapInArrow``) and on pictures built elsewhere.
+builds the user's prefix sums (:mod:`receval.measures.picture`) and writes them, sampled at
+the requested cutoffs, into a :class:`~receval.picture.Picture`, with the audit of what it
+read (:class:`KernelAudit`). The metrics are then array functions over the picture
+(:func:`receval.measures.registry.compute`). It has no global state and takes plain arrays,
+so it runs unchanged on one partition of users (Spark ``mapInArrow``).
 
 Speed (the loop body runs once per user, millions of times): users go in blocks with one
 set of scratch arrays per block, so the per-user work allocates nothing and calls little
@@ -12,44 +14,42 @@ per user answers both "is this predicted item in the truth?" and "was it predict
 and the list is not sorted at all unless the ``average`` tie policy needs its tie groups: the
 picture only needs the ranks of the relevant items (counted, with vectorized compares) and
 ties at cutoffs only need the repeated scores. Every number is the same, bit for bit, as
-ranking with :func:`~receval.measures.picture.rank_order` and judging with a sorted truth.
+ranking with the oracle's ``rank`` (tests/reference/oracle.py) and judging with a sorted truth.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numba
 import numpy as np
 
-from receval.engines.threads import block_bounds, run_blocks
-from receval.measures.ap import average_precision
-from receval.measures.fbeta import fbeta
-from receval.measures.ndcg import GAIN_BINARY, gain_of, gain_shift, ndcg
+from receval.measures.gains import GAIN_BINARY, GAIN_CODES, gain_of, gain_shift
 from receval.measures.picture import (
+    TIE_CODES,
     TIES_AVERAGE,
     TIES_ITEM,
     TIES_OPTIMISTIC,
     TIES_PESSIMISTIC,
     TIES_STABLE,
     build_picture,
+    expected_ap_over_hits,
     ideal_dcg,
     log2_ranks,
     stable_argsort,
 )
-from receval.measures.precision import precision
-from receval.measures.rating import mae, rmse
-from receval.measures.recall import recall
-from receval.measures.rprec import r_precision
-from receval.measures.rr import hit, reciprocal_rank
-from receval.measures.spec import Family
+from receval.parallel import block_bounds, run_blocks
+from receval.picture import NO_CUTOFF, Picture
+
+if TYPE_CHECKING:
+    from receval.measures.registry import MetricArrays
+    from receval.options import Options
 
 # integer options, by position in ``iopts``
 I_TIES, I_KNOWN, I_HAS_SCORE_THR, I_THR_MODE, I_GAIN = 0, 1, 2, 3, 4
-I_PREC_RETURNED, I_RECALL_CAPPED, I_AP_NORM, I_NEED_ALL, I_KMAX, I_NEED_RPREC = 5, 6, 7, 8, 9, 10
-I_PARTS = 11  # keep every user's numerators and denominators (micro averages, pooled errors)
-N_IOPTS = 12
+I_NEED_ALL, I_KMAX, I_NEED_RPREC = 5, 6, 7
+N_IOPTS = 8
 # float options, by position in ``fopts``
 F_SCORE_THR, F_REL_THR = 0, 1
 
@@ -59,9 +59,26 @@ THR_NONE, THR_GLOBAL, THR_USER_MEAN = 0, 1, 2
 # starting threads costs more than it saves
 MIN_BLOCK_USERS = 512
 
-_P, _R, _F, _AP = int(Family.PRECISION), int(Family.RECALL), int(Family.FBETA), int(Family.AP)
-_RPREC, _NDCG, _RR, _HIT = int(Family.RPREC), int(Family.NDCG), int(Family.RR), int(Family.HIT)
-_RMSE, _MAE = int(Family.RMSE), int(Family.MAE)
+#: the picture's per-cutoff fields the kernel can write, in its argument order
+PER_CUTOFF_FIELDS = ("hits", "ap_sum", "dcg", "idcg", "first", "rr_sum", "ap_over_hits")
+
+
+@dataclass
+class KernelAudit:
+    """Per evaluated user: what the kernel read and flagged (beside the picture).
+
+    ``n_predicted``: predictions before filtering; ``n_without_truth``: those with no truth
+    row; ``n_below_score_threshold``: those under ``score_threshold``; ``dup_truth`` /
+    ``dup_predictions``: CSR position of the first repeated item, or -1;
+    ``tie_at_cut[u, c]``: ranks ``cut_ks[c]`` and ``cut_ks[c] + 1`` hold tied scores.
+    """
+
+    n_predicted: np.ndarray
+    n_without_truth: np.ndarray
+    n_below_score_threshold: np.ndarray
+    dup_truth: np.ndarray
+    dup_predictions: np.ndarray
+    tie_at_cut: np.ndarray
 
 
 @dataclass
@@ -69,9 +86,10 @@ class KernelOutput:
     """Per evaluated user (rows) and metric (columns): value (NaN = undefined), num, den.
 
     ``den2`` is recall's denominator for F-beta columns (micro F needs micro P and R).
-    ``num``, ``den`` and ``den2`` have a row per user only when ``iopts[I_PARTS]`` asks for
-    them (micro averaging, RMSE/MAE); otherwise they have no rows (1.4 GB fewer at 1M users
-    and 43 metrics).
+    ``num``, ``den`` and ``den2`` have a row per user only when asked for (micro averaging,
+    RMSE/MAE: :func:`receval.measures.registry.wants_parts`); otherwise they have no rows
+    (1.4 GB fewer at 1M users and 43 metrics). :func:`kernel_output` joins them to the
+    picture's counts and the :class:`KernelAudit`.
     ``dup_truth`` / ``dup_predictions``: CSR position of the first repeated item, or -1.
     ``tie_at_cut[u, c]``: ranks ``cut_ks[c]`` and ``cut_ks[c] + 1`` hold tied scores.
     ``gain_shift``: the user's graded nDCG gains, DCG and IDCG (``num``/``den`` of nDCG
@@ -108,6 +126,60 @@ class KernelOutput:
         ))
 
 
+def kernel_options(options: Options, cutoffs: np.ndarray,
+                   fields: set[str] | frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's integer and float options (``iopts``, ``fopts``) for a picture at
+    ``cutoffs`` (``0``: the whole list) holding ``fields``.
+
+    Example:
+        >>> from receval.options import Options
+        >>> iopts, fopts = kernel_options(Options(ties="average"), np.array([0, 5]), {"hits"})
+        >>> int(iopts[I_NEED_ALL]), int(iopts[I_KMAX]), int(iopts[I_TIES]) == TIES_AVERAGE
+        (1, 5, True)
+    """
+    iopts = np.zeros(N_IOPTS, dtype=np.int64)
+    # item_ascending and ranx are applied by prepare() (rows reordered), then ranked stably
+    presorted = options.ties in ("item_ascending", "ranx")
+    iopts[I_TIES] = TIE_CODES["stable" if presorted else options.ties]
+    iopts[I_KNOWN] = options.protocol == "known"
+    iopts[I_HAS_SCORE_THR] = options.score_threshold is not None
+    rt = options.relevance_threshold
+    iopts[I_THR_MODE] = (
+        THR_NONE if rt is None else THR_USER_MEAN if rt == "user_mean" else THR_GLOBAL
+    )
+    iopts[I_GAIN] = GAIN_CODES[options.gain]
+    iopts[I_NEED_ALL] = bool((cutoffs == NO_CUTOFF).any())
+    iopts[I_KMAX] = int(cutoffs.max(initial=0))
+    iopts[I_NEED_RPREC] = "hits_at_r" in fields
+    fopts = np.zeros(2, dtype=np.float64)
+    fopts[F_SCORE_THR] = options.score_threshold if options.score_threshold is not None else 0
+    fopts[F_REL_THR] = float(rt) if isinstance(rt, int | float) else 0.0
+    return iopts, fopts
+
+
+def kernel_output(metrics: MetricArrays, picture: Picture, audit: KernelAudit) -> KernelOutput:
+    """The metric arrays of :func:`~receval.measures.registry.compute` with the picture's
+    counts and the kernel's audit, as aggregation reads them.
+
+    Example:
+        >>> from receval.measures.registry import MetricArrays
+        >>> from receval.picture import empty_picture
+        >>> pic = empty_picture(2, np.array([1]))
+        >>> audit = KernelAudit(*([np.zeros(2, dtype=np.int64)] * 5), np.zeros((2, 1), bool))
+        >>> out = kernel_output(MetricArrays(*([np.zeros((2, 1))] * 4)), pic, audit)
+        >>> out.n_relevant.tolist(), out.value.shape
+        ([0, 0], (2, 1))
+    """
+    return KernelOutput(
+        value=metrics.value, num=metrics.num, den=metrics.den, den2=metrics.den2,
+        n_relevant=picture.n_relevant, n_list=picture.n_list, n_predicted=audit.n_predicted,
+        n_without_truth=audit.n_without_truth,
+        n_below_score_threshold=audit.n_below_score_threshold, dup_truth=audit.dup_truth,
+        dup_predictions=audit.dup_predictions, tie_at_cut=audit.tie_at_cut,
+        gain_shift=picture.gain_shift,
+    )
+
+
 def run_kernel(
     users: np.ndarray,
     t_indptr: np.ndarray,
@@ -116,40 +188,36 @@ def run_kernel(
     p_indptr: np.ndarray,
     p_items: np.ndarray,
     p_scores: np.ndarray,
-    families: np.ndarray,
-    ks: np.ndarray,
-    betas: np.ndarray,
+    cutoffs: np.ndarray,
     cut_ks: np.ndarray,
+    fields: set[str] | frozenset[str],
     iopts: np.ndarray,
     fopts: np.ndarray,
-) -> KernelOutput:
-    """Evaluate ``users`` (codes into both CSRs); see :func:`_evaluate_block` for the arrays."""
-    n_users, n_metrics = len(users), len(families)
+) -> tuple[Picture, KernelAudit]:
+    """The picture of ``users`` (codes into both CSRs) at ``cutoffs`` (``0``: the whole list)
+    and their audit, ties flagged at ``cut_ks``; see :func:`_evaluate_block` for the arrays.
+
+    Of the per-cutoff fields only those in ``fields`` are written (the others are ``None``);
+    the per-user ones always are (``hits_at_r`` is 0 unless ``iopts[I_NEED_RPREC]``).
+    """
+    n_users, n_cut = len(users), len(cutoffs)
     # numpy allocates the outputs with np.empty (malloc): it asks for huge pages, so touching
     # a gigabyte of them costs a fraction of what 4 KiB page faults cost (np.zeros is calloc,
-    # and numba's own allocations are 4 KiB pages). The kernel writes every value, num and
-    # den; den2 and the flags are only written where they apply, so they are filled first.
-    shape = (n_users, n_metrics)
-    parts = (n_users if iopts[I_PARTS] else 0, n_metrics)
-    out = KernelOutput(
-        value=np.empty(shape),
-        num=np.empty(parts),
-        den=np.empty(parts),
-        den2=np.full(parts, 0.0),
-        n_relevant=np.empty(n_users, dtype=np.int64),
-        n_list=np.empty(n_users, dtype=np.int64),
+    # and numba's own allocations are 4 KiB pages). The kernel writes every entry of the
+    # picture; the flags are only written where they apply, so they are filled first.
+    per_cut = [np.empty((n_users if name in fields else 0, n_cut)) for name in PER_CUTOFF_FIELDS]
+    scalars = [np.empty(n_users) for _ in range(6)]  # hits_at_r, sq/abs err and scale, shift
+    n_relevant = np.empty(n_users, dtype=np.int64)
+    n_list = np.empty(n_users, dtype=np.int64)
+    n_pairs = np.empty(n_users, dtype=np.int64)
+    audit = KernelAudit(
         n_predicted=np.empty(n_users, dtype=np.int64),
         n_without_truth=np.empty(n_users, dtype=np.int64),
         n_below_score_threshold=np.empty(n_users, dtype=np.int64),
         dup_truth=np.full(n_users, -1, dtype=np.int64),
         dup_predictions=np.full(n_users, -1, dtype=np.int64),
         tie_at_cut=np.full((n_users, len(cut_ks)), False),
-        gain_shift=np.empty(n_users),
     )
-    cols = np.argsort(families, kind="stable")  # metric columns grouped by family
-    runs = np.flatnonzero(np.r_[True, np.diff(families[cols]) != 0, True]).astype(np.int64)
-    if len(families) == 0:
-        runs = runs[:1]
     # inputs go in as read-only views: numba compiles one kernel per writeable/read-only
     # combination (tens of seconds each), and Arrow hands out read-only buffers
     users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores = (
@@ -162,14 +230,22 @@ def run_kernel(
     # binary gains make every user's ideal DCG a prefix of one table (the same sums, in order)
     idcg_binary = np.empty(max_m + 1)
     ideal_dcg(np.ones(max_m), log2_rank, idcg_binary)
-    args = (users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores, families, ks,
-            betas, cols, runs, cut_ks, iopts, fopts, max_m, max_n, idcg_binary, log2_rank,
-            out.value, out.num, out.den, out.den2, out.n_relevant, out.n_list, out.n_predicted,
-            out.n_without_truth, out.n_below_score_threshold, out.dup_truth,
-            out.dup_predictions, out.tie_at_cut, out.gain_shift)
+    args = (users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
+            np.asarray(cutoffs, dtype=np.int64), np.asarray(cut_ks, dtype=np.int64), iopts,
+            fopts, max_m, max_n, idcg_binary, log2_rank, *per_cut, *scalars, n_relevant, n_list,
+            n_pairs, audit.n_predicted, audit.n_without_truth, audit.n_below_score_threshold,
+            audit.dup_truth, audit.dup_predictions, audit.tie_at_cut)
     # blocks of users on Python threads (the block function releases the GIL)
     run_blocks(_evaluate_block, block_bounds(n_users, min_size=MIN_BLOCK_USERS), *args)
-    return out
+    named = {name: (a if name in fields else None)
+             for name, a in zip(PER_CUTOFF_FIELDS, per_cut, strict=True)}
+    hits_at_r, sq_err, sq_scale, abs_err, abs_scale, shift = scalars
+    picture = Picture(
+        cutoffs=np.asarray(cutoffs, dtype=np.int64), n_relevant=n_relevant, n_list=n_list,
+        hits_at_r=hits_at_r, sq_err=sq_err, sq_scale=sq_scale, abs_err=abs_err,
+        abs_scale=abs_scale, n_pairs=n_pairs, gain_shift=shift, **named,
+    )
+    return picture, audit
 
 
 def kernels_cached() -> bool:
@@ -401,11 +477,11 @@ def _mean_in_item_order(items: np.ndarray, values: np.ndarray) -> float:
 @numba.njit(cache=True, nogil=True)
 def _before(a: int, b: int, scores: np.ndarray, items: np.ndarray, rel: np.ndarray,
             gain: np.ndarray, ties: int) -> bool:
-    """Whether prediction ``a`` ranks before ``b``: the order of ``rank_order`` as a test.
+    """Whether prediction ``a`` ranks before ``b``: the oracle's ranking order as a test.
 
     Score descending, then by ``ties``: item id descending (``item``), relevance then gain
     ascending (``pessimistic``) or descending (``optimistic``), then position (``a < b``).
-    Negations are kept where :func:`~receval.measures.picture.rank_order` negates.
+    Negations are kept where the oracle's ``rank`` negates.
     """
     if scores[a] != scores[b]:
         return -scores[a] < -scores[b]
@@ -641,9 +717,10 @@ def _ties_at_cuts(s_scores: np.ndarray, n: int, rep_entry: np.ndarray, n_rep: in
 
 @numba.njit(cache=True, nogil=True)
 def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
-                    families, ks, betas, cols, runs, cut_ks, iopts, fopts, idcg_binary, log2_rank,
-                    s, value, num, den, den2, n_relevant, n_list_out, n_predicted, n_without_truth,
-                    n_below, dup_truth, dup_pred, tie_at_cut, gain_shifts):
+                    pic_ks, cut_ks, iopts, fopts, idcg_binary, log2_rank, s, p_hits, p_ap,
+                    p_dcg, p_idcg, p_first, p_rr, p_aoh, hits_at_r, sq_err_out, sq_scale_out,
+                    abs_err_out, abs_scale_out, gain_shifts, n_relevant, n_list_out, n_pairs_out,
+                    n_predicted, n_without_truth, n_below, dup_truth, dup_pred, tie_at_cut):
     """Evaluate ``users[lo:hi]``: one call per block, the loop over users inside.
 
     A call per user would pass the scratch (dozens of arrays) each time, and reading a field
@@ -662,7 +739,9 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
     need_all = iopts[I_NEED_ALL] != 0
     kmax = iopts[I_KMAX]
     need_rprec = iopts[I_NEED_RPREC] != 0
-    keep_parts = iopts[I_PARTS] != 0
+    w_hits, w_ap, w_dcg = p_hits.shape[0] > 0, p_ap.shape[0] > 0, p_dcg.shape[0] > 0
+    w_idcg, w_first, w_rr = p_idcg.shape[0] > 0, p_first.shape[0] > 0, p_rr.shape[0] > 0
+    w_aoh = p_aoh.shape[0] > 0 and average_ties
     score_thr = fopts[F_SCORE_THR]
     track_ties = not average_ties and len(cut_ks) > 0
     keys, stamps, rows, seen = s.keys, s.stamps, s.rows, s.seen
@@ -817,98 +896,47 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
         build_picture(s_scores[:n_list], s_rel[:n_list], s_gain[:n_list], n_ranks, average_ties,
                       log2_rank, hits, ap_sum, dcg, first, rr_sum, g_start, g_size, g_rel,
                       g_before)
-        _read_metrics(row, row if keep_parts else 0, families, ks, betas, cols, runs, iopts, hits,
-                      ap_sum, dcg, first, rr_sum,
-                      g_start, g_size, g_rel, g_before, n_ranks, n_list, n_rel, idcg, sq_err,
-                      sq_scale, abs_err, abs_scale, n_pairs, value, num, den, den2)
-
-
-@numba.njit(cache=True, nogil=True)
-def _read_metrics(row, prow, families, ks, betas, cols, runs, iopts, hits_, ap_sum, dcg, first,
-                  rr_sum, g_start, g_size, g_rel, g_before, n_ranks, n_list, n_rel, idcg, sq_err,
-                  sq_scale, abs_err, abs_scale, n_pairs, value, num, den, den2):
-    """Every requested metric at every cutoff, read off the user's picture.
-
-    ``cols`` lists the metric columns grouped by family, ``cols[runs[g]:runs[g + 1]]`` one
-    family: one dispatch per family and a plain loop over its cutoffs (a dispatch per column
-    mispredicts, and costs more than the metrics themselves). Values go to row ``row``,
-    numerators and denominators to row ``prow``.
-    """
-    average_ties = iopts[I_TIES] == TIES_AVERAGE
-    prec_returned = iopts[I_PREC_RETURNED] != 0
-    recall_capped = iopts[I_RECALL_CAPPED] != 0
-    ap_norm = iopts[I_AP_NORM]
-    for g in range(len(runs) - 1):
-        lo = runs[g]
-        hi = runs[g + 1]
-        fam = families[cols[lo]]
-        if fam == _P:
-            for i in range(lo, hi):
-                c = cols[i]
-                value[row, c], num[prow, c], den[prow, c] = precision(
-                    hits_, n_ranks, n_list, ks[c], prec_returned)
-        elif fam == _R:
-            for i in range(lo, hi):
-                c = cols[i]
-                value[row, c], num[prow, c], den[prow, c] = recall(
-                    hits_, n_ranks, n_rel, ks[c], recall_capped)
-        elif fam == _F:
-            for i in range(lo, hi):
-                c = cols[i]
-                pv, num[prow, c], den[prow, c] = precision(hits_, n_ranks, n_list, ks[c],
-                                                         prec_returned)
-                rv, _, den2[prow, c] = recall(hits_, n_ranks, n_rel, ks[c], recall_capped)
-                value[row, c] = fbeta(pv, rv, betas[c])
-        elif fam == _AP:
-            for i in range(lo, hi):
-                c = cols[i]
-                value[row, c], num[prow, c], den[prow, c] = average_precision(
-                    ap_sum, hits_, n_ranks, n_list, n_rel, ks[c], ap_norm, average_ties,
-                    g_start, g_size, g_rel, g_before)
-        elif fam == _RPREC:
-            for i in range(lo, hi):
-                c = cols[i]
-                value[row, c], num[prow, c], den[prow, c] = r_precision(hits_, n_ranks, n_rel)
-        elif fam == _NDCG:
-            for i in range(lo, hi):
-                c = cols[i]
-                value[row, c], num[prow, c], den[prow, c] = ndcg(dcg, idcg, n_ranks, n_rel,
-                                                               ks[c])
-        elif fam == _RR:
-            for i in range(lo, hi):
-                c = cols[i]
-                value[row, c], num[prow, c], den[prow, c] = reciprocal_rank(
-                    rr_sum, n_ranks, n_rel, ks[c])
-        elif fam == _HIT:
-            for i in range(lo, hi):
-                c = cols[i]
-                value[row, c], num[prow, c], den[prow, c] = hit(first, n_ranks, n_rel, ks[c])
-        elif fam == _RMSE:
-            for i in range(lo, hi):
-                c = cols[i]
-                value[row, c], num[prow, c], den[prow, c] = rmse(sq_err, sq_scale, n_pairs)
-        else:
-            for i in range(lo, hi):
-                c = cols[i]
-                value[row, c], num[prow, c], den[prow, c] = mae(abs_err, abs_scale, n_pairs)
+        # --- the picture: the prefix sums at each cutoff, and the per-user scalars ----------
+        for c in range(len(pic_ks)):
+            k = pic_ks[c]
+            j = n_ranks if k == NO_CUTOFF else min(k, n_ranks)
+            if w_hits:
+                p_hits[row, c] = hits[j]
+            if w_ap:
+                p_ap[row, c] = ap_sum[j]
+            if w_dcg:
+                p_dcg[row, c] = dcg[j]
+            if w_idcg:
+                p_idcg[row, c] = idcg[n_rel if k == NO_CUTOFF else min(k, n_rel)]
+            if w_first:
+                p_first[row, c] = first[j]
+            if w_rr:
+                p_rr[row, c] = rr_sum[j]
+            if w_aoh:
+                inside = np.nan  # the plain ratio is exact unless the cut splits a tie group
+                if j > 0 and g_start[j - 1] + g_size[j - 1] > j:
+                    inside = expected_ap_over_hits(ap_sum, j, g_start[j - 1], g_size[j - 1],
+                                                   g_rel[j - 1], g_before[j - 1])
+                p_aoh[row, c] = inside
+        hits_at_r[row] = hits[min(n_rel, n_ranks)] if need_rprec else 0.0
+        sq_err_out[row] = sq_err
+        sq_scale_out[row] = sq_scale
+        abs_err_out[row] = abs_err
+        abs_scale_out[row] = abs_scale
+        n_pairs_out[row] = n_pairs
 
 
 @numba.njit(cache=True, nogil=True)
 def _evaluate_block(block, lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
-                    families, ks, betas, cols, runs, cut_ks, iopts, fopts, max_m, max_n,
-                    idcg_binary, log2_rank, value, num, den, den2, n_relevant, n_list_out,
-                    n_predicted, n_without_truth, n_below, dup_truth, dup_pred, tie_at_cut,
-                    gain_shifts):
-    """Fill the outputs (see :class:`KernelOutput`) of ``users[lo:hi]``, with scratch of its
-    own. It holds no GIL, so blocks run in parallel on Python threads (:func:`run_kernel`)."""
+                    pic_ks, cut_ks, iopts, fopts, max_m, max_n, idcg_binary, log2_rank, p_hits,
+                    p_ap, p_dcg, p_idcg, p_first, p_rr, p_aoh, hits_at_r, sq_err, sq_scale,
+                    abs_err, abs_scale, gain_shifts, n_relevant, n_list_out, n_pairs,
+                    n_predicted, n_without_truth, n_below, dup_truth, dup_pred, tie_at_cut):
+    """Fill the picture and audit (see :func:`run_kernel`) of ``users[lo:hi]``, with scratch
+    of its own. It holds no GIL, so blocks run in parallel on Python threads."""
     s = _make_scratch(max_m, max_n)
-    if iopts[I_PARTS] != 0:
-        b_num, b_den, b_den2 = num, den, den2
-    else:  # unwanted parts go to a row of the block's own, overwritten user after user
-        b_num, b_den, b_den2 = (np.empty((1, len(families))), np.empty((1, len(families))),
-                                np.zeros((1, len(families))))
     _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
-                    families, ks, betas, cols, runs, cut_ks, iopts, fopts, idcg_binary,
-                    log2_rank, s, value, b_num, b_den, b_den2, n_relevant, n_list_out,
-                    n_predicted, n_without_truth, n_below, dup_truth, dup_pred, tie_at_cut,
-                    gain_shifts)
+                    pic_ks, cut_ks, iopts, fopts, idcg_binary, log2_rank, s, p_hits, p_ap,
+                    p_dcg, p_idcg, p_first, p_rr, p_aoh, hits_at_r, sq_err, sq_scale, abs_err,
+                    abs_scale, gain_shifts, n_relevant, n_list_out, n_pairs, n_predicted,
+                    n_without_truth, n_below, dup_truth, dup_pred, tie_at_cut)

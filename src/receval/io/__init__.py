@@ -24,10 +24,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from receval.io import ids
 from receval.io.delimited import read_delimited
 from receval.io.detect import FORMATS, detect_format
-from receval.io.ids import align_id_types
+from receval.io.ids import ID_COLUMNS, align_id_types
 from receval.io.jsonl import read_jsonl
 from receval.io.lines import locator
 from receval.io.parquet import read_parquet
@@ -154,7 +153,7 @@ def _checked(table: pa.Table, side: str, names: dict[str, str], where: Where) ->
     """Ids narrowed to int64 or strings and values checked, or an error naming the line."""
     for i, out in enumerate(table.column_names):
         name = names.get(out, out)
-        if out in ids.ID_COLUMNS:
+        if out in ID_COLUMNS:
             table = table.set_column(i, out, check_id_column(table.column(i), side, name,
                                                              where))
         else:

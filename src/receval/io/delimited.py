@@ -19,8 +19,8 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from receval.exceptions import ReceValError
-from receval.io import ids
 from receval.io.detect import sniff_delimiter
+from receval.io.ids import ID_COLUMNS, combine, narrow
 from receval.io.lines import locator
 from receval.io.source import Progress, head_lines, is_gzip, one_line, open_stream
 from receval.io.values import bad_rows
@@ -51,7 +51,7 @@ def read_delimited(
     first = next(csv.reader([lines[0].lstrip("\ufeff")], delimiter=delimiter))
     names = first if header else wanted.positional(len(first))
     columns = wanted.resolve(names, path)
-    types = {src: pa.string() if out in ids.ID_COLUMNS else pa.float64()
+    types = {src: pa.string() if out in ID_COLUMNS else pa.float64()
              for out, src in columns.items()}
     read_options = pacsv.ReadOptions(
         block_size=BLOCK_SIZE, column_names=None if header else names
@@ -75,9 +75,9 @@ def read_delimited(
             for batch in reader:
                 for out, src in columns.items():
                     col = batch.column(src)
-                    if out in ids.ID_COLUMNS:
+                    if out in ID_COLUMNS:
                         quoted = quoted or _holds_quote(col)
-                        col = ids.narrow(col)
+                        col = narrow(col)
                     chunks[out].append(col)
                 if progress is not None:
                     progress(done())
@@ -149,8 +149,8 @@ def _ragged(path: Path, side: str, delimiter: str, expected: int, count: int,
 
 
 def _combine(out: str, chunks: list[pa.Array]) -> pa.ChunkedArray:
-    if out in ids.ID_COLUMNS:
-        return ids.combine(chunks)
+    if out in ID_COLUMNS:
+        return combine(chunks)
     return pa.chunked_array(chunks, pa.float64())
 
 
@@ -170,7 +170,7 @@ def _explain(err: pa.ArrowInvalid, path: Path, wanted: Wanted, columns: dict[str
     if match is None:
         return ReceValError(f"cannot read {wanted.side} file {path}: {message}")
     bad = match.group(2)
-    name = next((src for out, src in columns.items() if out not in ids.ID_COLUMNS), "?")
+    name = next((src for out, src in columns.items() if out not in ID_COLUMNS), "?")
     found = _first_non_numeric(path, wanted, name, delimiter, read_options)
     if found is None:
         return ReceValError(f"{wanted.side} column {name!r} must be numeric; {path} holds "

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.json as pajson
 
 from receval.exceptions import ReceValError
-from receval.io import ids
+from receval.io.ids import ID_COLUMNS
 from receval.io.source import Progress, head_text, one_line, open_stream
 from receval.io.wanted import Wanted
 
@@ -34,7 +34,7 @@ def read_jsonl(path: Path, wanted: Wanted, *, progress: Progress | None = None) 
     head = _read(io.BytesIO(head_text(path, wanted.side).encode()), None, path, wanted)
     columns = wanted.resolve(head.column_names, path)
     schema = pa.schema([
-        (src, _id_type(head.schema.field(src).type) if out in ids.ID_COLUMNS else pa.float64())
+        (src, _id_type(head.schema.field(src).type) if out in ID_COLUMNS else pa.float64())
         for out, src in columns.items()
     ])
     stream, done = open_stream(path, wanted.side)

@@ -2,93 +2,79 @@
 
 ``min_k_relevant`` (default): N = min(k, L), the TensorFlow / Kaggle ``apk`` / Spark rule.
 ``relevant``: N = L (trec_eval ``map_cut``). ``hits``: N = hits@k (torchmetrics; 0 when no
-hit). ``k``: N = k. Undefined when L = 0. MAP@k is the mean of AP@k over users.
+hit). ``k``: N = k (the list length without a cutoff). Undefined when L = 0. MAP@k is the
+mean of AP@k over users.
+
+Under ``ties="average"`` with N = hits@k the value is ``E[ap_sum / hits]``, which is not the
+ratio of the expectations where the cut falls inside a tie group: the picture's
+``ap_over_hits`` holds it there (NaN elsewhere, where the plain ratio is exact).
 """
 
 from __future__ import annotations
 
-import math
+from typing import TYPE_CHECKING, Any
 
-import numba
-import numpy as np
+from receval.measures._arrays import as_float, full, undefined_where, zero_where
+from receval.measures.entry import Entry, Parts
+from receval.measures.family import Family
 
-from receval.measures._cut import NO_CUTOFF, cut
-
-AP_MIN_K_RELEVANT = 0
-AP_RELEVANT = 1
-AP_HITS = 2
-AP_K = 3
-AP_CODES = {
-    "min_k_relevant": AP_MIN_K_RELEVANT,
-    "relevant": AP_RELEVANT,
-    "hits": AP_HITS,
-    "k": AP_K,
-}
+if TYPE_CHECKING:
+    from receval.measures.spec import MetricSpec
+    from receval.options import Options
+    from receval.picture import Picture
 
 
-@numba.njit(cache=True, nogil=True)
-def average_precision(
-    ap_sum: np.ndarray,
-    hits: np.ndarray,
-    n_ranks: int,
-    n_list: int,
-    n_rel: int,
-    k: int,
-    normalizer: int,
-    average_ties: bool,
-    group_start: np.ndarray,
-    group_size: np.ndarray,
-    group_rel: np.ndarray,
-    group_before: np.ndarray,
-) -> tuple[float, float, float]:
-    """(value, numerator, denominator)."""
-    if n_rel == 0:
-        return np.nan, 0.0, 0.0
-    c = cut(k, n_ranks)
-    num = ap_sum[c]
-    if normalizer == AP_MIN_K_RELEVANT:
-        den = float(n_rel if k == NO_CUTOFF else min(k, n_rel))
-    elif normalizer == AP_RELEVANT:
-        den = float(n_rel)
-    elif normalizer == AP_K:
-        den = float(n_list if k == NO_CUTOFF else k)
-    else:
-        den = hits[c]
-        if average_ties and c > 0 and group_start[c - 1] + group_size[c - 1] > c:
-            value = _expected_ap_over_hits(ap_sum, c, group_start[c - 1], group_size[c - 1],
-                                           group_rel[c - 1], group_before[c - 1])
-            return value, num, den
-    if den == 0.0:
-        return 0.0, num, 0.0
-    return num / den, num, den
+def average_precision(pic: Picture, c: int, spec: MetricSpec, options: Options,
+                      xp: Any) -> Parts:
+    """Per user: (AP@k, the AP numerator, N); (NaN, 0, 0) for a user with L = 0; 0 when N = 0.
 
-
-@numba.njit(cache=True, nogil=True)
-def _expected_ap_over_hits(
-    ap_sum: np.ndarray, c: int, s: int, n: int, r: int, before: int
-) -> float:
-    """E[AP numerator / hits@c] when the cut at ``c`` falls inside a tie group.
-
-    The group starts at rank index ``s``, has ``n`` items, ``r`` relevant, ``m = c - s`` of
-    them inside the cut. Y, the relevant items among those m, is hypergeometric; given Y = y
-    each in-cut position is relevant with probability y/m, and earlier groups are independent.
+    Example:
+        >>> import numpy as np
+        >>> from receval.measures.spec import parse_metric
+        >>> from receval.options import Options
+        >>> from receval.picture import empty_picture
+        >>> pic = empty_picture(2, np.array([6]))
+        >>> pic.ap_sum[:, 0] = [0.5 + 2 / 6, 0.0]; pic.hits[:, 0] = [2.0, 0.0]
+        >>> pic.n_relevant[:] = [3, 0]
+        >>> average_precision(pic, 0, parse_metric("AP@6"), Options(), np).value.round(4)
+        array([0.2778,    nan])
     """
-    m = c - s
-    total = 0.0
-    log_norm = _log_comb(n, m)
-    for y in range(max(0, m - (n - r)), min(r, m) + 1):
-        if before + y == 0:
-            continue
-        p_y = math.exp(_log_comb(r, y) + _log_comb(n - r, m - y) - log_norm)
-        inside = 0.0
-        if y > 0:
-            for t in range(m):
-                inner = t * (y - 1) / (m - 1) if m > 1 else 0.0
-                inside += (y / m) * (before + 1.0 + inner) / (s + t + 1.0)
-        total += p_y * (ap_sum[s] + inside) / (before + y)
-    return total
+    n_rel = pic.n_relevant
+    none = n_rel == 0
+    num = pic.ap_sum[:, c]  # 0 for a user with nothing relevant
+    norm = options.ap_normalizer
+    k = spec.k
+    if norm == "min_k_relevant":
+        den = as_float(n_rel if k is None else xp.minimum(n_rel, k), xp)
+    elif norm == "relevant":
+        den = as_float(n_rel, xp)
+    elif norm == "k":
+        den = as_float(pic.n_list, xp) if k is None else full(num, float(k), xp)
+        den = zero_where(none, den, xp)
+    else:
+        den = pic.hits[:, c]
+    value = zero_where(den == 0.0, num / den, xp)
+    if norm == "hits" and pic.ap_over_hits is not None:
+        inside = pic.ap_over_hits[:, c]
+        value = xp.where(xp.isnan(inside), value, inside)
+    return Parts(undefined_where(none, value, xp), num, den)
 
 
-@numba.njit(cache=True, nogil=True)
-def _log_comb(n: int, k: int) -> float:
-    return math.lgamma(n + 1.0) - math.lgamma(k + 1.0) - math.lgamma(n - k + 1.0)
+def _extra(options: Options) -> frozenset[str]:
+    if options.ties == "average" and options.ap_normalizer == "hits":
+        return frozenset({"ap_over_hits"})
+    return frozenset()
+
+
+ENTRY = Entry(
+    family=Family.AP,
+    name="AP",
+    aliases=("ap", "map"),
+    cutoff="optional",
+    reads=("ap_sum", "hits", "n_list"),
+    options=("ap_normalizer",),
+    reduction="mean",
+    undefined="no relevant item",
+    compute=average_precision,
+    extra=_extra,
+)

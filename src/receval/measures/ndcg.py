@@ -1,81 +1,53 @@
-"""nDCG@k = DCG@k / IDCG@k, DCG = sum gain_j / log2(j + 1); undefined when IDCG = 0.
+"""nDCG@k = DCG@k / IDCG@k, DCG = sum gain_j / log2(j + 1); undefined when IDCG <= 0.
 
-Graded gains (``linear``: the rating, ``exponential``: 2^rating - 1) are computed scaled by
-``2^-shift`` per user (:func:`gain_shift`): the ratio DCG/IDCG is the same, and no gain, DCG
-or IDCG overflows for any finite rating (2^5000 - 1 does not fit in a float; 2^40 does). The
-shift is 0 unless the user's largest gain would come near the float range, so ordinary
-ratings give the unscaled numbers, bit for bit.
+The picture's DCG and IDCG come scaled by ``2^-gain_shift`` per user (huge graded gains,
+:func:`receval.measures.gains.gain_shift`): the ratio is the same.
 """
 
 from __future__ import annotations
 
-import math
+from typing import TYPE_CHECKING, Any
 
-import numba
-import numpy as np
+from receval.measures._arrays import undefined_where, zero_where
+from receval.measures.entry import Entry, Parts
+from receval.measures.family import Family
 
-from receval.measures._cut import NO_CUTOFF, cut
-
-GAIN_BINARY = 0
-GAIN_LINEAR = 1
-GAIN_EXPONENTIAL = 2
-GAIN_CODES = {"binary": GAIN_BINARY, "linear": GAIN_LINEAR, "exponential": GAIN_EXPONENTIAL}
-
-#: the largest power of two a scaled gain may reach: the DCG of a list of 2^62 such gains
-#: (every discount is <= 1) still fits below 2^1024, the float range
-GAIN_EXPONENT_MAX = 960
+if TYPE_CHECKING:
+    from receval.measures.spec import MetricSpec
+    from receval.options import Options
+    from receval.picture import Picture
 
 
-@numba.njit(cache=True, nogil=True)
-def gain_shift(max_rating: float, scheme: int) -> float:
-    """The power of two ``shift`` that scales a user's gains by ``2^-shift`` so the largest
-    (from ``max_rating``, the user's highest relevant rating) stays below 2^960; 0 when it
-    already does (binary gains, ordinary ratings).
+def ndcg(pic: Picture, c: int, spec: MetricSpec, options: Options, xp: Any) -> Parts:
+    """Per user: (nDCG@k, DCG@k, IDCG@k); (NaN, 0, 0) for a user with L = 0, and NaN (IDCG
+    reported as 0) when every relevant gain is 0 or below.
 
     Example:
-        >>> gain_shift(5.0, GAIN_EXPONENTIAL), gain_shift(5000.0, GAIN_EXPONENTIAL)
-        (0.0, 4040.0)
-        >>> gain_shift(1e300, GAIN_LINEAR)
-        37.0
+        >>> import numpy as np
+        >>> from receval.measures.spec import parse_metric
+        >>> from receval.options import Options
+        >>> from receval.picture import empty_picture
+        >>> pic = empty_picture(2, np.array([2]))
+        >>> pic.dcg[:, 0] = [0.5, 0.0]; pic.idcg[:, 0] = [1.0, 0.0]; pic.n_relevant[:] = [1, 0]
+        >>> ndcg(pic, 0, parse_metric("nDCG@2"), Options(), np).value.tolist()
+        [0.5, nan]
     """
-    if scheme == GAIN_EXPONENTIAL and max_rating > GAIN_EXPONENT_MAX:
-        return math.ceil(max_rating) - GAIN_EXPONENT_MAX
-    if scheme == GAIN_LINEAR and max_rating > 2.0**GAIN_EXPONENT_MAX:
-        return math.frexp(max_rating)[1] - GAIN_EXPONENT_MAX
-    return 0.0
+    none = pic.n_relevant == 0
+    num = pic.dcg[:, c]  # 0 for a user with nothing relevant
+    den = pic.idcg[:, c]
+    bad = den <= 0.0
+    value = undefined_where(bad | none, num / den, xp)
+    return Parts(value, num, zero_where(bad | none, den, xp))
 
 
-@numba.njit(cache=True, nogil=True)
-def gain_of(rating: float, relevant: bool, scheme: int, shift: float) -> float:
-    """The nDCG gain of an item, times ``2^-shift``: 0 unless relevant; then 1, the rating, or
-    2^rating - 1 (computed as 2^(rating - shift) - 2^-shift, which cannot overflow).
-
-    Example:
-        >>> gain_of(3.0, True, GAIN_EXPONENTIAL, 0.0), gain_of(3.0, False, GAIN_LINEAR, 0.0)
-        (7.0, 0.0)
-        >>> gain_of(2000.0, True, GAIN_EXPONENTIAL, 1040.0) == 2.0**960
-        True
-    """
-    if not relevant:
-        return 0.0
-    if scheme == GAIN_BINARY:
-        return 1.0
-    if scheme == GAIN_LINEAR:
-        return rating if shift == 0.0 else math.ldexp(rating, -int(shift))
-    if shift == 0.0:
-        return 2.0**rating - 1.0
-    return 2.0 ** (rating - shift) - 2.0**-shift
-
-
-@numba.njit(cache=True, nogil=True)
-def ndcg(
-    dcg: np.ndarray, idcg: np.ndarray, n_ranks: int, n_rel: int, k: int
-) -> tuple[float, float, float]:
-    """(value, DCG, IDCG); ``idcg`` holds the ideal prefix sums over the L relevant items."""
-    if n_rel == 0:
-        return np.nan, 0.0, 0.0
-    den = idcg[n_rel if k == NO_CUTOFF else min(k, n_rel)]
-    num = dcg[cut(k, n_ranks)]
-    if den <= 0.0:
-        return np.nan, num, 0.0
-    return num / den, num, den
+ENTRY = Entry(
+    family=Family.NDCG,
+    name="nDCG",
+    aliases=("ndcg",),
+    cutoff="optional",
+    reads=("dcg", "idcg"),
+    options=("gain",),
+    reduction="mean",
+    undefined="no relevant item, or the ideal DCG is 0 (every relevant gain 0)",
+    compute=ndcg,
+)

@@ -22,6 +22,8 @@ divided by its own hits (other tie policies leave them untouched: every group is
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
@@ -38,27 +40,6 @@ TIE_CODES = {
     "optimistic": TIES_OPTIMISTIC,
     "average": TIES_AVERAGE,
 }
-
-
-@numba.njit(cache=True, nogil=True)
-def rank_order(
-    scores: np.ndarray, items: np.ndarray, rel: np.ndarray, gain: np.ndarray, ties: int
-) -> np.ndarray:
-    """Permutation that sorts a user's list by score, highest first, ties by ``ties``.
-
-    Stable sorts compose: sort by the tie-break key first, then stably by score.
-    """
-    if ties in (TIES_STABLE, TIES_AVERAGE):
-        return np.argsort(-scores, kind="mergesort")
-    if ties == TIES_ITEM:  # item id descending, as trec_eval
-        sec = np.argsort(-items, kind="mergesort")
-    elif ties == TIES_PESSIMISTIC:  # non-relevant first, then lower gains first
-        by_gain = np.argsort(gain, kind="mergesort")
-        sec = by_gain[np.argsort(rel[by_gain], kind="mergesort")]
-    else:  # optimistic: relevant first, then higher gains first
-        by_gain = np.argsort(-gain, kind="mergesort")
-        sec = by_gain[np.argsort(-rel[by_gain], kind="mergesort")]
-    return sec[np.argsort(-scores[sec], kind="mergesort")]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -233,3 +214,35 @@ def stable_argsort(keys: np.ndarray) -> np.ndarray:
         src, dst = dst, src
         width *= 2
     return src
+
+
+@numba.njit(cache=True, nogil=True)
+def expected_ap_over_hits(
+    ap_sum: np.ndarray, c: int, s: int, n: int, r: int, before: int
+) -> float:
+    """E[AP numerator / hits@c] when the cut at ``c`` falls inside a tie group (the
+    picture's ``ap_over_hits``, for ``ap_normalizer="hits"`` under ``average`` ties).
+
+    The group starts at rank index ``s``, has ``n`` items, ``r`` relevant, ``m = c - s`` of
+    them inside the cut. Y, the relevant items among those m, is hypergeometric; given Y = y
+    each in-cut position is relevant with probability y/m, and earlier groups are independent.
+    """
+    m = c - s
+    total = 0.0
+    log_norm = _log_comb(n, m)
+    for y in range(max(0, m - (n - r)), min(r, m) + 1):
+        if before + y == 0:
+            continue
+        p_y = math.exp(_log_comb(r, y) + _log_comb(n - r, m - y) - log_norm)
+        inside = 0.0
+        if y > 0:
+            for t in range(m):
+                inner = t * (y - 1) / (m - 1) if m > 1 else 0.0
+                inside += (y / m) * (before + 1.0 + inner) / (s + t + 1.0)
+        total += p_y * (ap_sum[s] + inside) / (before + y)
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
+def _log_comb(n: int, k: int) -> float:
+    return math.lgamma(n + 1.0) - math.lgamma(k + 1.0) - math.lgamma(n - k + 1.0)

@@ -12,35 +12,84 @@ pooled summary (:func:`pooled`) rescales the same way when the plain pooled sums
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
-import numba
 import numpy as np
 
+from receval.measures._arrays import as_float, undefined_where, zero_where
+from receval.measures.entry import Entry, Parts
+from receval.measures.family import Family
 
-@numba.njit(cache=True, nogil=True)
-def rmse(ssq: float, scale: float, n_pairs: int) -> tuple[float, float, float]:
-    """(value, sum of squared errors, number of pairs); the sum is ``scale^2 * ssq``.
-
-    Example:
-        >>> rmse(8.0, 1.0, 2), rmse(2.0, 1e200, 2)[0]
-        ((2.0, 8.0, 2.0), 1e+200)
-    """
-    if n_pairs == 0:
-        return np.nan, 0.0, 0.0
-    return scale * math.sqrt(ssq / n_pairs), ssq * scale * scale, float(n_pairs)
+if TYPE_CHECKING:
+    from receval.measures.spec import MetricSpec
+    from receval.options import Options
+    from receval.picture import Picture
 
 
-@numba.njit(cache=True, nogil=True)
-def mae(asum: float, scale: float, n_pairs: int) -> tuple[float, float, float]:
-    """(value, sum of absolute errors, number of pairs); the sum is ``scale * asum``.
+def rmse(pic: Picture, c: int, spec: MetricSpec, options: Options, xp: Any) -> Parts:
+    """Per user: (RMSE, sum of squared errors, pairs); (NaN, 0, 0) for a user without pairs.
+    The picture's sum is ``sq_scale^2 * sq_err``.
 
     Example:
-        >>> mae(3.0, 1.0, 2), mae(2.0, 1e308, 2)[0]
-        ((1.5, 3.0, 2.0), 1e+308)
+        >>> from receval.measures.spec import parse_metric
+        >>> from receval.options import Options
+        >>> from receval.picture import empty_picture
+        >>> pic = empty_picture(3, np.array([], dtype=np.int64))
+        >>> pic.sq_err[:] = [8.0, 2.0, 0.0]; pic.sq_scale[:] = [1.0, 1e200, 1.0]
+        >>> pic.n_pairs[:] = [2, 2, 0]
+        >>> rmse(pic, -1, parse_metric("RMSE"), Options(), np).value.tolist()
+        [2.0, 1e+200, nan]
     """
-    if n_pairs == 0:
-        return np.nan, 0.0, 0.0
-    return scale * (asum / n_pairs), asum * scale, float(n_pairs)
+    none = pic.n_pairs == 0
+    pairs = as_float(pic.n_pairs, xp)
+    scale = pic.sq_scale
+    value = undefined_where(none, scale * xp.sqrt(pic.sq_err / pairs), xp)
+    return Parts(value, zero_where(none, pic.sq_err * scale * scale, xp), pairs)
+
+
+def mae(pic: Picture, c: int, spec: MetricSpec, options: Options, xp: Any) -> Parts:
+    """Per user: (MAE, sum of absolute errors, pairs); (NaN, 0, 0) for a user without pairs.
+    The picture's sum is ``abs_scale * abs_err``.
+
+    Example:
+        >>> from receval.measures.spec import parse_metric
+        >>> from receval.options import Options
+        >>> from receval.picture import empty_picture
+        >>> pic = empty_picture(2, np.array([], dtype=np.int64))
+        >>> pic.abs_err[:] = [3.0, 2.0]; pic.abs_scale[:] = [1.0, 1e308]; pic.n_pairs[:] = 2
+        >>> mae(pic, -1, parse_metric("MAE"), Options(), np).value.tolist()
+        [1.5, 1e+308]
+    """
+    none = pic.n_pairs == 0
+    pairs = as_float(pic.n_pairs, xp)
+    scale = pic.abs_scale
+    value = undefined_where(none, scale * (pic.abs_err / pairs), xp)
+    return Parts(value, zero_where(none, pic.abs_err * scale, xp), pairs)
+
+
+RMSE_ENTRY = Entry(
+    family=Family.RMSE,
+    name="RMSE",
+    aliases=("rmse",),
+    cutoff="none",
+    reads=("sq_err", "sq_scale", "n_pairs"),
+    options=(),
+    reduction="pooled",
+    undefined="no (user, item) pair with both a rating and a prediction",
+    compute=rmse,
+)
+
+MAE_ENTRY = Entry(
+    family=Family.MAE,
+    name="MAE",
+    aliases=("mae",),
+    cutoff="none",
+    reads=("abs_err", "abs_scale", "n_pairs"),
+    options=(),
+    reduction="pooled",
+    undefined="no (user, item) pair with both a rating and a prediction",
+    compute=mae,
+)
 
 
 def pooled(squared: bool, num: np.ndarray, den: np.ndarray, value: np.ndarray) -> float:

@@ -1,4 +1,4 @@
-"""Metric names: the registry of families, the aliases people write, and the parser.
+"""Metric names: the aliases people write (from the registry) and the parser.
 
 A metric is a family (precision, recall, ...) plus a cutoff ``k`` (and ``beta`` for F-beta).
 Names are case-insensitive: ``P@10``, ``precision@10``, ``nDCG@5``, ``MRR``, ``F0.5@10``.
@@ -10,69 +10,24 @@ import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import IntEnum
 
 from receval.exceptions import ReceValError
+from receval.measures.family import Family
+from receval.measures.registry import ENTRIES
 
-
-class Family(IntEnum):
-    """The metric families; the integer codes are what the kernels see."""
-
-    PRECISION = 0
-    RECALL = 1
-    FBETA = 2
-    AP = 3
-    RPREC = 4
-    NDCG = 5
-    RR = 6
-    HIT = 7
-    RMSE = 8
-    MAE = 9
-
-
-#: alias (lower case) -> family. The canonical name of each family comes first.
+#: alias (lower case) -> family, from the registry (F-beta names are parsed with their beta)
 ALIASES: dict[str, Family] = {
-    "p": Family.PRECISION,
-    "precision": Family.PRECISION,
-    "r": Family.RECALL,
-    "recall": Family.RECALL,
-    "ap": Family.AP,
-    "map": Family.AP,
-    "rprec": Family.RPREC,
-    "r-precision": Family.RPREC,
-    "r_precision": Family.RPREC,
-    "rprecision": Family.RPREC,
-    "ndcg": Family.NDCG,
-    "rr": Family.RR,
-    "mrr": Family.RR,
-    "recip_rank": Family.RR,
-    "hit": Family.HIT,
-    "hitrate": Family.HIT,
-    "hit_rate": Family.HIT,
-    "success": Family.HIT,
-    "rmse": Family.RMSE,
-    "mae": Family.MAE,
+    alias: family for family, e in ENTRIES.items() for alias in e.aliases
 }
 
-CANONICAL = {
-    Family.PRECISION: "P",
-    Family.RECALL: "R",
-    Family.FBETA: "F",
-    Family.AP: "AP",
-    Family.RPREC: "Rprec",
-    Family.NDCG: "nDCG",
-    Family.RR: "RR",
-    Family.HIT: "Hit",
-    Family.RMSE: "RMSE",
-    Family.MAE: "MAE",
-}
+CANONICAL: dict[Family, str] = {family: e.name for family, e in ENTRIES.items()}
 
 #: families that take no cutoff at all
-UNCUT = frozenset({Family.RPREC, Family.RMSE, Family.MAE})
+UNCUT = frozenset(f for f, e in ENTRIES.items() if e.cutoff == "none")
 #: families that need a cutoff
-NEED_K = frozenset({Family.PRECISION, Family.FBETA})
+NEED_K = frozenset(f for f, e in ENTRIES.items() if e.cutoff == "required")
 #: families whose value is pooled over (user, item) pairs rather than ranked lists
-RATING = frozenset({Family.RMSE, Family.MAE})
+RATING = frozenset(f for f, e in ENTRIES.items() if e.reduction == "pooled")
 
 _F_RE = re.compile(r"^f(?:beta)?(?P<beta>\d+(?:\.\d+)?)?$")
 

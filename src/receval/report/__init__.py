@@ -1,3 +1,34 @@
 """What a person reads: summary tables (rich, JSON, CSV, Markdown, LaTeX), plots, the HTML
 report and the notebook view. Plots and the HTML report need ``pip install 'receval[plot]'``
-(matplotlib, jinja2)."""
+(matplotlib, jinja2).
+
+Loading this package lends :class:`~receval.result.Result` its :meth:`~receval.result.Result.plot`
+and notebook view (:data:`receval.result.VIEWS`); matplotlib and jinja2 load only when used.
+
+Example:
+    >>> import receval.report
+    >>> from receval.result import VIEWS
+    >>> sorted(VIEWS)
+    ['html', 'plot']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from receval.result import VIEWS, Result
+
+
+def _plot(result: Result, kind: str, path: str | None = None, **kwargs: Any) -> Any:
+    from receval.report.plots import plot
+
+    return plot(result, kind, path, **kwargs)
+
+
+def _html(result: Result) -> str:
+    from receval.report.notebook import result_html
+
+    return result_html(result)
+
+
+VIEWS.update(plot=_plot, html=_html)

@@ -1,5 +1,8 @@
 """Blocks of work on a pool of Python threads, for numba functions that release the GIL.
 
+A bottom-layer module: ``data/`` (encoding, CSR), the engines and the accumulators all split work
+with it, so it imports nothing from receval.
+
 numba's ``prange`` gives the same parallelism, but its parallel passes add seconds to every
 first compilation (``receval demo`` on a fresh install compiles everything once). A ``nogil``
 function called from a few threads costs nothing extra to compile, and blocks are handed out

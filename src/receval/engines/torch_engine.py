@@ -1,0 +1,578 @@
+"""The torch engine: pictures of blocks of users from dense rows of scores, on any torch device.
+
+A block is ``B`` users' lists as dense ``(B, W)`` rows (:class:`Rows`): scores, which entries are
+in the list, their relevance and gain. One ``topk`` with ``K`` the largest cutoff finds the
+candidates; the order among tied scores is then fixed exactly as the CPU engine fixes it
+(the oracle's ``rank`` in tests/reference/oracle.py): stable sorts by (score descending, the tie
+policy's keys, column ascending), the whole tie group at the ``K`` boundary chosen by the same
+keys over the full row. Cumulative sums over the ``K`` ranks give the picture
+(:class:`receval.picture.Picture`) at every cutoff. Under ``ties="average"`` each tie group's
+size and relevant count come from the ranks inside the top ``K`` and, for the group that
+straddles rank ``K``, from masked sums over the full row.
+
+Every quantity follows :func:`receval.measures.picture.build_picture` operation by operation,
+so on the CPU the numbers are the numba engine's, bit for bit (a CUDA ``cumsum`` adds in
+another order: the last bit of a sum of non-integers may differ there).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import torch
+
+from receval.exceptions import ReceValError
+from receval.measures.picture import ideal_dcg, log2_ranks
+from receval.picture import NO_CUTOFF, Picture
+
+#: the tie policies this engine orders itself (``ranx`` needs numba's quicksort order)
+TIE_POLICIES = ("stable", "item", "item_ascending", "pessimistic", "optimistic", "average")
+
+F64 = torch.float64
+
+
+@dataclass
+class Rows:
+    """``B`` users' lists as dense ``(B, W)`` rows on one device.
+
+    Attributes:
+        scores: ``(B, W)`` floating scores, finite where ``valid``.
+        valid: ``(B, W)`` bool: the entry is in the user's list.
+        rel: ``(B, W)`` float64, 1.0 for a relevant entry of the list, else 0.0.
+        gain: ``(B, W)`` float64 nDCG gain (0.0 unless relevant and in the list).
+        n_relevant: ``(B,)`` int64, L: relevant items of the user's truth (also those no
+            column holds).
+        ideal_gains: ``(B, G)`` float64 gains of the user's relevant truth items, padded with
+            0.0, or ``None`` for binary gains.
+        item_key: ``(W,)`` or ``(B, W)`` int64 keys ordering the items for ``ties="item"`` /
+            ``"item_ascending"`` (``None``: the column order).
+        gain_shift: ``(B,)`` float64 whole numbers, the exponent of the user's gain scale
+            (gains are ``2**-gain_shift`` times their value), or ``None`` (all 0).
+    """
+
+    scores: torch.Tensor
+    valid: torch.Tensor
+    rel: torch.Tensor
+    gain: torch.Tensor
+    n_relevant: torch.Tensor
+    ideal_gains: torch.Tensor | None = None
+    item_key: torch.Tensor | None = None
+    gain_shift: torch.Tensor | None = None
+
+
+@dataclass
+class BlockPicture:
+    """A block's picture plus what only the engine sees: ties at the cutoffs."""
+
+    picture: Picture
+    #: ``(B, C)`` bool: ranks ``k`` and ``k + 1`` of the list hold equal scores
+    tie_at_cut: torch.Tensor
+
+
+def picture_of_rows(
+    rows: Rows,
+    cutoffs: list[int],
+    ties: str = "stable",
+    *,
+    need_rprec: bool = False,
+    top_items: bool = False,
+    ap_over_hits: bool = False,
+) -> BlockPicture:
+    """The picture of a block of users at ``cutoffs`` (``0``: the whole list).
+
+    Example:
+        >>> import torch
+        >>> rows = Rows(scores=torch.tensor([[0.5, 0.9, 0.5]]),
+        ...             valid=torch.ones(1, 3, dtype=torch.bool),
+        ...             rel=torch.tensor([[0.0, 0.0, 1.0]], dtype=torch.float64),
+        ...             gain=torch.tensor([[0.0, 0.0, 1.0]], dtype=torch.float64),
+        ...             n_relevant=torch.tensor([1]))
+        >>> picture_of_rows(rows, [1, 2, 3]).picture.hits.tolist()
+        [[0.0, 0.0, 1.0]]
+        >>> picture_of_rows(rows, [2], "average").picture.hits.tolist()
+        [[0.5]]
+    """
+    if ties not in TIE_POLICIES:
+        raise ReceValError(
+            f"option ties={ties!r} is not supported by the torch engine (one of "
+            f"{', '.join(map(repr, TIE_POLICIES))}); use engine='numba'")
+    scores, valid = rows.scores, rows.valid
+    n_users, width = scores.shape
+    device = scores.device
+    n_rel = rows.n_relevant.to(device=device, dtype=torch.int64)
+    # -0.0 + 0.0 is 0.0: the two zeros tie, as they compare equal (a radix sort would not)
+    s = torch.where(valid, scores + 0.0, torch.tensor(-torch.inf, dtype=scores.dtype,
+                                                       device=device))
+    n_list = valid.sum(dim=1)
+    want = max(cutoffs, default=0)
+    if need_rprec and n_users:
+        want = max(want, int(n_rel.max()))
+    k_top = width if NO_CUTOFF in cutoffs else min(want, width)
+    order, n_gt, n_eq = _top_order(s, rows, k_top, ties)
+    ss = s.gather(1, order)
+    r = rows.rel.gather(1, order)
+    g = rows.gain.gather(1, order)
+    log2_rank = _log2_table(k_top, str(device)).to(device)
+    rank = torch.arange(1, k_top + 1, device=device, dtype=F64)
+    groups = None
+    if ties == "average":
+        sums, groups = _average_sums(s, rows, ss, r, g, n_eq, log2_rank, rank)
+    else:
+        sums = _plain_sums(r, g, log2_rank, rank)
+    # sample the prefix sums: index min(k, K), the whole list at K (nothing accrues past it)
+    cols = torch.tensor([k_top if k == NO_CUTOFF else min(k, k_top) for k in cutoffs],
+                        device=device, dtype=torch.int64)
+    hits, ap_sum, dcg, first, rr_sum = (x.index_select(1, cols) for x in sums)
+    at_r = torch.clamp(n_rel, max=k_top).unsqueeze(1)
+    hits_at_r = sums[0].gather(1, at_r).squeeze(1)
+    idcg = _ideal_dcg(rows, n_rel, cutoffs, device)
+    zeros = torch.zeros(n_users, dtype=F64, device=device)
+    ones = torch.ones(n_users, dtype=F64, device=device)
+    shift = (torch.zeros(n_users, dtype=F64, device=device)
+             if rows.gain_shift is None else rows.gain_shift.to(device=device, dtype=F64))
+    top = None
+    if top_items:
+        inside = torch.arange(k_top, device=device).unsqueeze(0) < n_list.unsqueeze(1)
+        top = torch.where(inside, order, torch.full_like(order, -1))
+    picture = Picture(
+        cutoffs=torch.tensor(cutoffs, dtype=torch.int64, device=device),
+        hits=hits, ap_sum=ap_sum, dcg=dcg, idcg=idcg, first=first, rr_sum=rr_sum,
+        n_relevant=n_rel, n_list=n_list.to(torch.int64), hits_at_r=hits_at_r,
+        sq_err=zeros, sq_scale=ones, abs_err=zeros.clone(), abs_scale=ones.clone(),
+        n_pairs=torch.zeros(n_users, dtype=torch.int64, device=device), gain_shift=shift,
+        top_items=top,
+        ap_over_hits=(_ap_over_hits(sums[1], groups, cutoffs, k_top, n_list)
+                      if ap_over_hits and groups is not None else None),
+    )
+    tie = _ties_at_cuts(ss, n_list, n_gt, n_eq, cutoffs, k_top, width)
+    return BlockPicture(picture=picture, tie_at_cut=tie)
+
+
+# --- the top K in the CPU engine's order ------------------------------------------------------
+
+
+def _tie_keys(rows: Rows, ties: str, width: int) -> list[torch.Tensor]:
+    """The keys after the score, most significant first, each sorted ascending (then the
+    column), as the oracle's ``rank`` (tests/reference/oracle.py)."""
+    if ties in ("item", "item_ascending"):
+        key = rows.item_key
+        if key is None:
+            key = torch.arange(width, device=rows.scores.device)
+        key = key.to(rows.scores.device).expand(rows.scores.shape)
+        return [-key if ties == "item" else key]
+    if ties == "pessimistic":
+        return [rows.rel, rows.gain]
+    if ties == "optimistic":
+        return [-rows.rel, -rows.gain]
+    return []  # stable, average: the column order
+
+
+def _lex_order(score: torch.Tensor, keys: list[torch.Tensor], col: torch.Tensor) -> torch.Tensor:
+    """Positions of ``score`` sorted by (score descending, ``keys`` ascending, ``col``
+    ascending), by stable sorts from the least significant key up."""
+    perm = torch.sort(col, dim=1, stable=True).indices
+    for key in reversed(keys):
+        perm = perm.gather(1, torch.sort(key.gather(1, perm), dim=1, stable=True).indices)
+    return perm.gather(1, torch.sort(score.gather(1, perm), dim=1, stable=True,
+                                     descending=True).indices)
+
+
+def _top_order(
+    s: torch.Tensor, rows: Rows, k_top: int, ties: str
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The columns of each row's top ``k_top`` in rank order, plus how many scores are above
+    the ``k_top``-th (``n_gt``) and equal to it (``n_eq``), over the full row."""
+    n_users, width = s.shape
+    device = s.device
+    keys = _tie_keys(rows, ties, width)
+    if k_top == 0:
+        empty = torch.zeros((n_users, 0), dtype=torch.int64, device=device)
+        zero = torch.zeros(n_users, dtype=torch.int64, device=device)
+        return empty, zero, zero
+    if k_top == width:
+        col = torch.arange(width, device=device).expand(n_users, width)
+        order = _lex_order(s, keys, col)
+        kth = s.gather(1, order[:, -1:])
+        return order, (s > kth).sum(1), (s == kth).sum(1)
+    vals, cand = torch.topk(s, k_top, dim=1, sorted=False)
+    kth = vals.min(dim=1, keepdim=True).values
+    n_gt = (vals > kth).sum(1)  # every score above the K-th is in the top K
+    n_eq = (s >= kth).sum(1) - n_gt  # one pass over the full row
+    # topk returns arbitrary members of the tie group at the boundary: where the group does
+    # not fit whole (and its members are not interchangeable), choose them over the full row
+    spill = (n_gt + n_eq > k_top).nonzero().squeeze(1)
+    if ties != "average" and spill.numel():
+        sub = s.index_select(0, spill)
+        col = torch.arange(width, device=device).expand(len(spill), width)
+        full = _lex_order(sub, [k.index_select(0, spill) for k in keys], col)
+        cand = cand.index_copy(0, spill, full[:, :k_top])
+    order = cand.gather(1, _lex_order(s.gather(1, cand), [k.gather(1, cand) for k in keys],
+                                      cand))
+    return order, n_gt, n_eq
+
+
+# --- prefix sums ---------------------------------------------------------------------------------
+
+
+def _prefix(x: torch.Tensor) -> torch.Tensor:
+    """Cumulative sums along ranks with a leading 0 (index ``j``: the first ``j`` ranks)."""
+    return torch.nn.functional.pad(torch.cumsum(x, dim=1), (1, 0))
+
+
+def _plain_sums(r: torch.Tensor, g: torch.Tensor, log2_rank: torch.Tensor,
+                rank: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """hits, ap_sum, dcg, first, rr_sum of lists in rank order (every group one item)."""
+    h = torch.cumsum(r, dim=1)
+    first_hit = torch.where((r != 0) & (h == 1.0), 1.0, 0.0).to(F64)
+    return (
+        torch.nn.functional.pad(h, (1, 0)),
+        _prefix(r * h / rank),
+        _prefix(g / log2_rank),
+        _prefix(first_hit),
+        _prefix(first_hit * (1.0 / rank)),
+    )
+
+
+def _average_sums(s: torch.Tensor, rows: Rows, ss: torch.Tensor, r: torch.Tensor,
+                  g: torch.Tensor, n_eq: torch.Tensor, log2_rank: torch.Tensor,
+                  rank: torch.Tensor) -> tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]:
+    """The prefix sums' expectations over the orders of tied items (``build_picture``)."""
+    n_users, k_top = ss.shape
+    device = ss.device
+    if k_top == 0:
+        zero = torch.zeros((n_users, 1), dtype=F64, device=device)
+        none = torch.zeros((n_users, 0), dtype=torch.int64, device=device)
+        return (zero,) * 5, (none,) * 4
+    pos = torch.arange(k_top, device=device).expand(n_users, k_top)
+    new = torch.ones_like(ss, dtype=torch.bool)
+    new[:, 1:] = ss[:, 1:] != ss[:, :-1]
+    gid = torch.cumsum(new.to(torch.int64), dim=1) - 1
+    start = torch.cummax(torch.where(new, pos, torch.zeros_like(pos)), dim=1).values
+    # group size, relevant count and gain sum from the ranks inside the top K ...
+    size = torch.zeros_like(pos).scatter_add_(1, gid, torch.ones_like(pos))
+    n_rel = torch.zeros_like(pos).scatter_add_(1, gid, r.to(torch.int64))
+    g_sum = torch.zeros((n_users, k_top), dtype=F64, device=device).scatter_add_(1, gid, g)
+    n, rr, gs = size.gather(1, gid), n_rel.gather(1, gid), g_sum.gather(1, gid)
+    # ... and for the group that straddles rank K, over the full row
+    if k_top < s.shape[1]:
+        last = ss[:, -1:]
+        in_last = ss == last
+        members = s == last
+        n = torch.where(in_last, n_eq.unsqueeze(1), n)
+        rr = torch.where(in_last, (rows.rel * members).sum(1, keepdim=True).to(torch.int64), rr)
+        gs = torch.where(in_last, torch.cumsum(rows.gain * members, dim=1)[:, -1:], gs)
+    crel = torch.nn.functional.pad(torch.cumsum(r, dim=1), (1, 0))  # integers: exact
+    before = crel.gather(1, start)
+    t = (pos - start).to(F64)
+    nf, rf = n.to(F64), rr.to(F64)
+    p_rel = rf / nf
+    inner = torch.where(n > 1, t * (rf - 1.0) / (nf - 1.0).clamp(min=1.0), 0.0)
+    term = torch.where(rr > 0, p_rel * (before + 1.0 + inner), 0.0)
+    mean_gain = gs / nf
+    in_first = (before == 0) & (rr > 0)
+    factor = torch.where(in_first, (nf - rf - t) / (nf - t), 1.0)
+    survive = torch.nn.functional.pad(torch.cumprod(factor, dim=1)[:, :-1], (1, 0), value=1.0)
+    p_first = torch.where(in_first, survive * rf / (nf - t), 0.0)
+    sums = (
+        _prefix(p_rel),
+        _prefix(term / rank),
+        _prefix(mean_gain / log2_rank),
+        _prefix(p_first),
+        _prefix(p_first / rank),
+    )
+    return sums, (start, n, rr, before.to(torch.int64))
+
+
+def _ap_over_hits(ap_sum: torch.Tensor, groups: tuple[torch.Tensor, ...], cutoffs: list[int],
+                  k_top: int, n_list: torch.Tensor) -> torch.Tensor:
+    """``(B, C)`` E[ap_sum / hits] where a cut falls inside a tie group (NaN elsewhere).
+
+    The few cells inside a group go through the CPU engine's own
+    :func:`~receval.measures.picture.expected_ap_over_hits` (a sum over the hypergeometric
+    law of the relevant items inside the cut), on the host.
+    """
+    from receval.measures.picture import expected_ap_over_hits
+
+    start, size, n_rel, before = groups
+    n_users = ap_sum.shape[0]
+    out = torch.full((n_users, len(cutoffs)), torch.nan, dtype=F64, device=ap_sum.device)
+    if k_top == 0 or n_users == 0:
+        return out
+    ks = torch.tensor([k_top if k == NO_CUTOFF else min(k, k_top) for k in cutoffs],
+                      device=ap_sum.device).unsqueeze(0)
+    cut = torch.minimum(ks, n_list.unsqueeze(1))  # the CPU engine's cut: within the list
+    at = (cut - 1).clamp(min=0)
+    inside = (cut > 0) & (start.gather(1, at) + size.gather(1, at) > cut)
+    cells = inside.nonzero().tolist()
+    if not cells:
+        return out
+    host = [x.gather(1, at).cpu().numpy() for x in (start, size, n_rel, before)]
+    prefix = ap_sum.cpu().numpy()
+    cut_h = cut.expand(n_users, -1).cpu().numpy()
+    for u, c in cells:
+        out[u, c] = expected_ap_over_hits(prefix[u], int(cut_h[u, c]), int(host[0][u, c]),
+                                          int(host[1][u, c]), int(host[2][u, c]),
+                                          int(host[3][u, c]))
+    return out
+
+
+# --- the rest of the picture -------------------------------------------------------------------
+
+
+@lru_cache(maxsize=32)
+def _log2_table(n: int, device: str) -> torch.Tensor:
+    """``log2(j + 2)`` for ranks ``j + 1 = 1..n``: the CPU engine's own table (same bits)."""
+    return torch.from_numpy(log2_ranks(max(n, 1))[:n].copy())
+
+
+@lru_cache(maxsize=32)
+def _binary_ideal(n: int) -> torch.Tensor:
+    """Prefix sums of the ideal DCG of ``n`` relevant items of gain 1 (the CPU engine's)."""
+    out = np.empty(n + 1)
+    ideal_dcg(np.ones(n), log2_ranks(max(n, 1)), out)
+    return torch.from_numpy(out)
+
+
+def _ideal_dcg(rows: Rows, n_rel: torch.Tensor, cutoffs: list[int],
+               device: torch.device) -> torch.Tensor:
+    """``(B, C)`` ideal DCG at ``min(k, L)`` (``L`` for the whole list)."""
+    n_users = n_rel.shape[0]
+    if n_users == 0:
+        return torch.zeros((0, len(cutoffs)), dtype=F64, device=device)
+    ks = torch.tensor(cutoffs, dtype=torch.int64, device=device).unsqueeze(0)
+    l_col = n_rel.unsqueeze(1)
+    at = torch.where(ks == NO_CUTOFF, l_col, torch.minimum(ks, l_col))
+    if rows.ideal_gains is None:
+        table = _binary_ideal(int(n_rel.max())).to(device)
+        return table[at]
+    gains = rows.ideal_gains.to(device=device, dtype=F64)
+    ordered = torch.sort(gains, dim=1, descending=True).values
+    width = ordered.shape[1]
+    prefix = _prefix(ordered / _log2_table(width, str(device)).to(device))
+    return prefix.gather(1, at.clamp(max=width))
+
+
+def _ties_at_cuts(ss: torch.Tensor, n_list: torch.Tensor, n_gt: torch.Tensor,
+                  n_eq: torch.Tensor, cutoffs: list[int], k_top: int,
+                  width: int) -> torch.Tensor:
+    """``(B, C)``: ranks ``k`` and ``k + 1`` of the list hold equal scores (``k < n_list``)."""
+    n_users = ss.shape[0]
+    out = torch.zeros((n_users, len(cutoffs)), dtype=torch.bool, device=ss.device)
+    for c, k in enumerate(cutoffs):
+        if k == NO_CUTOFF or k >= width:
+            continue
+        # k == K: the group at rank K goes on past it
+        tied = ss[:, k - 1] == ss[:, k] if k < k_top else n_gt + n_eq > k_top
+        out[:, c] = tied & (n_list > k)
+    return out
+
+
+def torch_device(device: Any = None) -> torch.device:
+    """The device to run on: ``device`` as given, else CUDA when there is one, else the CPU.
+
+    Example:
+        >>> torch_device("cpu").type
+        'cpu'
+    """
+    if device is not None:
+        return torch.device(device)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+# --- long tables (``receval.evaluate(..., engine="torch")``) -----------------------------------
+
+#: device bytes per entry of a block of lists (see :data:`receval.scores.BYTES_PER_ENTRY`)
+BYTES_PER_ENTRY = 64
+#: the memory budget of a block on the CPU (on CUDA: a quarter of the free memory)
+CPU_BUDGET = 1 << 30
+
+
+def run_kernel(
+    users: np.ndarray,
+    t_indptr: np.ndarray,
+    t_items: np.ndarray,
+    t_values: np.ndarray,
+    p_indptr: np.ndarray,
+    p_items: np.ndarray,
+    p_scores: np.ndarray,
+    cutoffs: np.ndarray,
+    cut_ks: np.ndarray,
+    fields: set[str] | frozenset[str],
+    iopts: np.ndarray,
+    fopts: np.ndarray,
+    device: Any = None,
+) -> tuple[Picture, Any]:
+    """:func:`receval.engines.numba_engine.run_kernel` with the ranking on torch: the same
+    arguments, the same picture (numpy arrays, on the host) and audit.
+
+    The numba kernel judges the lists with no cutoff (the audit: duplicates, rows without
+    truth, the per-user sums); the lists go to ``device`` as dense rows in blocks, where
+    they are ranked and summed (:func:`picture_of_rows`).
+
+    Example:
+        >>> import numpy as np
+        >>> from receval.engines import numba_engine as ne
+        >>> i = np.zeros(ne.N_IOPTS, dtype=np.int64)
+        >>> pic, audit = run_kernel(np.array([0]), np.array([0, 1]), np.array([7]),
+        ...     np.array([1.0]), np.array([0, 2]), np.array([5, 7]), np.array([0.9, 0.8]),
+        ...     np.array([1, 2]), np.array([1, 2]), {"hits"}, i, np.zeros(2), device="cpu")
+        >>> pic.hits.tolist(), audit.n_predicted.tolist()
+        ([[0.0, 1.0]], [2])
+    """
+    from receval.engines import numba_engine as ne
+    from receval.measures.gains import GAIN_CODES
+    from receval.measures.picture import TIE_CODES
+
+    none = np.zeros(0, dtype=np.int64)
+    base, audit = ne.run_kernel(users, t_indptr, t_items, t_values, p_indptr, p_items,
+                                p_scores, none, none, set(), iopts, fopts)
+    ties = {code: name for name, code in TIE_CODES.items()}[int(iopts[ne.I_TIES])]
+    gain = {code: name for name, code in GAIN_CODES.items()}[int(iopts[ne.I_GAIN])]
+    if (audit.dup_truth >= 0).any() or (audit.dup_predictions >= 0).any():
+        # the caller raises, or drops the repeats and runs again: numba's picture will do
+        return ne.run_kernel(users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
+                             cutoffs, cut_ks, fields, iopts, fopts)
+    if (base.gain_shift != 0).any():
+        raise ReceValError("ratings this large (their gains overflow) need engine='numba', "
+                           "which rescales the gains")
+    where = torch_device(device)
+    lists = _judge_lists(users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
+                         iopts, fopts, gain)
+    cut_list = [int(k) for k in cutoffs]
+    n_users = len(users)
+    width = int(lists["lengths"].max(initial=0))
+    budget = torch.cuda.mem_get_info(where)[0] // 4 if where.type == "cuda" else CPU_BUDGET
+    step = max(1, budget // (BYTES_PER_ENTRY * max(width, 1)))
+    per_cut: dict[str, list[np.ndarray]] = {name: [] for name in
+                                            ("hits", "ap_sum", "dcg", "idcg", "first",
+                                             "rr_sum", "ap_over_hits")}
+    hits_at_r, n_list, tie_parts = [], [], []
+    for lo in range(0, n_users, step):
+        hi = min(lo + step, n_users)
+        rows = _list_rows(lists, lo, hi, where, gain)
+        block = picture_of_rows(rows, cut_list, "stable" if ties == "ranx" else ties,
+                                need_rprec=bool(iopts[ne.I_NEED_RPREC]),
+                                ap_over_hits="ap_over_hits" in fields)
+        pic = block.picture
+        for name in per_cut:
+            value = getattr(pic, name)
+            if value is not None:
+                per_cut[name].append(value.cpu().numpy())
+        hits_at_r.append(pic.hits_at_r.cpu().numpy())
+        n_list.append(pic.n_list.cpu().numpy())
+        tie_parts.append(block.tie_at_cut.cpu().numpy())
+    cut_cols = [cut_list.index(int(k)) for k in cut_ks]
+    n_cut = len(cut_list)
+    named = {name: (np.concatenate(parts).reshape(n_users, n_cut)
+                    if parts and name in fields else None)
+             for name, parts in per_cut.items()}
+    picture = Picture(
+        cutoffs=np.asarray(cutoffs, dtype=np.int64), n_relevant=lists["n_relevant"],
+        n_list=np.concatenate(n_list) if n_list else np.zeros(0, np.int64),
+        hits_at_r=np.concatenate(hits_at_r) if hits_at_r else np.zeros(0),
+        sq_err=base.sq_err, sq_scale=base.sq_scale, abs_err=base.abs_err,
+        abs_scale=base.abs_scale, n_pairs=base.n_pairs, gain_shift=base.gain_shift, **named)
+    ties_at = (np.concatenate(tie_parts)[:, cut_cols] if tie_parts
+               else np.zeros((0, len(cut_cols)), bool))
+    audit.tie_at_cut = ties_at
+    return picture, audit
+
+
+def _judge_lists(users: np.ndarray, t_indptr: np.ndarray, t_items: np.ndarray,
+                 t_values: np.ndarray, p_indptr: np.ndarray, p_items: np.ndarray,
+                 p_scores: np.ndarray, iopts: np.ndarray, fopts: np.ndarray,
+                 gain: str) -> dict[str, np.ndarray]:
+    """Each user's kept list (flat, in input order) with relevance and gain; their truth's
+    relevant count and gains (host arrays, no repeated (user, item) left)."""
+    import pandas as pd
+
+    from receval.engines import numba_engine as ne
+
+    t_owner, t_pos = _slices(t_indptr[users], t_indptr[users + 1])
+    p_owner, p_pos = _slices(p_indptr[users], p_indptr[users + 1])
+    ti, tv = t_items[t_pos], t_values[t_pos]
+    pi, ps = p_items[p_pos], p_scores[p_pos]
+    mode = int(iopts[ne.I_THR_MODE])
+    if mode == ne.THR_NONE:
+        relevant = np.ones(len(tv), bool)
+    elif mode == ne.THR_GLOBAL:
+        relevant = tv >= fopts[ne.F_REL_THR]
+    else:  # the user's mean rating, summed in item order one rating after the other
+        order = np.lexsort((ti, t_owner))
+        totals = np.zeros(len(users))
+        for i in order.tolist():
+            totals[t_owner[i]] += tv[i]
+        counts = np.maximum(np.bincount(t_owner, minlength=len(users)), 1)
+        relevant = tv >= (totals / counts)[t_owner]
+    with np.errstate(over="ignore"):
+        gains = {"binary": np.ones(len(tv)), "linear": tv,
+                 "exponential": np.power(2.0, tv) - 1.0}[gain]
+    gains = np.where(relevant, gains, 0.0)
+    truth_index = pd.MultiIndex.from_arrays([t_owner, ti])
+    at = truth_index.get_indexer(pd.MultiIndex.from_arrays([p_owner, pi]))
+    keep = np.ones(len(pi), bool)
+    if iopts[ne.I_KNOWN]:
+        keep &= at >= 0
+    if iopts[ne.I_HAS_SCORE_THR]:
+        keep &= ps >= fopts[ne.F_SCORE_THR]
+    p_owner, pi, ps, at = p_owner[keep], pi[keep], ps[keep], at[keep]
+    found = at >= 0
+    rel = np.where(found, relevant[np.maximum(at, 0)], False).astype(np.float64)
+    gain_of = np.where(found, gains[np.maximum(at, 0)], 0.0)
+    lengths = np.bincount(p_owner, minlength=len(users))
+    g_order = np.argsort(t_owner[relevant], kind="stable")
+    return {
+        "owner": p_owner, "items": pi, "scores": ps, "rel": rel, "gain": gain_of,
+        "lengths": lengths, "starts": np.concatenate([[0], np.cumsum(lengths)]),
+        "n_relevant": np.bincount(t_owner, weights=relevant.astype(np.float64),
+                                  minlength=len(users)).astype(np.int64),
+        "g_owner": t_owner[relevant][g_order], "g_values": gains[relevant][g_order],
+    }
+
+
+def _slices(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For CSR slices ``starts[i]:ends[i]``: each element's slice and position."""
+    lengths = ends - starts
+    owner = np.repeat(np.arange(len(starts)), lengths)
+    offsets = np.cumsum(lengths) - lengths
+    pos = np.arange(int(lengths.sum())) - np.repeat(offsets - starts, lengths)
+    return owner, pos
+
+
+def _list_rows(lists: dict[str, np.ndarray], lo: int, hi: int, device: torch.device,
+               gain: str) -> Rows:
+    """Users ``lo:hi``'s lists as dense rows (position in the list = column)."""
+    a, b = int(lists["starts"][lo]), int(lists["starts"][hi])
+    n = hi - lo
+    width = max(1, int(lists["lengths"][lo:hi].max(initial=0)))
+    owner = lists["owner"][a:b] - lo
+    col = np.arange(b - a) - (lists["starts"][lists["owner"][a:b]] - a)
+    ui = torch.from_numpy(owner).to(device)
+    ci = torch.from_numpy(col).to(device)
+
+    def dense(values: np.ndarray, dtype: torch.dtype, fill: float = 0.0) -> torch.Tensor:
+        out = torch.full((n, width), fill, dtype=dtype, device=device)
+        out[ui, ci] = torch.from_numpy(values[a:b]).to(device=device, dtype=dtype)
+        return out
+
+    valid = torch.zeros((n, width), dtype=torch.bool, device=device)
+    valid[ui, ci] = True
+    rel = dense(lists["rel"], F64)
+    ideal = None
+    if gain != "binary":
+        g_owner = lists["g_owner"]
+        sel = (g_owner >= lo) & (g_owner < hi)
+        go = g_owner[sel] - lo
+        g_start = np.searchsorted(go, np.arange(n))
+        slot = np.arange(len(go)) - g_start[go]
+        ideal = torch.zeros((n, max(1, int(slot.max(initial=-1)) + 1)), dtype=F64,
+                            device=device)
+        ideal[torch.from_numpy(go).to(device), torch.from_numpy(slot).to(device)] = (
+            torch.from_numpy(lists["g_values"][sel]).to(device))
+    return Rows(scores=dense(lists["scores"], F64), valid=valid, rel=rel,
+                gain=rel if gain == "binary" else dense(lists["gain"], F64),
+                n_relevant=torch.from_numpy(lists["n_relevant"][lo:hi]).to(device),
+                ideal_gains=ideal, item_key=dense(lists["items"], torch.int64))

@@ -1,0 +1,72 @@
+"""What the registry knows of a metric family: one declarative :class:`Entry` per family.
+
+Each family module (``precision.py``, ``ndcg.py``, ...) defines its array function and its
+``ENTRY``; :mod:`receval.measures.registry` lists the modules. An array function takes a
+:class:`~receval.picture.Picture`, the picture column of the metric's cutoff, the metric, the
+options and the array namespace ``xp`` (numpy or torch, :func:`array_api_compat.array_namespace`)
+and returns :class:`Parts`: one value per user (NaN where undefined), the numerator and
+denominator micro averaging sums, and ``den2`` (F-beta: recall's denominator) or ``None``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+from receval.measures.family import Family
+
+if TYPE_CHECKING:
+    from receval.measures.spec import MetricSpec
+    from receval.options import Options
+    from receval.picture import Picture
+
+
+class Parts(NamedTuple):
+    """One metric's per-user arrays: value (NaN: undefined), numerator, denominator, ``den2``."""
+
+    value: Any
+    num: Any
+    den: Any
+    den2: Any = None
+
+
+#: ``fn(picture, column, spec, options, xp) -> Parts``; ``column`` is ``-1`` for a family
+#: that takes no cutoff
+ArrayFunction = Callable[["Picture", int, "MetricSpec", "Options", Any], Parts]
+
+
+def _no_extra(options: Options) -> frozenset[str]:
+    return frozenset()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One metric family, declared.
+
+    Attributes:
+        family: its code.
+        name: the canonical spelling (``P``, ``nDCG``); ``P@10`` with a cutoff.
+        aliases: the lower-case names that mean it (``precision``, ``p``).
+        cutoff: ``"required"`` (``P@k``), ``"optional"`` (``nDCG`` is ``nDCG`` over the whole
+            list) or ``"none"`` (``Rprec``, ``RMSE``).
+        reads: the picture fields its function reads.
+        options: the :class:`~receval.options.Options` fields that change its value (their
+            choices are :data:`receval.options.CHOICES`).
+        reduction: ``"mean"`` (the users' values averaged, the empty policy applies) or
+            ``"pooled"`` (every (user, item) pair counts once, RMSE and MAE).
+        undefined: why a user's value can be undefined (``""``: it never is).
+        compute: the array function.
+        extra: optional picture fields it needs under some options (``ap_over_hits``).
+    """
+
+    family: Family
+    name: str
+    aliases: tuple[str, ...]
+    cutoff: Literal["required", "optional", "none"]
+    reads: tuple[str, ...]
+    options: tuple[str, ...]
+    reduction: Literal["mean", "pooled"]
+    undefined: str
+    compute: ArrayFunction
+    extra: Callable[[Options], frozenset[str]] = field(default=_no_extra)

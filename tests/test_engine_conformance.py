@@ -1,0 +1,237 @@
+"""Engine conformance: every engine gives the numba engine's numbers on the same input.
+
+The input is a score matrix with heavy ties, short lists (excluded items), users with nothing
+relevant and truth users without a row; the long table built from it (every score outside
+the excluded pairs, row-major, so the ``stable`` order is the column order) goes to
+``receval.evaluate`` on the numba engine, the matrix to ``receval.evaluate_scores`` on the
+torch engine. Every family, every tie policy the torch engine takes, the options one by one.
+Per-user values and summaries are compared bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+import receval
+from receval.exceptions import ReceValError
+
+torch = pytest.importorskip("torch", reason="the torch engine needs torch (receval[torch])")
+
+METRICS = ["P@1", "P@3", "P@25", "R@3", "R", "F1@3", "AP@3", "MAP", "nDCG@3", "nDCG", "RR@2",
+           "MRR", "Hit@1", "Hit@3", "Rprec", "hits@3", "DCG@3"]
+TIES = ["stable", "item", "item_ascending", "pessimistic", "optimistic", "average"]
+ENGINES = ["torch"]  # engines that take a score matrix; the numba engine is the reference
+
+
+def _case(seed: int, n_rows: int = 30, n_items: int = 12, levels: int = 4):
+    rng = np.random.default_rng(seed)
+    scores = (rng.integers(0, levels, (n_rows, n_items)) / 2 - 0.5).astype(np.float32)
+    user_ids = np.arange(n_rows) * 3 + 100
+    pool = np.arange(1, 5 * n_items + 200)
+    item_ids = np.sort(rng.choice(pool, n_items, replace=False))[::-1].copy()
+    excluded = rng.random((n_rows, n_items)) < 0.25
+    excluded[1] = True  # a user with an empty list
+    truth_mask = rng.random((n_rows, n_items)) < 0.3
+    truth_mask[2] = False  # a user with no truth row in the catalog ...
+    r, c = np.nonzero(truth_mask)
+    ratings = rng.integers(0, 6, len(r)).astype(np.float64)
+    truth = pd.DataFrame({"user": user_ids[r], "item": item_ids[c], "rating": ratings})
+    extra = pd.DataFrame({"user": [user_ids[2], 7, 7], "item": [999, item_ids[0], 998],
+                          "rating": [4.0, 5.0, 1.0]})  # ... items and a user without a row
+    truth = pd.concat([truth, extra], ignore_index=True)
+    rr, cc = np.nonzero(~excluded)
+    long = pd.DataFrame({"user": user_ids[rr], "item": item_ids[cc],
+                         "score": scores[rr, cc].astype(np.float64)})
+    er, ec = np.nonzero(excluded)
+    exclude = pd.DataFrame({"user": user_ids[er], "item": item_ids[ec]})
+    return truth, scores, long, exclude, excluded, user_ids, item_ids
+
+
+def _compare(a: receval.Result, b: receval.Result) -> None:
+    assert list(a.summary) == list(b.summary)
+    left = a.per_user.sort_values("user", kind="stable").reset_index(drop=True)
+    right = b.per_user.sort_values("user", kind="stable").reset_index(drop=True)
+    assert left["user"].tolist() == right["user"].tolist()
+    for name in a.metrics:
+        np.testing.assert_array_equal(left[name].to_numpy(), right[name].to_numpy(),
+                                      err_msg=name)
+        np.testing.assert_array_equal(a.summary[name], b.summary[name], err_msg=name)
+
+
+def _both(engine: str, seed: int, metrics: list[str], **options):
+    truth, scores, long, exclude, _, user_ids, item_ids = _case(seed)
+    ref = receval.evaluate(truth, long, metrics, silence=["ties", "undefined", "no-threshold"],
+                           **options)
+    got = receval.evaluate_scores(truth, scores, metrics, exclude=exclude, user_ids=user_ids,
+                                  item_ids=item_ids, engine=engine, device="cpu",
+                                  silence=["ties", "undefined", "no-threshold"], **options)
+    return ref, got
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("ties", TIES)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_every_family_every_tie_policy(engine: str, ties: str, seed: int) -> None:
+    _compare(*_both(engine, seed, METRICS, ties=ties, relevance_threshold=2,
+                    gain="exponential"))
+
+
+OPTION_CASES = [
+    {},
+    {"relevance_threshold": "user_mean"},
+    {"relevance_threshold": 3, "gain": "linear"},
+    {"ap_normalizer": "relevant"},
+    {"ap_normalizer": "hits"},
+    {"ap_normalizer": "hits", "ties": "average"},
+    {"ap_normalizer": "k"},
+    {"precision_denominator": "returned"},
+    {"recall_denominator": "capped"},
+    {"protocol": "known"},
+    {"score_threshold": 0.4},
+    {"nonpositive_scores": "irrelevant"},
+    {"nonpositive_scores": "irrelevant", "protocol": "known"},
+    {"truth_scope": "predicted"},
+    {"users": "both"},
+    {"users": "relevant", "relevance_threshold": 4},
+    {"users": "predictions"},
+    {"users": "union"},
+    {"empty": "skip"},
+    {"empty": "one"},
+    {"empty": "nan"},
+    {"average": "micro"},
+    {"score_dtype": "float32"},
+    {"item_order": "text", "ties": "item"},
+    {"empty_scope": "no_relevant"},
+    {"profile": "torchmetrics"},
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("options", OPTION_CASES, ids=lambda o: ",".join(map(str, o.items())))
+def test_options(engine: str, options: dict) -> None:
+    _compare(*_both(engine, 3, METRICS, **options))
+
+
+@pytest.mark.parametrize("keep", ["first", "max"])
+def test_truth_duplicates(keep: str) -> None:
+    truth, scores, long, exclude, _, user_ids, item_ids = _case(4)
+    truth = pd.concat([truth, truth.iloc[[0, 5]].assign(rating=[5.0, 0.0])], ignore_index=True)
+    kw = {"relevance_threshold": 3, "duplicates": keep, "silence": ["ties", "undefined"]}
+    ref = receval.evaluate(truth, long, METRICS, **kw)
+    got = receval.evaluate_scores(truth, scores, METRICS, exclude=exclude, user_ids=user_ids,
+                                  item_ids=item_ids, device="cpu", **kw)
+    _compare(ref, got)
+    with pytest.raises(ReceValError, match="duplicate"):
+        receval.evaluate_scores(truth, scores, ["P@1"], exclude=exclude, user_ids=user_ids,
+                                item_ids=item_ids, device="cpu")
+
+
+def test_sources_agree() -> None:
+    """A numpy matrix, a torch tensor, a callable and a scipy.sparse exclude: one answer."""
+    truth, scores, _, exclude, excluded, user_ids, item_ids = _case(5)
+    kw = {"user_ids": user_ids, "item_ids": item_ids, "device": "cpu",
+          "silence": ["ties", "no-threshold"]}
+    base = receval.evaluate_scores(truth, scores, METRICS, exclude=exclude, **kw)
+    tensor = torch.from_numpy(scores)
+    for source in (tensor, lambda rows: tensor[rows]):
+        _compare(base, receval.evaluate_scores(truth, source, METRICS, exclude=exclude, **kw))
+    _compare(base, receval.evaluate_scores(truth, scores, METRICS,
+                                           exclude=sp.csr_matrix(excluded), **kw))
+    for batch in (1, 7):  # the blocks change nothing
+        _compare(base, receval.evaluate_scores(truth, scores, METRICS, exclude=exclude,
+                                               batch_size=batch, **kw))
+
+
+def test_boundary_ties_on_wide_rows() -> None:
+    """Thousands of tied scores across every cutoff: the whole tie group is considered."""
+    truth, scores, long, exclude, _, user_ids, item_ids = _case(6, n_rows=8, n_items=600,
+                                                                levels=2)
+    for ties in TIES:
+        ref = receval.evaluate(truth, long, METRICS, ties=ties,
+                               silence=["ties", "undefined", "no-threshold"])
+        got = receval.evaluate_scores(truth, scores, METRICS, exclude=exclude,
+                                      user_ids=user_ids, item_ids=item_ids, ties=ties,
+                                      device="cpu",
+                                      silence=["ties", "undefined", "no-threshold"])
+        _compare(ref, got)
+        assert got.counts["ties_at_cutoff"] == ref.counts["ties_at_cutoff"]
+
+
+@pytest.mark.parametrize(("options", "metrics", "message"), [
+    ({"ties": "ranx"}, ["P@1"], "ties='ranx'"),
+    ({"duplicates": "keep"}, ["P@1"], "duplicates='keep'"),
+    ({}, ["RMSE"], "'RMSE'"),
+    ({"not_an_option": 1}, ["P@1"], "unknown option 'not_an_option'"),
+    ({"engine": "numba"}, ["P@1"], "engine 'numba'"),
+])
+def test_refused_with_a_clear_error(options: dict, metrics: list[str], message: str) -> None:
+    truth, scores, *_ = _case(7)
+    with pytest.raises(ReceValError, match=message):
+        receval.evaluate_scores(truth, scores, metrics, device="cpu", **options)
+
+
+def test_bad_scores() -> None:
+    truth, scores, _, _, _, user_ids, _ = _case(8)
+    truth = truth[truth["user"] >= 100]
+    scores = scores.copy()
+    scores[3, 4] = np.nan
+    with pytest.raises(ReceValError, match=r"row 3, column 4"):
+        receval.evaluate_scores(truth, scores, ["P@1"], device="cpu", user_ids=user_ids)
+    excluded = {"user": [user_ids[3]], "item": [4]}  # a masked score is never read
+    assert receval.evaluate_scores(truth, scores, ["P@1"], device="cpu", user_ids=user_ids,
+                                   exclude=excluded, silence=["ties", "no-threshold"])
+    with pytest.raises(ReceValError, match="no truth user is a row of scores"):
+        receval.evaluate_scores(truth, scores, ["P@1"], device="cpu")
+    with pytest.raises(ReceValError, match="user_ids= and item_ids="):
+        receval.evaluate_scores(truth, lambda rows: rows, ["P@1"], device="cpu")
+    with pytest.raises(ReceValError, match="user_ids has 2 ids for 30 rows"):
+        receval.evaluate_scores(truth, scores, ["P@1"], device="cpu", user_ids=[1, 2])
+
+
+LONG_ENGINES = ["numba", "torch"]  # engines of receval.evaluate (long tables)
+
+
+def _long_case(seed: int):
+    """A long table of predictions with heavy ties, repeated rows and a predictions-only
+    user, from :func:`_case`."""
+    truth, _, long, *_ = _case(seed)
+    rng = np.random.default_rng(seed)
+    long = long.sample(frac=1.0, random_state=seed).reset_index(drop=True)  # input order
+    long = pd.concat([long, pd.DataFrame({"user": [5], "item": [1], "score": [0.5]})],
+                     ignore_index=True)
+    truth = truth.assign(rating=truth["rating"] + rng.integers(0, 2, len(truth)) / 2)
+    return truth, long
+
+
+@pytest.mark.parametrize("engine", LONG_ENGINES)
+@pytest.mark.parametrize("options", [
+    *({"ties": t} for t in [*TIES, "ranx"]),
+    *OPTION_CASES,
+    {"duplicates": "keep"},
+    {"relevance_threshold": 2, "gain": "exponential", "ties": "average"},
+], ids=lambda o: ",".join(map(str, o.items())))
+def test_long_tables(engine: str, options: dict) -> None:
+    """``receval.evaluate(..., engine=E)`` gives the numba engine's numbers, bit for bit."""
+    truth, long = _long_case(9)
+    metrics = [*METRICS, "RMSE", "MAE"]
+    kw = {"silence": ["ties", "undefined", "no-threshold"], **options}
+    if options.get("duplicates") == "keep":
+        long = pd.concat([long, long.iloc[[0, 3]]], ignore_index=True)
+    ref = receval.evaluate(truth, long, metrics, engine="numba", **kw)
+    got = receval.evaluate(truth, long, metrics, engine=engine, **kw)
+    _compare(ref, got)
+    assert got.counts == ref.counts
+    assert got.options["engine"] == engine
+
+
+def test_long_table_duplicates_under_torch() -> None:
+    truth, long = _long_case(10)
+    long = pd.concat([long, long.iloc[[2]]], ignore_index=True)
+    with pytest.raises(ReceValError, match="duplicate"):
+        receval.evaluate(truth, long, ["P@1"], engine="torch")
+    kw = {"duplicates": "max", "silence": ["ties", "no-threshold"]}
+    _compare(receval.evaluate(truth, long, METRICS, **kw),
+             receval.evaluate(truth, long, METRICS, engine="torch", **kw))
