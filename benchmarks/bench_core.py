@@ -28,6 +28,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import platform
@@ -230,7 +231,6 @@ def work_numba_floor(path: Path, cfg: dict[str, Any]) -> dict[str, Any]:
 
 
 def work_receval(path: Path, cfg: dict[str, Any]) -> dict[str, Any]:
-    import importlib
     import warnings
 
     import receval
@@ -242,6 +242,10 @@ def work_receval(path: Path, cfg: dict[str, Any]) -> dict[str, Any]:
         ev = importlib.import_module("receval.evaluation")
     except ImportError:
         ev = importlib.import_module("receval.evaluate")
+    # since issue 10 evaluation.py is split: shaping (prepare), audit (users), dispatch (engine)
+    shaping = _module_or("receval.shaping", ev)
+    audit = _module_or("receval.audit", ev)
+    dispatch = _module_or("receval.dispatch", ev)
     metrics = metric_names(cfg["cutoffs"])
     warnings.simplefilter("ignore")
     rng = np.random.default_rng(0)  # shuffled rows, so that every path of the ingest runs
@@ -267,17 +271,19 @@ def work_receval(path: Path, cfg: dict[str, Any]) -> dict[str, Any]:
                          value_col="rating", value_required=False)
         p = read_columns(pred, side="predictions", user_col="user", item_col="item",
                          value_col="score", value_required=True, fallback_rank_col="rank")
-        return ev.prepare(t, p, options)
+        return shaping.prepare(t, p, options)
 
     out["ingest"], prepared = timed(ingest, cfg["repeat"])
     out["compute"], _ = timed(lambda: ev.evaluate_prepared(prepared, specs, options),
                               cfg["repeat"])
     try:  # the numba pass alone (private helpers: skipped if they change)
-        selected = ev._select_users(prepared, options)
-        args = ev.kernel_arguments(specs, options)
+        select = getattr(audit, "select_users", None) or ev._select_users
+        run = getattr(dispatch, "run", None) or ev._run
+        selected = select(prepared, options)
+        args = dispatch.kernel_arguments(specs, options)
         if len(args) == 5:  # the picture (issue 10): the numba pass, then the array families
-            out["kernel"], _ = timed(lambda: ev._run(prepared, selected, specs, options,
-                                                     *args[2:], *args[:2]), cfg["repeat"])
+            out["kernel"], _ = timed(lambda: run(prepared, selected, specs, options,
+                                                 *args[2:], *args[:2]), cfg["repeat"])
         else:
             iopts, fopts, families, ks, betas, cut_ks = args
             out["kernel"], _ = timed(lambda: ev._run(prepared, selected, families, ks, betas,
@@ -420,6 +426,14 @@ def run_worker(tool: str, path: Path, cfg: dict[str, Any], timeout: float) -> di
 
 
 # --- comparison and report -------------------------------------------------------------------
+
+
+def _module_or(name: str, fallback: Any) -> Any:
+    """``name`` imported, or ``fallback`` on an older receval that does not have it."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return fallback
 
 
 def agreement(receval_values: dict[str, float], peer: dict[str, float],

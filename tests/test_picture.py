@@ -11,8 +11,8 @@ import math
 import numpy as np
 import pytest
 
+from receval.dispatch import kernel_arguments
 from receval.engines.numba_engine import run_kernel
-from receval.evaluation import kernel_arguments
 from receval.measures.spec import parse_metrics
 from receval.options import Options
 

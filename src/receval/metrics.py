@@ -16,10 +16,11 @@ import numpy as np
 
 from receval.data.csr import CSR
 from receval.data.encode import Dictionary
-from receval.evaluation import Prepared, evaluate_prepared
+from receval.evaluation import evaluate_prepared
 from receval.exceptions import ReceValError, UndefinedMetricWarning
 from receval.measures.spec import parse_metric
 from receval.options import Options
+from receval.shaping import Prepared
 
 __all__ = [
     "average_precision_at_k",

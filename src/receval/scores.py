@@ -121,9 +121,9 @@ def evaluate_scores(
     if len(parts) == 1:
         result = parts[0][1]
     else:
-        from receval.evaluation import _merge_parts
+        from receval.finalize import merge_parts
 
-        result = _merge_parts(specs, parts, opts)
+        result = merge_parts(specs, parts, opts)
         base = opts.to_dict()
         result.options["per_metric"] = {
             specs[i].name: {k: v for k, v in per_spec[i].to_dict().items() if base[k] != v}

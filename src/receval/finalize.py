@@ -1,0 +1,46 @@
+"""Finalize: one :class:`~receval.result.Result` from the results of groups of metrics that a
+profile evaluates with different options."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from receval.measures.spec import MetricSpec
+from receval.options import Options
+from receval.result import Result
+
+
+def merge_parts(specs: list[MetricSpec], parts: list[tuple[list[int], Result]],
+                 options: Options) -> Result:
+    """One :class:`Result` from results over groups of metrics evaluated with different options
+    (a profile's per-metric options): the summary in request order, per-user values merged on
+    the user id (NaN where a user is outside a metric's population), per-metric counts merged.
+    """
+    names = [s.name for s in specs]
+    values: dict[str, float] = {}
+    per_user: pd.DataFrame | None = None
+    counts: dict[str, Any] = {}
+    for _members, part in parts:
+        values.update(part.summary)
+        frame = part.per_user
+        per_user = frame if per_user is None else per_user.merge(frame, on="user", how="outer")
+        if not counts:
+            counts = {key: (dict(val) if isinstance(val, dict) else val)
+                      for key, val in part.counts.items()}
+            counts["undefined"] = dict(counts["undefined"])
+            counts["undefined"]["users"] = dict(counts["undefined"]["users"])
+            counts["users_per_metric"] = {}
+        else:
+            counts["undefined"]["users"].update(part.counts["undefined"]["users"])
+            counts["averaged"].update(part.counts["averaged"])
+            counts["summary_null"].update(part.counts["summary_null"])
+        for name in part.metrics:
+            counts["users_per_metric"][name] = part.counts["users"]["evaluated"]
+    assert per_user is not None
+    record = dict(parts[0][1].options)
+    record.update(options.to_dict())
+    record["metrics"] = {s.name: s.canonical for s in specs}
+    return Result(summary={n: values[n] for n in names}, per_user=per_user[["user", *names]],
+                  counts=counts, options=record, metrics=names)
