@@ -21,6 +21,7 @@ from types import ModuleType
 
 from receval import report  # noqa: F401  (lends Result its plot and notebook views)
 from receval._version import __version__
+from receval.compare import Comparison, compare
 from receval.evaluation import evaluate
 from receval.exceptions import ReceValError, UndefinedMetricError, UndefinedMetricWarning
 from receval.measures.spec import MetricSpec, parse_metric, parse_metrics
@@ -33,6 +34,7 @@ from receval.scores import evaluate_scores
 SUBMODULES = ("adapters", "explain", "io", "metrics", "options", "profiles", "report", "result")
 
 __all__ = [
+    "Comparison",
     "MetricSpec",
     "Options",
     "ReceValError",
@@ -40,6 +42,7 @@ __all__ = [
     "UndefinedMetricError",
     "UndefinedMetricWarning",
     "__version__",
+    "compare",
     "evaluate",
     "evaluate_scores",
     "parse_metric",
