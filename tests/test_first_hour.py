@@ -248,3 +248,14 @@ def test_report_curves_warn_about_ties_at_the_asked_cutoffs_only(tmp_path: Path)
     loud = CliRunner().invoke(main, [*base, "-m", "P@2", "--report", str(tmp_path / "r.html")])
     line = next(x for x in loud.stderr.splitlines() if "tied scores" in x)
     assert "at k=2" in line and "at k=3" not in line
+
+
+def test_evaluate_scores_judges_the_threshold_warning_as_evaluate_does() -> None:
+    """One rule for both entry points: graded gains read the ratings on purpose."""
+    pytest.importorskip("torch", reason="evaluate_scores runs on torch (installed in CI)")
+    truth = {"user": [0, 0, 1], "item": [0, 1, 1], "rating": [1.0, 5.0, 3.0]}
+    scores = np.array([[0.9, 0.1, 0.5], [0.2, 0.8, 0.4]])
+    for options, warns in (({}, True), ({"gain": "linear"}, False),
+                           ({"relevance_threshold": 4}, False)):
+        got = caught(lambda o=options: receval.evaluate_scores(truth, scores, ["nDCG@2"], **o))
+        assert ([w.category for w in got] == [RelevanceThresholdWarning]) is warns, options

@@ -31,6 +31,7 @@ import numpy as np
 from receval.exceptions import UndefinedMetricError
 from receval.options import Options
 from receval.parallel import block_bounds, run_blocks
+from receval.scalars import plain
 
 #: a sum's unit is 2^-UNIT_BITS (the smallest subnormal float)
 UNIT_BITS = 1074
@@ -424,7 +425,7 @@ class Accumulator:
             f = int(first[c])
             first_user: Any = None
             if f >= 0:
-                first_user = _py(ids[f]) if ids is not None else first_row + f
+                first_user = plain(ids[f]) if ids is not None else first_row + f
             metrics.append(replace(
                 ms, total=tot[c], n_defined=n_rows - int(missing[c]),
                 n_undefined=int(missing[c]), num=part_sums["num"][c], den=part_sums["den"][c],
@@ -488,10 +489,6 @@ class Accumulator:
                              f"version 1): format={data.get('format')!r}, "
                              f"version={data.get('version')!r}")
         return cls(tuple(MetricSums.from_json(m) for m in data["metrics"]))
-
-
-def _py(x: Any) -> Any:
-    return x.item() if isinstance(x, np.generic) else x
 
 
 def _pooled_num(value: np.ndarray, num: np.ndarray, den: np.ndarray,

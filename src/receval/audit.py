@@ -13,7 +13,8 @@ from receval.data.csr import drop_duplicates
 from receval.exceptions import ReceValError
 from receval.options import Options
 from receval.result import Result
-from receval.shaping import RESHAPE_COUNTS, Prepared, py
+from receval.scalars import plain
+from receval.shaping import RESHAPE_COUNTS, Prepared
 
 if TYPE_CHECKING:
     from receval.engines.numba_engine import KernelOutput
@@ -63,8 +64,8 @@ def raise_on_duplicates(prepared: Prepared, users: np.ndarray, out: KernelOutput
                              ("predictions", out.dup_predictions, prepared.predictions)):
         if (flags >= 0).any():
             row = int(np.argmax(flags >= 0))
-            user = py(prepared.users.decode(users[row : row + 1])[0])
-            item = py(prepared.items.decode(csr.items[flags[row] : flags[row] + 1])[0])
+            user = plain(prepared.users.decode(users[row : row + 1])[0])
+            item = plain(prepared.items.decode(csr.items[flags[row] : flags[row] + 1])[0])
             raise ReceValError(
                 f"duplicate (user, item) rows in {side}: user {user!r}, item {item!r} appears "
                 "more than once; pass duplicates='first' or 'max' to keep one"

@@ -100,19 +100,23 @@ def _outside_receval() -> int:
 
 
 def check_relevance_threshold(ratings: np.ndarray | None, *, threshold_given: bool,
-                              column: str) -> None:
+                              gain: str, column: str) -> None:
     """Warn when the truth's ratings vary and no relevance threshold says which are relevant.
+
+    ``threshold_given``: a threshold was passed (``None`` too: every row relevant on purpose)
+    or set by the profile. Graded gains (``gain`` other than ``"binary"``) read the ratings on
+    purpose, a low rating being a low gain: no warning either.
 
     Example:
         >>> import warnings
         >>> with warnings.catch_warnings(record=True) as caught:
         ...     warnings.simplefilter("always")
         ...     check_relevance_threshold(np.array([0.5, 3.0, 5.0]), threshold_given=False,
-        ...                               column="rating")
+        ...                               gain="binary", column="rating")
         >>> print(str(caught[0].message).split(";")[0])
         truth column 'rating' holds graded ratings (0.5 to 5) but no relevance_threshold was given
     """
-    if threshold_given or ratings is None or len(ratings) == 0:
+    if threshold_given or gain != "binary" or ratings is None or len(ratings) == 0:
         return
     finite = ratings[np.isfinite(ratings)]
     if len(finite) == 0:

@@ -33,6 +33,7 @@ from receval.exceptions import ReceValError
 from receval.io.formulas import neutralise_cell
 from receval.measures.spec import parse_metric
 from receval.result import Result
+from receval.scalars import plain
 from receval.stats.corrections import CORRECTIONS, adjust
 from receval.stats.intervals import CI_METHOD, bootstrap_means, percentile_interval
 from receval.stats.tests import (
@@ -322,8 +323,8 @@ def _aligned(results: dict[str, Result],
             only = users.difference(reference, sort=False)
             missing = reference.difference(users, sort=False)
             if len(only) or len(missing) or users.has_duplicates:
-                where = (f"user {_id(only[0])!r} is in {name!r} only" if len(only)
-                         else f"user {_id(missing[0])!r} is in {first!r} only" if len(missing)
+                where = (f"user {plain(only[0])!r} is in {name!r} only" if len(only)
+                         else f"user {plain(missing[0])!r} is in {first!r} only" if len(missing)
                          else f"model {name!r} repeats a user")
                 raise ReceValError(
                     f"models {first!r} and {name!r} were evaluated on different users: {where} "
@@ -333,11 +334,6 @@ def _aligned(results: dict[str, Result],
         out[name] = {m: frame[_column(results[name], m, name)].to_numpy(dtype=float)
                      for m in metrics}
     return out
-
-
-def _id(user: Any) -> Any:
-    """A user id as plain Python (``7``, not ``np.int64(7)``) for messages."""
-    return user.item() if isinstance(user, np.generic) else user
 
 
 def _pairs(names: list[str], baseline: str | None) -> list[tuple[str, str]]:

@@ -28,11 +28,12 @@ from receval.dispatch import (
     run,
 )
 from receval.exceptions import ReceValError
-from receval.finalize import merge_parts
+from receval.finalize import merge_parts, record_profile
 from receval.measures.spec import RATING, MetricSpec, parse_metrics
 from receval.options import UNSET, Options
 from receval.result import Result, null_reasons
-from receval.shaping import Prepared, prepare, prepare_key, py
+from receval.scalars import plain
+from receval.shaping import Prepared, prepare, prepare_key
 
 if TYPE_CHECKING:
     from receval.profiles import Profile
@@ -149,22 +150,12 @@ def evaluate(
                                                      [specs[i] for i in members], opts,
                                                      engine=engine)))
     result = parts[0][1] if len(parts) == 1 else merge_parts(specs, parts, options)
-    base = options.to_dict()
-    result.options.update(base)
-    result.options["profile"] = resolved.name
-    overrides = {
-        specs[i].name: {name: value for name, value in per_spec[i].to_dict().items()
-                        if base[name] != value}
-        for i in range(len(specs)) if per_spec[i] != options
-    }
-    if overrides:
-        result.options["per_metric"] = overrides
+    record_profile(result, specs, per_spec, options, resolved.name)
     with checks.silence(silence):
         checks.check_relevance_threshold(
-            truth_cols.values, column=rating_col,
-            # graded gains read the ratings on purpose: a low rating is a low gain
+            truth_cols.values, column=rating_col, gain=options.gain,
             threshold_given="relevance_threshold" in explicit
-            or options.relevance_threshold is not None or options.gain != "binary")
+            or options.relevance_threshold is not None)
         audit.check_matches(next(iter(prepared_by_key.values())), result)
     return result
 
@@ -201,7 +192,7 @@ def evaluate_prepared(
             if spec.family not in RATING:
                 out.value[none_relevant, c] = np.nan
     user_ids = prepared.users.decode(selected)
-    agg = aggregate(specs, out, options, lambda row: py(user_ids[row]))
+    agg = aggregate(specs, out, options, lambda row: plain(user_ids[row]))
     # one block around the value matrix (no copy), then the user column in front
     per_user = pd.DataFrame(agg.per_user, columns=[s.name for s in specs], copy=False)
     per_user.insert(0, "user", user_ids)

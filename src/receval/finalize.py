@@ -44,3 +44,30 @@ def merge_parts(specs: list[MetricSpec], parts: list[tuple[list[int], Result]],
     record["metrics"] = {s.name: s.canonical for s in specs}
     return Result(summary={n: values[n] for n in names}, per_user=per_user[["user", *names]],
                   counts=counts, options=record, metrics=names)
+
+
+def record_profile(result: Result, specs: list[MetricSpec], per_spec: list[Options],
+                   options: Options, profile: str | None) -> None:
+    """Record in ``result.options`` the options in force, the profile's name and, for each
+    metric a profile evaluates with other options (``per_spec[i]``), how they differ.
+
+    Example:
+        >>> import pandas as pd
+        >>> from receval.measures.spec import parse_metrics
+        >>> r = Result(summary={}, per_user=pd.DataFrame(), counts={}, options={}, metrics=[])
+        >>> specs = parse_metrics(["P@1", "nDCG@1"])
+        >>> record_profile(r, specs, [Options(), Options(relevance_threshold=1)],
+        ...                Options(), "mine")
+        >>> r.options["profile"], r.options["per_metric"]
+        ('mine', {'nDCG@1': {'relevance_threshold': 1}})
+    """
+    base = options.to_dict()
+    result.options.update(base)
+    result.options["profile"] = profile
+    overrides = {
+        specs[i].name: {name: value for name, value in per_spec[i].to_dict().items()
+                        if base[name] != value}
+        for i in range(len(specs)) if per_spec[i] != options
+    }
+    if overrides:
+        result.options["per_metric"] = overrides

@@ -22,9 +22,11 @@ import pyarrow as pa
 from receval import checks
 from receval._version import __version__
 from receval.exceptions import ReceValError
+from receval.finalize import merge_parts, record_profile
 from receval.measures.spec import RATING, MetricSpec, parse_metrics
 from receval.options import OPTION_NAMES, Options
 from receval.result import Result, null_reasons
+from receval.scalars import plain
 
 if TYPE_CHECKING:
     import torch
@@ -115,20 +117,11 @@ def evaluate_scores(
             parts.append((members, _run(judged, source, excluded, [specs[i] for i in members],
                                         group_opts, where, batch_size, memory_budget, torch)))
         checks.check_relevance_threshold(
-            table.ratings, column=rating_col,
+            table.ratings, column=rating_col, gain=opts.gain,
             threshold_given="relevance_threshold" in options
             or opts.relevance_threshold is not None)
-    if len(parts) == 1:
-        result = parts[0][1]
-    else:
-        from receval.finalize import merge_parts
-
-        result = merge_parts(specs, parts, opts)
-        base = opts.to_dict()
-        result.options["per_metric"] = {
-            specs[i].name: {k: v for k, v in per_spec[i].to_dict().items() if base[k] != v}
-            for i in range(len(specs)) if per_spec[i] != opts}
-    result.options["profile"] = resolved.name
+    result = parts[0][1] if len(parts) == 1 else merge_parts(specs, parts, opts)
+    record_profile(result, specs, per_spec, opts, resolved.name)
     return result
 
 
@@ -357,8 +350,8 @@ def _judge_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, optio
         if options.duplicates == "error":
             row = int(np.flatnonzero(repeated)[0])
             raise ReceValError(
-                f"duplicate (user, item) rows in truth: user {_py(users[row])!r}, item "
-                f"{_py(items[row])!r} appears more than once ({int(repeated.sum())} repeated "
+                f"duplicate (user, item) rows in truth: user {plain(users[row])!r}, item "
+                f"{plain(items[row])!r} appears more than once ({int(repeated.sum())} repeated "
                 "rows in all); pass duplicates='first' or 'max' to keep one")
         if options.duplicates == "max":  # the highest rating, the first of equals
             order = np.lexsort((np.arange(len(ratings)), -ratings, item_codes, user_codes))
@@ -410,8 +403,8 @@ def _judge_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, optio
         picked = np.concatenate([picked, np.full(len(extra), -1)])
     if not (truth_rows >= 0).any():
         raise ReceValError(
-            f"no truth user is a row of scores (truth users such as {_py(uniques[0])!r}, rows "
-            f"of user_ids such as {_py(source.user_ids[0]) if source.n_rows else None!r}); "
+            f"no truth user is a row of scores (truth users such as {plain(uniques[0])!r}, rows "
+            f"of user_ids such as {plain(source.user_ids[0]) if source.n_rows else None!r}); "
             "pass user_ids= (the user of each row)")
     if len(picked) == 0:
         raise ReceValError(
@@ -667,7 +660,7 @@ def _result(judged: _Judged, out: Any, specs: list[MetricSpec], options: Options
     if options.empty_scope == "no_relevant":
         out.value[out.n_relevant == 0, :] = np.nan
     users = judged.users
-    agg = aggregate(specs, out, options, lambda row: _py(users[row]))
+    agg = aggregate(specs, out, options, lambda row: plain(users[row]))
     per_user = pd.DataFrame(agg.per_user, columns=[s.name for s in specs], copy=False)
     per_user.insert(0, "user", users)
     rows = dict(judged.counts)
@@ -693,10 +686,6 @@ def _result(judged: _Judged, out: Any, specs: list[MetricSpec], options: Options
                   metrics={s.name: s.canonical for s in specs})
     return Result(summary=agg.summary, per_user=per_user, counts=counts, options=record,
                   metrics=[s.name for s in specs])
-
-
-def _py(value: object) -> object:
-    return value.item() if isinstance(value, np.generic) else value
 
 
 __all__ = ["batch_rows", "evaluate_scores"]

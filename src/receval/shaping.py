@@ -27,6 +27,7 @@ from receval.data.csr import CSR, group_by_user
 from receval.data.encode import Dictionary, encode_items, encode_users
 from receval.exceptions import ReceValError
 from receval.options import Options
+from receval.scalars import plain
 
 
 @dataclass
@@ -238,8 +239,5 @@ class _PhantomKeys:
 
 
 def id_at(arr: np.ndarray | pa.Array, row: int) -> object:
-    return py(arr[row].as_py() if isinstance(arr, pa.Array) else arr[row])
+    return plain(arr[row])
 
-
-def py(value: object) -> object:
-    return value.item() if isinstance(value, np.generic) else value

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from receval.exceptions import ReceValError
+from receval.scalars import plain
 
 #: where a 0-based row is: ``"row 3"`` (a frame) or ``"line 5 of t.csv"`` (a file)
 Where = Callable[[int], str]
@@ -202,8 +203,5 @@ def check_value_column(values: np.ndarray | pa.ChunkedArray, side: str, name: st
     value = float("nan") if value is None else value
     note = ""
     if users is not None:
-        user = users[first]
-        user = user.as_py() if isinstance(user, pa.Scalar) else user
-        user = user.item() if isinstance(user, np.generic) else user
-        note = f"user {user!r}"
+        note = f"user {plain(users[first])!r}"
     raise ReceValError(bad_rows(side, name, where(first), count, str(value), rule, note))
