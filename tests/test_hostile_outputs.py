@@ -49,6 +49,22 @@ def invoke(*args: str | Path) -> click.testing.Result:
     return CliRunner().invoke(cli.main, [str(a) for a in args])
 
 
+def _patch_commands(monkeypatch: pytest.MonkeyPatch, name: str, value: object) -> None:
+    """Replace ``name`` in every command module that uses it (each imports it by name)."""
+    import importlib
+    import pkgutil
+
+    patched = 0
+    for info in pkgutil.iter_modules(cli.__path__):
+        if info.name == "__main__":  # running it would run the command line
+            continue
+        module = importlib.import_module(f"receval.cli.{info.name}")
+        if hasattr(module, name):
+            monkeypatch.setattr(module, name, value)
+            patched += 1
+    assert patched >= 2, f"{name} is used by no command module"
+
+
 def evaluate(d: Path, *args: str | Path) -> click.testing.Result:
     return invoke("evaluate", "-t", d / "truth.csv", "-p", d / "preds.csv", "-m", "P@1",
                   "--relevance-threshold", "3", *args)
@@ -119,7 +135,7 @@ def test_refused_output_exits_2_before_any_work(d: Path, case: str,
     def no_work(*_: object, **__: object) -> None:
         raise AssertionError("the evaluation started")
 
-    monkeypatch.setattr(cli, "_evaluate_files", no_work)
+    _patch_commands(monkeypatch, "_evaluate_files", no_work)
     result = evaluate(d, *args)
     assert result.exit_code == 2, (case, result.output)
     lines = result.stderr.strip().splitlines()
@@ -136,7 +152,8 @@ def test_plot_refuses_bad_out_before_any_work(d: Path, case: str,
     out = {"--out is the truth through a symlink": lambda: _symlink(d, "p.svg", "truth.csv"),
            "--out suffix": lambda: d / "p.pdf",
            "--out is a directory": lambda: _directory(d, "p.png")}[case]()
-    monkeypatch.setattr(cli, "_evaluate_files", lambda *a, **k: pytest.fail("work started"))
+    _patch_commands(monkeypatch, "_evaluate_files",
+                    lambda *a, **k: pytest.fail("work started"))
     result = invoke("plot", "-t", d / "truth.csv", "-p", d / "preds.csv", "-o", out)
     assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.output
     assert (d / "truth.csv").read_text() == TRUTH
@@ -156,7 +173,8 @@ def test_unwritable_directory_refused_before_any_work(d: Path,
 
     (d / "locked").mkdir()
     monkeypatch.setattr(tempfile, "mkstemp", refuse)
-    monkeypatch.setattr(cli, "_evaluate_files", lambda *a, **k: pytest.fail("work started"))
+    _patch_commands(monkeypatch, "_evaluate_files",
+                    lambda *a, **k: pytest.fail("work started"))
     result = evaluate(d, "--per-user", d / "locked" / "out.csv")
     assert result.exit_code == 2
     assert "--per-user: cannot write" in result.stderr and "permission denied" in result.stderr

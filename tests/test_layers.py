@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import receval.report  # noqa: F401  (registers the views some tests remove)
-from receval import cli, io
+from receval import io
 from receval.exceptions import ReceValError
 from receval.report import plots, tables
 from receval.result import VIEWS, Result
@@ -97,9 +97,11 @@ def test_the_report_lends_result_its_views(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_the_cli_takes_its_format_lists_from_their_owners() -> None:
-    assert cli.INPUT_FORMATS is io.FORMATS
-    assert cli.OUTPUT_FORMATS is tables.FORMATS
-    assert cli.PLOT_KINDS is plots.KINDS
+    from receval.cli import common, evaluate_command, plot_command
+
+    assert common.INPUT_FORMATS is io.FORMATS
+    assert evaluate_command.OUTPUT_FORMATS is tables.FORMATS
+    assert plot_command.PLOT_KINDS is plots.KINDS
 
 
 def test_profiles_explain_still_reaches_the_moved_names() -> None:

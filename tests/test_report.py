@@ -278,13 +278,13 @@ def test_cli_report_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch)
 
     from receval import cli
 
-    monkeypatch.setattr(cli, "err_console", Console(file=io.StringIO()))
+    monkeypatch.setattr(cli.common, "err_console", Console(file=io.StringIO()))
     with contextlib.ExitStack() as stack:
-        assert cli._report_progress(stack) is None  # not a terminal: nothing drawn
+        assert cli.common._report_progress(stack) is None  # not a terminal: nothing drawn
     terminal = io.StringIO()
-    monkeypatch.setattr(cli, "err_console", Console(file=terminal, force_terminal=True))
+    monkeypatch.setattr(cli.common, "err_console", Console(file=terminal, force_terminal=True))
     with contextlib.ExitStack() as stack:
-        step = cli._report_progress(stack)
+        step = cli.common._report_progress(stack)
         assert step is not None
         step("per-user distributions")
     assert "report: per-user distributions" in terminal.getvalue()

@@ -207,4 +207,4 @@ def evaluate_prepared(
         metrics={s.name: s.canonical for s in specs},
     )
     return Result(summary=agg.summary, per_user=per_user, counts=counts, options=record,
-                  metrics=[s.name for s in specs])
+                  metrics=[s.name for s in specs], sums=agg.sums)

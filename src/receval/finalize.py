@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from receval.accumulate import Accumulator
 from receval.measures.spec import MetricSpec
 from receval.options import Options
 from receval.result import Result
@@ -39,11 +40,15 @@ def merge_parts(specs: list[MetricSpec], parts: list[tuple[list[int], Result]],
         for name in part.metrics:
             counts["users_per_metric"][name] = part.counts["users"]["evaluated"]
     assert per_user is not None
+    sums = [part.sums for _members, part in parts]
+    merged_sums = (Accumulator(tuple(sorted((m for acc in sums for m in acc.metrics),
+                                            key=lambda m: names.index(m.name))))
+                   if all(acc is not None for acc in sums) else None)
     record = dict(parts[0][1].options)
     record.update(options.to_dict())
     record["metrics"] = {s.name: s.canonical for s in specs}
     return Result(summary={n: values[n] for n in names}, per_user=per_user[["user", *names]],
-                  counts=counts, options=record, metrics=names)
+                  counts=counts, options=record, metrics=names, sums=merged_sums)
 
 
 def record_profile(result: Result, specs: list[MetricSpec], per_spec: list[Options],

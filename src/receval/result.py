@@ -47,6 +47,10 @@ class Result:
             ``not_evaluated_without_relevant`` + ``not_evaluated_rows_dropped``.
         options: every option in effect, the receval version and the engine, so a number
             never travels without its definition.
+        sums: the exact, mergeable sums the summary was finalised from (a
+            :class:`receval.accumulate.Accumulator`; ``None`` when not kept): merge them with
+            another set of users' sums and ``finalize`` gives the summary over both, bit for bit
+            as one evaluation would (partitions, time windows).
 
     Example:
         >>> import receval
@@ -64,6 +68,7 @@ class Result:
     counts: dict[str, Any]
     options: dict[str, Any]
     metrics: list[str] = field(default_factory=list)
+    sums: Any = field(default=None, repr=False, compare=False)
 
     def __getitem__(self, metric: str) -> float:
         return self.summary[metric]

@@ -1,20 +1,13 @@
-"""The ``receval`` command line: thin, parse -> read -> evaluate -> render, exit codes 0 / 2.
-
-Bad input exits 2 with a one-line message and no traceback (``--debug`` shows it). Every
-option of :func:`receval.evaluate` is a flag, made from :class:`receval.options.Options`, so a
-new option of the core is a new flag here without an edit.
-"""
+"""What the commands share: the group, the options made from :class:`receval.options.Options`,
+reading and evaluating files, the error wrapper (exit 2, one line) and the consoles."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
 import functools
-import json
-import math
 import re
 import sys
-import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,17 +15,12 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from receval._version import __version__
-from receval.demo import CUTOFFS, FAMILIES
 from receval.exceptions import ReceValError, UndefinedMetricWarning
 from receval.io.detect import FORMATS as INPUT_FORMATS  # one list: the reader's
-from receval.io.output import TABLE_SUFFIXES, atomic_output, sigterm_as_exit
 from receval.io.terminal import one_line, safe_text
-from receval.report.plots import KINDS as PLOT_KINDS  # one list: the plotter's
-from receval.report.tables import FORMATS as OUTPUT_FORMATS  # one list: the renderer's
 from receval.result import Result
 
 console = Console()
@@ -43,65 +31,11 @@ REPORT_SUFFIXES = (".html", ".htm")
 PLOT_SUFFIXES = (".png", ".svg")
 
 
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="receval")
 def main() -> None:
     """receval: exact, explicit and fast evaluation of recommender systems."""
-
-
-@main.command()
-@click.option("--seed", default=7, show_default=True, help="Seed of the synthetic data.")
-def demo(seed: int) -> None:
-    """Evaluate a baseline on seeded synthetic ratings and print the metric table."""
-    from receval.demo import run_demo
-
-    started = time.perf_counter()
-    _compile_notice()
-    with (
-        console.status("generating ratings, training the baseline, evaluating..."),
-        warnings.catch_warnings(),
-    ):
-        warnings.simplefilter("ignore", UndefinedMetricWarning)
-        results = run_demo(seed=seed)
-    elapsed = time.perf_counter() - started
-    console.print(
-        "[bold]receval demo[/bold]: 2,000 synthetic users, 1,000 items (power-law popularity, "
-        "1-5 stars), 80/20 split per user, baseline = mean + user bias + item bias.\n"
-        "Relevant = true rating >= 3.5. [italic]Rating semantics[/italic]: the test pairs ranked "
-        "by predicted rating, recommended only if predicted >= 3.5 (precision over the number "
-        "recommended). [italic]Top-k semantics[/italic]: the same lists, every item of the top k "
-        "recommended (precision over k). [italic]Full ranking[/italic]: the 15 most popular "
-        "unseen items of the whole catalogue (the popularity baseline)."
-    )
-    console.print(_demo_table(results))
-    rating = results["rating semantics"]
-    console.print(
-        f"RMSE {rating.summary['RMSE']:.4f}   MAE {rating.summary['MAE']:.4f}   "
-        f"users evaluated {rating.counts['users']['evaluated']}, "
-        f"without a relevant item {rating.counts['users']['without_relevant']} "
-        f"(undefined values count as {rating.options['empty']!r}); {elapsed:.1f} s"
-    )
-    console.print(
-        "\nNext: [bold]receval evaluate --truth test.csv --predictions run.csv -m P@10 -m "
-        "nDCG@10 --relevance-threshold 4[/bold], or in Python [bold]receval.evaluate(truth_df, "
-        "predictions_df, ['P@10', 'nDCG@10'], relevance_threshold=4)[/bold]. With star "
-        "ratings in the truth, the threshold says which ratings are relevant (here >= 4); "
-        "without a rating column every truth row is relevant. Every option (ties, empty-user "
-        "policy, averaging) is listed in the README."
-    )
-
-
-def _demo_table(results: dict[str, Result]) -> Table:
-    table = Table(title="baseline on synthetic ratings")
-    table.add_column("metric", style="bold")
-    for name in results:
-        table.add_column(name, justify="right")
-    for family in FAMILIES:
-        for k in CUTOFFS:
-            name = f"{family}@{k}"
-            table.add_row(name, *(f"{r.summary[name]:.4f}" for r in results.values()),
-                          end_section=k == CUTOFFS[-1])
-    return table
 
 
 # --- shared options --------------------------------------------------------------------------
@@ -265,77 +199,6 @@ def _print_warning(message: Warning | str) -> None:
     err_console.print(Text("warning: ", style="yellow") + Text(text), soft_wrap=True)
 
 
-# --- evaluate --------------------------------------------------------------------------------
-
-
-@main.command()
-@_input_options
-@_metrics_option()
-@_semantics_options
-@click.option("--format", "-f", "fmt", type=click.Choice(OUTPUT_FORMATS), default="table",
-              show_default=True, help="How the summary is printed on stdout.")
-@click.option("--per-user", metavar="FILE",
-              help="Write per-user values to FILE (.csv, .tsv or .parquet).")
-@click.option("--report", metavar="FILE",
-              help="Write a self-contained HTML report (tables, plots, distributions).")
-@click.option("--max-k", type=click.IntRange(1, 10_000), default=None, metavar="N",
-              help="Last cutoff of the report's curves. [default: as deep as the lists go, "
-                   "up to 1000]")
-@click.option("--raw-csv", is_flag=True,
-              help="Write CSV/TSV text cells as they are: by default a cell starting with =, +, "
-                   "-, @, tab or CR gets a ' in front, so a spreadsheet does not run it.")
-@_errors_exit_2
-def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: str | None,
-             max_k: int | None, **params: Any) -> None:
-    """Evaluate predictions against the truth and print the metrics.
-
-    \b
-    receval evaluate --truth test.csv --predictions run.csv -m P@10 -m nDCG@10
-    receval evaluate -t test.qrels -p bm25.run -p dense.run -m P@5,10 --profile trec_eval
-    receval evaluate -t test.csv -p run.csv --format json --report report.html
-    """
-    from receval.measures.spec import parse_metrics
-    from receval.report import tables
-    from receval.report.models import CURVE_MAX_K, curve_ks, restrict, with_curves
-
-    asked = [s.name for s in parse_metrics(list(metrics))]
-    outputs = _check_output(params, {"--per-user": (per_user, TABLE_SUFFIXES),
-                                     "--report": (report, REPORT_SUFFIXES)})
-    wanted = with_curves(asked, curve_ks(asked, max_k or CURVE_MAX_K)) if report else asked
-    runs = _evaluate_files(wanted, params, top_items=bool(report), asked=asked)
-    models = {name: restrict(r, asked) for name, r in runs.results.items()}
-    _warn_undefined(models)
-    raw_csv = bool(params.get("raw_csv"))
-    # every output to a temporary file first: all are renamed into place, or none (an error in
-    # the report leaves the old per-user file as it was), before the summary is printed
-    with sigterm_as_exit(), contextlib.ExitStack() as stack:
-        if "--per-user" in outputs:
-            tmp = stack.enter_context(atomic_output(outputs["--per-user"], "--per-user"))
-            _write_per_user(models, tmp, raw=raw_csv)
-        if "--report" in outputs:
-            from receval.report.html import write_report
-
-            tmp = stack.enter_context(atomic_output(outputs["--report"], "--report"))
-            write_report(tmp, runs.results, metrics=asked, inputs=runs.inputs,
-                         top_items=runs.top_items, max_k=max_k,
-                         progress=_report_progress(stack))
-    if fmt == "table":
-        out = _stdout()
-        out.print(tables.rich_table(models))
-        out.print(tables.options_line(next(iter(models.values()))), style="dim",
-                  highlight=False, markup=False)
-        for name, result in models.items():
-            prefix = f"{name}: " if len(models) > 1 else ""
-            out.print(Text(safe_text(f"{prefix}{tables.counts_line(result)}")),
-                      style="dim", highlight=False)
-    elif fmt == "csv":
-        click.echo(tables.to_csv(models, raw=raw_csv).rstrip("\n"))
-    else:
-        click.echo(tables.render(models, fmt).rstrip("\n"))
-    if report:
-        _print_written("report", report)
-    runs.print_notes()
-
 
 def _stdout() -> Console:
     """The console for stdout: a terminal's width, or, piped or redirected, no width at all (rich
@@ -350,139 +213,6 @@ def _report_progress(stack: contextlib.ExitStack) -> Callable[[str], None] | Non
     status = stack.enter_context(err_console.status("report", spinner="dots"))
     return lambda step: status.update(Text(f"report: {step}"))
 
-
-# --- plot ------------------------------------------------------------------------------------
-
-
-@main.command()
-@_input_options
-@_metrics_option(())
-@_semantics_options
-@click.option("--kind", type=click.Choice(PLOT_KINDS), default="pr-curve",
-              show_default=True, help="at-k: P@k and R@k against k; pr-curve: the curve traced "
-              "by k; f-beta: iso-F curves; distribution: per-user histogram of a metric; "
-              "comparison: bars with bootstrap CIs.")
-@click.option("--out", "-o", required=True, metavar="FILE", help="Output image, .png or .svg.")
-@click.option("--max-k", type=click.IntRange(1, 10_000), default=None, metavar="N",
-              help="Last cutoff of the curves. [default: as deep as the lists go, up to 1000]")
-@click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap.")
-@_errors_exit_2
-def plot(metrics: tuple[str, ...], kind: str, out: str, max_k: int | None, seed: int,
-         **params: Any) -> None:
-    """Plot one or several models: curves over k, distributions, comparisons.
-
-    \b
-    receval plot -t test.csv -p a.csv -p b.csv --kind pr-curve -o pr.png
-    receval plot -t test.csv -p a.csv --kind distribution -m nDCG@10 -o ndcg.svg
-    """
-    from receval.measures.spec import parse_metrics
-    from receval.report import plots
-    from receval.report.models import CURVE_MAX_K, curve_ks, curve_limit, with_curves
-
-    target = _check_output(params, {"--out": (out, PLOT_SUFFIXES)})["--out"]
-    curves = kind in ("at-k", "pr-curve", "f-beta")
-    asked = [s.name for s in parse_metrics(list(metrics or DEFAULT_METRICS))] if not curves \
-        else []
-    wanted = with_curves(asked, curve_ks([], max_k or CURVE_MAX_K)) if curves else asked
-    runs = _evaluate_files(wanted, params)
-    extra: dict[str, Any] = {}
-    if curves:
-        extra["max_k"] = curve_limit(runs.results, max_k)
-    if kind == "distribution":
-        extra["metric"] = asked[0]
-    elif kind == "comparison":
-        extra.update(metrics=asked, seed=seed)
-    with sigterm_as_exit(), atomic_output(target, "--out") as tmp:
-        plots.plot(runs.results, kind, tmp, **extra)
-    _print_written("plot", out)
-    runs.print_notes()
-
-
-# --- helpers ---------------------------------------------------------------------------------
-
-
-# --- explain ---------------------------------------------------------------------------------
-
-
-@main.command()
-@click.argument("profile_a", metavar="PROFILE_A")
-@click.argument("profile_b", metavar="[PROFILE_B]", required=False)
-@functools.partial(_input_options, required=False)
-@_metrics_option(())
-@_semantics_options
-@click.option("--format", "-f", "fmt", type=click.Choice(("table", "json")), default="table",
-              show_default=True, help="How the comparison is printed on stdout.")
-@_errors_exit_2
-def explain(profile_a: str, profile_b: str | None, metrics: tuple[str, ...], fmt: str,
-            **params: Any) -> None:
-    """Which options differ between two profiles, and on your data how much each one moves
-    each metric (PROFILE_B defaults to receval's defaults; 'defaults' names them too).
-
-    Every option flag of 'receval evaluate' (--relevance-threshold, --users, ...) applies to
-    both profiles, as it overrides the profile in 'receval evaluate --profile', so the numbers
-    explained are those of your own command.
-
-    \b
-    receval explain trec_eval ranx
-    receval explain trec_eval kaggle -t test.csv -p run.csv -m AP@10 -m nDCG@10
-    receval explain ranx -t ratings.csv -p run.csv --relevance-threshold 4
-    """
-    from receval.explain import explain as explain_profiles
-    from receval.profiles import PROFILES
-
-    names = [profile_a, profile_b or "defaults"]
-    for name in names:
-        if name not in PROFILES and name != "defaults":
-            raise ReceValError(f"unknown profile {name!r}; known: defaults, "
-                               f"{', '.join(sorted(PROFILES))}")
-    if params.get("profile"):
-        raise ReceValError("explain takes its profiles as arguments (PROFILE_A [PROFILE_B]), "
-                           "not --profile")
-    a, b = (None if n == "defaults" else n for n in names)
-    if bool(params["truth"]) != bool(params["predictions"]):
-        raise ReceValError("give both --truth and --predictions (or neither, for the options)")
-    if len(params["predictions"]) > 1:
-        raise ReceValError("explain takes one --predictions file")
-    kwargs = _semantics(params)  # the options (overrides of both sides), silence, engine
-    truth = preds = None
-    if params["truth"]:
-        # each side's relevance threshold is its profile's unless --relevance-threshold is
-        # given: the TREC default of 'evaluate' without a profile is not applied
-        truth, _ = _read_truth(params, {"profile": None})
-        _, _, truth, preds = next(_read_predictions(params, truth))
-    e = explain_profiles(a, b, truth, preds, list(metrics) if metrics else None, **kwargs)
-    # piped or redirected: rich would cut the table at 80 columns; print it at its own width
-    out = _stdout()
-    if fmt == "json":
-        click.echo(json.dumps(_explanation_dict(e), indent=2, allow_nan=False))
-    elif not e.differences:
-        out.print(f"{e.a} and {e.b} use the same options", highlight=False, soft_wrap=True)
-    else:
-        out.print(e)
-    for label, message in e.errors.items():
-        err_console.print(Text(f"warning: {label}: {safe_text(message)}", style="yellow"),
-                          highlight=False, soft_wrap=True)
-
-
-def _explanation_dict(e: Any) -> dict[str, Any]:
-    """:class:`~receval.explain.Explanation` as plain JSON (undefined numbers are null)."""
-
-    def number(x: float) -> float | None:
-        return None if math.isnan(x) else x
-
-    return {
-        "a": e.a,
-        "b": e.b,
-        "overrides": dict(e.overrides),
-        "differences": [{"option": d.option, "a": d.a, "b": d.b,
-                         "applies_to": d.scope} for d in e.differences],
-        "metrics": e.metrics,
-        "values": {e.a: {m: number(v) for m, v in e.values_a.items()},
-                   e.b: {m: number(v) for m, v in e.values_b.items()}},
-        "effects": {o: {m: number(v) for m, v in by.items()} for o, by in e.effects.items()},
-        "interaction": {m: number(v) for m, v in e.interaction.items()} if e.metrics else {},
-        "errors": e.errors,
-    }
 
 
 @dataclasses.dataclass
@@ -697,75 +427,3 @@ def _write_per_user(models: dict[str, Result], path: Path, *, raw: bool = False)
     write_table(table, path, raw=raw, atomic=False)
 
 
-# --- compare (issue 12: paired tests between models) -----------------------------------------
-
-
-@main.command()
-@_input_options
-@_metrics_option()
-@_semantics_options
-@click.option("--baseline", "-b", default=None, metavar="MODEL",
-              help="The model the others are compared with (a predictions file's stem); "
-                   "default: every pair of models.")
-@click.option("--test", type=click.Choice(("t", "wilcoxon", "randomization", "bootstrap")),
-              default="t", show_default=True,
-              help="Paired test: t (scipy ttest_rel), wilcoxon (inflates type-I error at "
-                   "recommender scale), randomization (sign flips) or bootstrap.")
-@click.option("--correction", type=click.Choice(("holm", "bh", "bonferroni", "none")),
-              default="holm", show_default=True,
-              help="Multiple-comparison correction across every (pair x metric) row.")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              default=0.05, show_default=True,
-              help="Significance level; the interval is at 1 - alpha.")
-@click.option("--resamples", type=click.IntRange(1, None), default=10_000, show_default=True,
-              help="Resamples of the bootstrap interval and of the randomization and bootstrap "
-                   "tests.")
-@click.option("--seed", type=click.IntRange(0, None), default=0, show_default=True,
-              help="Seed of the resampling (each row's stream is keyed by its names).")
-@click.option("--format", "-f", "fmt", type=click.Choice(("table", "json", "csv", "markdown")),
-              default="table", show_default=True, help="How the comparison is printed.")
-@_errors_exit_2
-def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correction: str,
-            alpha: float, resamples: int, seed: int, fmt: str, **params: Any) -> None:
-    """Is model B really better than A? Paired tests per user, corrected for multiplicity,
-    with the difference's bootstrap interval and effect sizes.
-
-    \b
-    receval compare -t test.csv -p pop.csv -p svd.csv -m P@10 -m nDCG@10 --baseline pop
-    receval compare -t test.csv -p a.csv -p b.csv -p c.csv --test randomization -f json
-    """
-    from receval.compare import cell_rows, footnote
-    from receval.compare import compare as compare_models
-    from receval.measures.spec import parse_metrics
-
-    if len(params["predictions"]) < 2:
-        raise ReceValError("compare needs at least two --predictions files")
-    _check_columns(params)
-    asked = [s.name for s in parse_metrics(list(metrics))]
-    runs = _evaluate_files(asked, params)
-    _warn_undefined(runs.results)
-    result = compare_models(None, runs.results, asked, baseline=baseline, test=test,
-                            correction=correction, alpha=alpha, n_resamples=resamples,
-                            seed=seed)
-    if fmt == "json":
-        click.echo(result.to_json())
-    elif fmt == "csv":
-        click.echo(result.to_csv().rstrip("\n"))
-    elif fmt == "markdown":
-        click.echo(result.to_markdown())
-    else:
-        table = Table(title="paired comparison")
-        for name in ("model", "baseline", "metric"):
-            table.add_column(name, style="bold" if name == "model" else None)
-        for name in ("mean", "baseline mean", "delta", f"{1 - alpha:.0%} CI", "p",
-                     "p adjusted", "d_z", "P(better)", "W/T/L", "n"):
-            table.add_column(name, justify="right")
-        for row in cell_rows(result):
-            table.add_row(*(Text(safe_text(c)) for c in row))
-        out = _stdout()
-        out.print(table)
-        out.print(Text(footnote(result)), style="dim", highlight=False)
-    runs.print_notes()
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

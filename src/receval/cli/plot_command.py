@@ -1,0 +1,66 @@
+"""The ``receval plot`` command."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from receval.cli.common import (
+    DEFAULT_METRICS,
+    PLOT_SUFFIXES,
+    _check_output,
+    _errors_exit_2,
+    _evaluate_files,
+    _input_options,
+    _metrics_option,
+    _print_written,
+    _semantics_options,
+    main,
+)
+from receval.io.output import atomic_output, sigterm_as_exit
+from receval.report.plots import KINDS as PLOT_KINDS  # one list: the plotter's
+
+
+@main.command()
+@_input_options
+@_metrics_option(())
+@_semantics_options
+@click.option("--kind", type=click.Choice(PLOT_KINDS), default="pr-curve",
+              show_default=True, help="at-k: P@k and R@k against k; pr-curve: the curve traced "
+              "by k; f-beta: iso-F curves; distribution: per-user histogram of a metric; "
+              "comparison: bars with bootstrap CIs.")
+@click.option("--out", "-o", required=True, metavar="FILE", help="Output image, .png or .svg.")
+@click.option("--max-k", type=click.IntRange(1, 10_000), default=None, metavar="N",
+              help="Last cutoff of the curves. [default: as deep as the lists go, up to 1000]")
+@click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap.")
+@_errors_exit_2
+def plot(metrics: tuple[str, ...], kind: str, out: str, max_k: int | None, seed: int,
+         **params: Any) -> None:
+    """Plot one or several models: curves over k, distributions, comparisons.
+
+    \b
+    receval plot -t test.csv -p a.csv -p b.csv --kind pr-curve -o pr.png
+    receval plot -t test.csv -p a.csv --kind distribution -m nDCG@10 -o ndcg.svg
+    """
+    from receval.measures.spec import parse_metrics
+    from receval.report import plots
+    from receval.report.models import CURVE_MAX_K, curve_ks, curve_limit, with_curves
+
+    target = _check_output(params, {"--out": (out, PLOT_SUFFIXES)})["--out"]
+    curves = kind in ("at-k", "pr-curve", "f-beta")
+    asked = [s.name for s in parse_metrics(list(metrics or DEFAULT_METRICS))] if not curves \
+        else []
+    wanted = with_curves(asked, curve_ks([], max_k or CURVE_MAX_K)) if curves else asked
+    runs = _evaluate_files(wanted, params)
+    extra: dict[str, Any] = {}
+    if curves:
+        extra["max_k"] = curve_limit(runs.results, max_k)
+    if kind == "distribution":
+        extra["metric"] = asked[0]
+    elif kind == "comparison":
+        extra.update(metrics=asked, seed=seed)
+    with sigterm_as_exit(), atomic_output(target, "--out") as tmp:
+        plots.plot(runs.results, kind, tmp, **extra)
+    _print_written("plot", out)
+    runs.print_notes()
