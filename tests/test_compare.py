@@ -304,3 +304,176 @@ def test_text_outputs_mark_significance_and_neutralise_formulas(data) -> None:
     assert adjusted["b"] < 0.05 < adjusted["c"]
     assert md[2].split(" | ")[8].endswith("*") and not md[3].split(" | ")[8].endswith("*")
     assert md[-1].startswith("* adjusted p < 0.05; test: paired t")
+
+
+# --- the compressed resampling (receval.stats.resample) ------------------------------------
+
+
+def _exact_bootstrap_sums(x: list[float]) -> dict[int, float]:
+    """The bootstrap sum's exact distribution (every sequence of n draws, equally likely), on
+    a grid of 1e-9 so that float noise does not split an atom."""
+    n = len(x)
+    out: dict[int, float] = {}
+    for draw in itertools.product(x, repeat=n):
+        key = round(sum(draw) * 1e9)
+        out[key] = out.get(key, 0.0) + 1 / n ** n
+    return out
+
+
+@pytest.mark.parametrize("heavy_min", [1, 2, 10**9])  # all binomials, mixed, all single draws
+def test_bootstrap_sums_match_exact_enumeration(monkeypatch, heavy_min: int) -> None:
+    from receval.stats import resample
+
+    monkeypatch.setattr(resample, "HEAVY_MIN", heavy_min)
+    x = [0.0, 0.1, 0.1, 0.5, 1.0, 1.0]
+    exact = _exact_bootstrap_sums(x)
+    draws = 40_000
+    sums = resample.bootstrap_sums(np.array(x), draws, np.random.default_rng(7))
+    keys, counts = np.unique(np.round(sums * 1e9).astype(np.int64), return_counts=True)
+    seen = dict(zip(keys.tolist(), (counts / draws).tolist(), strict=True))
+    assert set(seen) <= set(exact)
+    for key, p in exact.items():
+        assert abs(seen.get(key, 0.0) - p) <= 4.5 * math.sqrt(p * (1 - p) / draws) + 1e-4
+
+
+def test_sign_flips_of_repeated_values_match_exact_binomials() -> None:
+    # 70 users at |d| = 0.1 (more than one 64-bit word of flips), 3 at 0.3, 5 ties
+    d = np.array([0.1] * 40 + [-0.1] * 30 + [0.3] * 2 + [-0.3] + [0.0] * 5)
+    observed = 13  # 10 * sum(d)
+    k1, k2 = np.arange(71), np.arange(4)
+    stat = np.abs((2 * k1[:, None] - 70) + 3 * (2 * k2[None, :] - 3))
+    prob = scipy.stats.binom.pmf(k1, 70, 0.5)[:, None] * scipy.stats.binom.pmf(k2, 3, 0.5)
+    exact = float(prob[stat >= observed].sum())
+    resamples = 20_000
+    p = randomization_test(d, resamples, np.random.default_rng(3))
+    assert abs(p - exact) <= 4.5 * math.sqrt(exact * (1 - exact) / resamples) + 2 / resamples
+
+
+def test_bootstrap_interval_covers_the_true_mean() -> None:
+    from receval.stats.intervals import bootstrap_means, percentile_interval
+
+    rng = np.random.default_rng(11)
+    trials, covered = 300, 0
+    for i in range(trials):
+        x = np.round(rng.exponential(1.0, 120), 2)  # true mean 1 (up to the rounding)
+        low, high = percentile_interval(
+            bootstrap_means(x, 999, np.random.default_rng(i)), 0.05)
+        covered += low <= 1.0 <= high
+    assert 0.88 <= covered / trials <= 0.99
+
+
+def test_one_and_two_threads_give_the_same_bits(data) -> None:
+    import numba
+
+    from receval.stats.resample import bootstrap_sums, sign_flip_sums
+
+    truth, preds = data
+    before = numba.get_num_threads()
+    x = np.round(np.random.default_rng(0).normal(0, 1, 20_000), 3)  # heavy values and a tail
+    tables, sums = [], []
+    try:
+        for threads in (1, 2):
+            numba.set_num_threads(threads)
+            tables.append([receval.compare(truth, preds, METRICS, test=t, n_resamples=5000,
+                                           seed=2).table for t in ("randomization",
+                                                                   "bootstrap")])
+            sums.append((bootstrap_sums(x, 300, np.random.default_rng(1)),
+                         sign_flip_sums(x, 300, np.random.default_rng(1))))
+    finally:
+        numba.set_num_threads(before)
+    for one, two in zip(tables[0], tables[1], strict=True):
+        pd.testing.assert_frame_equal(one, two, check_exact=True)
+    np.testing.assert_array_equal(sums[0][0], sums[1][0])
+    np.testing.assert_array_equal(sums[0][1], sums[1][1])
+
+
+def test_cli_latex_and_strata_free_table(data, tmp_path: Path) -> None:
+    truth, preds = data
+    truth.to_csv(tmp_path / "truth.csv", index=False)
+    paths = []
+    for name in ("a", "b_x"):
+        preds["a" if name == "a" else "b"].to_csv(tmp_path / f"{name}.csv", index=False)
+        paths += ["-p", str(tmp_path / f"{name}.csv")]
+    out = CliRunner().invoke(main, ["compare", "-t", str(tmp_path / "truth.csv"), *paths,
+                                    "-m", "P@5", "--baseline", "a", "--resamples", "200",
+                                    "-f", "latex"])
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    assert lines[0] == r"\begin{tabular}{lllrrrrrrrrrr}" and lines[-1] == r"\end{tabular}"
+    c = receval.compare(truth, {"a": preds["a"], "b_x": preds["b"]}, ["P@5"], baseline="a",
+                        n_resamples=200)
+    row = c.table.iloc[0]
+    assert lines[4].startswith(rf"b\_x & a & P@5 & {row['mean']:.4f} & ")
+    assert "200 resamples; seed 0" in lines[-2]
+
+
+def test_several_runs_per_model(data) -> None:
+    truth, preds = data
+    seeds = [preds["b"].assign(score=np.random.default_rng(i).random(len(preds["b"])))
+             for i in range(3)]
+    c = receval.compare(truth, {"a": preds["a"], "b": seeds}, ["P@5", "MRR"], baseline="a",
+                        n_resamples=200)
+    assert tuple(c.table.columns[-4:]) == ("runs", "run_sd", "baseline_runs",
+                                           "baseline_run_sd")
+    each = [receval.evaluate(truth, s, ["P@5", "MRR"]) for s in seeds]
+    a = receval.evaluate(truth, preds["a"], ["P@5", "MRR"])
+    for row in c.table.itertuples():
+        summaries = [r.summary[row.metric] for r in each]
+        assert row.runs == 3 and row.baseline_runs == 1 and math.isnan(row.baseline_run_sd)
+        assert row.mean == pytest.approx(np.mean(summaries), abs=1e-12)
+        assert row.run_sd == pytest.approx(np.std(summaries, ddof=1), abs=1e-12)
+        per_user = np.mean([r.per_user[row.metric] for r in each], axis=0)
+        want = scipy.stats.ttest_rel(per_user, a.per_user[row.metric]).pvalue
+        assert abs(row.p_value - want) <= 1e-12
+    assert "mean over its runs" in c.options["pairing"]
+    assert len(c.runs["b"]) == 3 and "a" not in c.runs
+    short = seeds[1][seeds[1]["user"] != 3]
+    with pytest.raises(receval.ReceValError, match="'b run 1' and 'b run 2' were evaluated on "
+                                                   "different users"):
+        receval.compare(truth, {"a": preds["a"], "b": [seeds[0], short]}, ["P@5"],
+                        users="both")
+
+
+def _popular_oracle(train: pd.DataFrame, users: list, k: int) -> pd.DataFrame:
+    """Most popular by hand: items by training rows (most first, ties by id), each user's own
+    training items left out, the first k."""
+    counts = train.groupby("item").size()
+    order = sorted(counts.index, key=lambda i: (-counts[i], i))
+    seen = train.groupby("user")["item"].apply(set).to_dict()
+    rows = []
+    for u in users:
+        mine = [i for i in order if i not in seen.get(u, set())][:k]
+        rows += [(u, i, float(counts[i])) for i in mine]
+    return pd.DataFrame(rows, columns=["user", "item", "score"])
+
+
+def test_popular_baseline_from_train(data, tmp_path: Path) -> None:
+    truth, preds = data
+    rng = np.random.default_rng(5)
+    train = pd.DataFrame({"user": rng.integers(0, 80, 900),
+                          "item": rng.zipf(1.6, 900) % 40}).drop_duplicates()
+    c = receval.compare(truth, {"b": preds["b"]}, ["P@5", "MRR"], baseline="popular",
+                        train=train, n_resamples=100,
+                        silence=["train-items", "train-overlap"])
+    assert c.table["baseline"].unique().tolist() == ["popular"]
+    lists = _popular_oracle(train, list(range(80)), 5)
+    want = receval.evaluate(truth, lists, ["P@5", "MRR"])
+    for row in c.table.itertuples():
+        assert row.baseline_mean == pytest.approx(want.summary[row.metric], abs=1e-12)
+    # the command line: --baseline popular --train FILE
+    truth.to_csv(tmp_path / "truth.csv", index=False)
+    train.to_csv(tmp_path / "train.csv", index=False)
+    preds["b"].to_csv(tmp_path / "b.csv", index=False)
+    out = CliRunner().invoke(main, ["compare", "-t", str(tmp_path / "truth.csv"), "-p",
+                                    str(tmp_path / "b.csv"), "-m", "P@5", "-m", "MRR",
+                                    "--baseline", "popular", "--train",
+                                    str(tmp_path / "train.csv"), "--resamples", "100",
+                                    "-f", "json"])
+    assert out.exit_code == 0, out.output
+    rows = json.loads(out.stdout)["rows"]
+    assert [(r["model"], r["baseline"]) for r in rows] == [("b", "popular")] * 2
+    assert [r["baseline_mean"] for r in rows] == pytest.approx(
+        [want.summary["P@5"], want.summary["MRR"]], abs=1e-12)
+    no_train = CliRunner().invoke(main, ["compare", "-t", str(tmp_path / "truth.csv"), "-p",
+                                         str(tmp_path / "b.csv"), "--baseline", "popular"])
+    assert no_train.exit_code == 2 and "--baseline popular needs" in no_train.stderr

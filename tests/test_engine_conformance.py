@@ -4,11 +4,15 @@ The input is a score matrix with heavy ties, short lists (excluded items), users
 relevant and truth users without a row; the long table built from it (every score outside
 the excluded pairs, row-major, so the ``stable`` order is the column order) goes to
 ``receval.evaluate`` on the numba engine, the matrix to ``receval.evaluate_scores`` on the
-torch engine. Every family, every tie policy the torch engine takes, the options one by one.
-Per-user values and summaries are compared bit for bit.
+torch engine; the long tables also go to the Spark engine as Spark DataFrames (``local[2]``,
+three partitions, so the exact merge and partitions holding one side only are exercised). Every
+family, every tie policy the torch engine takes, the options one by one. Per-user values and
+summaries are compared bit for bit.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import pandas as pd
@@ -18,7 +22,12 @@ import scipy.sparse as sp
 import receval
 from receval.exceptions import ReceValError
 
-torch = pytest.importorskip("torch", reason="the torch engine needs torch (receval[torch])")
+try:
+    import torch
+except ImportError:  # the torch tests skip; the long-table engines (spark too) still run
+    torch = None
+needs_torch = pytest.mark.skipif(torch is None,
+                                 reason="the torch engine needs torch (receval[torch])")
 
 METRICS = ["P@1", "P@3", "P@25", "R@3", "R", "F1@3", "AP@3", "MAP", "nDCG@3", "nDCG", "RR@2",
            "MRR", "Hit@1", "Hit@3", "Rprec", "hits@3", "DCG@3"]
@@ -71,6 +80,7 @@ def _both(engine: str, seed: int, metrics: list[str], **options):
     return ref, got
 
 
+@needs_torch
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("ties", TIES)
 @pytest.mark.parametrize("seed", [0, 1])
@@ -109,12 +119,14 @@ OPTION_CASES = [
 ]
 
 
+@needs_torch
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("options", OPTION_CASES, ids=lambda o: ",".join(map(str, o.items())))
 def test_options(engine: str, options: dict) -> None:
     _compare(*_both(engine, 3, METRICS, **options))
 
 
+@needs_torch
 @pytest.mark.parametrize("keep", ["first", "max"])
 def test_truth_duplicates(keep: str) -> None:
     truth, scores, long, exclude, _, user_ids, item_ids = _case(4)
@@ -129,6 +141,7 @@ def test_truth_duplicates(keep: str) -> None:
                                 item_ids=item_ids, device="cpu")
 
 
+@needs_torch
 def test_sources_agree() -> None:
     """A numpy matrix, a torch tensor, a callable and a scipy.sparse exclude: one answer."""
     truth, scores, _, exclude, excluded, user_ids, item_ids = _case(5)
@@ -145,6 +158,7 @@ def test_sources_agree() -> None:
                                                batch_size=batch, **kw))
 
 
+@needs_torch
 def test_boundary_ties_on_wide_rows() -> None:
     """Thousands of tied scores across every cutoff: the whole tie group is considered."""
     truth, scores, long, exclude, _, user_ids, item_ids = _case(6, n_rows=8, n_items=600,
@@ -160,6 +174,7 @@ def test_boundary_ties_on_wide_rows() -> None:
         assert got.counts["ties_at_cutoff"] == ref.counts["ties_at_cutoff"]
 
 
+@needs_torch
 @pytest.mark.parametrize(("options", "metrics", "message"), [
     ({"ties": "ranx"}, ["P@1"], "ties='ranx'"),
     ({"duplicates": "keep"}, ["P@1"], "duplicates='keep'"),
@@ -173,6 +188,7 @@ def test_refused_with_a_clear_error(options: dict, metrics: list[str], message: 
         receval.evaluate_scores(truth, scores, metrics, device="cpu", **options)
 
 
+@needs_torch
 def test_bad_scores() -> None:
     truth, scores, _, _, _, user_ids, _ = _case(8)
     truth = truth[truth["user"] >= 100]
@@ -191,12 +207,55 @@ def test_bad_scores() -> None:
         receval.evaluate_scores(truth, scores, ["P@1"], device="cpu", user_ids=[1, 2])
 
 
-LONG_ENGINES = ["numba", "torch"]  # engines of receval.evaluate (long tables)
+LONG_ENGINES = ["numba", "torch", "spark"]  # engines of receval.evaluate (long tables)
 
 
+@pytest.fixture(scope="module")
+def spark():
+    """One local Spark session for the module (the Spark engine's cases only)."""
+    pytest.importorskip("pyspark", reason="the Spark engine needs pyspark (receval[spark])")
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("receval-conformance")
+               .config("spark.ui.enabled", "false")
+               .config("spark.driver.host", "127.0.0.1")
+               .config("spark.sql.shuffle.partitions", "3")
+               .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    _FRAMES.clear()
+    session.stop()
+
+
+_FRAMES: dict[int, tuple[pd.DataFrame, object]] = {}  # pandas frame id -> (it, Spark frame)
+
+
+def _frame(session, frame: pd.DataFrame):
+    """``frame`` in Spark, sent once per module (the cases share their inputs)."""
+    if id(frame) not in _FRAMES:
+        _FRAMES[id(frame)] = (frame, session.createDataFrame(frame).cache())
+    return _FRAMES[id(frame)][1]
+
+
+def _run_long(engine: str, truth: pd.DataFrame, long: pd.DataFrame, metrics: list[str],
+              request: pytest.FixtureRequest, **kw) -> receval.Result:
+    """``receval.evaluate`` on ``engine``; Spark gets Spark DataFrames (the rows' order is the
+    frames' order) and its per-user values are collected for the comparison."""
+    if engine == "torch" and torch is None:
+        pytest.skip("the torch engine needs torch (receval[torch])")
+    if engine != "spark":
+        return receval.evaluate(truth, long, metrics, engine=engine, **kw)
+    session = request.getfixturevalue("spark")
+    got = receval.evaluate(_frame(session, truth), _frame(session, long), metrics,
+                           engine="spark", spark_options={"partitions": 3}, **kw)
+    got.per_user = got.per_user_pandas()
+    return got
+
+
+@functools.cache
 def _long_case(seed: int):
     """A long table of predictions with heavy ties, repeated rows and a predictions-only
-    user, from :func:`_case`."""
+    user, from :func:`_case` (one pair of frames per seed: never modified in place)."""
     truth, _, long, *_ = _case(seed)
     rng = np.random.default_rng(seed)
     long = long.sample(frac=1.0, random_state=seed).reset_index(drop=True)  # input order
@@ -213,7 +272,7 @@ def _long_case(seed: int):
     {"duplicates": "keep"},
     {"relevance_threshold": 2, "gain": "exponential", "ties": "average"},
 ], ids=lambda o: ",".join(map(str, o.items())))
-def test_long_tables(engine: str, options: dict) -> None:
+def test_long_tables(engine: str, options: dict, request: pytest.FixtureRequest) -> None:
     """``receval.evaluate(..., engine=E)`` gives the numba engine's numbers, bit for bit."""
     truth, long = _long_case(9)
     metrics = [*METRICS, "RMSE", "MAE"]
@@ -221,12 +280,13 @@ def test_long_tables(engine: str, options: dict) -> None:
     if options.get("duplicates") == "keep":
         long = pd.concat([long, long.iloc[[0, 3]]], ignore_index=True)
     ref = receval.evaluate(truth, long, metrics, engine="numba", **kw)
-    got = receval.evaluate(truth, long, metrics, engine=engine, **kw)
+    got = _run_long(engine, truth, long, metrics, request, **kw)
     _compare(ref, got)
     assert got.counts == ref.counts
     assert got.options["engine"] == engine
 
 
+@needs_torch
 def test_long_table_duplicates_under_torch() -> None:
     truth, long = _long_case(10)
     long = pd.concat([long, long.iloc[[2]]], ignore_index=True)

@@ -100,3 +100,112 @@ def test_ap_over_hits_inside_a_tie_group():
     assert math.isnan(pic.ap_over_hits[0, 3])  # the cut ends the group: the ratio is exact
     same, _ = _picture(truth, preds, ["AP@2"], ties="average")
     assert same.ap_over_hits is None  # only AP over its hits under average ties reads it
+
+
+# --- top_items: each user's ranked top K item codes ----------------------------------------
+
+
+def _random_csrs(seed: int, n_users: int = 40):
+    rng = np.random.default_rng(seed)
+    p_len = rng.integers(0, 12, n_users)
+    t_len = rng.integers(0, 8, n_users)
+    p_items = np.concatenate([rng.choice(30, n, replace=False) for n in p_len]).astype(np.int64)
+    t_items = np.concatenate([rng.choice(30, n, replace=False) for n in t_len]).astype(np.int64)
+    p_scores = rng.integers(0, 4, len(p_items)).astype(np.float64)  # many ties
+    t_values = rng.integers(0, 5, len(t_items)).astype(np.float64)
+    return (np.concatenate([[0], np.cumsum(t_len)]).astype(np.int64), t_items, t_values,
+            np.concatenate([[0], np.cumsum(p_len)]).astype(np.int64), p_items, p_scores)
+
+
+def _top_oracle(csrs, ties: str, k: int, threshold: float) -> list[list[int]]:
+    """Sort each user's list by the tie policy's keys (tests/reference/oracle.py's rank)."""
+    t_indptr, t_items, t_values, p_indptr, p_items, p_scores = csrs
+    out = []
+    for u in range(len(t_indptr) - 1):
+        rating = dict(zip(t_items[t_indptr[u]:t_indptr[u + 1]].tolist(),
+                          t_values[t_indptr[u]:t_indptr[u + 1]].tolist(), strict=True))
+        entries = []
+        for pos in range(p_indptr[u], p_indptr[u + 1]):
+            item, score = int(p_items[pos]), float(p_scores[pos])
+            rel = float(rating.get(item, -1.0) >= threshold)
+            key = {"stable": (), "average": (), "item": (-item,), "pessimistic": (rel,),
+                   "optimistic": (-rel,)}[ties]
+            entries.append(((-score, *key, pos), item))
+        ranked = [item for _, item in sorted(entries)][:k]
+        out.append(ranked + [-1] * (k - len(ranked)))
+    return out
+
+
+@pytest.mark.parametrize("ties", ["stable", "item", "pessimistic", "optimistic", "average"])
+@pytest.mark.parametrize("engine", ["numba", "torch"])
+def test_top_items_in_rank_order(ties: str, engine: str):
+    csrs = _random_csrs(3)
+    options = Options(ties=ties, relevance_threshold=2)
+    cutoffs = np.array([3], dtype=np.int64)
+    fields = {"hits", "top_items"}
+    from receval.engines.numba_engine import kernel_options
+
+    iopts, fopts = kernel_options(options, cutoffs, fields, top_k=5)
+    users = np.arange(len(csrs[0]) - 1)
+    if engine == "torch":
+        torch_engine = pytest.importorskip("receval.engines.torch_engine")
+        pic, _ = torch_engine.run_kernel(users, *csrs, cutoffs, cutoffs, fields, iopts, fopts,
+                                         device="cpu")
+    else:
+        pic, _ = run_kernel(users, *csrs, cutoffs, cutoffs, fields, iopts, fopts)
+    assert pic.top_items.dtype == np.int64
+    assert pic.top_items.tolist() == _top_oracle(csrs, ties, 5, 2.0)
+    # the K of top_items is not a cutoff: the prefix sums are as without it
+    plain, _ = run_kernel(users, *csrs, cutoffs, cutoffs, {"hits"}, iopts, fopts)
+    assert plain.top_items is None
+    np.testing.assert_array_equal(pic.hits, plain.hits)
+
+
+def test_top_items_written_only_when_asked_and_taken_with_the_users(monkeypatch):
+    from dataclasses import replace
+
+    from receval.dispatch import run
+    from receval.engines.numba_engine import KernelOutput
+    from receval.measures import registry
+    from receval.measures.family import Family
+    from receval.shaping import prepare
+
+    assert registry.top_k_needed(parse_metrics(["P@10", "hits@3"]), Options()) == 0
+    # a family that reads the list (the beyond-accuracy ones do): K is its largest cutoff
+    monkeypatch.setitem(registry.ENTRIES, Family.HITS,
+                        replace(registry.ENTRIES[Family.HITS], reads=("hits", "top_items")))
+    specs = parse_metrics(["P@10", "hits@3", "hits@2"])
+    assert registry.top_k_needed(specs, Options()) == 3
+    from receval.data.columns import read_sides
+
+    t, p = read_sides({"user": ["a", "b"], "item": ["x", "y"]},
+                      {"user": ["a", "a", "b"], "item": ["z", "x", "y"],
+                       "score": [0.1, 0.9, 0.5]},
+                      user_col="user", item_col="item", rating_col="rating",
+                      score_col="score", truth_columns=None, prediction_columns=None,
+                      rating_required=False)
+    prepared = prepare(t, p, Options())
+    iopts, fopts, cutoffs, cut_ks, fields = kernel_arguments(specs, Options())
+    assert "top_items" in fields
+    out = run(prepared, np.arange(2), specs, Options(), cutoffs, cut_ks, fields, iopts, fopts)
+    assert isinstance(out, KernelOutput)
+    assert out.top_items.shape == (2, 3)
+    length = np.minimum(out.n_list, 3)
+    ids = [prepared.items.decode(row[:n]).tolist() for row, n in zip(out.top_items, length,
+                                                                       strict=True)]
+    assert ids == [["x", "z"], ["y"]]
+    assert out.take(np.array([False, True])).top_items.tolist() == [out.top_items[1].tolist()]
+
+
+def test_judged_items_in_rank_order_cut_by_max_list():
+    # truth {1: 1.0, 2: 1.0, 3: 1.0}; list 5, 1, 9, 2 (items 1 and 2 judged and relevant)
+    pic, _ = _picture(TRUTH, PREDS, ["bpref"])
+    assert pic.judged_ranks.tolist() == [[2, 4]]  # trimmed to the longest judged part
+    assert pic.judged_rel.tolist() == [[1.0, 1.0]]
+    assert pic.judged_rating.tolist() == [[1.0, 1.0]]
+    assert pic.n_judged.tolist() == [3] and pic.max_rel_rating.tolist() == [1.0]
+    cut, _ = _picture(TRUTH, PREDS, ["bpref", "P@3"], max_list=3)
+    assert cut.judged_ranks.tolist() == [[2]] and cut.n_list.tolist() == [3]
+    assert cut.hits[0].tolist() == [1.0]
+    plain, _ = _picture(TRUTH, PREDS, ["P@3"])
+    assert plain.judged_ranks is None

@@ -279,3 +279,26 @@ def test_cli_plot_every_kind(tmp_path: Path) -> None:
                                            "--max-k", "8"])
         assert result.exit_code == 0, result.output
         _check_png(out)
+
+
+def test_difference_plot_draws_compare_numbers(models: dict[str, receval.Result]) -> None:
+    metrics = ["nDCG@10", "MRR"]
+    fig = plots.plot_differences(models, metrics, n_resamples=400, seed=7)
+    ax = fig.axes[0]
+    want = receval.compare(None, models, metrics, baseline="alpha", n_resamples=400,
+                           seed=7).table
+    points = np.concatenate([c.get_offsets() for c in ax.collections
+                             if hasattr(c, "get_offsets") and len(c.get_offsets())
+                             and c.get_offsets().ndim == 2 and type(c).__name__ ==
+                             "PathCollection"])
+    ys = sorted(points[:, 1].tolist())
+    assert ys == pytest.approx(sorted(want["delta"].tolist()), abs=0)
+    bars = [seg for c in ax.collections if type(c).__name__ == "LineCollection"
+            for seg in c.get_segments()]
+    spans = sorted((float(s[:, 1].min()), float(s[:, 1].max())) for s in bars)
+    expected = sorted(zip(want["ci_low"], want["ci_high"], strict=True))
+    assert np.allclose(spans, expected, rtol=0, atol=1e-12)
+    assert "bootstrap intervals (400 resamples, seed 7)" in ax.get_title()
+    assert "Holm correction" in ax.get_title()
+    with pytest.raises(ReceValError, match="at least two models"):
+        plots.plot_differences({"alpha": models["alpha"]})

@@ -258,7 +258,7 @@ def test_tex_in_a_model_name(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, command)
     assert result.exit_code == 0, result.output
     summary = _section((tmp_path / "r.html").read_text(encoding="utf-8"), "summary")
-    assert "<th>rev$$</th>" in summary and "<th>$x^2$</th>" in summary
+    assert "<th>rev$$ (a)</th>" in summary and "<th>$x^2$ (b)</th>" in summary
 
 
 def test_progress_names_each_step() -> None:
@@ -266,7 +266,8 @@ def test_progress_names_each_step() -> None:
     result = receval.evaluate(truth, preds, ["P@1,2", "R@1,2"])
     steps: list[str] = []
     render_report({"a": result, "b": result}, progress=steps.append)
-    assert steps == ["curves and comparison plots", "per-user distributions",
+    assert steps == ["paired tests between the models", "curves and comparison plots",
+                     "per-user distributions",
                      "users without a hit, and where models differ", "writing the page"]
 
 
@@ -288,3 +289,81 @@ def test_cli_report_progress_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch)
         assert step is not None
         step("per-user distributions")
     assert "report: per-user distributions" in terminal.getvalue()
+
+
+# --- significance marks and the paired-difference plot (issue 12) -----------------------------
+
+
+def _three_models() -> dict[str, receval.Result]:
+    """a and c rank at random; b puts three relevant items first for every user."""
+    rng = np.random.default_rng(3)
+    truth_rows, runs = [], {"a": [], "b": [], "c": []}
+    for u in range(80):
+        items = rng.choice(40, 6, replace=False)
+        truth_rows += [(u, int(i)) for i in items]
+        good = np.concatenate([items[:3], rng.choice(40, 7, replace=False)])
+        for name, pool in (("a", rng.choice(40, 10, replace=False)), ("b", good),
+                           ("c", rng.choice(40, 10, replace=False))):
+            runs[name] += [(u, int(i), float(s)) for i, s in
+                           zip(pool, rng.random(len(pool)), strict=True)]
+    truth = pd.DataFrame(truth_rows, columns=["user", "item"])
+    return {k: receval.evaluate(truth, pd.DataFrame(v, columns=["user", "item", "score"])
+                                .drop_duplicates(["user", "item"]), ["P@5", "MRR"])
+            for k, v in runs.items()}
+
+
+def _expected_marks(models: dict[str, receval.Result], metrics: list[str]) -> dict:
+    """scipy's paired t on every pair, Holm by hand (oracle of the marks)."""
+    import scipy.stats
+
+    names = list(models)
+    tests = [(m, names[i], names[j]) for m in metrics for i in range(len(names))
+             for j in range(i + 1, len(names))]
+    p = np.array([scipy.stats.ttest_rel(models[y].per_user[m], models[x].per_user[m]).pvalue
+                  for m, x, y in tests])
+    holm, running = np.empty(len(p)), 0.0
+    for rank, i in enumerate(np.argsort(p)):
+        running = max(running, min(1.0, (len(p) - rank) * p[i]))
+        holm[i] = running
+    marks = {(n, m): "" for n in names for m in metrics}
+    letters = dict(zip(names, "abc", strict=False))
+    for (m, x, y), q in zip(tests, holm, strict=True):
+        if q < 0.05:
+            better, worse = (y, x) if models[y][m] > models[x][m] else (x, y)
+            marks[(better, m)] += letters[worse]
+    return marks
+
+
+def test_summary_marks_only_significant_differences() -> None:
+    from receval.report import tables
+
+    models = _three_models()
+    expected = _expected_marks(models, ["P@5", "MRR"])
+    assert expected[("b", "P@5")] == "ac" and expected[("a", "P@5")] == ""
+    page = render_report(models, metrics=["P@5", "MRR"])
+    summary = _section(page, "summary")
+    for metric in ("P@5", "MRR"):
+        row = re.search(rf"<tr><td>{re.escape(metric)}</td>(.*?)</tr>", summary).group(1)
+        cells = re.findall(r'<td class="num">(.*?)</td>', row)
+        for name, cell in zip(models, cells, strict=True):
+            mark = re.search(r'<sup class="mark">(.*?)</sup>', cell)
+            want = tables.superscript(expected[(name, metric)])
+            assert (mark.group(1) if mark else "") == want, (name, metric, cell)
+    assert "best" not in summary
+    note = re.search(r'<p class="note" id="significance">(.*?)</p>', summary, re.S).group(1)
+    for words in ("paired t-test", "Holm correction across 6 comparisons",
+                  "1,000 resamples", "seed 0"):
+        assert words in note
+    markdown = tables.to_markdown(models)
+    assert "**" not in markdown and "0.3675ᵃᶜ" in markdown.splitlines()[2]
+    assert markdown.splitlines()[-1].startswith("ᵃ, ᵇ, ᶜ: significantly better than model")
+
+
+def test_report_draws_paired_differences_not_bars() -> None:
+    models = _three_models()
+    page = render_report(models, metrics=["P@5", "MRR"])
+    plots_section = _section(page, "plots")
+    assert "Paired differences from a with their intervals" in plots_section
+    assert "Model comparison with bootstrap" not in plots_section
+    one = render_report({"a": models["a"]}, metrics=["P@5", "MRR"])
+    assert "Model comparison with bootstrap" in _section(one, "plots")

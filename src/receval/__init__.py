@@ -25,17 +25,20 @@ from receval.compare import Comparison, compare
 from receval.evaluation import evaluate
 from receval.exceptions import ReceValError, UndefinedMetricError, UndefinedMetricWarning
 from receval.measures.spec import MetricSpec, parse_metric, parse_metrics
+from receval.monitor import Monitor, monitor
 from receval.options import Options
 from receval.result import Result
 from receval.scores import evaluate_scores
 
 #: submodules loaded on first attribute access (``receval.metrics.ndcg_at_k``): importing them
 #: eagerly would load matplotlib and jinja2 for every evaluation
-SUBMODULES = ("adapters", "explain", "io", "metrics", "options", "profiles", "report", "result")
+SUBMODULES = ("adapters", "explain", "io", "metrics", "options", "profiles", "report", "result",
+              "sampled", "split", "baselines", "training")
 
 __all__ = [
     "Comparison",
     "MetricSpec",
+    "Monitor",
     "Options",
     "ReceValError",
     "Result",
@@ -45,6 +48,7 @@ __all__ = [
     "compare",
     "evaluate",
     "evaluate_scores",
+    "monitor",
     "parse_metric",
     "parse_metrics",
 ]

@@ -37,7 +37,9 @@ from receval.scalars import plain
 UNIT_BITS = 1074
 #: the reductions a metric can have: the mean of its per-user values (micro: num / den),
 #: F-beta (micro: from micro precision num/den and micro recall num/den2), pooled RMSE/MAE
-KINDS = ("mean", "fbeta", "rmse", "mae")
+KINDS = ("mean", "fbeta", "rmse", "mae", "geometric")
+#: the floor of a value under the geometric mean (trec_eval's ``MIN_GEO_MEAN``): log(0) is -inf
+GEOMETRIC_FLOOR = 1e-5
 
 _DIGIT_BITS = 32
 _N_DIGITS = 70  # 2046 slots + 94 bits of a flushed slot, in 32-bit digits, plus headroom
@@ -261,6 +263,8 @@ class MetricSums:
             raise UndefinedMetricError(
                 f"{self.name} is undefined for user {self.first_undefined!r}; "
                 "choose empty='zero', 'one' or 'skip'")
+        if self.kind == "geometric":
+            return self._geometric(empty)
         if average == "micro":
             if self.kind == "fbeta":
                 return _fbeta(_quotient(self.num, self.den), _quotient(self.num, self.den2),
@@ -276,6 +280,20 @@ class MetricSums:
         if empty == "one":
             filled = filled + ExactSum(units=self.n_undefined << UNIT_BITS)
         return filled.divided_by(self.n_users)
+
+    def _geometric(self, empty: str) -> float:
+        """exp of the mean of log(max(value, floor)), the mean exact and rounded once (``num``
+        holds the defined users' logs); an undefined user counts as 0 (the floor) or 1 (log 0)
+        under ``empty="zero"``/``"one"``."""
+        if empty == "nan" and self.n_undefined:
+            return math.nan
+        logs, n = self.num, self.n_defined
+        if empty in ("zero", "one"):
+            n = self.n_users
+            if empty == "zero" and self.n_undefined:
+                floor = ExactSum.of([math.log(GEOMETRIC_FLOOR)])
+                logs = logs + ExactSum(units=floor.units * self.n_undefined)
+        return math.exp(logs.divided_by(n)) if n else math.nan
 
     def _pooled(self) -> float:
         """sqrt(sum of squared errors / pairs) or sum of absolute errors / pairs, rounded once."""
@@ -399,6 +417,11 @@ class Accumulator:
         fill_cols = np.zeros(m, dtype=np.bool_)
         if fill is not None and fillable is not None and not math.isnan(fill):
             fill_cols = np.asarray(fillable, dtype=np.bool_)
+        # the geometric mean's logs, taken before the empty policy fills the undefined values
+        geometric_logs = {
+            col: ExactSum.of(np.log(np.maximum(value[:, col][~np.isnan(value[:, col])],
+                                               GEOMETRIC_FLOOR)).tolist())
+            for col, ms in enumerate(acc.metrics) if ms.kind == "geometric"}
         tot, missing, first = _column_sums(value, np.arange(m), fill_cols,
                                            0.0 if fill is None else float(fill))
         use_parts = np.ones(m, np.bool_) if parts is None else np.asarray(parts, np.bool_)
@@ -416,6 +439,8 @@ class Accumulator:
             part_sums[label] = _part_sums(np.asarray(arr, np.float64), cols, m, scale_exp,
                                           None if scaled is None else np.asarray(scaled, bool))
         for col, kind in enumerate(kind_of):
+            if kind == "geometric":
+                part_sums["num"][col] = geometric_logs[col]
             if kind in ("rmse", "mae") and num is not None and len(num):
                 part_sums["num"][col] = _pooled_num(value[:, col], num[:, col],
                                                     num[:, col] if den is None else den[:, col],

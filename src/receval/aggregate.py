@@ -57,7 +57,8 @@ def reductions(specs: list[MetricSpec]) -> tuple[list[str], list[float]]:
         >>> reductions(parse_metrics(["P@5", "F1@5", "RMSE"]))
         (['mean', 'fbeta', 'rmse'], [1.0, 1.0, 1.0])
     """
-    kinds = {Family.RMSE: "rmse", Family.MAE: "mae", Family.FBETA: "fbeta"}
+    kinds = {Family.RMSE: "rmse", Family.MAE: "mae", Family.FBETA: "fbeta",
+             Family.GM_AP: "geometric"}
     return ([kinds.get(s.family, "mean") for s in specs],
             [float(s.beta) if s.family is Family.FBETA else 1.0 for s in specs])
 

@@ -9,6 +9,9 @@ Each warning names the option that handles it and can be silenced by its code
 ``id-mismatch``     most users have no hit and the two sides barely share ids
 ``ties``            tied scores straddle a cutoff under an order-dependent tie policy
 ``undefined``       a metric was undefined for some users and ``empty=`` filled it in
+``train-items``     many predictions are items of the user's training data (``exclude_train``)
+``train-overlap``   many truth rows are training rows (is the truth the test set?)
+``train-future``    many training rows are dated after their user's first test row
 ==================  =====================================================================
 """
 
@@ -26,15 +29,36 @@ from receval.exceptions import (
     IdMismatchWarning,
     NoMatchWarning,
     ReceValError,
+    ReceValWarning,
     RelevanceThresholdWarning,
     TiesWarning,
     UndefinedMetricWarning,
 )
 
+
+class TrainItemsWarning(ReceValWarning):
+    """Many prediction rows are items of their user's training data (``exclude_train``)."""
+
+    code = "train-items"
+
+
+class TrainOverlapWarning(ReceValWarning):
+    """Many truth rows are also training rows: the truth is not a held-out test set?"""
+
+    code = "train-overlap"
+
+
+class TrainFutureWarning(ReceValWarning):
+    """Many training rows are dated after their user's first test row (a temporal leak)."""
+
+    code = "train-future"
+
+
 WARNINGS: dict[str, type[UserWarning]] = {
     w.code: w
     for w in (RelevanceThresholdWarning, NoMatchWarning, IdMismatchWarning, TiesWarning,
-              UndefinedMetricWarning)
+              UndefinedMetricWarning, TrainItemsWarning, TrainOverlapWarning,
+              TrainFutureWarning)
 }
 #: users with no hit at all above this share, with ids barely shared, suggest mismatched ids
 NO_HIT_SHARE = 0.5

@@ -10,14 +10,15 @@ corrected across every (pair x metric) row, Cohen's d_z (mean d / sd d), the pro
 superiority ((wins + ties/2) / n) and the wins, ties and losses (SEMANTICS.md section 12).
 
 Reproducible bit for bit: the random stream of each (model, baseline, metric) row comes from
-``numpy.random.SeedSequence(seed, spawn_key=...)`` keyed by a stable hash of the three names, so
-neither the order of the models nor anything else in the call changes a row's numbers.
+``numpy.random.SeedSequence(seed, spawn_key=...)`` keyed by a stable hash of the three names
+(:func:`receval.stats.paired.stream`), so neither the order of the models nor anything else in
+the call changes a row's numbers; the resampling is exact in distribution and the same on any
+number of threads (:mod:`receval.stats.resample`).
 """
 
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 import math
@@ -35,19 +36,28 @@ from receval.measures.spec import parse_metric
 from receval.result import Result
 from receval.scalars import plain
 from receval.stats.corrections import CORRECTIONS, adjust
-from receval.stats.intervals import CI_METHOD, bootstrap_means, percentile_interval
-from receval.stats.tests import (
-    bootstrap_test,
-    check_test,
-    randomization_test,
-    t_test,
-    wilcoxon_test,
-)
+from receval.stats.intervals import CI_METHOD
+from receval.stats.paired import paired, stream
+from receval.stats.tests import check_test
+from receval.strata import as_mapping, group_rows
 
 #: the columns of :attr:`Comparison.table`, in order
 COLUMNS = ("model", "baseline", "metric", "mean", "baseline_mean", "delta", "ci_low", "ci_high",
            "p_value", "p_adjusted", "effect_size", "share_better", "wins", "ties", "losses",
            "n")
+
+#: the name of the most-popular baseline (``baseline="popular"`` with ``train=``), and its depth
+#: when no metric asked has a cutoff
+POPULAR = "popular"
+POPULAR_K = 100
+
+#: the columns added when some model is given as several runs (seeds, folds)
+RUN_COLUMNS = ("runs", "run_sd", "baseline_runs", "baseline_run_sd")
+RUNS_PAIRING = ("; a model given as several runs is paired through each user's mean over its "
+                "runs (run_sd: the standard deviation of the runs' means across runs)")
+
+#: the group of the rows over every user, when the table has strata
+ALL = "(all)"
 
 #: the tests and corrections as the footnote names them
 TEST_NAMES = {"t": "paired t (scipy ttest_rel)",
@@ -71,7 +81,9 @@ class Comparison:
             baseline, then model, then the metrics in the order asked.
         options: the test, correction, alpha, resamples, seed, the interval's method and the
             pairing rule.
-        results: the :class:`~receval.result.Result` of each model.
+        results: the :class:`~receval.result.Result` of each model (for a model given as
+            several runs, the per-user mean over its runs).
+        runs: the Results of each run of the models given as several runs.
 
     Example:
         >>> import receval
@@ -85,6 +97,7 @@ class Comparison:
     table: pd.DataFrame
     options: dict[str, Any]
     results: dict[str, Result] = field(default_factory=dict, repr=False)
+    runs: dict[str, list[Result]] = field(default_factory=dict, repr=False)
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """The rows as plain Python objects, a number that is not finite as ``None``.
@@ -128,11 +141,23 @@ p_adjusted,effect_size,share_better,wins,ties,losses,n'
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         cell = (lambda text: text) if raw else neutralise_cell
-        writer.writerow(COLUMNS)
+        writer.writerow(self.table.columns)
         for row in self.to_dicts():
             writer.writerow([cell(v) if isinstance(v, str) else "" if v is None else repr(v)
                              for v in row.values()])
         return buffer.getvalue()
+
+    def to_latex(self) -> str:
+        """The table as LaTeX (booktabs), see :func:`to_latex`.
+
+        Example:
+            >>> import receval
+            >>> truth = {"user": [1, 2], "item": [1, 1]}
+            >>> a = {"user": [1, 2], "item": [1, 2], "score": [1.0, 1.0]}
+            >>> receval.compare(truth, {"a": a, "b": a}, ["P@1"]).to_latex()[1:15]
+            'begin{tabular}'
+        """
+        return to_latex(self)
 
     def to_markdown(self) -> str:
         """A pipe table (4 decimals, p-values 3 significant digits); ``*`` marks a corrected
@@ -147,15 +172,59 @@ p_adjusted,effect_size,share_better,wins,ties,losses,n'
             '| b | a | P@1 | 0.5000 | 0.5000 | +0.0000 | [+0.0000, +0.0000] | 1 | 1 | 0.000 | \
 0.500 | 0/2/0 | 2 |'
         """
-        header = ["model", "baseline", "metric", "mean", "baseline mean", "delta",
-                  f"{1 - self.options['alpha']:.0%} CI", "p", "p adjusted", "d_z",
-                  "P(better)", "W/T/L", "n"]
-        lines = ["| " + " | ".join(header) + " |", "|:---|:---|:---|" + "---:|" * 10]
+        header = cell_header(self)
+        lines = ["| " + " | ".join(header) + " |",
+                 "|" + ":---|" * (len(header) - 10) + "---:|" * 10]
         for row in cell_rows(self):
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
         lines.append("")
         lines.append(footnote(self))
         return "\n".join(lines)
+
+
+def to_latex(comparison: Comparison) -> str:
+    r"""The table as a booktabs ``tabular`` (the cells of :func:`cell_rows`, ``*`` marking an
+    adjusted p below alpha), the footnote in a last row spanning the columns.
+
+    Example:
+        >>> import receval
+        >>> truth = {"user": [1, 2], "item": [1, 1]}
+        >>> a = {"user": [1, 2], "item": [1, 2], "score": [1.0, 1.0]}
+        >>> print(to_latex(receval.compare(truth, {"a": a, "b_2": a}, ["P@1"])).splitlines()[4])
+        b\_2 & a & P@1 & 0.5000 & 0.5000 & +0.0000 & [+0.0000, +0.0000] & 1 & 1 & 0.000 & 0.500 & 0/2/0 & 2 \\
+    """  # noqa: E501
+    header = cell_header(comparison)
+    lines = [r"\begin{tabular}{" + "l" * (len(header) - 10) + "r" * 10 + "}", r"\toprule",
+             " & ".join(_latex(h) for h in header) + r" \\", r"\midrule"]
+    lines += [" & ".join(_latex(c) for c in row) + r" \\" for row in cell_rows(comparison)]
+    lines += [r"\bottomrule",
+              rf"\multicolumn{{{len(header)}}}{{p{{0.95\linewidth}}}}{{\footnotesize "
+              rf"{_latex(footnote(comparison))}}} \\", r"\end{tabular}"]
+    return "\n".join(lines)
+
+
+_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+          "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}"}
+
+
+def _latex(text: str) -> str:
+    return "".join(_LATEX.get(ch, ch) for ch in text)
+
+
+def cell_header(comparison: Comparison) -> list[str]:
+    """The headers of :func:`cell_rows` (``group`` first when the table has strata).
+
+    Example:
+        >>> import receval
+        >>> truth = {"user": [1, 2], "item": [1, 1]}
+        >>> a = {"user": [1, 2], "item": [1, 2], "score": [1.0, 1.0]}
+        >>> cell_header(receval.compare(truth, {"a": a, "b": a}, ["P@1"]))[:3]
+        ['model', 'baseline', 'metric']
+    """
+    group = ["group"] if "group" in comparison.table.columns else []
+    return [*group, "model", "baseline", "metric", "mean", "baseline mean", "delta",
+            f"{1 - comparison.options['alpha']:.0%} CI", "p", "p adjusted", "d_z",
+            "P(better)", "W/T/L", "n"]
 
 
 def cell_rows(comparison: Comparison) -> list[list[str]]:
@@ -170,11 +239,12 @@ def cell_rows(comparison: Comparison) -> list[list[str]]:
         ['1', '1']
     """
     alpha = comparison.options["alpha"]
+    grouped = "group" in comparison.table.columns
     out = []
     for r in comparison.table.itertuples(index=False):
         star = "*" if r.p_adjusted < alpha else ""
-        out.append([str(r.model), str(r.baseline), str(r.metric), _num(r.mean),
-                    _num(r.baseline_mean), _num(r.delta, "+.4f"),
+        out.append([*([str(r.group)] if grouped else []), str(r.model), str(r.baseline),
+                    str(r.metric), _num(r.mean), _num(r.baseline_mean), _num(r.delta, "+.4f"),
                     f"[{_num(r.ci_low, '+.4f')}, {_num(r.ci_high, '+.4f')}]",
                     _num(r.p_value, ".3g"), _num(r.p_adjusted, ".3g") + star,
                     _num(r.effect_size, ".3f"), _num(r.share_better, ".3f"),
@@ -223,6 +293,8 @@ def compare(
     alpha: float = 0.05,
     n_resamples: int = 10_000,
     seed: int = 0,
+    strata: Any = None,
+    train: Any = None,
     **options: Any,
 ) -> Comparison:
     """Compare models on per-user values with paired tests, corrected for multiplicity.
@@ -236,6 +308,25 @@ def compare(
     (sign flips) or ``"bootstrap"`` (see :mod:`receval.stats.tests`). ``correction``: ``"holm"``,
     ``"bh"``, ``"bonferroni"`` or ``"none"``, across every row. The interval is the paired
     bootstrap percentile interval at level ``1 - alpha`` from ``n_resamples`` resamples.
+
+    A model may be given as a list of runs (seeds or folds evaluated on the same users): the
+    per-user test then pairs each user's mean over the model's runs, and the table gains the
+    columns ``runs``, ``run_sd`` (the standard deviation across runs of each run's mean), and
+    the same for the baseline (:data:`RUN_COLUMNS`); ``mean`` is the mean over the runs.
+
+    ``baseline="popular"`` with ``train`` (the training interactions): the most-popular
+    baseline (:func:`receval.baselines.most_popular`: the items with the most training rows,
+    each user's own training items left out, as deep as the largest cutoff asked, or
+    :data:`POPULAR_K` items) is added as the model ``"popular"``, for the evaluation's users, and
+    is the baseline. ``train`` also goes to :func:`receval.evaluate` (its training audit).
+
+    ``strata``: a user -> group mapping (:func:`receval.strata.as_mapping`: a dict, a Series or a
+    frame with a ``user`` and a group column); the table then gains a first column ``group``:
+    the rows of every user (group ``"(all)"``) come first, then the same rows on each group's
+    users (users the mapping does not name: group ``"(none)"``), each with its own ``n``,
+    interval and test; the correction runs across every row of every group. A name
+    (``"activity"``, ``"cold"``: :func:`receval.training.resolve_strata`) groups the users by
+    ``train``.
 
     Example:
         >>> import receval
@@ -261,25 +352,105 @@ def compare(
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     if not names:
         raise ReceValError("compare needs at least one metric")
-    if len(runs) < 2:
+    popular = baseline == POPULAR and train is not None and POPULAR not in runs
+    if len(runs) + popular < 2:
         raise ReceValError(f"compare needs at least two models, got {len(runs)}")
-    if baseline is not None and baseline not in runs:
+    if train is not None:
+        options["train"] = train
+    if baseline is not None and baseline not in runs and not popular:
         raise ReceValError(f"baseline {baseline!r} is not one of the models: "
                            f"{', '.join(map(str, runs))}")
-    results = {str(name): _result(truth, run, names, options) for name, run in runs.items()}
-    values = _aligned(results, names)
+    several = {str(name): [_result(truth, r, names, options) for r in run]
+               for name, run in runs.items() if isinstance(run, list | tuple)}
+    results = {str(name): _runs_mean(str(name), several[str(name)], names)
+               if str(name) in several else _result(truth, run, names, options)
+               for name, run in runs.items()}
+    if popular:
+        results[POPULAR] = _popular(truth, train, next(iter(results.values())), names, options)
+    users, values = _aligned(results, names)
     pairs = _pairs(sorted(results), baseline)
-    rows = [_row(model, base, metric, values[model][metric], values[base][metric], test,
-                 alpha, n_resamples, seed)
-            for base, model in pairs for metric in names]
-    table = pd.DataFrame(rows, columns=list(COLUMNS))
+    groups: dict[str, np.ndarray | None] = {ALL: None}
+    if isinstance(strata, str):  # a built-in stratum of the training data: "activity", "cold"
+        from receval.training import resolve_strata
+
+        strata = resolve_strata(strata, train, users.tolist())
+    if strata is not None:
+        groups.update(group_rows(users, as_mapping(strata)))
+    rows = [{"group": group, **_row(model, base, metric, _take(values[model][metric], rows_),
+                                    _take(values[base][metric], rows_), test, alpha,
+                                    n_resamples, seed, () if rows_ is None else (group,))}
+            for group, rows_ in groups.items() for base, model in pairs for metric in names]
+    columns = (["group"] if strata is not None else []) + list(COLUMNS)
+    if several:
+        spread = _run_spread(several, users, names)
+        for row, rows_ in zip(rows, (r for r in groups.values() for _ in pairs for _ in names),
+                              strict=True):
+            for side, key in (("model", ""), ("baseline", "baseline_")):
+                runs_, sd = spread(row[side], row["metric"], rows_)
+                row[f"{key}runs"], row[f"{key}run_sd"] = runs_, sd
+        columns += list(RUN_COLUMNS)
+    table = pd.DataFrame(rows, columns=columns)
     table["p_adjusted"] = adjust(table["p_value"].to_numpy(), correction)
-    for column in ("wins", "ties", "losses", "n"):
+    for column in ("wins", "ties", "losses", "n", *(("runs", "baseline_runs") if several
+                                                    else ())):
         table[column] = table[column].astype("int64")
     record = {"test": test, "correction": correction, "alpha": alpha,
               "resamples": n_resamples, "seed": seed, "ci_method": CI_METHOD,
-              "pairing": PAIRING}
-    return Comparison(table=table, options=record, results=results)
+              "pairing": PAIRING + (RUNS_PAIRING if several else "")}
+    return Comparison(table=table, options=record, results=results, runs=several)
+
+
+def _popular(truth: Any, train: Any, first: Result, metrics: list[str],
+             options: dict[str, Any]) -> Result:
+    """The most-popular baseline's Result, for the users ``first`` was evaluated on."""
+    from receval.baselines import most_popular
+
+    if truth is None:
+        raise ReceValError("baseline='popular' needs the truth to evaluate the popular lists")
+    ks = [parse_metric(m).k for m in metrics]
+    k = max((x for x in ks if x), default=POPULAR_K)
+    user_col, item_col = options.get("user_col", "user"), options.get("item_col", "item")
+    lists = most_popular(train, first.per_user["user"].tolist(), k, user_col=user_col,
+                         item_col=item_col)
+    columns = {"user": user_col, "item": item_col, "score": "score"}
+    return evaluate(truth, lists, metrics, **{**options, "prediction_columns": columns})
+
+
+def _runs_mean(name: str, results: list[Result], metrics: list[str]) -> Result:
+    """One Result whose per-user values are each user's mean over the runs of a model (a
+    value undefined in any run leaves the user's mean undefined: NaN)."""
+    if not results:
+        raise ReceValError(f"model {name!r}: an empty list of runs")
+    users, values = _aligned({f"{name} run {i + 1}": r for i, r in enumerate(results)},
+                             metrics)
+    per_user = pd.DataFrame({"user": users})
+    for m in metrics:
+        per_user[m] = np.mean(np.stack([v[m] for v in values.values()]), axis=0)
+    summary = {m: float(np.nanmean(per_user[m])) if per_user[m].notna().any() else math.nan
+               for m in metrics}
+    first = results[0]
+    return Result(summary=summary, per_user=per_user, counts=first.counts,
+                  options={**first.options, "runs": len(results)}, metrics=list(metrics))
+
+
+def _run_spread(several: dict[str, list[Result]], users: np.ndarray, metrics: list[str]) -> Any:
+    """``spread(model, metric, rows)`` -> (runs, sd across the runs of their means over the
+    users ``rows``); one run: (1, NaN)."""
+    reference = pd.Index(users)
+    stacked = {name: {m: np.stack([r.per_user.set_index("user")[_column(r, m, name)]
+                                   .reindex(reference).to_numpy(dtype=float) for r in rs])
+                      for m in metrics} for name, rs in several.items()}
+
+    def spread(model: str, metric: str, rows: np.ndarray | None) -> tuple[int, float]:
+        if model not in stacked:
+            return 1, math.nan
+        block = stacked[model][metric]
+        block = block if rows is None else block[:, rows]
+        keep = ~np.isnan(block).any(axis=0)  # the users paired (as the test pairs them)
+        means = block[:, keep].mean(axis=1) if keep.any() else np.full(len(block), np.nan)
+        return len(block), float(np.std(means, ddof=1)) if len(block) > 1 else math.nan
+
+    return spread
 
 
 def _result(truth: Any, run: Any, metrics: list[str], options: dict[str, Any]) -> Result:
@@ -307,10 +478,14 @@ def _column(result: Result, metric: str, model: str) -> str:
                        f"(it has {', '.join(map(str, result.per_user.columns[1:]))})")
 
 
+def _take(values: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+    return values if rows is None else values[rows]
+
+
 def _aligned(results: dict[str, Result],
-             metrics: list[str]) -> dict[str, dict[str, np.ndarray]]:
-    """Each model's per-user values per metric, in one user order; every model must have been
-    evaluated on the same users."""
+             metrics: list[str]) -> tuple[np.ndarray, dict[str, dict[str, np.ndarray]]]:
+    """The users, and each model's per-user values per metric in their order; every model must
+    have been evaluated on the same users."""
     first = min(results)
     reference = pd.Index(results[first].per_user["user"])
     if reference.has_duplicates:
@@ -333,7 +508,7 @@ def _aligned(results: dict[str, Result],
             frame = frame.set_index("user").reindex(reference).reset_index()
         out[name] = {m: frame[_column(results[name], m, name)].to_numpy(dtype=float)
                      for m in metrics}
-    return out
+    return reference.to_numpy(), out
 
 
 def _pairs(names: list[str], baseline: str | None) -> list[tuple[str, str]]:
@@ -343,56 +518,9 @@ def _pairs(names: list[str], baseline: str | None) -> list[tuple[str, str]]:
     return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
 
 
-def stream(seed: int, model: str, base: str, metric: str) -> np.random.Generator:
-    """The random generator of one row: ``SeedSequence(seed, spawn_key=...)`` with the key a
-    stable hash (BLAKE2b) of the three names, so it depends on nothing else.
-
-    Example:
-        >>> from receval.compare import stream
-        >>> a = stream(0, "b", "a", "P@10").random()
-        >>> a == stream(0, "b", "a", "P@10").random(), a == stream(0, "a", "b", "P@10").random()
-        (True, False)
-    """
-    digest = hashlib.blake2b(json.dumps([model, base, metric]).encode(), digest_size=16).digest()
-    key = tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4))
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key))
-
-
 def _row(model: str, base: str, metric: str, b: np.ndarray, a: np.ndarray, test: str,
-         alpha: float, n_resamples: int, seed: int) -> dict[str, Any]:
-    keep = ~(np.isnan(a) | np.isnan(b))
-    a, b = a[keep], b[keep]
-    d = b - a
-    n = int(d.size)
-    rng = stream(seed, model, base, metric)
-    means = bootstrap_means(d, n_resamples, rng) if n else np.empty(0)
-    low, high = percentile_interval(means, alpha)
-    if test == "t":
-        p = t_test(a, b)
-    elif test == "wilcoxon":
-        p = wilcoxon_test(a, b)
-    elif test == "randomization":
-        p = randomization_test(d, n_resamples, rng)
-    else:
-        p = bootstrap_test(d, means)
-    wins, ties = int((d > 0).sum()), int((d == 0).sum())
-    nan = float("nan")
-    return {
-        "model": model, "baseline": base, "metric": metric,
-        "mean": float(b.mean()) if n else nan, "baseline_mean": float(a.mean()) if n else nan,
-        "delta": float(d.mean()) if n else nan, "ci_low": low, "ci_high": high,
-        "p_value": p, "p_adjusted": nan, "effect_size": _effect_size(d),
-        "share_better": (wins + ties / 2) / n if n else nan,
-        "wins": wins, "ties": ties, "losses": n - wins - ties, "n": n,
-    }
-
-
-def _effect_size(d: np.ndarray) -> float:
-    """Cohen's d_z: mean / sd (ddof 1); 0 when every difference is 0, NaN below two users,
-    +-inf for a constant nonzero difference."""
-    if d.size < 2:
-        return float("nan")
-    mean, sd = float(d.mean()), float(d.std(ddof=1))
-    if sd == 0:
-        return 0.0 if mean == 0 else math.copysign(math.inf, mean)
-    return mean / sd
+         alpha: float, n_resamples: int, seed: int,
+         extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    rng = stream(seed, model, base, metric, *extra)
+    return {"model": model, "baseline": base, "metric": metric,
+            **paired(a, b, test=test, alpha=alpha, n_resamples=n_resamples, rng=rng)}

@@ -12,12 +12,12 @@ import numpy as np
 from receval.audit import raise_on_duplicates
 from receval.engines import numba_engine as ne
 from receval.exceptions import ReceValError
-from receval.measures.registry import compute, cutoffs_needed, needs
+from receval.measures.registry import compute, cutoffs_needed, needs, top_k_needed
 from receval.measures.spec import MetricSpec
 from receval.options import Options
 from receval.shaping import Prepared
 
-ENGINES = ("numba", "torch")
+ENGINES = ("numba", "torch", "spark")
 
 
 def check_engine(engine: str) -> None:
@@ -28,12 +28,14 @@ def check_engine(engine: str) -> None:
         >>> check_engine("gpu")
         Traceback (most recent call last):
         ...
-        receval.exceptions.ReceValError: engine 'gpu' is not one of 'numba', 'torch'
+        receval.exceptions.ReceValError: engine 'gpu' is not one of 'numba', 'torch', 'spark'
     """
     if engine not in ENGINES:
         raise ReceValError(f"engine {engine!r} is not one of {', '.join(map(repr, ENGINES))}")
     if engine == "torch" and importlib.util.find_spec("torch") is None:
         raise ReceValError("engine='torch' needs torch: pip install 'receval[torch]'")
+    if engine == "spark" and importlib.util.find_spec("pyspark") is None:
+        raise ReceValError("engine='spark' needs pyspark: pip install 'receval[spark]'")
 
 
 def kernel_arguments(
@@ -53,7 +55,8 @@ def kernel_arguments(
     cutoffs = np.array(cutoffs_needed(specs, options), dtype=np.int64)
     cut_ks = cutoffs[cutoffs > 0]
     fields = needs(specs, options)
-    iopts, fopts = ne.kernel_options(options, cutoffs, fields)
+    iopts, fopts = ne.kernel_options(options, cutoffs, fields,
+                                     top_k=top_k_needed(specs, options))
     return iopts, fopts, cutoffs, cut_ks, fields
 
 

@@ -9,15 +9,18 @@ and merge the groups of a profile's per-metric options (:mod:`receval.finalize`)
 
 from __future__ import annotations
 
+import contextvars
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from receval import audit, checks
+from receval import audit, checks, training
 from receval._version import __version__
 from receval.aggregate import aggregate
+from receval.beyond.names import split_metrics
 from receval.data.columns import read_sides
 from receval.dispatch import (
     check_duplicates_outside,
@@ -29,6 +32,7 @@ from receval.dispatch import (
 )
 from receval.exceptions import ReceValError
 from receval.finalize import merge_parts, record_profile
+from receval.strata import as_mapping, merge_metric_parts, stratify
 from receval.measures.spec import RATING, MetricSpec, parse_metrics
 from receval.options import UNSET, Options
 from receval.result import Result, null_reasons
@@ -62,6 +66,7 @@ def evaluate(
     truth_scope: str = UNSET,
     nonpositive_scores: str = UNSET,
     empty_scope: str = UNSET,
+    max_list: int | None = UNSET,
     user_col: str = "user",
     item_col: str = "item",
     rating_col: str = "rating",
@@ -70,6 +75,14 @@ def evaluate(
     prediction_columns: Mapping[str, str] | None = None,
     engine: str = "numba",
     silence: str | Iterable[str] | None = None,
+    spark_options: Mapping[str, Any] | None = None,
+    train: Any = None,
+    exclude_train: bool = False,
+    train_columns: Mapping[str, str] | None = None,
+    timestamp_col: str = "timestamp",
+    item_features: Any = None,
+    beyond: Any = None,
+    strata: Any = None,
 ) -> Result:
     """Evaluate ``predictions`` against ``truth`` on ``metrics``.
 
@@ -95,6 +108,30 @@ def evaluate(
     item ids that do not match, ties across a cutoff; ``silence`` lists the codes of those not
     wanted (``["no-threshold", "ties"]``).
 
+    ``train``: the training interactions (user, item, optional ``timestamp_col``; columns as
+    ``train_columns={"user": ..., "item": ..., "timestamp": ...}``), audited against both
+    sides in ``Result.counts["train"]`` (:mod:`receval.training`: predictions and truth rows
+    that are training rows, cold users and items, training rows dated after the user's first
+    test row when the truth has ``timestamp_col`` too). ``exclude_train=True`` removes each
+    user's training items from their predictions before ranking (the full-ranking protocol),
+    counted in ``counts["rows"]["predictions_excluded_train"]``.
+
+    Beyond-accuracy metrics (:mod:`receval.beyond`, docs/beyond-accuracy.md) mix with the
+    others: ``coverage@k``, ``distributional_coverage@k``, ``gini@k``, ``personalization@k``,
+    ``PopREO@k``, ``PopRSP@k`` (one number over all lists: summary only) and ``novelty@k``,
+    ``diversity@k``, ``serendipity@k``, ``ARP@k``, ``APLT@k``, ``ACLT@k`` (per user), read
+    from the ranked lists with ``train`` (popularity) and ``item_features`` (a frame or dict of
+    item -> categories or vector); ``beyond`` holds their switches
+    (:class:`~receval.beyond.settings.BeyondOptions` or a dict).
+
+    ``strata``: a user -> group mapping (a dict, a Series, or a frame with a ``user`` column and
+    a group column); ``Result.strata`` then holds each group's users and summary, reconciled
+    exactly with the whole (:mod:`receval.strata`; users it does not name: group ``(none)``).
+
+    ``engine="spark"`` (or pyspark DataFrames, or Parquet paths read by Spark) evaluates on
+    Spark with the same numbers bit for bit (:mod:`receval.spark`; ``spark_options``:
+    ``partitions``, ``order_by``, ``per_user``, ``master``; see docs/spark.md).
+
     Example:
         >>> import pandas as pd, receval
         >>> truth = pd.DataFrame({"user": ["a", "a", "b"], "item": ["x", "y", "x"]})
@@ -115,13 +152,32 @@ def evaluate(
         "gain": gain, "empty": empty, "average": average, "users": users,
         "duplicates": duplicates, "score_dtype": score_dtype, "item_order": item_order,
         "truth_scope": truth_scope, "nonpositive_scores": nonpositive_scores,
-        "empty_scope": empty_scope,
+        "empty_scope": empty_scope, "max_list": max_list,
     }
     explicit = {name: value for name, value in passed.items() if value is not UNSET}
     resolved = resolve(profile, explicit)
     options = resolved.options
     check_engine(engine)
-    specs = parse_metrics(metrics)
+    metrics, beyond_specs, requested = split_metrics(metrics)
+    if beyond_specs:
+        _check_beyond(beyond_specs, beyond, resolved.name, engine, train, item_features)
+    if (train is not None or exclude_train) and (
+            engine == "spark" or _is_spark_frame(truth) or _is_spark_frame(predictions)):
+        raise ReceValError("train= and exclude_train= are not available on Spark yet: "
+                           "evaluate the pandas/Arrow tables (engine='numba')")
+    if engine == "spark" or _is_spark_frame(truth) or _is_spark_frame(predictions):
+        if strata is not None:
+            raise ReceValError("strata= is not available on Spark yet: evaluate the "
+                               "pandas/Arrow tables (engine='numba')")
+        from receval.spark import evaluate_spark
+
+        return evaluate_spark(
+            truth, predictions, metrics, evaluate_partition, profile=profile,
+            explicit=explicit, silence=silence, spark_options=spark_options,
+            columns={"user_col": user_col, "item_col": item_col, "rating_col": rating_col,
+                     "score_col": score_col, "truth_columns": truth_columns,
+                     "prediction_columns": prediction_columns})
+    specs = parse_metrics(metrics) if metrics or not beyond_specs else []
     per_spec = [resolved.options_for(s.family) for s in specs]
     rating_needed = (
         explicit.get("relevance_threshold") is not None
@@ -135,9 +191,22 @@ def evaluate(
         prediction_columns=prediction_columns, rating_required=rating_needed)
     rating_col = truth_cols.value_name or rating_col
     score_col = pred_cols.value_name or score_col
+    leak = None
+    if train is not None or exclude_train:  # the audit, and the exclusion before ranking
+        leak = training.Leakage.of(
+            train, truth, truth_cols, pred_cols, exclude_train=exclude_train, user_col=user_col,
+            item_col=item_col, train_columns=train_columns, timestamp_col=timestamp_col,
+            truth_columns=truth_columns)
+        pred_cols = leak.kept(pred_cols) if exclude_train else pred_cols
     groups: dict[Options, list[int]] = {}
     for i, opts in enumerate(per_spec):
         groups.setdefault(opts, []).append(i)
+    if not groups:  # beyond-accuracy metrics only: the users and the audit still come from here
+        groups[options] = []
+    if isinstance(strata, str):  # a built-in stratum of the training data (receval.training)
+        strata = training.resolve_strata(strata, None if leak is None else leak.train,
+                                         training.users_of(truth_cols, pred_cols))
+    mapping = None if strata is None else as_mapping(strata, user_col=user_col)
     prepared_by_key: dict[tuple[Any, ...], Prepared] = {}
     parts: list[tuple[list[int], Result]] = []
     with checks.silence(silence):
@@ -148,8 +217,10 @@ def evaluate(
                                                rating_col=rating_col, score_col=score_col)
             parts.append((members, evaluate_prepared(prepared_by_key[key],
                                                      [specs[i] for i in members], opts,
-                                                     engine=engine)))
+                                                     engine=engine, strata=mapping)))
     result = parts[0][1] if len(parts) == 1 else merge_parts(specs, parts, options)
+    if mapping is not None and len(parts) > 1:  # the groups' metric columns side by side
+        result.strata = merge_metric_parts([p.strata for _, p in parts], [s.name for s in specs])
     record_profile(result, specs, per_spec, options, resolved.name)
     with checks.silence(silence):
         checks.check_relevance_threshold(
@@ -157,14 +228,26 @@ def evaluate(
             threshold_given="relevance_threshold" in explicit
             or options.relevance_threshold is not None)
         audit.check_matches(next(iter(prepared_by_key.values())), result)
+        if leak is not None:
+            leak.record(result)
+    if beyond_specs:
+        key = prepare_key(options)
+        if key not in prepared_by_key:
+            prepared_by_key[key] = prepare(truth_cols, pred_cols, options,
+                                           rating_col=rating_col, score_col=score_col)
+        _add_beyond(result, beyond_specs, requested, prepared_by_key[key], options, engine,
+                    None if leak is None else leak.train, item_features, beyond, resolved.name)
     return result
 
 
 def evaluate_prepared(
-    prepared: Prepared, specs: list[MetricSpec], options: Options, *, engine: str = "numba"
+    prepared: Prepared, specs: list[MetricSpec], options: Options, *, engine: str = "numba",
+    strata: pd.Series | None = None,
 ) -> Result:
-    """Run the engine on prepared inputs and build the :class:`Result`."""
-    selected = audit.select_users(prepared, options)
+    """Run the engine on prepared inputs and build the :class:`Result` (with ``strata``, a
+    user -> group Series, its per-group sums: :func:`receval.strata.stratify`)."""
+    selected = (np.flatnonzero(audit.users_mask(prepared, options)).astype(np.int64)
+                if _IN_PARTITION.get() else audit.select_users(prepared, options))
     iopts, fopts, cutoffs, cut_ks, fields = kernel_arguments(specs, options)
     out = run(prepared, selected, specs, options, cutoffs, cut_ks, fields, iopts, fopts,
                engine)
@@ -179,7 +262,7 @@ def evaluate_prepared(
                    engine)
     if options.users == "relevant":
         keep = out.n_relevant > 0
-        if not keep.any():
+        if not keep.any() and not _IN_PARTITION.get():
             raise ReceValError(
                 "no user to evaluate with users='relevant': no user of the truth has a "
                 "relevant item (check relevance_threshold)"
@@ -192,6 +275,8 @@ def evaluate_prepared(
             if spec.family not in RATING:
                 out.value[none_relevant, c] = np.nan
     user_ids = prepared.users.decode(selected)
+    # per group before the empty policy fills the values in place, as the whole's sums are
+    groups = None if strata is None else stratify(specs, out, options, user_ids, strata)
     agg = aggregate(specs, out, options, lambda row: plain(user_ids[row]))
     # one block around the value matrix (no copy), then the user column in front
     per_user = pd.DataFrame(agg.per_user, columns=[s.name for s in specs], copy=False)
@@ -207,4 +292,78 @@ def evaluate_prepared(
         metrics={s.name: s.canonical for s in specs},
     )
     return Result(summary=agg.summary, per_user=per_user, counts=counts, options=record,
-                  metrics=[s.name for s in specs], sums=agg.sums)
+                  metrics=[s.name for s in specs], sums=agg.sums, strata=groups)
+
+
+#: set while :func:`evaluate_partition` runs: a partition may select no user (the driver
+#: raises when no partition does)
+_IN_PARTITION: contextvars.ContextVar[bool] = contextvars.ContextVar("receval_in_partition",
+                                                                    default=False)
+
+
+def _is_spark_frame(obj: Any) -> bool:
+    """A pyspark DataFrame (classic or Connect), known without importing pyspark."""
+    return type(obj).__module__.startswith("pyspark.") and hasattr(obj, "mapInArrow")
+
+
+def evaluate_partition(truth: Any, predictions: Any, metrics: list[str],
+                       kwargs: dict[str, Any]) -> Result:
+    """:func:`evaluate` on one Spark partition's users (``engine="spark"``, on the executors):
+    no warning (the driver checks once, on the merged counts) and a partition that selects
+    no user is not an error.
+
+    Example:
+        >>> r = evaluate_partition({"user": [1], "item": [2]},
+        ...     {"user": [3], "item": [2], "score": [1.0]}, ["P@1"], {"users": "both"})
+        >>> r.counts["users"]["evaluated"], r.counts["users"]["seen"]
+        (0, 2)
+    """
+    token = _IN_PARTITION.set(True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return evaluate(truth, predictions, metrics, engine="numba", **kwargs)
+    finally:
+        _IN_PARTITION.reset(token)
+
+
+def _check_beyond(specs: list[Any], beyond: Any, profile: str | None, engine: str, train: Any,
+                  item_features: Any) -> None:
+    """Fail early, in one line, when beyond-accuracy metrics lack an input or an engine."""
+    from receval.beyond.attach import check_inputs
+    from receval.beyond.settings import resolve as resolve_beyond
+
+    if engine == "spark":
+        raise ReceValError(f"metric {specs[0].name!r}: beyond-accuracy metrics are not "
+                           "computed by engine='spark'; use engine='numba'")
+    check_inputs(specs, resolve_beyond(profile, beyond), has_train=train is not None,
+                 has_features=item_features is not None)
+
+
+def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared: Prepared,
+                options: Options, engine: str, trained: Any, item_features: Any, beyond: Any,
+                profile: str | None) -> None:
+    """The beyond-accuracy metrics from the engine's ranked top-k lists of the same users
+    (:mod:`receval.beyond.attach`); a second pass of the engine, asking for the lists only."""
+    from receval.beyond.attach import attach, relevant_rows
+    from receval.engines import numba_engine as ne
+
+    k = max(s.k for s in specs)
+    selected = audit.select_users(prepared, options)
+    cutoffs = np.array([k], dtype=np.int64)
+    fields = {"top_items", "n_list"}
+    iopts, fopts = ne.kernel_options(options, cutoffs, fields, top_k=k)
+    out = run(prepared, selected, [], options, cutoffs, cutoffs, fields, iopts, fopts, engine)
+    if has_duplicates(out) or duplicates_outside(prepared, selected, iopts, fopts):
+        prepared = audit.resolve_duplicates(prepared, options)
+        out = run(prepared, selected, [], options, cutoffs, cutoffs, fields, iopts, fopts,
+                  engine)
+    if options.users == "relevant":
+        keep = out.n_relevant > 0
+        selected, out = selected[keep], out.take(keep)
+    t = prepared.truth
+    truth = relevant_rows(t.indptr, t.items, t.values, selected, options.relevance_threshold)
+    attach(result, specs, requested, top=out.top_items, n_list=out.n_list,
+           user_ids=prepared.users.decode(selected), decode=prepared.items.decode, truth=truth,
+           train=None if trained is None else (trained.users, trained.items),
+           item_features=item_features, options=options, beyond=beyond, profile=profile)

@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
+
 from receval.exceptions import ReceValError
 
 Ties = Literal["stable", "item", "item_ascending", "pessimistic", "optimistic", "average",
@@ -77,7 +79,8 @@ class Options:
             recommended. A number ``s``: only predictions with ``score >= s`` are recommended,
             so a user's list is cut at the first score below ``s`` (rating-prediction semantics).
         protocol: ``"full"`` (default): a predicted item with no truth row is simply not
-            relevant. ``"known"``: only predicted items that have a truth row are ranked.
+            relevant. ``"known"``: only predicted items that have a truth row are ranked
+            (trec_eval ``-J``, judged documents only: a truth row is a judgement).
         ties: how tied scores are ordered. ``"stable"`` (default): input order; ``"item"``:
             item id descending (trec_eval's rule); ``"item_ascending"``: lower item id first
             (TensorFlow's ``top_k``); ``"pessimistic"`` / ``"optimistic"``: relevant
@@ -121,6 +124,9 @@ class Options:
             not predicted is a miss. ``"predicted"``: only truth rows of items the user's
             predictions hold exist (torchmetrics, scikit-learn and Surprise see only the scored
             candidates; recall is then relative to the relevant items among them).
+        max_list: ``None`` (default): the whole ranked list. A positive integer ``M``: each
+            user's list is cut to its top ``M`` after ranking, before anything is computed
+            (trec_eval ``-M``; its list length, ``num_ret``, is then at most ``M``).
         nonpositive_scores: ``"rank"`` (default): a score is only an ordering. ``"irrelevant"``:
             a prediction with score ``<= 0`` keeps its rank but is never a hit, while the
             user's relevant count is unchanged (torchmetrics >= 1.8 for P, R, AP and MRR).
@@ -149,6 +155,7 @@ class Options:
     truth_scope: TruthScope = "all"
     nonpositive_scores: NonpositiveScores = "rank"
     empty_scope: EmptyScope = "undefined"
+    max_list: int | None = None
 
     def __post_init__(self) -> None:
         for name, choices in CHOICES.items():
@@ -170,6 +177,10 @@ class Options:
         st = self.score_threshold
         if st is not None and (isinstance(st, bool) or not _is_finite_number(st)):
             raise ReceValError(f"option score_threshold={st!r} must be a finite number")
+        ml = self.max_list
+        if ml is not None and (isinstance(ml, bool) or not isinstance(ml, int | np.integer)
+                               or ml < 1):
+            raise ReceValError(f"option max_list={ml!r} must be a positive integer or None")
 
     @property
     def effective_precision_denominator(self) -> str:

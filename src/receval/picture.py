@@ -48,8 +48,24 @@ class Picture:
         n_pairs: ``(U,)`` int64, (user, item) pairs with a rating and a prediction.
         gain_shift: ``(U,)`` float64 holding whole numbers, the exponent of the per-user gain
             scale (huge ratings): DCG and IDCG are ``2**gain_shift`` times the fields.
-        top_items: ``(U, K)`` int64 item codes of the ranked top K (``-1`` past the list), or
-            ``None`` when no metric reads the list itself.
+        top_items: ``(U, K)`` int64 item codes of each user's ranked top K in rank order
+            (``-1`` past the list), or ``None`` when no metric reads the list itself. ``K`` is
+            the largest cutoff asked of a family whose entry reads ``"top_items"``
+            (:func:`receval.measures.registry.top_k_needed`). Codes are those of the
+            evaluation's item dictionary (``Prepared.items.decode(codes)`` gives the ids);
+            integer ids are their own codes, so ``-1`` can be an id: a user's list is the
+            first ``min(K, n_list)`` entries. Under ``ties="average"`` the order inside a
+            tie group is the input order (the metrics take the expectation; the list is one
+            of the orders).
+        judged_ranks: ``(U, J)`` int64, the ranks (from 1, ascending) of the list's judged
+            items (those with a truth row, whatever their rating), ``0`` past them; or
+            ``None``. Not under ``ties="average"`` (a rank is not defined there).
+        judged_rel: ``(U, J)`` float64, 1.0 where that judged item is relevant.
+        judged_rating: ``(U, J)`` float64, its truth rating.
+        max_rel_rating: ``(U,)`` float64, the highest rating of a relevant truth row (``-inf``
+            without one), with the ``judged_*`` fields.
+        n_judged: ``(U,)`` int64, the user's truth rows (judged items), or ``None`` from an
+            engine that does not apply ``max_list`` (trec_eval ``-M``).
 
     A per-cutoff field no requested metric reads may be ``None``
     (:func:`receval.measures.registry.needs` lists the fields read).
@@ -73,6 +89,11 @@ class Picture:
     gain_shift: Any
     ap_over_hits: Any = None
     top_items: Any = None
+    judged_ranks: Any = None
+    judged_rel: Any = None
+    judged_rating: Any = None
+    n_judged: Any = None
+    max_rel_rating: Any = None
 
     @property
     def n_users(self) -> int:
@@ -122,6 +143,9 @@ def empty_picture(n_users: int, cutoffs: Any, *, xp: Any = None) -> Picture:
             values[f.name] = xp.zeros((n_users,), dtype=xp.int64)
         elif f.name in ("sq_scale", "abs_scale"):
             values[f.name] = xp.ones((n_users,), dtype=xp.float64)
-        elif f.name not in values and f.name not in ("ap_over_hits", "top_items"):
+        elif f.name not in values and f.name not in ("ap_over_hits", "top_items",
+                                                     "judged_ranks", "judged_rel",
+                                                     "judged_rating", "n_judged",
+                                                     "max_rel_rating"):
             values[f.name] = xp.zeros((n_users,), dtype=xp.float64)
     return Picture(**values)

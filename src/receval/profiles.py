@@ -180,7 +180,10 @@ _register(Profile(
     },
     metrics=(("P@k", "P_k"), ("R@k", "recall_k"), ("AP@k", "map_cut_k"), ("AP", "map"),
              ("Rprec", "Rprec"), ("nDCG@k", "ndcg_cut_k"), ("nDCG", "ndcg"),
-             ("RR", "recip_rank"), ("Hit@k", "success_k")),
+             ("RR", "recip_rank"), ("Hit@k", "success_k"), ("bpref", "bpref"),
+             ("iprec@x", "iprec_at_recall_x"), ("11pt_avg", "11pt_avg"),
+             ("Rprec_mult@x", "Rprec_mult_x"), ("hits@k", "num_rel_ret"),
+             ("num_rel", "num_rel"), ("num_ret", "num_ret")),
     pinned={"nDCG": {"relevance_threshold": 1}},
     gaps=(
         "trec_eval 10.0 reads scores as double: pass score_dtype='float64' to match it",
@@ -188,6 +191,15 @@ _register(Profile(
         "trec_eval -l N is relevance_threshold=N for the binary measures; nDCG keeps every "
         "level > 0 as trec_eval does (to cut nDCG's gains too, leave the profile out)",
         "trec_eval 10.0 without -c exits with an error when a qrels topic has no run",
+        "trec_eval -M N is max_list=N; -J is protocol='known'",
+        "a qrels row with a negative level is unjudged in trec_eval (bpref, rbp_resid, -J); "
+        "in receval every truth row is judged: drop such rows first",
+        "trec_eval 10.0 rounds x*R to the nearest in iprec_at_recall and 11pt_avg; receval "
+        "follows 9.0.8 (floor(x*R + 0.9))",
+        "trec_eval's rbp takes graded gains scaled to [0, 1] and rbp_resid is 0 when the list "
+        "holds no unjudged item; receval's RBP is binary and its residual the paper's",
+        "gm_bpref, infAP, relative_P, set_*, G, binG, Rndcg, ndcg_rel, utility are "
+        "not computed; num_rel/num_ret are averaged over users (trec_eval sums them)",
     ),
 ))
 

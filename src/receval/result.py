@@ -31,7 +31,9 @@ class Result:
     Attributes:
         summary: metric name (as requested) -> mean over the evaluated users.
         per_user: a DataFrame with a ``user`` column and one column per metric (NaN where the
-            ``skip`` policy left the user out of that metric).
+            ``skip`` policy left the user out of that metric). Catalogue-level beyond-accuracy
+            metrics (``coverage@k``, ``gini@k``, ``personalization@k``, ...: one number over
+            all lists, :mod:`receval.beyond`) are in ``summary`` only, with no column here.
         counts: the input audit: users per side, users evaluated and skipped, rows dropped and
             why, predictions without a truth row, cutoffs that fell inside a tie, and why a
             summary value is not a number (``summary_null``). The rows always add up, per
@@ -40,17 +42,26 @@ class Result:
             ``truth_not_evaluated``; ``predictions`` = ``predictions_kept`` (in the ranked
             lists) + ``predictions_dropped_duplicates`` +
             ``predictions_ignored_known_protocol`` + ``predictions_below_score_threshold`` +
-            ``predictions_not_evaluated`` (a key that is absent counts 0). Duplicates are
+            ``predictions_not_evaluated`` + ``predictions_excluded_train`` (removed by
+            ``exclude_train=True`` before ranking) (a key that is absent counts 0). Duplicates are
             dropped and counted for every user, evaluated or not; ``*_not_evaluated`` are the
             rows left of users who are not evaluated. Users likewise: ``seen`` = ``evaluated``
             + ``not_evaluated_only_in_truth`` + ``not_evaluated_only_in_predictions`` +
-            ``not_evaluated_without_relevant`` + ``not_evaluated_rows_dropped``.
+            ``not_evaluated_without_relevant`` + ``not_evaluated_rows_dropped``. With
+            ``train=``, ``counts["train"]`` holds the training audit (:mod:`receval.training`):
+            ``rows``, ``users``, ``items`` of the training data, ``predictions_in_train``,
+            ``truth_in_train``, ``users_without_train``, ``items_without_train`` and, with
+            timestamps on both sides, ``train_after_test``.
         options: every option in effect, the receval version and the engine, so a number
             never travels without its definition.
         sums: the exact, mergeable sums the summary was finalised from (a
             :class:`receval.accumulate.Accumulator`; ``None`` when not kept): merge them with
             another set of users' sums and ``finalize`` gives the summary over both, bit for bit
             as one evaluation would (partitions, time windows).
+        strata: with ``evaluate(strata=...)``, a DataFrame, one row per group of users:
+            ``group``, ``users`` and one column per metric (``.attrs["sums"]``: each group's
+            Accumulator; merged, they give ``sums``); ``None`` otherwise
+            (:mod:`receval.strata`).
 
     Example:
         >>> import receval
@@ -69,6 +80,7 @@ class Result:
     options: dict[str, Any]
     metrics: list[str] = field(default_factory=list)
     sums: Any = field(default=None, repr=False, compare=False)
+    strata: Any = field(default=None, repr=False, compare=False)
 
     def __getitem__(self, metric: str) -> float:
         return self.summary[metric]

@@ -11,7 +11,7 @@ budget whatever the number of users.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +58,10 @@ def evaluate_scores(
     item_col: str = "item",
     rating_col: str = "rating",
     silence: str | Iterable[str] | None = None,
+    train: Any = None,
+    exclude_train: bool = False,
+    train_columns: Mapping[str, str] | None = None,
+    timestamp_col: str = "timestamp",
     **options: Any,
 ) -> Result:
     """Evaluate a users x items score matrix against ``truth`` on ``metrics``.
@@ -74,6 +78,11 @@ def evaluate_scores(
     same: the numbers are those of ``evaluate(truth, long_table)`` with the long table holding
     every (row, column) score outside ``exclude``. Not available here, each with an error that
     says so: ``ties="ranx"``, ``duplicates="keep"``, RMSE and MAE.
+
+    ``train``, ``exclude_train``, ``train_columns``, ``timestamp_col``: as in
+    :func:`receval.evaluate`; ``exclude_train=True`` masks each user's training items in the
+    matrix (``exclude=`` set to the training pairs). ``counts["train"]["predictions_in_train"]``
+    counts the cells of the matrix that are training pairs.
 
     ``device``: a torch device (default: CUDA when available, else the CPU). ``batch_size``:
     rows per block (default: ``memory_budget // (BYTES_PER_ENTRY * n_items)``, with
@@ -108,6 +117,16 @@ def evaluate_scores(
         groups.setdefault(spec_opts, []).append(i)
     where = torch_device(device)
     source = _ScoreSource.of(scores, user_ids, item_ids, where, torch)
+    leak = None
+    if train is not None or exclude_train:
+        if exclude_train and exclude is not None:
+            raise ReceValError("pass exclude= or exclude_train=True, not both (exclude_train "
+                               "excludes the training pairs of train=)")
+        leak = _train_audit(truth, train, source, exclude_train, user_col, item_col,
+                            rating_col, train_columns, timestamp_col)
+        if exclude_train:
+            exclude = leak.train_pairs(user_col, item_col, user_ids=source.user_ids,
+                                       item_ids=source.item_ids)
     parts: list[tuple[list[int], Result]] = []
     with checks.silence(silence):
         table = _read_truth(truth, opts, specs, user_col, item_col, rating_col)
@@ -122,7 +141,26 @@ def evaluate_scores(
             or opts.relevance_threshold is not None)
     result = parts[0][1] if len(parts) == 1 else merge_parts(specs, parts, opts)
     record_profile(result, specs, per_spec, opts, resolved.name)
+    if leak is not None:
+        with checks.silence(silence):
+            leak.record(result)
     return result
+
+
+def _train_audit(truth: Any, train: Any, source: _ScoreSource, exclude_train: bool,
+                 user_col: str, item_col: str, rating_col: str,
+                 train_columns: Mapping[str, str] | None, timestamp_col: str) -> Any:
+    """The training audit (:class:`receval.training.Leakage`) of a score matrix."""
+    from receval.data.columns import read_columns
+    from receval.training import Leakage
+
+    cols = read_columns(truth, side="truth", user_col=user_col, item_col=item_col,
+                        value_col=rating_col, value_required=False)
+    leak = Leakage.of(train, truth, cols, None, exclude_train=exclude_train,
+                      user_col=user_col, item_col=item_col, train_columns=train_columns,
+                      timestamp_col=timestamp_col)
+    leak.matrix(source.user_ids, source.item_ids)
+    return leak
 
 
 def _require_torch(engine: str) -> Any:

@@ -11,7 +11,10 @@ from receval.cli import (  # noqa: F401  (importing a command module registers i
     demo_command,
     evaluate_command,
     explain_command,
+    monitor_command,
     plot_command,
+    sample_command,
+    split_command,
 )
 from receval.cli.common import _errors_exit_2, _Runs, main
 

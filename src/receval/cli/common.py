@@ -143,12 +143,164 @@ def _input_options(f: Callable[..., Any], *, required: bool = True) -> Callable[
     return f
 
 
+def _train_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The training data: the leakage audit and the exclusion of training items."""
+    options = [
+        click.option("--train", metavar="FILE", default=None,
+                     help="Training interactions (user, item, optional timestamp): audited "
+                          "against truth and predictions (train audit)."),
+        click.option("--train-columns", default=None, metavar="ROLE=NAME,...",
+                     help="The training file's own column names: e.g. "
+                          "user=userId,item=movieId,timestamp=ts."),
+        click.option("--exclude-train", is_flag=True,
+                     help="Remove each user's training items from their predictions before "
+                          "ranking (the full-ranking protocol; needs --train)."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
 def _metrics_option(default: tuple[str, ...] = DEFAULT_METRICS) -> Callable[..., Any]:
     return click.option(
         "-m", "--metric", "metrics", multiple=True, default=default, show_default=True,
         help="A metric, e.g. P@10, nDCG@5, MAP@10, MRR, F1@10, Rprec, RMSE; 'P@5,10,20' gives "
-             "three cutoffs. Repeat for more.",
+             "three cutoffs; beyond accuracy (docs/beyond-accuracy.md): coverage@10, "
+             "novelty@10, diversity@10, gini@10, ... (most need --train). Repeat for more.",
     )
+
+
+# --- beyond-accuracy metrics (receval.beyond): names, --item-features, --beyond ---------------
+
+
+def _beyond_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--item-features`` and ``--beyond`` (the training data is ``--train``)."""
+    f = click.option(
+        "--beyond", "beyond", default=None, metavar="NAME|KEY=VALUE,...",
+        help="Switches of the beyond-accuracy metrics: a tool's bundle (recommenders, "
+             "rectools, evidently) or switches, e.g. novelty_popularity=users,"
+             "similarity=cooccurrence (docs/beyond-accuracy.md).")(f)
+    return click.option(
+        "--item-features", metavar="FILE", default=None,
+        help="Item features for diversity@k / serendipity@k (CSV, TSV or Parquet): an item "
+             "column and one category column (several rows per item, or 'a|b' lists) or "
+             "numeric columns (an embedding per item).")(f)
+
+
+def _metric_names(metrics: tuple[str, ...] | list[str]) -> tuple[list[str], list[str]]:
+    """``(every name in the order asked, the beyond-accuracy ones)``; an unknown name
+    suggests the closest accuracy or beyond-accuracy names."""
+    import difflib
+
+    from receval.beyond.names import ALIASES as BEYOND
+    from receval.beyond.names import split_metrics
+    from receval.measures.spec import ALIASES, parse_metrics
+
+    names: list[str] = []
+    beyond: list[str] = []
+    for raw in metrics:
+        try:  # an accuracy list as parse_metrics reads it ('P.5,10' of trec_eval included)
+            names += [s.name for s in parse_metrics([raw])]
+            continue
+        except ReceValError as err:
+            failed = err
+        accuracy, specs, order = split_metrics([raw])
+        for name in accuracy:
+            try:
+                parse_metrics([name])
+            except ReceValError as err:
+                base, sep, k = name.strip().partition("@")
+                close = difflib.get_close_matches(base.lower(), [*ALIASES, *BEYOND], n=3,
+                                                  cutoff=0.6)
+                if not any(c in BEYOND for c in close):
+                    raise
+                shown = ", ".join(repr(c + sep + k) for c in close)
+                raise ReceValError(f"unknown metric {name!r}; did you mean {shown}?") from err
+        if not specs:
+            raise failed
+        names += order
+        beyond += [s.name for s in specs]
+    if len(set(names)) != len(names):
+        twice = next(n for n in names if names.count(n) > 1)
+        raise ReceValError(f"metric {twice!r} is requested twice")
+    return names, beyond
+
+
+def _beyond_kwargs(params: dict[str, Any], beyond: list[str]) -> dict[str, Any]:
+    """``item_features=`` and ``beyond=`` of :func:`receval.evaluate`, after checking that the
+    metrics asked have their inputs (the messages name the flags)."""
+    from receval.beyond.attach import check_inputs
+    from receval.beyond.names import parse_beyond
+    from receval.beyond.settings import BeyondOptions, resolve
+
+    kwargs: dict[str, Any] = {}
+    text = (params.get("beyond") or "").strip()
+    if text and "=" in text:
+        types = {f.name: type(f.default) for f in dataclasses.fields(BeyondOptions)}
+        switches: dict[str, Any] = {}
+        for pair in text.split(","):
+            key, sep, value = (p.strip() for p in pair.partition("="))
+            if not sep or not key:
+                raise ReceValError(f"--beyond: {pair.strip()!r} is not KEY=VALUE")
+            kind = types.get(key, str)
+            try:
+                switches[key] = kind(value) if kind in (int, float) else value
+            except ValueError:
+                raise ReceValError(f"--beyond: {key} takes a number; got {value!r}") from None
+        kwargs["beyond"] = switches
+    elif text:
+        kwargs["beyond"] = text
+    if params.get("item_features"):
+        kwargs["item_features"] = _read_item_table(params["item_features"], "--item-features",
+                                                   params.get("item_col") or "item")
+    if beyond:
+        specs = [s for s in (parse_beyond(n) for n in beyond) if s is not None]
+        options = resolve(params.get("profile"), kwargs.get("beyond"))
+        try:
+            check_inputs(specs, options, has_train=bool(params.get("train")),
+                         has_features="item_features" in kwargs)
+        except ReceValError as err:  # the flags, not the Python keywords
+            text = str(err).replace("train= (a frame of user, item rows)", "--train FILE")
+            text = text.replace("item_features=", "--item-features FILE").replace(
+                "beyond={'similarity': 'cooccurrence'} with train=",
+                "--beyond similarity=cooccurrence with --train").replace(
+                "pass train=", "pass --train FILE")
+            raise ReceValError(text) from None
+    elif kwargs:
+        raise ReceValError("--item-features and --beyond need a beyond-accuracy metric, e.g. "
+                           "-m coverage@10 -m novelty@10")
+    return kwargs
+
+
+def _read_item_table(path: str, flag: str, item_col: str = "item") -> Any:
+    """An item table (CSV, TSV or Parquet, by suffix; CSV delimiter sniffed) as a pandas
+    frame with its item column named ``item``; a single text column of ``a|b`` values becomes
+    lists (MovieLens genres)."""
+    import pandas as pd
+
+    from receval.io.source import check_file
+
+    file = check_file(path, flag.lstrip("-"))
+    name = file.name.lower().removesuffix(".gz")
+    try:
+        if name.endswith(".parquet"):
+            frame = pd.read_parquet(file)
+        else:
+            frame = pd.read_csv(file, sep="\t" if name.endswith(".tsv") else None,
+                                engine="python")
+    except (ValueError, pd.errors.ParserError) as err:
+        raise ReceValError(f"{flag} {path}: {one_line(str(err))[:200]}") from None
+    if item_col not in frame.columns:
+        raise ReceValError(f"{flag} {path} has no column {item_col!r} (columns: "
+                           f"{', '.join(map(str, frame.columns))}); name it with --item-col")
+    frame = frame.rename(columns={item_col: "item"})
+    others = [c for c in frame.columns if c != "item"]
+    if flag == "--item-features" and len(others) == 1 and not \
+            pd.api.types.is_numeric_dtype(frame[others[0]]) and \
+            frame[others[0]].astype(str).str.contains("|", regex=False).any():
+        frame[others[0]] = frame[others[0]].map(
+            lambda v: [c for c in str(v).split("|") if c] if isinstance(v, str) else v)
+    return frame
 
 
 def _errors_exit_2(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -221,6 +373,10 @@ class _Runs:
     inputs: dict[str, str]
     top_items: dict[str, list[tuple[Any, int]]]
     notes: list[str]
+    #: each model's predictions (with ``keep=True``: the report's beyond-accuracy section)
+    #: and the training data read from --train (None without)
+    predictions: dict[str, Any] = dataclasses.field(default_factory=dict)
+    train: Any = None
 
     def print_notes(self) -> None:
         """Notes go to stderr once everything succeeded (an error stays one line)."""
@@ -230,7 +386,8 @@ class _Runs:
 
 
 def _evaluate_files(metrics: list[str], params: dict[str, Any], *,
-                    top_items: bool = False, asked: list[str] | None = None) -> _Runs:
+                    top_items: bool = False, asked: list[str] | None = None,
+                    keep: bool = False) -> _Runs:
     """Read the truth once, then read and evaluate each predictions file in turn.
 
     ``asked``: the metrics the user asked for, when ``metrics`` adds more (the report's
@@ -238,27 +395,36 @@ def _evaluate_files(metrics: list[str], params: dict[str, Any], *,
     """
     import receval
     from receval import checks
+    from receval.beyond.names import parse_beyond
     from receval.measures.spec import parse_metrics
 
     kwargs = _semantics(params)
+    beyond = [n for n in metrics if parse_beyond(n) is not None]
+    kwargs.update(_beyond_kwargs(params, beyond))
     extra = asked is not None and set(asked) != set(metrics)
     if extra:
         kwargs["silence"] = sorted({*kwargs.get("silence", ()), "ties"})
     _compile_notice()
     truth, runs = _read_truth(params, kwargs)
+    if params.get("train") or params.get("exclude_train"):
+        truth = _with_train(params, kwargs, truth, runs)
     for name, path, aligned_truth, preds in _read_predictions(params, truth):
         with warnings.catch_warnings():
             # said once per model by _warn_undefined, for the metrics asked (not curve extras)
             warnings.simplefilter("ignore", UndefinedMetricWarning)
             runs.results[name] = receval.evaluate(aligned_truth, preds, metrics, **kwargs)
         if extra and "ties" not in params.get("silence", ()):
-            cutoffs = {s.k for s in parse_metrics(asked or [])}
+            accuracy = [n for n in asked or [] if n not in beyond]
+            cutoffs = {s.k for s in parse_metrics(accuracy)} if accuracy else set()
             tied = runs.results[name].counts["ties_at_cutoff"]
             checks.check_ties({k: n for k, n in tied.items() if k in cutoffs},
                               runs.results[name].options["ties"])
         runs.inputs[f"predictions: {name}"] = str(path)
         if top_items:
             runs.top_items[name] = _top_items(preds)
+        if keep:
+            runs.predictions[name] = preds
+    runs.train = kwargs.get("train")
     return runs
 
 
@@ -300,6 +466,27 @@ def _read_truth(params: dict[str, Any], kwargs: dict[str, Any]) -> tuple[Any, _R
                               columns=parse_columns_flag(params.get("truth_columns"), "truth"),
                               progress=progress, **_reading(params))
     return truth, _Runs({}, {"truth": str(truth_path)}, {}, notes)
+
+
+def _with_train(params: dict[str, Any], kwargs: dict[str, Any], truth: Any, runs: _Runs) -> Any:
+    """Read ``--train`` once into ``kwargs`` (``train=``, ``exclude_train=``); the truth
+    gains its file's timestamp column, when the training data has timestamps too."""
+    from receval import training
+    from receval.io.wanted import parse_columns_flag
+
+    if not params.get("train"):
+        raise ReceValError("--exclude-train needs the training data: pass --train FILE")
+    columns = training.parse_train_columns(params.get("train_columns"))
+    trained = training.read_train(params["train"], user_col=params["user_col"],
+                                  item_col=params["item_col"], columns=columns,
+                                  **_reading(params))
+    kwargs.update(train=trained, exclude_train=bool(params.get("exclude_train")))
+    runs.inputs["train"] = str(params["train"])
+    return training.with_truth_timestamps(
+        truth, params["truth"], trained, user_col=params["user_col"],
+        item_col=params["item_col"], timestamp_col=(columns or {}).get("timestamp", "timestamp"),
+        truth_columns=parse_columns_flag(params.get("truth_columns"), "truth"),
+        **_reading(params))
 
 
 def _read_predictions(params: dict[str, Any],
@@ -381,7 +568,8 @@ def _check_output(params: dict[str, Any],
     from receval.io.output import check_outputs
 
     _check_columns(params)
-    inputs = [p for p in (params.get("truth"), *(params.get("predictions") or ())) if p]
+    inputs = [p for p in (params.get("truth"), *(params.get("predictions") or ()),
+                          params.get("train")) if p]
     return check_outputs(outputs, inputs)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
@@ -9,13 +10,16 @@ from rich.table import Table
 from rich.text import Text
 
 from receval.cli.common import (
+    _beyond_options,
     _check_columns,
     _errors_exit_2,
     _evaluate_files,
     _input_options,
+    _metric_names,
     _metrics_option,
     _semantics_options,
     _stdout,
+    _train_options,
     _warn_undefined,
     main,
 )
@@ -25,11 +29,14 @@ from receval.io.terminal import safe_text
 
 @main.command()
 @_input_options
+@_train_options
+@_beyond_options
 @_metrics_option()
 @_semantics_options
 @click.option("--baseline", "-b", default=None, metavar="MODEL",
-              help="The model the others are compared with (a predictions file's stem); "
-                   "default: every pair of models.")
+              help="The model the others are compared with (a predictions file's stem; "
+                   "'popular' with --train adds the most-popular baseline); default: every "
+                   "pair of models.")
 @click.option("--test", type=click.Choice(("t", "wilcoxon", "randomization", "bootstrap")),
               default="t", show_default=True,
               help="Paired test: t (scipy ttest_rel), wilcoxon (inflates type-I error at "
@@ -45,7 +52,8 @@ from receval.io.terminal import safe_text
                    "tests.")
 @click.option("--seed", type=click.IntRange(0, None), default=0, show_default=True,
               help="Seed of the resampling (each row's stream is keyed by its names).")
-@click.option("--format", "-f", "fmt", type=click.Choice(("table", "json", "csv", "markdown")),
+@click.option("--format", "-f", "fmt",
+              type=click.Choice(("table", "json", "csv", "markdown", "latex")),
               default="table", show_default=True, help="How the comparison is printed.")
 @_errors_exit_2
 def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correction: str,
@@ -57,15 +65,26 @@ def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correctio
     receval compare -t test.csv -p pop.csv -p svd.csv -m P@10 -m nDCG@10 --baseline pop
     receval compare -t test.csv -p a.csv -p b.csv -p c.csv --test randomization -f json
     """
-    from receval.compare import cell_rows, footnote
+    from receval.beyond.names import parse_beyond
+    from receval.compare import POPULAR, cell_header, cell_rows, footnote
     from receval.compare import compare as compare_models
-    from receval.measures.spec import parse_metrics
 
-    if len(params["predictions"]) < 2:
+    popular = baseline == POPULAR and not any(Path(p).stem == POPULAR
+                                              for p in params["predictions"])
+    if popular and not params.get("train"):
+        raise ReceValError("--baseline popular needs the training data: pass --train FILE")
+    if len(params["predictions"]) + popular < 2:
         raise ReceValError("compare needs at least two --predictions files")
     _check_columns(params)
-    asked = [s.name for s in parse_metrics(list(metrics))]
+    asked, beyond = _metric_names(metrics)
+    specs = [parse_beyond(n) for n in beyond]
+    catalogue = [s.name for s in specs if s is not None and s.entry.reduction == "catalogue"]
+    if catalogue:
+        raise ReceValError(f"{catalogue[0]!r} is one number over all lists (catalogue level): "
+                           f"no per-user values to pair; receval evaluate shows it")
     runs = _evaluate_files(asked, params)
+    if popular:
+        runs.results[POPULAR] = _popular_result(asked, params, runs)
     _warn_undefined(runs.results)
     result = compare_models(None, runs.results, asked, baseline=baseline, test=test,
                             correction=correction, alpha=alpha, n_resamples=resamples,
@@ -76,12 +95,14 @@ def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correctio
         click.echo(result.to_csv().rstrip("\n"))
     elif fmt == "markdown":
         click.echo(result.to_markdown())
+    elif fmt == "latex":
+        click.echo(result.to_latex())
     else:
         table = Table(title="paired comparison")
-        for name in ("model", "baseline", "metric"):
+        header = cell_header(result)
+        for name in header[:-10]:
             table.add_column(name, style="bold" if name == "model" else None)
-        for name in ("mean", "baseline mean", "delta", f"{1 - alpha:.0%} CI", "p",
-                     "p adjusted", "d_z", "P(better)", "W/T/L", "n"):
+        for name in header[-10:]:
             table.add_column(name, justify="right")
         for row in cell_rows(result):
             table.add_row(*(Text(safe_text(c)) for c in row))
@@ -89,3 +110,32 @@ def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correctio
         out.print(table)
         out.print(Text(footnote(result)), style="dim", highlight=False)
     runs.print_notes()
+
+
+def _popular_result(asked: list[str], params: dict[str, Any], runs: Any) -> Any:
+    """The most-popular baseline for the evaluated users, evaluated as a predictions file is
+    (written to a temporary file, read back with the same options)."""
+    import tempfile
+
+    from receval.baselines import most_popular
+    from receval.compare import POPULAR, POPULAR_K
+    from receval.measures.spec import parse_metric
+
+    users = next(iter(runs.results.values())).per_user["user"].tolist()
+    from receval.beyond.names import parse_beyond
+
+    k = max((x for x in ((parse_beyond(m) or parse_metric(m)).k for m in asked) if x),
+            default=POPULAR_K)
+    train = runs.train
+    lists = most_popular({"user": train.users, "item": train.items}, users, k)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"{POPULAR}.csv"
+        # written as the other predictions are read (header, delimiter), as CSV
+        lists.rename(columns={"user": params["user_col"], "item": params["item_col"],
+                              "score": params["score_col"]}).to_csv(
+            path, index=False, header=not params["no_header"], sep=params["delimiter"] or ",")
+        more = _evaluate_files(asked, {**params, "predictions": (str(path),),
+                                       "prediction_columns": None,
+                                       "predictions_format": "csv"})
+    runs.inputs[f"predictions: {POPULAR}"] = "most popular in --train"
+    return more.results[POPULAR]

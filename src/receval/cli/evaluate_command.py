@@ -10,19 +10,25 @@ from rich.text import Text
 
 from receval.cli.common import (
     REPORT_SUFFIXES,
+    _beyond_options,
     _check_output,
     _errors_exit_2,
     _evaluate_files,
     _input_options,
+    _metric_names,
     _metrics_option,
     _print_written,
     _report_progress,
+    _Runs,
+    _semantics,
     _semantics_options,
     _stdout,
+    _train_options,
     _warn_undefined,
     _write_per_user,
     main,
 )
+from receval.exceptions import ReceValError
 from receval.io.output import TABLE_SUFFIXES, atomic_output, sigterm_as_exit
 from receval.io.terminal import safe_text
 from receval.report.tables import FORMATS as OUTPUT_FORMATS  # one list: the renderer's
@@ -30,8 +36,13 @@ from receval.report.tables import FORMATS as OUTPUT_FORMATS  # one list: the ren
 
 @main.command()
 @_input_options
+@_train_options
+@_beyond_options
 @_metrics_option()
 @_semantics_options
+@click.option("--items", metavar="FILE", default=None,
+              help="Item titles for the report's beyond-accuracy section (CSV, TSV or "
+                   "Parquet: an item column and a title column).")
 @click.option("--format", "-f", "fmt", type=click.Choice(OUTPUT_FORMATS), default="table",
               show_default=True, help="How the summary is printed on stdout.")
 @click.option("--per-user", metavar="FILE",
@@ -41,6 +52,10 @@ from receval.report.tables import FORMATS as OUTPUT_FORMATS  # one list: the ren
 @click.option("--max-k", type=click.IntRange(1, 10_000), default=None, metavar="N",
               help="Last cutoff of the report's curves. [default: as deep as the lists go, "
                    "up to 1000]")
+@click.option("--spark-master", default=None, metavar="URL",
+              help="With --engine spark: the Spark master (local[4], spark://host:7077, "
+                   "yarn; default: the active session or local[*]); files are read by Spark "
+                   "(Parquet).")
 @click.option("--raw-csv", is_flag=True,
               help="Write CSV/TSV text cells as they are: by default a cell starting with =, +, "
                    "-, @, tab or CR gets a ' in front, so a spreadsheet does not run it.")
@@ -53,17 +68,29 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
     receval evaluate --truth test.csv --predictions run.csv -m P@10 -m nDCG@10
     receval evaluate -t test.qrels -p bm25.run -p dense.run -m P@5,10 --profile trec_eval
     receval evaluate -t test.csv -p run.csv --format json --report report.html
+    receval evaluate -t test.csv -p run.csv --train train.csv -m nDCG@10 -m coverage@10
     """
-    from receval.measures.spec import parse_metrics
     from receval.report import tables
+    from receval.report.beyond import section_k, section_metrics
     from receval.report.models import CURVE_MAX_K, curve_ks, restrict, with_curves
 
-    asked = [s.name for s in parse_metrics(list(metrics))]
+    asked, beyond = _metric_names(metrics)
+    accuracy = [n for n in asked if n not in beyond]
     outputs = _check_output(params, {"--per-user": (per_user, TABLE_SUFFIXES),
                                      "--report": (report, REPORT_SUFFIXES)})
-    wanted = with_curves(asked, curve_ks(asked, max_k or CURVE_MAX_K)) if report else asked
-    runs = _evaluate_files(wanted, params, top_items=bool(report), asked=asked)
-    models = {name: restrict(r, asked) for name, r in runs.results.items()}
+    section = bool(report and params.get("train"))  # the report's beyond-accuracy section
+    if report and not accuracy:
+        raise ReceValError("--report needs an accuracy metric besides the beyond-accuracy "
+                           "ones, e.g. -m nDCG@10")
+    k = section_k(asked)
+    shown_beyond = section_metrics(asked, k) if section else beyond
+    wanted = (with_curves(accuracy, curve_ks(accuracy, max_k or CURVE_MAX_K)) + shown_beyond
+              if report else asked)
+    runs = (_evaluate_files_spark(wanted, params, bool(per_user or report))
+            if params.get("engine") == "spark"
+            else _evaluate_files(wanted, params, top_items=bool(report), asked=asked,
+                                 keep=section))
+    models = {name: _restrict(r, asked, beyond) for name, r in runs.results.items()}
     _warn_undefined(models)
     raw_csv = bool(params.get("raw_csv"))
     # every output to a temporary file first: all are renamed into place, or none (an error in
@@ -76,22 +103,121 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
             from receval.report.html import write_report
 
             tmp = stack.enter_context(atomic_output(outputs["--report"], "--report"))
-            write_report(tmp, runs.results, metrics=asked, inputs=runs.inputs,
+            # the report's tables read accuracy metrics; the beyond ones have their section
+            plain = {n: restrict(r, [m for m in wanted if m not in shown_beyond])
+                     for n, r in runs.results.items()}
+            extra = _beyond_report(runs, shown_beyond, k, params) if section else None
+            write_report(tmp, plain, metrics=accuracy, inputs=runs.inputs,
                          top_items=runs.top_items, max_k=max_k,
-                         progress=_report_progress(stack))
+                         progress=_report_progress(stack), beyond=extra)
     if fmt == "table":
         out = _stdout()
-        out.print(tables.rich_table(models))
+        out.print(tables.rich_table(_for_tables(models)))
         out.print(tables.options_line(next(iter(models.values()))), style="dim",
                   highlight=False, markup=False)
         for name, result in models.items():
             prefix = f"{name}: " if len(models) > 1 else ""
             out.print(Text(safe_text(f"{prefix}{tables.counts_line(result)}")),
                       style="dim", highlight=False)
+            if "train" in result.counts:
+                from receval.training import audit_line
+
+                line = audit_line(result.counts["train"], result.counts["rows"])
+                out.print(Text(safe_text(f"{prefix}{line}")), style="dim", highlight=False)
     elif fmt == "csv":
-        click.echo(tables.to_csv(models, raw=raw_csv).rstrip("\n"))
+        click.echo(tables.to_csv(_for_tables(models), raw=raw_csv).rstrip("\n"))
     else:
-        click.echo(tables.render(models, fmt).rstrip("\n"))
+        click.echo(tables.render(_for_tables(models), fmt).rstrip("\n"))
     if report:
         _print_written("report", report)
     runs.print_notes()
+
+
+def _evaluate_files_spark(metrics: list[str], params: dict[str, Any],
+                          per_user: bool) -> _Runs:
+    """``--engine spark``: Spark reads the truth and each predictions file (Parquet); the
+    per-user values are collected only for --per-user / --report."""
+    import warnings
+
+    import pandas as pd
+
+    import receval
+    from receval import io
+    from receval.exceptions import ReceValError, UndefinedMetricWarning
+    from receval.io.wanted import parse_columns_flag
+
+    if params.get("train") or params.get("exclude_train"):
+        raise ReceValError("--train and --exclude-train are not available with --engine spark")
+    kwargs = _semantics(params)
+    kwargs["spark_options"] = {"master": params.get("spark_master"), "per_user": per_user}
+    columns = {"user_col": params["user_col"], "item_col": params["item_col"],
+               "rating_col": params["rating_col"], "score_col": params["score_col"],
+               "truth_columns": parse_columns_flag(params.get("truth_columns"), "truth"),
+               "prediction_columns": parse_columns_flag(params.get("prediction_columns"),
+                                                        "predictions")}
+    runs = _Runs({}, {"truth": str(params["truth"])}, {}, [])
+    paths = list(params["predictions"])
+    for name, path in zip(io.model_names(paths), paths, strict=True):
+        with warnings.catch_warnings():  # said once per model by _warn_undefined
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            result: Any = receval.evaluate(params["truth"], path, metrics, **kwargs,
+                                           **columns)
+        result.per_user = (result.per_user_pandas() if per_user
+                           else pd.DataFrame(columns=["user", *result.metrics]))
+        runs.results[name] = result
+        runs.inputs[f"predictions: {name}"] = str(path)
+    return runs
+
+
+def _restrict(result: Any, asked: list[str], beyond: list[str]) -> Any:
+    """``result`` showing the metrics ``asked`` only, in their order; the beyond-accuracy ones
+    (``beyond``) keep their summary and, per-user metrics, their ``per_user`` column
+    (:func:`receval.report.models.restrict` reads accuracy names only)."""
+    from receval.report.models import restrict
+
+    shown = restrict(result, [n for n in asked if n not in beyond])
+    for name in beyond:
+        if name in result.per_user.columns:
+            shown.per_user[name] = result.per_user[name].to_numpy()
+    shown.summary = {n: (result.summary[n] if n in beyond else shown.summary[n]) for n in asked}
+    shown.per_user = shown.per_user[["user", *[n for n in asked
+                                               if n in shown.per_user.columns]]]
+    shown.metrics = list(asked)
+    if isinstance(result.options.get("metrics"), dict):
+        shown.options["metrics"] = {n: result.options["metrics"].get(n, n) for n in asked}
+    if isinstance(result.options.get("beyond"), dict):  # not the report's extra metrics
+        record = dict(result.options["beyond"])
+        record["catalogue_metrics"] = [n for n in record.get("catalogue_metrics", [])
+                                       if n in asked]
+        shown.options["beyond"] = record
+    return shown
+
+
+def _for_tables(models: dict[str, Any]) -> dict[str, Any]:
+    """What the summary renderers read: a catalogue metric (summary only) gets an empty (NaN)
+    per-user column, so the paired tests behind the marks leave it out as "not a mean over
+    users" rather than fail on the missing column; the printed numbers are the summary's."""
+    import copy
+
+    import numpy as np
+
+    out = {}
+    for name, result in models.items():
+        missing = [m for m in result.summary if m not in result.per_user.columns]
+        if missing and len(models) > 1:
+            result = copy.copy(result)
+            result.per_user = result.per_user.assign(**{m: np.nan for m in missing})
+        out[name] = result
+    return out
+
+
+def _beyond_report(runs: _Runs, metrics: list[str], k: int, params: dict[str, Any]) -> Any:
+    """The report's beyond-accuracy section (:mod:`receval.report.beyond`)."""
+    from receval.cli.common import _read_item_table
+    from receval.report.beyond import beyond_section
+
+    titles = (_read_item_table(params["items"], "--items", params.get("item_col") or "item")
+              if params.get("items") else None)
+    held = {n: _restrict(r, metrics, metrics) for n, r in runs.results.items()}
+    return beyond_section(held, runs.predictions, runs.train, k=k, titles=titles,
+                          exclude_train=bool(params.get("exclude_train")))

@@ -48,8 +48,8 @@ if TYPE_CHECKING:
 
 # integer options, by position in ``iopts``
 I_TIES, I_KNOWN, I_HAS_SCORE_THR, I_THR_MODE, I_GAIN = 0, 1, 2, 3, 4
-I_NEED_ALL, I_KMAX, I_NEED_RPREC = 5, 6, 7
-N_IOPTS = 8
+I_NEED_ALL, I_KMAX, I_NEED_RPREC, I_TOPK, I_MAX_LIST = 5, 6, 7, 8, 9
+N_IOPTS = 10
 # float options, by position in ``fopts``
 F_SCORE_THR, F_REL_THR = 0, 1
 
@@ -61,6 +61,8 @@ MIN_BLOCK_USERS = 512
 
 #: the picture's per-cutoff fields the kernel can write, in its argument order
 PER_CUTOFF_FIELDS = ("hits", "ap_sum", "dcg", "idcg", "first", "rr_sum", "ap_over_hits")
+#: the judged items of each list, in rank order (written together when one is asked for)
+JUDGED_FIELDS = ("judged_ranks", "judged_rel", "judged_rating")
 
 
 @dataclass
@@ -95,6 +97,8 @@ class KernelOutput:
     ``gain_shift``: the user's graded nDCG gains, DCG and IDCG (``num``/``den`` of nDCG
     columns) are scaled by ``2^-gain_shift`` (:func:`~receval.measures.ndcg.gain_shift`; 0
     unless a gain would overflow).
+    ``top_items``: ``(U, K)`` item codes of each user's ranked top K (``-1`` past the list;
+    :attr:`receval.picture.Picture.top_items`), or ``None`` when no metric asked for them.
     """
 
     value: np.ndarray
@@ -110,6 +114,7 @@ class KernelOutput:
     dup_predictions: np.ndarray
     tie_at_cut: np.ndarray
     gain_shift: np.ndarray
+    top_items: np.ndarray | None = None
 
     def take(self, rows: np.ndarray) -> KernelOutput:
         """The outputs of the users ``rows`` selects (a mask or indices); parts kept or not.
@@ -121,15 +126,18 @@ class KernelOutput:
         """
         n = len(self.value)
         return KernelOutput(*(
-            a[rows] if len(a) == n else a
+            a[rows] if a is not None and len(a) == n else a
             for a in (getattr(self, f.name) for f in fields(self))
         ))
 
 
 def kernel_options(options: Options, cutoffs: np.ndarray,
-                   fields: set[str] | frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
+                   fields: set[str] | frozenset[str], *,
+                   top_k: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """The kernel's integer and float options (``iopts``, ``fopts``) for a picture at
-    ``cutoffs`` (``0``: the whole list) holding ``fields``.
+    ``cutoffs`` (``0``: the whole list) holding ``fields``; ``top_k``: the length of the
+    ``top_items`` lists (:func:`receval.measures.registry.top_k_needed`), written when
+    ``"top_items"`` is in ``fields``.
 
     Example:
         >>> from receval.options import Options
@@ -151,6 +159,8 @@ def kernel_options(options: Options, cutoffs: np.ndarray,
     iopts[I_NEED_ALL] = bool((cutoffs == NO_CUTOFF).any())
     iopts[I_KMAX] = int(cutoffs.max(initial=0))
     iopts[I_NEED_RPREC] = "hits_at_r" in fields
+    iopts[I_TOPK] = top_k if "top_items" in fields else 0
+    iopts[I_MAX_LIST] = options.max_list or 0
     fopts = np.zeros(2, dtype=np.float64)
     fopts[F_SCORE_THR] = options.score_threshold if options.score_threshold is not None else 0
     fopts[F_REL_THR] = float(rt) if isinstance(rt, int | float) else 0.0
@@ -176,7 +186,7 @@ def kernel_output(metrics: MetricArrays, picture: Picture, audit: KernelAudit) -
         n_without_truth=audit.n_without_truth,
         n_below_score_threshold=audit.n_below_score_threshold, dup_truth=audit.dup_truth,
         dup_predictions=audit.dup_predictions, tie_at_cut=audit.tie_at_cut,
-        gain_shift=picture.gain_shift,
+        gain_shift=picture.gain_shift, top_items=picture.top_items,
     )
 
 
@@ -199,8 +209,14 @@ def run_kernel(
 
     Of the per-cutoff fields only those in ``fields`` are written (the others are ``None``);
     the per-user ones always are (``hits_at_r`` is 0 unless ``iopts[I_NEED_RPREC]``).
+    ``top_items`` (``(U, iopts[I_TOPK])`` item codes in rank order, ``-1`` past the list) is
+    written when ``"top_items"`` is in ``fields``.
     """
     n_users, n_cut = len(users), len(cutoffs)
+    want_judged = any(name in fields for name in JUDGED_FIELDS)
+    want_top = "top_items" in fields
+    top = np.empty((n_users if want_top else 0, int(iopts[I_TOPK]) if want_top else 0),
+                   dtype=np.int64)
     # numpy allocates the outputs with np.empty (malloc): it asks for huge pages, so touching
     # a gigabyte of them costs a fraction of what 4 KiB page faults cost (np.zeros is calloc,
     # and numba's own allocations are 4 KiB pages). The kernel writes every entry of the
@@ -226,14 +242,22 @@ def run_kernel(
     # scratch is sized for the longest lists among the evaluated users
     max_m = max(1, int((t_indptr[users + 1] - t_indptr[users]).max(initial=0)))
     max_n = max(1, int((p_indptr[users + 1] - p_indptr[users]).max(initial=0)))
+    # a list holds at most min(list, truth, max_list) judged items
+    width = min(max_n, max_m, int(iopts[I_MAX_LIST]) or max_n) if want_judged else 0
+    j_ranks = np.zeros((n_users if want_judged else 0, width), dtype=np.int64)
+    j_rel = np.zeros((n_users if want_judged else 0, width))
+    j_rating = np.zeros((n_users if want_judged else 0, width))
+    n_judged = np.empty(n_users, dtype=np.int64)
+    top_rating = np.full(n_users if want_judged else 0, -np.inf)
     log2_rank = log2_ranks(max(max_m, max_n))
     # binary gains make every user's ideal DCG a prefix of one table (the same sums, in order)
     idcg_binary = np.empty(max_m + 1)
     ideal_dcg(np.ones(max_m), log2_rank, idcg_binary)
     args = (users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
             np.asarray(cutoffs, dtype=np.int64), np.asarray(cut_ks, dtype=np.int64), iopts,
-            fopts, max_m, max_n, idcg_binary, log2_rank, *per_cut, *scalars, n_relevant, n_list,
-            n_pairs, audit.n_predicted, audit.n_without_truth, audit.n_below_score_threshold,
+            fopts, max_m, max_n, idcg_binary, log2_rank, *per_cut, top, j_ranks, j_rel,
+            j_rating, n_judged, top_rating, *scalars, n_relevant, n_list, n_pairs,
+            audit.n_predicted, audit.n_without_truth, audit.n_below_score_threshold,
             audit.dup_truth, audit.dup_predictions, audit.tie_at_cut)
     # blocks of users on Python threads (the block function releases the GIL)
     run_blocks(_evaluate_block, block_bounds(n_users, min_size=MIN_BLOCK_USERS), *args)
@@ -243,8 +267,15 @@ def run_kernel(
     picture = Picture(
         cutoffs=np.asarray(cutoffs, dtype=np.int64), n_relevant=n_relevant, n_list=n_list,
         hits_at_r=hits_at_r, sq_err=sq_err, sq_scale=sq_scale, abs_err=abs_err,
-        abs_scale=abs_scale, n_pairs=n_pairs, gain_shift=shift, **named,
+        abs_scale=abs_scale, n_pairs=n_pairs, gain_shift=shift,
+        top_items=top if want_top else None, n_judged=n_judged, **named,
     )
+    if want_judged:  # trimmed to the longest judged part of a list
+        used = int((j_ranks > 0).sum(axis=1).max(initial=0))
+        picture.judged_ranks = j_ranks[:, :used]
+        picture.judged_rel = j_rel[:, :used]
+        picture.judged_rating = j_rating[:, :used]
+        picture.max_rel_rating = top_rating
     return picture, audit
 
 
@@ -301,6 +332,7 @@ class _Scratch(NamedTuple):
     s_scores: np.ndarray  # scores in entry order, or in rank order
     s_rel: np.ndarray  # relevance and gains in rank order
     s_gain: np.ndarray
+    rating: np.ndarray  # per prediction: its truth rating, NaN when it has none
     hits: np.ndarray  # the picture (see receval.measures.picture)
     ap_sum: np.ndarray
     dcg: np.ndarray
@@ -334,7 +366,7 @@ def _make_scratch(max_m: int, max_n: int) -> _Scratch:
         np.empty(max_m, np.bool_), np.empty(max_m), np.empty(max_m + 1),
         np.empty(max_n), np.empty(max_n),
         np.empty(max_n, i64), np.empty(max_n, i64), np.empty(max_n, i64), np.empty(max_n, i64),
-        np.empty(max_n), np.empty(max_n), np.empty(max_n),
+        np.empty(max_n), np.empty(max_n), np.empty(max_n), np.empty(max_n),
         np.empty(n1), np.empty(n1), np.empty(n1), np.empty(n1), np.empty(n1),
         np.empty(max_n, i64), np.empty(max_n, i64), np.empty(max_n, i64), np.empty(max_n, i64),
     )
@@ -718,7 +750,8 @@ def _ties_at_cuts(s_scores: np.ndarray, n: int, rep_entry: np.ndarray, n_rep: in
 @numba.njit(cache=True, nogil=True)
 def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
                     pic_ks, cut_ks, iopts, fopts, idcg_binary, log2_rank, s, p_hits, p_ap,
-                    p_dcg, p_idcg, p_first, p_rr, p_aoh, hits_at_r, sq_err_out, sq_scale_out,
+                    p_dcg, p_idcg, p_first, p_rr, p_aoh, p_top, j_ranks, j_rel, j_rating,
+                    n_judged, top_rating, hits_at_r, sq_err_out, sq_scale_out,
                     abs_err_out, abs_scale_out, gain_shifts, n_relevant, n_list_out, n_pairs_out,
                     n_predicted, n_without_truth, n_below, dup_truth, dup_pred, tie_at_cut):
     """Evaluate ``users[lo:hi]``: one call per block, the loop over users inside.
@@ -742,6 +775,11 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
     w_hits, w_ap, w_dcg = p_hits.shape[0] > 0, p_ap.shape[0] > 0, p_dcg.shape[0] > 0
     w_idcg, w_first, w_rr = p_idcg.shape[0] > 0, p_first.shape[0] > 0, p_rr.shape[0] > 0
     w_aoh = p_aoh.shape[0] > 0 and average_ties
+    # the top K items need the list in rank order: such users take the sorting path
+    w_top = p_top.shape[0] > 0
+    k_top = p_top.shape[1]
+    w_judged = j_ranks.shape[0] > 0
+    max_list = iopts[I_MAX_LIST]
     score_thr = fopts[F_SCORE_THR]
     track_ties = not average_ties and len(cut_ks) > 0
     keys, stamps, rows, seen = s.keys, s.stamps, s.rows, s.seen
@@ -751,6 +789,7 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
     bits_shift = _shift(64 * len(v_bits))
     rep_entry = s.rep_entry
     t_rel, rel_gains, idcg_user, rel, gain = s.t_rel, s.rel_gains, s.idcg, s.rel, s.gain
+    rating = s.rating
     order, hit_entries, tmp, keys64 = s.order, s.hit_entries, s.tmp, s.keys64
     s_scores, s_rel, s_gain = s.s_scores, s.s_rel, s.s_gain
     hits, ap_sum, dcg, first, rr_sum = s.hits, s.ap_sum, s.dcg, s.first, s.rr_sum
@@ -782,6 +821,8 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
             is_rel = t_values[t0 + i] >= thr
             t_rel[i] = is_rel
             if is_rel:
+                if w_judged:
+                    top_rating[row] = max(top_rating[row], t_values[t0 + i])
                 rel_gains[n_rel] = gain_of(t_values[t0 + i], True, gain_scheme, g_shift)
                 n_rel += 1
         if duplicate:
@@ -791,6 +832,7 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
             idcg = idcg_user
             ideal_dcg(rel_gains[:n_rel], log2_rank, idcg)
         n_relevant[row] = n_rel
+        n_judged[row] = m
 
         # --- the user's predictions: judge, filter ---------------------------------------------
         p0 = p_indptr[u]
@@ -812,6 +854,8 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
             duplicate |= repeat
             rel[i] = 0.0
             gain[i] = 0.0
+            if w_judged:  # NaN: not judged (no truth row)
+                rating[i] = t_values[t0 + pos] if pos >= 0 else np.nan
             if pos >= 0:
                 err = scores[i] - t_values[t0 + pos]
                 sq_err += err * err
@@ -861,18 +905,20 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
 
         # --- rank: the picture needs the ranks of the relevant entries, and under ``average``
         # ties the whole order (tie groups); a full sort only when that is cheaper ---------------
-        n_list = n_keep
+        # ``max_list`` (trec_eval -M) keeps the top of the ranked list: ranks are taken in the
+        # whole list (``n_keep``), everything else reads its first ``n_list``
+        n_list = n_keep if max_list == 0 else min(n_keep, max_list)
         n_list_out[row] = n_list
         need = n_list if need_all else max(kmax, n_rel if need_rprec else 0)
         n_ranks = min(n_list, need)
-        if average_ties or n_hits > 64:
+        if average_ties or n_hits > 64 or w_top or w_judged:
             if ties == TIES_STABLE or average_ties:
-                _sort_by_score(n_list, s_scores, keys64, tmp, hit_entries)
-                for r in range(n_list):  # entries -> positions, scores in rank order
+                _sort_by_score(n_keep, s_scores, keys64, tmp, hit_entries)
+                for r in range(n_keep):  # entries -> positions, scores in rank order
                     tmp[r] = order[hit_entries[r]]
-                _copy(tmp, order, n_list)
+                _copy(tmp, order, n_keep)
             else:
-                _sort_ranks(order, n_list, tmp, scores, items, rel, gain, ties)
+                _sort_ranks(order, n_keep, tmp, scores, items, rel, gain, ties)
             for r in range(n_list):
                 o = order[r]
                 s_scores[r] = scores[o]
@@ -882,17 +928,33 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
                 kc = cut_ks[c]
                 if kc < n_list and s_scores[kc - 1] == s_scores[kc]:
                     tie_at_cut[row, c] = True
+            if w_top:
+                for r in range(k_top):
+                    p_top[row, r] = items[order[r]] if r < n_list else -1
+            if w_judged:
+                nj = 0
+                for r in range(n_list):
+                    o = order[r]
+                    if not np.isnan(rating[o]):
+                        j_ranks[row, nj] = r + 1
+                        j_rel[row, nj] = rel[o]
+                        j_rating[row, nj] = rating[o]
+                        nj += 1
         else:
             s_rel[:n_ranks] = 0.0
             s_gain[:n_ranks] = 0.0
             for h in range(n_hits):
                 e = hit_entries[h]
-                r = _rank_of(e, order, n_list, s_scores, scores, items, rel, gain, ties)
+                r = _rank_of(e, order, n_keep, s_scores, scores, items, rel, gain, ties)
                 if r < n_ranks:
                     s_rel[r] = rel[order[e]]
                     s_gain[r] = gain[order[e]]
             if track_ties:
-                _ties_at_cuts(s_scores, n_list, rep_entry, n_rep, cut_ks, tie_at_cut, row)
+                _ties_at_cuts(s_scores, n_keep, rep_entry, n_rep, cut_ks, tie_at_cut, row)
+                if n_list < n_keep:  # the list ends at max_list: no tie past it
+                    for c in range(len(cut_ks)):
+                        if cut_ks[c] >= n_list:
+                            tie_at_cut[row, c] = False
         build_picture(s_scores[:n_list], s_rel[:n_list], s_gain[:n_list], n_ranks, average_ties,
                       log2_rank, hits, ap_sum, dcg, first, rr_sum, g_start, g_size, g_rel,
                       g_before)
@@ -929,14 +991,18 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
 @numba.njit(cache=True, nogil=True)
 def _evaluate_block(block, lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
                     pic_ks, cut_ks, iopts, fopts, max_m, max_n, idcg_binary, log2_rank, p_hits,
-                    p_ap, p_dcg, p_idcg, p_first, p_rr, p_aoh, hits_at_r, sq_err, sq_scale,
-                    abs_err, abs_scale, gain_shifts, n_relevant, n_list_out, n_pairs,
-                    n_predicted, n_without_truth, n_below, dup_truth, dup_pred, tie_at_cut):
+                    p_ap, p_dcg, p_idcg, p_first, p_rr, p_aoh, p_top, j_ranks, j_rel, j_rating,
+                    n_judged, top_rating, hits_at_r, sq_err, sq_scale, abs_err, abs_scale,
+                    gain_shifts,
+                    n_relevant, n_list_out, n_pairs, n_predicted, n_without_truth, n_below,
+                    dup_truth, dup_pred, tie_at_cut):
     """Fill the picture and audit (see :func:`run_kernel`) of ``users[lo:hi]``, with scratch
     of its own. It holds no GIL, so blocks run in parallel on Python threads."""
     s = _make_scratch(max_m, max_n)
     _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
                     pic_ks, cut_ks, iopts, fopts, idcg_binary, log2_rank, s, p_hits, p_ap,
-                    p_dcg, p_idcg, p_first, p_rr, p_aoh, hits_at_r, sq_err, sq_scale, abs_err,
-                    abs_scale, gain_shifts, n_relevant, n_list_out, n_pairs, n_predicted,
-                    n_without_truth, n_below, dup_truth, dup_pred, tie_at_cut)
+                    p_dcg, p_idcg, p_first, p_rr, p_aoh, p_top, j_ranks, j_rel, j_rating,
+                    n_judged, top_rating, hits_at_r, sq_err, sq_scale, abs_err, abs_scale,
+                    gain_shifts,
+                    n_relevant, n_list_out, n_pairs, n_predicted, n_without_truth, n_below,
+                    dup_truth, dup_pred, tie_at_cut)

@@ -80,8 +80,13 @@ def picture_of_rows(
     need_rprec: bool = False,
     top_items: bool = False,
     ap_over_hits: bool = False,
+    top_k: int | None = None,
 ) -> BlockPicture:
     """The picture of a block of users at ``cutoffs`` (``0``: the whole list).
+
+    ``top_items``: the picture's ``top_items`` holds each row's top columns in rank order
+    (``-1`` past the list), ``top_k`` of them (default: as many as the largest cutoff needs);
+    a ``top_k`` beyond the cutoffs ranks that far (the prefix sums are the same).
 
     Example:
         >>> import torch
@@ -110,8 +115,13 @@ def picture_of_rows(
     want = max(cutoffs, default=0)
     if need_rprec and n_users:
         want = max(want, int(n_rel.max()))
+    if top_k is not None:
+        want = max(want, top_k)
     k_top = width if NO_CUTOFF in cutoffs else min(want, width)
-    order, n_gt, n_eq = _top_order(s, rows, k_top, ties)
+    # the list itself is asked for: under average ties too, the group at rank K is cut in
+    # the CPU engine's order (score, then column), not topk's arbitrary one
+    exact = top_items or top_k is not None
+    order, n_gt, n_eq = _top_order(s, rows, k_top, ties, exact=exact)
     ss = s.gather(1, order)
     r = rows.rel.gather(1, order)
     g = rows.gain.gather(1, order)
@@ -134,9 +144,12 @@ def picture_of_rows(
     shift = (torch.zeros(n_users, dtype=F64, device=device)
              if rows.gain_shift is None else rows.gain_shift.to(device=device, dtype=F64))
     top = None
-    if top_items:
+    if top_items or top_k is not None:
         inside = torch.arange(k_top, device=device).unsqueeze(0) < n_list.unsqueeze(1)
         top = torch.where(inside, order, torch.full_like(order, -1))
+        if top_k is not None:  # exactly top_k columns: cut, or padded past a short row
+            top = torch.nn.functional.pad(top[:, :top_k], (0, max(0, top_k - k_top)),
+                                          value=-1)
     picture = Picture(
         cutoffs=torch.tensor(cutoffs, dtype=torch.int64, device=device),
         hits=hits, ap_sum=ap_sum, dcg=dcg, idcg=idcg, first=first, rr_sum=rr_sum,
@@ -181,10 +194,11 @@ def _lex_order(score: torch.Tensor, keys: list[torch.Tensor], col: torch.Tensor)
 
 
 def _top_order(
-    s: torch.Tensor, rows: Rows, k_top: int, ties: str
+    s: torch.Tensor, rows: Rows, k_top: int, ties: str, *, exact: bool = False
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The columns of each row's top ``k_top`` in rank order, plus how many scores are above
-    the ``k_top``-th (``n_gt``) and equal to it (``n_eq``), over the full row."""
+    the ``k_top``-th (``n_gt``) and equal to it (``n_eq``), over the full row (``exact``: the
+    boundary group cut in order under ``average`` ties too)."""
     n_users, width = s.shape
     device = s.device
     keys = _tie_keys(rows, ties, width)
@@ -204,7 +218,7 @@ def _top_order(
     # topk returns arbitrary members of the tie group at the boundary: where the group does
     # not fit whole (and its members are not interchangeable), choose them over the full row
     spill = (n_gt + n_eq > k_top).nonzero().squeeze(1)
-    if ties != "average" and spill.numel():
+    if (ties != "average" or exact) and spill.numel():
         sub = s.index_select(0, spill)
         col = torch.arange(width, device=device).expand(len(spill), width)
         full = _lex_order(sub, [k.index_select(0, spill) for k in keys], col)
@@ -449,14 +463,35 @@ def run_kernel(
     per_cut: dict[str, list[np.ndarray]] = {name: [] for name in
                                             ("hits", "ap_sum", "dcg", "idcg", "first",
                                              "rr_sum", "ap_over_hits")}
-    hits_at_r, n_list, tie_parts = [], [], []
+    hits_at_r, n_list, tie_parts, top_parts = [], [], [], []
+    judged_parts: list[tuple[np.ndarray, ...]] = []
+    want_top = "top_items" in fields
+    want_judged = any(name in fields for name in ne.JUDGED_FIELDS)
+    top_k = int(iopts[ne.I_TOPK])
+    max_list = int(iopts[ne.I_MAX_LIST])
+    tie_policy = "stable" if ties == "ranx" else ties
     for lo in range(0, n_users, step):
         hi = min(lo + step, n_users)
         rows = _list_rows(lists, lo, hi, where, gain)
-        block = picture_of_rows(rows, cut_list, "stable" if ties == "ranx" else ties,
+        if max_list:
+            rows = _cut_rows(rows, max_list, tie_policy)
+        # the judged items need the whole order of the list
+        width_b = rows.scores.shape[1]
+        block = picture_of_rows(rows, cut_list, tie_policy,
                                 need_rprec=bool(iopts[ne.I_NEED_RPREC]),
-                                ap_over_hits="ap_over_hits" in fields)
+                                ap_over_hits="ap_over_hits" in fields,
+                                top_k=width_b if want_judged else top_k if want_top else None)
         pic = block.picture
+        if want_judged:
+            judged_parts.append(_judged_in_order(pic.top_items, rows, lists, lo, hi, where))
+            if want_top:
+                pic.top_items = torch.nn.functional.pad(
+                    pic.top_items[:, :top_k], (0, max(0, top_k - width_b)), value=-1)
+        if want_top:  # columns are list positions: their item codes
+            cols = pic.top_items
+            assert rows.item_key is not None  # _list_rows always sets it
+            codes = rows.item_key.gather(1, cols.clamp(min=0)) if cols.shape[1] else cols
+            top_parts.append(torch.where(cols >= 0, codes, -1).cpu().numpy())
         for name in per_cut:
             value = getattr(pic, name)
             if value is not None:
@@ -474,11 +509,61 @@ def run_kernel(
         n_list=np.concatenate(n_list) if n_list else np.zeros(0, np.int64),
         hits_at_r=np.concatenate(hits_at_r) if hits_at_r else np.zeros(0),
         sq_err=base.sq_err, sq_scale=base.sq_scale, abs_err=base.abs_err,
-        abs_scale=base.abs_scale, n_pairs=base.n_pairs, gain_shift=base.gain_shift, **named)
+        abs_scale=base.abs_scale, n_pairs=base.n_pairs, gain_shift=base.gain_shift,
+        top_items=(np.concatenate(top_parts).reshape(n_users, top_k) if top_parts
+                   else np.zeros((0, top_k), np.int64)) if want_top else None,
+        n_judged=lists["n_truth"], **named)
+    if want_judged:
+        used = max((part[0].shape[1] for part in judged_parts), default=0)
+        for name, j in zip(ne.JUDGED_FIELDS, range(3), strict=True):
+            parts = [np.pad(part[j], ((0, 0), (0, used - part[j].shape[1])))
+                     for part in judged_parts]
+            setattr(picture, name, np.concatenate(parts) if parts
+                    else np.zeros((0, used), np.int64 if j == 0 else np.float64))
+        picture.max_rel_rating = lists["max_rel"]
     ties_at = (np.concatenate(tie_parts)[:, cut_cols] if tie_parts
                else np.zeros((0, len(cut_cols)), bool))
     audit.tie_at_cut = ties_at
     return picture, audit
+
+
+def _cut_rows(rows: Rows, max_list: int, ties: str) -> Rows:
+    """The rows with each list cut to its top ``max_list`` (trec_eval ``-M``), in the order
+    the picture ranks them."""
+    if rows.scores.shape[1] <= max_list:
+        return rows
+    top = picture_of_rows(rows, [max_list], ties, top_k=max_list).picture.top_items
+    marks = torch.zeros(rows.valid.shape, dtype=torch.int8, device=rows.valid.device)
+    marks.scatter_reduce_(1, top.clamp(min=0), (top >= 0).to(torch.int8), reduce="amax")
+    keep = (marks > 0) & rows.valid
+    return Rows(scores=rows.scores, valid=keep, rel=rows.rel * keep, gain=rows.gain * keep,
+                n_relevant=rows.n_relevant, ideal_gains=rows.ideal_gains,
+                item_key=rows.item_key, gain_shift=rows.gain_shift)
+
+
+def _judged_in_order(order: torch.Tensor, rows: Rows, lists: dict[str, np.ndarray], lo: int,
+                     hi: int, device: torch.device) -> tuple[np.ndarray, ...]:
+    """Ranks (from 1), relevance and rating of the judged items of each list, in rank order
+    (``Picture.judged_*``), from the columns of the whole list in rank order."""
+    a, b = int(lists["starts"][lo]), int(lists["starts"][hi])
+    width = rows.scores.shape[1]
+    rating = torch.full((hi - lo, width), torch.nan, dtype=F64, device=device)
+    owner = torch.from_numpy(lists["owner"][a:b] - lo).to(device)
+    col = torch.from_numpy(np.arange(b - a) - (lists["starts"][lists["owner"][a:b]] - a))
+    rating[owner, col.to(device)] = torch.from_numpy(lists["rating"][a:b]).to(device)
+    inside = order >= 0
+    at = order.clamp(min=0)
+    r = rating.gather(1, at)
+    judged = inside & ~torch.isnan(r)
+    # judged entries first, each part in rank order (a stable sort of the flags)
+    pick = torch.sort((~judged).to(torch.int8), dim=1, stable=True).indices
+    kept = judged.gather(1, pick)
+    used = int(kept.sum(1).max()) if kept.numel() else 0
+    pick, kept = pick[:, :used], kept[:, :used]
+    ranks = torch.where(kept, pick + 1, 0)
+    rel = torch.where(kept, rows.rel.gather(1, at).gather(1, pick), 0.0)
+    rat = torch.where(kept, r.gather(1, pick), 0.0)
+    return ranks.cpu().numpy(), rel.cpu().numpy(), rat.cpu().numpy()
 
 
 def _judge_lists(users: np.ndarray, t_indptr: np.ndarray, t_items: np.ndarray,
@@ -524,8 +609,14 @@ def _judge_lists(users: np.ndarray, t_indptr: np.ndarray, t_items: np.ndarray,
     gain_of = np.where(found, gains[np.maximum(at, 0)], 0.0)
     lengths = np.bincount(p_owner, minlength=len(users))
     g_order = np.argsort(t_owner[relevant], kind="stable")
+    max_rel = np.full(len(users), -np.inf)
+    np.maximum.at(max_rel, t_owner[relevant], tv[relevant])
     return {
         "owner": p_owner, "items": pi, "scores": ps, "rel": rel, "gain": gain_of,
+        # the judged items (a truth row) and their rating; NaN: not judged
+        "rating": np.where(found, tv[np.maximum(at, 0)], np.nan),
+        "n_truth": np.bincount(t_owner, minlength=len(users)).astype(np.int64),
+        "max_rel": max_rel,
         "lengths": lengths, "starts": np.concatenate([[0], np.cumsum(lengths)]),
         "n_relevant": np.bincount(t_owner, weights=relevant.astype(np.float64),
                                   minlength=len(users)).astype(np.int64),

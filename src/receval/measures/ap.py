@@ -78,3 +78,19 @@ ENTRY = Entry(
     compute=average_precision,
     extra=_extra,
 )
+
+#: AP averaged geometrically over users (trec_eval's ``gm_map``): ``exp(mean(log(max(AP,
+#: 1e-5))))``; per user it is AP itself. The floor keeps a user with AP = 0 from making the
+#: mean 0 (trec_eval's ``MIN_GEO_MEAN``), so gm_map rewards improving the worst users.
+GM_ENTRY = Entry(
+    family=Family.GM_AP,
+    name="gm_AP",
+    aliases=("gm_ap", "gm_map", "gmap"),
+    cutoff="optional",
+    reads=("ap_sum", "hits", "n_list"),
+    options=("ap_normalizer",),
+    reduction="geometric",
+    undefined="no relevant item",
+    compute=average_precision,
+    extra=_extra,
+)

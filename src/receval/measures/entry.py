@@ -54,10 +54,18 @@ class Entry:
         options: the :class:`~receval.options.Options` fields that change its value (their
             choices are :data:`receval.options.CHOICES`).
         reduction: ``"mean"`` (the users' values averaged, the empty policy applies) or
-            ``"pooled"`` (every (user, item) pair counts once, RMSE and MAE).
+            ``"pooled"`` (every (user, item) pair counts once, RMSE and MAE) or
+            ``"geometric"`` (``exp`` of the mean of ``log(max(value, 1e-5))``, trec_eval's
+            ``gm_map``).
         undefined: why a user's value can be undefined (``""``: it never is).
         compute: the array function.
         extra: optional picture fields it needs under some options (``ap_over_hits``).
+        parameter: for a family with a real parameter in place of a cutoff (``RBP@0.8``: the
+            persistence ``p``), ``(name, default, low, high, low_open, high_open)``: what
+            follows ``@`` is that number (:attr:`MetricSpec.param
+            <receval.measures.spec.MetricSpec.param>`), in the range, else the default.
+        ties_average: whether it is defined under ``ties="average"`` (the families that read
+            the judged items' ranks are not).
     """
 
     family: Family
@@ -66,7 +74,9 @@ class Entry:
     cutoff: Literal["required", "optional", "none"]
     reads: tuple[str, ...]
     options: tuple[str, ...]
-    reduction: Literal["mean", "pooled"]
+    reduction: Literal["mean", "pooled", "geometric"]
     undefined: str
     compute: ArrayFunction
     extra: Callable[[Options], frozenset[str]] = field(default=_no_extra)
+    parameter: tuple[str, float, float, float, bool, bool] | None = None
+    ties_average: bool = True

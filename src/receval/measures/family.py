@@ -25,3 +25,15 @@ class Family(IntEnum):
     MAE = 9
     HITS = 10
     DCG = 11
+    # 12-21: the IR measures trec_eval and ir_measures have (issue 14)
+    BPREF = 12
+    RBP = 13
+    RBP_RESID = 14
+    ERR = 15
+    JUDGED = 16
+    IPREC = 17
+    IPREC_11PT = 18
+    RPREC_MULT = 19
+    NUM_REL = 20
+    NUM_RET = 21
+    GM_AP = 22  # AP under the geometric mean (trec_eval's gm_map)

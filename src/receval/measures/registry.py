@@ -19,17 +19,25 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 from array_api_compat import array_namespace, device
 
+from receval.exceptions import ReceValError
 from receval.measures import (
     ap,
+    bpref,
+    counts,
     dcg,
+    err,
     fbeta,
     hit,
     hits,
+    iprec,
+    judged,
     ndcg,
     precision,
     rating,
+    rbp,
     recall,
     rprec,
+    rprec_mult,
     rr,
 )
 from receval.measures.entry import Entry
@@ -46,7 +54,10 @@ ENTRIES: dict[Family, Entry] = {
     e.family: e
     for e in sorted(
         (precision.ENTRY, recall.ENTRY, fbeta.ENTRY, ap.ENTRY, rprec.ENTRY, ndcg.ENTRY,
-         rr.ENTRY, hit.ENTRY, rating.RMSE_ENTRY, rating.MAE_ENTRY, hits.ENTRY, dcg.ENTRY),
+         rr.ENTRY, hit.ENTRY, rating.RMSE_ENTRY, rating.MAE_ENTRY, hits.ENTRY, dcg.ENTRY,
+         bpref.ENTRY, rbp.ENTRY, rbp.RESID_ENTRY, err.ENTRY, judged.ENTRY, iprec.ENTRY,
+         iprec.ELEVEN_ENTRY, rprec_mult.ENTRY, counts.NUM_REL_ENTRY, counts.NUM_RET_ENTRY,
+         ap.GM_ENTRY),
         key=lambda e: int(e.family),
     )
 }
@@ -110,6 +121,22 @@ def needs(specs: Sequence[MetricSpec], options: Options) -> set[str]:
     return fields
 
 
+def top_k_needed(specs: Sequence[MetricSpec], options: Options) -> int:
+    """The length ``K`` of the engines' ``top_items`` lists (:attr:`Picture.top_items
+    <receval.picture.Picture.top_items>`): the largest cutoff asked of a family that reads
+    ``top_items``, 0 when none does (the whole list, ``k=None``, counts as 0: such a family
+    must take a cutoff).
+
+    Example:
+        >>> from receval.measures.spec import parse_metrics
+        >>> from receval.options import Options
+        >>> top_k_needed(parse_metrics(["P@10", "nDCG@5"]), Options())
+        0
+    """
+    return max((spec.k or 0 for spec in specs if "top_items" in ENTRIES[spec.family].reads
+                or "top_items" in ENTRIES[spec.family].extra(options)), default=0)
+
+
 def wants_parts(specs: Sequence[MetricSpec], options: Options) -> bool:
     """Whether the users' numerators and denominators are needed: micro averages, and the
     pooled families (RMSE, MAE).
@@ -154,6 +181,7 @@ def compute(picture: Picture, specs: Sequence[MetricSpec], options: Options, *,
     den = xp.empty((rows, n_metrics), dtype=xp.float64, device=where)
     den2 = xp.zeros((rows, n_metrics), dtype=xp.float64, device=where)
     column = {int(k): c for c, k in enumerate(picture.cutoffs.tolist())}
+    _check_supported(picture, specs, options)
     with np.errstate(all="ignore"):  # 0/0 and the like are masked as each family says
         for m, spec in enumerate(specs):
             e = ENTRIES[spec.family]
@@ -166,3 +194,23 @@ def compute(picture: Picture, specs: Sequence[MetricSpec], options: Options, *,
                 if out.den2 is not None:
                     den2[:, m] = out.den2
     return MetricArrays(value, num, den, den2)
+
+
+def _check_supported(picture: Picture, specs: Sequence[MetricSpec], options: Options) -> None:
+    """A one-line error where a metric cannot be computed from this picture: a field its
+    engine does not build (the judged items' ranks: not ``evaluate_scores``), ``max_list``
+    on an engine that does not apply it, a family undefined under ``ties="average"``."""
+    if options.max_list is not None and picture.n_judged is None:
+        raise ReceValError("option max_list (trec_eval -M) is not applied by this engine; "
+                           "use receval.evaluate (engine='numba' or 'torch')")
+    for spec in specs:
+        e = ENTRIES[spec.family]
+        if options.ties == "average" and not e.ties_average:
+            raise ReceValError(
+                f"metric {spec.name!r} reads the ranks of the judged items, which "
+                "ties='average' does not fix; choose another tie policy")
+        missing = [f for f in e.reads if getattr(picture, f) is None]
+        if missing:
+            raise ReceValError(
+                f"metric {spec.name!r} cannot be computed by this engine (it does not build "
+                f"{', '.join(missing)}); use receval.evaluate (engine='numba' or 'torch')")

@@ -7,9 +7,10 @@ Names are case-insensitive: ``P@10``, ``precision@10``, ``nDCG@5``, ``MRR``, ``F
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from receval.exceptions import ReceValError
 from receval.measures.family import Family
@@ -47,6 +48,9 @@ class MetricSpec:
     family: Family
     k: int | None
     beta: float = 1.0
+    #: the real parameter of a family that takes one after ``@`` (``RBP@0.8``), or ``None``
+    #: (its default)
+    param: float | None = field(default=None, repr=False)
 
     @property
     def canonical(self) -> str:
@@ -59,6 +63,8 @@ class MetricSpec:
         base = CANONICAL[self.family]
         if self.family is Family.FBETA:
             base = f"F{self.beta:g}"
+        if self.param is not None:
+            return f"{base}@{self.param:g}"
         return base if self.k is None else f"{base}@{self.k}"
 
 
@@ -105,8 +111,15 @@ def parse_metric(name: str) -> MetricSpec:
     if not isinstance(name, str):
         raise TypeError(f"a metric name must be a string; got {type(name).__name__}")
     text = name.strip()
+    trec = from_trec_eval(text)
+    if trec is not None and trec != text:
+        spec = parse_metric(trec)
+        return MetricSpec(name=text, family=spec.family, k=spec.k, beta=spec.beta,
+                          param=spec.param)
     base, sep, cut = text.partition("@")
     key = base.strip().lower()
+    if key in ALIASES and ALIASES[key] in PARAMETRIC:
+        return _parametric(text, ALIASES[key], cut.strip() if sep else None)
     k = _parse_k(cut.strip(), name) if sep else None
     beta = 1.0
     match = _F_RE.match(key)
@@ -125,12 +138,94 @@ def parse_metric(name: str) -> MetricSpec:
         if close:
             guess = close[0] if k is None or ALIASES.get(close[0]) in UNCUT else f"{close[0]}@{k}"
             hint = f"; did you mean {guess!r}?"
+        if base.strip() in TREC_EVAL_UNSUPPORTED or _TREC_CUT.match(base.strip()):
+            hint += (f" ({base.strip()!r} is a trec_eval measure receval does not have; its "
+                     f"trec_eval names: {', '.join(TREC_EVAL_NAMES)})")
         raise ReceValError(f"unknown metric {name!r}{hint}")
     if family in UNCUT and k is not None:
         raise ReceValError(f"metric {name!r}: {CANONICAL[family]} takes no cutoff")
     if family in NEED_K and k is None:
         raise ReceValError(f"metric {name!r} needs a cutoff, e.g. {base}@10")
     return MetricSpec(name=text, family=family, k=k, beta=beta)
+
+
+#: families with a real parameter after ``@`` in place of a cutoff (``RBP@0.8``)
+PARAMETRIC = frozenset(f for f, e in ENTRIES.items() if e.parameter is not None)
+
+
+def _parametric(text: str, family: Family, written: str | None) -> MetricSpec:
+    """A metric of a family whose ``@`` holds a real parameter in its range (or none: the
+    default).
+
+    Example:
+        >>> _parametric("rbp@0.8", Family.RBP, "0.8").param
+        0.8
+    """
+    entry = ENTRIES[family]
+    assert entry.parameter is not None
+    pname, _default, low, high, low_open, high_open = entry.parameter
+    if written is None:
+        return MetricSpec(name=text, family=family, k=None)
+    try:
+        value = float(written)
+    except ValueError:
+        raise ReceValError(f"metric {text!r}: {pname} {written!r} is not a number") from None
+    too_low = value <= low if low_open else value < low
+    too_high = value >= high if high_open else value > high
+    if not math.isfinite(value) or too_low or too_high:
+        span = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        raise ReceValError(f"metric {text!r}: {pname} must be in {span}; got {written}")
+    return MetricSpec(name=text, family=family, k=None, param=value)
+
+
+# --- trec_eval's measure names -----------------------------------------------------------------
+
+#: trec_eval measure -> receval metric (no cutoff or parameter)
+TREC_EVAL_PLAIN = {
+    "map": "AP", "ndcg": "nDCG", "Rprec": "Rprec", "recip_rank": "RR", "bpref": "bpref",
+    "11pt_avg": "11pt_avg", "num_rel": "num_rel", "num_ret": "num_ret", "rbp": "RBP",
+    "rbp_resid": "RBP_resid", "gm_map": "gm_AP",
+}
+#: trec_eval measure with a cutoff ``name_k`` (or ``name.k``) -> receval family name
+TREC_EVAL_CUT = {"P": "P", "recall": "R", "map_cut": "AP", "ndcg_cut": "nDCG",
+                 "success": "Hit", "num_rel_ret": "hits"}
+#: trec_eval measure with a real parameter ``name_x`` -> receval family name
+TREC_EVAL_PARAM = {"iprec_at_recall": "iprec", "Rprec_mult": "Rprec_mult"}
+#: every trec_eval name receval accepts, as the error message lists them
+TREC_EVAL_NAMES = (*TREC_EVAL_PLAIN, *(f"{n}_k" for n in TREC_EVAL_CUT),
+                   *(f"{n}_x" for n in TREC_EVAL_PARAM))
+#: trec_eval 9/10 measures receval does not compute
+TREC_EVAL_UNSUPPORTED = frozenset({
+    "G", "Rndcg", "binG", "gm_bpref", "infAP", "ndcg_rel", "num_q", "relstring",
+    "runid", "set_F", "set_P", "set_map", "set_recall", "set_relative_P", "utility",
+    "num_nonrel_judged_ret", "yaap", "ndcg_p", "relative_P", "unj", "Runj", "P_avgjg",
+    "map_avgjg", "Rprec_mult_avgjg", "prefs_simp", "prefs_pair", "prefs_avgjg",
+    "num_nonjudged_ret"})
+_TREC_CUT = re.compile(r"^(relative_P|unj|relstring)[._]\d+$")
+_TREC_NAME = re.compile(r"^(?P<base>[A-Za-z0-9_]+?)[._](?P<arg>\d+(?:\.\d+)?|\.\d+)$")
+
+
+def from_trec_eval(name: str) -> str | None:
+    """The receval metric of a trec_eval measure name (``P_10``, ``P.10``,
+    ``ndcg_cut_10``, ``iprec_at_recall_0.50``, ``recip_rank``), or ``None`` for another name.
+
+    Example:
+        >>> from_trec_eval("ndcg_cut_10"), from_trec_eval("Rprec_mult_0.50")
+        ('nDCG@10', 'Rprec_mult@0.50')
+        >>> from_trec_eval("P@10") is None
+        True
+    """
+    if name in TREC_EVAL_PLAIN:
+        return TREC_EVAL_PLAIN[name]
+    match = _TREC_NAME.match(name)
+    if match is None:
+        return None
+    base, arg = match.group("base"), match.group("arg")
+    if base in TREC_EVAL_CUT and arg.isdigit():
+        return f"{TREC_EVAL_CUT[base]}@{arg}"
+    if base in TREC_EVAL_PARAM:
+        return f"{TREC_EVAL_PARAM[base]}@{arg}"
+    return None
 
 
 _NUMBER = re.compile(r"[-+]?\d*\.?\d+(?:[eE][-+]?\d+)?")
@@ -147,6 +242,8 @@ def parse_metrics(names: str | Iterable[str]) -> list[MetricSpec]:
         ['P@5', 'P@10', 'MRR']
         >>> [m.name for m in parse_metrics("AP@10,nDCG@5,10,MRR")]
         ['AP@10', 'nDCG@5', 'nDCG@10', 'MRR']
+        >>> [m.canonical for m in parse_metrics("P.5,10,iprec_at_recall.0.5")]  # trec_eval -m
+        ['P@5', 'P@10', 'iprec@0.5']
     """
     if isinstance(names, str):
         names = [names]
@@ -160,7 +257,8 @@ def parse_metrics(names: str | Iterable[str]) -> list[MetricSpec]:
             if base and _NUMBER.fullmatch(piece):  # a bare cutoff: the previous metric's
                 specs.append(parse_metric(f"{base}@{piece}"))
             else:
-                base = piece.partition("@")[0]
+                # a trec_eval name's cutoffs repeat as its receval name's ('P.5,10')
+                base = (from_trec_eval(piece) or piece).partition("@")[0]
                 specs.append(parse_metric(piece))
     if not specs:
         raise ReceValError("no metric requested; pass e.g. metrics=['P@10', 'nDCG@10']")

@@ -30,7 +30,8 @@ from receval.report.models import (
     ranking_metrics,
     restrict,
 )
-from receval.report.tables import best_indices, counts_line, options_line, rows
+from receval.report.significance import Significance, significance, superscript
+from receval.report.tables import counts_line, options_line, rows
 from receval.result import Result
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -54,6 +55,7 @@ def render_report(
     max_k: int | None = None,
     timestamp: bool = False,
     progress: Progress | None = None,
+    beyond: Mapping[str, Any] | None = None,
 ) -> str:
     """The report as an HTML string.
 
@@ -63,7 +65,8 @@ def render_report(
     The curves go up to ``max_k``, by default as deep as the lists go (as far as the results
     hold P@k and R@k: see :func:`receval.report.models.curve_limit`). The page holds the time
     it was made only with ``timestamp=True``, so the same input gives the same bytes.
-    ``progress`` is called with the name of each step before it starts.
+    ``progress`` is called with the name of each step before it starts. ``beyond``: the
+    beyond-accuracy section, from :func:`receval.report.beyond.beyond_section`.
 
     Example:
         >>> import receval
@@ -86,8 +89,11 @@ def render_report(
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
     )
     template = env.get_template("report.html.j2")
+    step("paired tests between the models")
+    # every pair, as receval.compare: paired t, Holm across pairs x metrics, 1,000 resamples
+    tests = significance(tables, shown, seed=seed) if len(models) > 1 else None
     step("curves and comparison plots")
-    figures = _figures(models, tables, seed, limit)
+    figures = _figures(models, tables, seed, limit, tests)
     step("per-user distributions")
     distributions = _distributions(tables)
     step("users without a hit, and where models differ")
@@ -99,7 +105,9 @@ def render_report(
         generated=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC") if timestamp else "",
         inputs=dict(inputs or {}),
         models=list(models),
-        summary=[_summary_row(m, v, len(models)) for m, v in rows(tables)],
+        letters=tests.letters if tests is not None else {},
+        significance_note=tests.footnote() if tests is not None else "",
+        summary=[_summary_row(m, v, list(models), tests) for m, v in rows(tables)],
         options=_options(next(iter(tables.values()))),
         options_line=options_line(first),
         counts=[_counts(name, r) for name, r in tables.items()],
@@ -107,6 +115,7 @@ def render_report(
         distributions=distributions,
         users=users,
         top_items={name: list(items) for name, items in (top_items or {}).items()},
+        beyond=dict(beyond) if beyond else None,
     )
 
 
@@ -128,10 +137,13 @@ def write_report(path: str | Path, results: Result | Mapping[str, Result],
     return path
 
 
-def _summary_row(metric: str, values: list[float], n_models: int) -> dict[str, Any]:
-    best = best_indices(metric, values) if n_models > 1 else set()
+def _summary_row(metric: str, values: list[float], names: list[str],
+                 tests: Significance | None) -> dict[str, Any]:
+    """The values, each with the letters of the models it is significantly better than."""
+    marks = tests.marks if tests is not None else {}
     return {"metric": metric,
-            "cells": [{"text": _fmt(v), "best": i in best} for i, v in enumerate(values)]}
+            "cells": [{"text": _fmt(v), "mark": superscript(marks.get((name, metric), ""))}
+                      for name, v in zip(names, values, strict=True)]}
 
 
 def _options(result: Result) -> list[tuple[str, str]]:
@@ -163,8 +175,8 @@ def _counts(name: str, result: Result) -> dict[str, Any]:
     }
 
 
-def _figures(models: dict[str, Result], tables: dict[str, Result],
-             seed: int, limit: int | None) -> list[dict[str, str]]:
+def _figures(models: dict[str, Result], tables: dict[str, Result], seed: int,
+             limit: int | None, tests: Significance | None = None) -> list[dict[str, str]]:
     figures = []
     if any(len(curve_points(r, limit)[0]) for r in models.values()):
         depth = f"k = 1 to {limit}"
@@ -178,7 +190,15 @@ def _figures(models: dict[str, Result], tables: dict[str, Result],
              "uri": plots.data_uri(plots.plot_fbeta(models, max_k=limit))},
         ]
     metrics = ranking_metrics(next(iter(tables.values())))
-    if metrics:
+    shown = [m for m in metrics[:12] if tests is not None and m not in tests.skipped]
+    if tests is not None and shown:
+        base = next(iter(tables))
+        figures.append({"title": f"Paired differences from {base} with their intervals (filled: "
+                                 "significant after the correction; " + tests.footnote()
+                                 .split(" (", 1)[1].rsplit(")", 1)[0] + ")",
+                        "uri": plots.data_uri(plots.plot_differences(tables, shown,
+                                                                     tests=tests))})
+    elif metrics and len(tables) == 1:
         figures.append({"title": "Model comparison with bootstrap confidence intervals",
                         "uri": plots.data_uri(plots.plot_comparison(tables, metrics[:12],
                                                                     seed=seed))})

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 Results = Result | Mapping[str, Result]
-KINDS = ("at-k", "pr-curve", "f-beta", "distribution", "comparison")
+KINDS = ("at-k", "pr-curve", "f-beta", "distribution", "comparison", "differences")
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
           "#7f7f7f", "#bcbd22", "#17becf")
 #: matplotlib settings in force while a figure is drawn and saved: no mathtext in labels
@@ -87,7 +87,8 @@ def plot(results: Results, kind: str, path: str | Path | None = None, **kwargs: 
     """
     functions: dict[str, Callable[..., Figure]] = {
         "at-k": plot_at_k, "pr-curve": plot_pr_curve, "f-beta": plot_fbeta,
-        "distribution": plot_distribution, "comparison": plot_comparison}
+        "distribution": plot_distribution, "comparison": plot_comparison,
+        "differences": plot_differences}
     key = kind.lower().replace("_", "-")
     if key not in functions:
         raise ReceValError(f"plot kind {kind!r} is not one of {', '.join(KINDS)}")
@@ -265,6 +266,88 @@ def plot_comparison(results: Results, metrics: list[str] | None = None, *,
     note = (f"{confidence:.0%} bootstrap intervals over users ({n_resamples} resamples, "
             f"seed {seed})" if shown else "no interval: the means are not per-user means")
     ax.set_title(f"model comparison; {note}", fontsize="medium")
+    return _finish(fig, path)
+
+
+@_plain
+def plot_differences(results: Results, metrics: list[str] | None = None, *,
+                     baseline: str | None = None, test: str = "t", correction: str = "holm",
+                     alpha: float = 0.05, n_resamples: int = 1000, seed: int = 0,
+                     tests: Any = None, path: str | Path | None = None) -> Figure:
+    """Paired differences against ``baseline`` (default: the first model): per metric and
+    model, the mean per-user difference (model - baseline) with its paired bootstrap interval
+    at ``1 - alpha``; a filled marker where the difference is significant after ``correction``
+    across every pair and metric (:func:`receval.report.significance.significance`, the
+    numbers :func:`receval.compare` gives), a hollow one where it is not. ``tests``: that
+    :class:`~receval.report.significance.Significance`, when already computed.
+
+    Example:
+        >>> import receval
+        >>> truth = {"user": [1, 2, 3], "item": [1, 1, 1]}
+        >>> a = receval.evaluate(truth, {"user": [1, 2, 3], "item": [1, 2, 2],
+        ...                              "score": [1.0] * 3}, ["P@1", "MRR"])
+        >>> b = receval.evaluate(truth, {"user": [1, 2, 3], "item": [1, 1, 2],
+        ...                              "score": [1.0] * 3}, ["P@1", "MRR"])
+        >>> ax = plot_differences({"a": a, "b": b}, n_resamples=50).axes[0]
+        >>> ax.get_ylabel()
+        'difference from a (model - a)'
+    """
+    from receval.report.significance import CORRECTION_NAMES, TEST_NAMES, significance
+
+    models = as_models(results)
+    if len(models) < 2:
+        raise ReceValError("a difference plot needs at least two models")
+    metrics = metrics or ranking_metrics(next(iter(models.values())))
+    base = baseline if baseline is not None else next(iter(models))
+    if base not in models:
+        raise ReceValError(f"baseline {base!r} is not one of the models: {', '.join(models)}")
+    if tests is None:
+        tests = significance(models, metrics, test=test, correction=correction, alpha=alpha,
+                             n_resamples=n_resamples, seed=seed)
+    if tests is None:
+        raise ReceValError("the models were not evaluated on the same users: no paired "
+                           "differences to draw")
+    shown = [m for m in metrics if m not in tests.skipped]
+    others = [name for name in models if name != base]
+    fig = _figure(max(6, 0.9 * len(shown) * max(1, len(others)) + 2), 4.5)
+    ax = fig.subplots()
+    x = np.arange(len(shown))
+    width = 0.8 / max(1, len(others))
+    table = tests.table
+    alpha = tests.options["alpha"]
+    for i, name in enumerate(others):
+        deltas, lows, highs, significant = [], [], [], []
+        for metric in shown:
+            row = table[(table.metric == metric) & (((table.baseline == base) & (
+                table.model == name)) | ((table.baseline == name) & (table.model == base)))]
+            r = row.iloc[0]
+            flip = r["baseline"] != base  # drawn as name - base
+            sign = -1.0 if flip else 1.0
+            deltas.append(sign * r["delta"])
+            low, high = (-r["ci_high"], -r["ci_low"]) if flip else (r["ci_low"], r["ci_high"])
+            lows.append(low)
+            highs.append(high)
+            significant.append(bool(r["p_adjusted"] < alpha))
+        d, lo, hi = np.array(deltas), np.array(lows), np.array(highs)
+        where = x + (i - (len(others) - 1) / 2) * width
+        error = np.vstack([np.clip(d - lo, 0, None), np.clip(hi - d, 0, None)])
+        ax.errorbar(where, d, yerr=error, fmt="none", ecolor=_color(i + 1), capsize=4,
+                    elinewidth=1.2)
+        filled = np.array(significant, dtype=bool)
+        ax.scatter(where[filled], d[filled], color=_color(i + 1), zorder=3, s=36,
+                   label=f"{name}: significant")
+        ax.scatter(where[~filled], d[~filled], facecolors="white", edgecolors=_color(i + 1),
+                   zorder=3, s=36, label=f"{name}: not significant")
+    ax.axhline(0.0, color="#444444", linewidth=1)
+    ax.set_xticks(x, shown, rotation=30 if len(shown) > 6 else 0)
+    ax.set_ylabel(f"difference from {base} (model - {base})")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize="small")
+    o = tests.options
+    alpha = o["alpha"]
+    ax.set_title(f"paired differences, {1 - alpha:.0%} bootstrap intervals ({o['resamples']:,} "
+                 f"resamples, seed {o['seed']}); {TEST_NAMES[o['test']]}, "
+                 f"{CORRECTION_NAMES[o['correction']]} correction", fontsize="medium")
     return _finish(fig, path)
 
 

@@ -1,7 +1,11 @@
 """The summary table of one or several models as text: rich, JSON, CSV, Markdown or LaTeX.
 
 Rows are metrics, columns are models (one column ``value`` for a single model). With several
-models the best value of each row is bold (lowest for RMSE/MAE, highest otherwise).
+models, each column is lettered (a, b, ...) and a value carries the letters of the models it is
+significantly better than (paired t-test on the per-user values, Holm across every pair and
+metric, adjusted p < 0.05: :mod:`receval.report.significance`), explained in a footnote; a
+value without a mark is not significantly better than any other (no "best" in bold: a higher
+mean alone says nothing).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from rich.text import Text
 from receval.io.formulas import neutralise_cell
 from receval.io.terminal import safe_text
 from receval.measures.spec import RATING, parse_metric
+from receval.report.significance import Significance, significance, superscript
 from receval.result import Result
 
 FORMATS = ("table", "json", "csv", "markdown", "latex")
@@ -97,12 +102,15 @@ def to_markdown(models: dict[str, Result]) -> str:
         >>> to_markdown({"a": r}).splitlines()[0]
         '| metric | value |'
     """
-    header = ["metric", *(c.replace("|", "\\|") for c in _columns(models))]
+    tests = marks(models)
+    header = ["metric", *(c.replace("|", "\\|") for c in _columns(models, tests))]
     lines = ["| " + " | ".join(header) + " |", "|:---|" + "---:|" * (len(header) - 1)]
     for metric, values in rows(models):
-        best = best_indices(metric, values) if len(models) > 1 else set()
-        cells = [f"**{_fmt(v)}**" if i in best else _fmt(v) for i, v in enumerate(values)]
+        cells = [_fmt(v) + superscript(_mark(tests, name, metric))
+                 for name, v in zip(models, values, strict=True)]
         lines.append("| " + " | ".join([metric, *cells]) + " |")
+    if tests is not None:
+        lines += ["", tests.footnote()]
     return "\n".join(lines)
 
 
@@ -114,18 +122,24 @@ def to_latex(models: dict[str, Result]) -> str:
         >>> r = receval.evaluate({"user": [1], "item": [1]},
         ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"])
         >>> print(to_latex({"my_model": r, "b": r}).splitlines()[3])
-        metric & my\_model & b \\
+        metric & my\_model (a) & b (b) \\
     """
-    columns = _columns(models)
+    tests = marks(models)
+    columns = _columns(models, tests)
     lines = [r"\begin{tabular}{l" + "r" * len(columns) + "}", r"\toprule"]
     lines[0:0] = [f"% receval {options_line(next(iter(models.values())))}"]
     lines.append(" & ".join(["metric", *map(_latex_escape, columns)]) + r" \\")
     lines.append(r"\midrule")
     for metric, values in rows(models):
-        best = best_indices(metric, values) if len(models) > 1 else set()
-        cells = [rf"\textbf{{{_fmt(v)}}}" if i in best else _fmt(v) for i, v in enumerate(values)]
+        cells = [_fmt(v) + (rf"$^{{\mathrm{{{mark}}}}}$" if (mark := _mark(tests, name, metric))
+                            else "") for name, v in zip(models, values, strict=True)]
         lines.append(" & ".join([_latex_escape(metric), *cells]) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
+    lines.append(r"\bottomrule")
+    if tests is not None:
+        note = _latex_escape(tests.footnote().split(": ", 1)[1])
+        lines.append(rf"\multicolumn{{{len(columns) + 1}}}{{p{{0.9\linewidth}}}}"
+                     rf"{{\footnotesize Superscripts: {note}}} \\")
+    lines.append(r"\end{tabular}")
     return "\n".join(lines)
 
 
@@ -139,15 +153,37 @@ def rich_table(models: dict[str, Result], title: str | None = None) -> Table:
         >>> rich_table({"a": r}).row_count
         1
     """
-    table = Table(title=title)
+    tests = marks(models)
+    table = Table(title=title, caption=tests.footnote() if tests is not None else None,
+                  caption_justify="left")
     table.add_column("metric", style="bold")
-    for name in _columns(models):
+    for name in _columns(models, tests):
         table.add_column(Text(safe_text(name)), justify="right")  # no markup, escaped
     for metric, values in rows(models):
-        best = best_indices(metric, values) if len(models) > 1 else set()
-        table.add_row(metric, *(f"[bold green]{_fmt(v)}[/]" if i in best else _fmt(v)
-                                for i, v in enumerate(values)))
+        table.add_row(metric, *(Text(_fmt(v) + superscript(_mark(tests, name, metric)))
+                                for name, v in zip(models, values, strict=True)))
     return table
+
+
+def marks(models: dict[str, Result]) -> Significance | None:
+    """The paired t-tests between every two models behind the marks (Holm, alpha 0.05; no
+    resampling), or ``None`` for one model or models evaluated on different users.
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1, 2], "item": [1, 1]},
+        ...     {"user": [1, 2], "item": [1, 2], "score": [1.0, 1.0]}, ["P@1"])
+        >>> marks({"a": r}) is None, marks({"a": r, "b": r}).marks[("b", "P@1")]
+        (True, '')
+    """
+    if len(models) < 2:
+        return None
+    first = next(iter(models.values()))
+    return significance(models, first.metrics or list(first.summary), n_resamples=0)
+
+
+def _mark(tests: Significance | None, model: str, metric: str) -> str:
+    return "" if tests is None else tests.marks.get((model, metric), "")
 
 
 def counts_line(result: Result) -> str:
@@ -221,8 +257,12 @@ def rows(models: dict[str, Result]) -> list[tuple[str, list[float]]]:
     return [(m, [float(r.summary.get(m, math.nan)) for r in models.values()]) for m in names]
 
 
-def _columns(models: dict[str, Result]) -> list[str]:
-    return ["value"] if len(models) == 1 else list(models)
+def _columns(models: dict[str, Result], tests: Significance | None = None) -> list[str]:
+    if len(models) == 1:
+        return ["value"]
+    if tests is None:
+        return list(models)
+    return [f"{name} ({tests.letters[name]})" for name in models]
 
 
 def best_indices(metric: str, values: list[float]) -> set[int]:

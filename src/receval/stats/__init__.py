@@ -1,7 +1,10 @@
 """Statistics on paired per-user values: tests, corrections for multiplicity, intervals.
 
-Pure numpy/scipy, one job per module: :mod:`receval.stats.tests` (paired tests),
-:mod:`receval.stats.corrections` (Holm, Benjamini-Hochberg, Bonferroni) and
-:mod:`receval.stats.intervals` (the paired bootstrap and its percentile interval). Nothing here
-imports receval above :mod:`receval.exceptions`; :mod:`receval.compare` puts them together.
+numpy/scipy/numba only, one job per module: :mod:`receval.stats.tests` (paired tests),
+:mod:`receval.stats.corrections` (Holm, Benjamini-Hochberg, Bonferroni),
+:mod:`receval.stats.intervals` (the paired bootstrap and its percentile interval),
+:mod:`receval.stats.resample` (the compressed, exact-in-distribution bootstrap and sign flips
+behind them) and :mod:`receval.stats.paired` (one row: both means, the difference, its interval,
+the test, the effect sizes). Nothing here imports receval above :mod:`receval.exceptions`;
+:mod:`receval.compare` and the report put them together.
 """

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# A separate virtual environment with RecTools for tests/test_beyond_peers.py: RecTools 0.19
+# pins numpy < 2 (and pandas < 3), which the main environment must not get. The test runs it
+# in a subprocess and skips only when this environment is absent.
+set -euo pipefail
+VENV="${RECTOOLS_VENV:-/tmp/rectools-venv}"
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import rectools" 2>/dev/null; then
+  python -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q "rectools==0.19.0"
+fi
+"$VENV/bin/python" -c "import rectools; print('rectools', rectools.__version__, 'in', '$VENV')"

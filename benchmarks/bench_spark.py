@@ -1,0 +1,201 @@
+"""receval on Spark vs Spark ML ``RankingEvaluator`` vs receval's local engine.
+
+Long tables in Parquet, read by Spark: U users x ``--preds`` predictions (distinct items,
+random scores) and ``--relevant`` truth items per user (half of them among the predictions).
+
+* receval on Spark (``engine="spark"``): every metric family at 6 cutoffs (P, R, F1, AP,
+  nDCG, RR, Hit, hits, DCG at 1, 5, 10, 20, 50, 100: 54 metrics) and the audit counts, from
+  the Parquet files to the summary (``per_user`` off: only the summary is asked, as for
+  RankingEvaluator), on each ``--masters`` (one process each: one SparkContext per process).
+* Spark ML ``RankingEvaluator`` (P@10, R@10, MAP, nDCG@10) on the first master: the arrays it
+  needs built from the same long tables (groupBy + collect_list of the items sorted by score:
+  "convert"), then one ``evaluate`` per metric ("compute").
+* receval's local engine on the same Parquet files (read by receval, numba on every core).
+
+    python benchmarks/bench_spark.py --users 100000 1000000 --masters 'local[2]' 'local[1]'
+
+Prints one JSON object per measure and a summary table; ``--out`` saves them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+KS = (1, 5, 10, 20, 50, 100)
+FAMILIES = ("P", "R", "F1", "AP", "nDCG", "RR", "Hit", "hits", "DCG")
+METRICS = [f"{f}@{k}" for f in FAMILIES for k in KS]
+
+
+def write_data(folder: Path, users: int, preds: int, relevant: int, seed: int = 0,
+               chunk: int = 50_000) -> tuple[Path, Path]:
+    """Parquet truth and predictions, written in chunks of users (bounded memory)."""
+    rng = np.random.default_rng(seed)
+    n_items = max(10 * preds, 10_000)
+    t_path, p_path = folder / f"truth_{users}.parquet", folder / f"preds_{users}.parquet"
+    if t_path.exists() and p_path.exists():
+        return t_path, p_path
+    t_writer = p_writer = None
+    for start in range(0, users, chunk):
+        n = min(chunk, users - start)
+        ids = np.arange(start, start + n, dtype=np.int64)
+        # distinct items per user: a random offset and stride through the catalog
+        offset = rng.integers(0, n_items, n)[:, None]
+        items = (offset + np.arange(preds)[None, :] * 7) % n_items
+        scores = rng.random((n, preds))
+        hit = items[:, : relevant // 2]
+        miss = (offset + (np.arange(relevant - relevant // 2) + preds)[None, :] * 7) % n_items
+        p = pa.table({"user": np.repeat(ids, preds), "item": items.ravel().astype(np.int64),
+                      "score": scores.ravel()})
+        t = pa.table({"user": np.repeat(ids, relevant),
+                      "item": np.concatenate([hit, miss], axis=1).ravel().astype(np.int64)})
+        if p_writer is None:
+            p_writer = pq.ParquetWriter(p_path, p.schema)
+            t_writer = pq.ParquetWriter(t_path, t.schema)
+        p_writer.write_table(p)
+        assert t_writer is not None
+        t_writer.write_table(t)
+    assert p_writer is not None and t_writer is not None
+    p_writer.close()
+    t_writer.close()
+    return t_path, p_path
+
+
+def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str) -> list[dict]:
+    """In this process: one SparkSession on ``master``; receval (twice: the first run pays
+    for the Python workers and the kernels), then RankingEvaluator."""
+    warnings.simplefilter("ignore")
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    import receval
+
+    spark = (SparkSession.builder.master(master).appName("bench-spark")
+             .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+             .config("spark.driver.memory", memory)
+             .config("spark.sql.execution.arrow.maxRecordsPerBatch", "200000")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    out: list[dict] = []
+    users = pq.ParquetFile(t_path).metadata.num_rows
+    for run in ("first", "warm"):
+        start = time.perf_counter()
+        r = receval.evaluate(t_path, p_path, METRICS, engine="spark",
+                             spark_options={"per_user": False}, silence=["ties"])
+        seconds = time.perf_counter() - start
+        first = [t["seconds"] for t in r.tasks if t["first_in_process"]]
+        later = [t["seconds"] for t in r.tasks if not t["first_in_process"]]
+        out.append({"tool": "receval-spark", "master": master, "run": run,
+                    "seconds": seconds, "users": r.counts["users"]["evaluated"],
+                    "partitions": len(r.tasks), "first_task_s": max(first, default=None),
+                    "later_task_s_median": float(np.median(later)) if later else None,
+                    "nDCG@10": r.summary["nDCG@10"], "truth_rows": users})
+        print(json.dumps(out[-1]), flush=True)
+    if mllib:
+        from pyspark.ml.evaluation import RankingEvaluator
+
+        start = time.perf_counter()
+        truth = spark.read.parquet(t_path)
+        preds = spark.read.parquet(p_path)
+        ranked = preds.groupBy("user").agg(F.sort_array(F.collect_list(F.struct(
+            (-F.col("score")).alias("s"), F.col("item").cast("double").alias("i")))).alias("r"))
+        labels = truth.groupBy("user").agg(F.collect_list(F.col("item").cast("double"))
+                                           .alias("label"))
+        data = ranked.select("user", F.col("r.i").alias("prediction")).join(labels, "user")
+        data = data.cache()
+        data.count()
+        convert = time.perf_counter() - start
+        values = {}
+        start = time.perf_counter()
+        for name, k in (("precisionAtK", 10), ("recallAtK", 10), ("meanAveragePrecision", 10),
+                        ("ndcgAtK", 10)):
+            ev = RankingEvaluator(metricName=name, k=k, predictionCol="prediction",
+                                  labelCol="label")
+            values[name] = ev.evaluate(data)
+        compute = time.perf_counter() - start
+        out.append({"tool": "spark-ml-RankingEvaluator", "master": master, "run": "once",
+                    "seconds": convert + compute, "convert_s": convert, "compute_s": compute,
+                    "ndcgAtK": values["ndcgAtK"]})
+        print(json.dumps(out[-1]), flush=True)
+        data.unpersist()
+    spark.stop()
+    return out
+
+
+def run_local(t_path: Path, p_path: Path) -> dict:
+    import receval
+
+    start = time.perf_counter()
+    r = receval.evaluate(t_path, p_path, METRICS, silence=["ties"])
+    return {"tool": "receval-local", "master": "-", "run": "once",
+            "seconds": time.perf_counter() - start, "users": r.counts["users"]["evaluated"],
+            "nDCG@10": r.summary["nDCG@10"]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--users", type=int, nargs="+", default=[100_000])
+    ap.add_argument("--preds", type=int, default=100)
+    ap.add_argument("--relevant", type=int, default=20)
+    ap.add_argument("--masters", nargs="+", default=["local[2]", "local[1]"])
+    ap.add_argument("--memory", default="6g", help="spark.driver.memory (local mode)")
+    ap.add_argument("--no-mllib", action="store_true")
+    ap.add_argument("--data", default=None, help="folder for the Parquet files (kept)")
+    ap.add_argument("--out", default=None, help="write every measure to this JSON file")
+    ap.add_argument("--child", nargs=4, metavar=("MASTER", "TRUTH", "PREDS", "MLLIB"),
+                    help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        master, t_path, p_path, mllib = args.child
+        run_spark(master, t_path, p_path, mllib == "1", args.memory)
+        return
+    folder = Path(args.data or tempfile.mkdtemp(prefix="bench_spark_"))
+    folder.mkdir(parents=True, exist_ok=True)
+    rows: list[dict] = []
+    for users in args.users:
+        t_path, p_path = write_data(folder, users, args.preds, args.relevant)
+        for i, master in enumerate(args.masters):
+            child = subprocess.run(
+                [sys.executable, __file__, "--memory", args.memory, "--child", master,
+                 str(t_path), str(p_path), "0" if args.no_mllib or i else "1"],
+                capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+            found = [json.loads(line) for line in child.stdout.splitlines()
+                     if line.startswith("{")]
+            if child.returncode:
+                print(child.stderr[-3000:], file=sys.stderr)
+            for row in found:
+                row["size"] = users
+            rows += found
+            for row in found:
+                print(json.dumps(row), flush=True)
+        local = run_local(t_path, p_path)
+        local["size"] = users
+        rows.append(local)
+        print(json.dumps(local), flush=True)
+    summary(rows)
+    if args.out:
+        Path(args.out).write_text(json.dumps(rows, indent=1))
+
+
+def summary(rows: list[dict[str, Any]]) -> None:
+    print(f"\n{'users':>9} {'tool':<28} {'master':<9} {'run':<6} {'seconds':>8} "
+          f"{'us/user':>8}")
+    for r in rows:
+        print(f"{r['size']:>9} {r['tool']:<28} {r['master']:<9} {r['run']:<6} "
+              f"{r['seconds']:>8.1f} {1e6 * r['seconds'] / r['size']:>8.1f}")
+
+
+if __name__ == "__main__":
+    main()

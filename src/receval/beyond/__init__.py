@@ -1,0 +1,20 @@
+"""Beyond-accuracy metrics: coverage, distributional coverage, Gini, novelty, intra-list
+diversity, serendipity, popularity bias (ARP, APLT, ACLT, PopREO, PopRSP) and
+personalization, computed from ranked top-k lists (``(U, K)`` item codes, ``-1`` padding)
+plus training popularity and item features.
+
+One module per family (:mod:`~receval.beyond.catalogue`, :mod:`~receval.beyond.novelty`,
+:mod:`~receval.beyond.diversity`, :mod:`~receval.beyond.serendipity`,
+:mod:`~receval.beyond.popularity`), each with its cited formula; the switches where libraries
+differ are :class:`~receval.beyond.settings.BeyondOptions`, the names
+:mod:`~receval.beyond.names` (which also says which metrics are per user and which reduce
+over the catalogue). :func:`receval.evaluate` computes them from the engine's lists;
+:func:`~receval.beyond.frames.beyond_metrics` from a frame of ranked lists;
+:mod:`~receval.beyond.report_data` gives the report's tables. docs/beyond-accuracy.md
+describes every formula and how the libraries differ.
+"""
+
+from receval.beyond.frames import beyond_metrics
+from receval.beyond.settings import BeyondOptions
+
+__all__ = ["BeyondOptions", "beyond_metrics"]

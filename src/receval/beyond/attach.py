@@ -1,0 +1,157 @@
+"""Adding the beyond-accuracy metrics to an evaluation's :class:`~receval.result.Result`
+(what :func:`receval.evaluate` calls with the engine's top-k lists).
+
+Per-user metrics get a ``per_user`` column, a summary reduced by the exact
+:class:`~receval.accumulate.Accumulator` under the ``empty`` policy, and their sums in
+``Result.sums``; catalogue metrics appear in the summary only (one number over the union of
+the lists, nothing to average or merge). ``Result.options["beyond"]`` records every switch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+import numpy as np
+import pandas as pd
+
+from receval.accumulate import Accumulator
+from receval.beyond.compute import compute
+from receval.beyond.frames import build
+from receval.beyond.names import BeyondSpec
+from receval.beyond.settings import BeyondOptions, resolve
+from receval.exceptions import ReceValError
+from receval.options import Options
+from receval.result import Result
+
+
+def check_inputs(specs: Sequence[BeyondSpec], options: BeyondOptions, *, has_train: bool,
+                 has_features: bool) -> None:
+    """A one-line error naming the option when a requested metric lacks its input.
+
+    Example:
+        >>> from receval.beyond.names import parse_beyond
+        >>> check_inputs([parse_beyond("novelty@10")], BeyondOptions(), has_train=False,
+        ...              has_features=False)
+        Traceback (most recent call last):
+        ...
+        receval.exceptions.ReceValError: metric 'novelty@10' needs the training data: pass train= (a frame of user, item rows)
+    """  # noqa: E501
+    for spec in specs:
+        needs = set(spec.entry.needs)
+        if spec.metric in ("diversity", "serendipity"):
+            needs.discard("features")
+            if spec.metric == "diversity" or options.serendipity != "rectools":
+                needs.add("train" if options.similarity == "cooccurrence" else "features")
+        if "train" in needs and not has_train:
+            raise ReceValError(f"metric {spec.name!r} needs the training data: pass train= "
+                               f"(a frame of user, item rows)")
+        if "features" in needs and not has_features:
+            raise ReceValError(f"metric {spec.name!r} needs item features: pass "
+                               f"item_features= (item -> categories or vector), or "
+                               f"beyond={{'similarity': 'cooccurrence'}} with train=")
+    if options.catalogue == "train" and not has_train and any(
+            s.metric in ("coverage", "gini") for s in specs):
+        raise ReceValError("beyond catalogue='train' needs the training data: pass train=")
+    if options.catalogue == "features" and not has_features:
+        raise ReceValError("beyond catalogue='features' needs item_features=")
+
+
+def relevant_rows(indptr: np.ndarray, items: np.ndarray, values: np.ndarray | None,
+                  rows: np.ndarray, threshold: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Per selected user (``rows``: user codes of a per-user CSR), their relevant truth items:
+    every item without a ``threshold``, else those rated at least it (``"user_mean"``: the
+    user's mean rating).
+
+    Example:
+        >>> p, i = relevant_rows(np.array([0, 2, 3]), np.array([5, 6, 7]),
+        ...                      np.array([1.0, 4.0, 5.0]), np.array([1, 0]), 3.0)
+        >>> p.tolist(), i.tolist()
+        ([0, 1, 2], [7, 6])
+    """
+    starts, stops = indptr[rows], indptr[rows + 1]
+    lens = stops - starts
+    ptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lens, out=ptr[1:])
+    take = np.repeat(starts - ptr[:-1], lens) + np.arange(ptr[-1])
+    got = np.asarray(items, dtype=np.int64)[take]
+    if threshold is None or values is None:
+        return ptr, got
+    vals = np.asarray(values, dtype=np.float64)[take]
+    owner = np.repeat(np.arange(len(rows)), lens)
+    if threshold == "user_mean":
+        sums = np.bincount(owner, weights=np.nan_to_num(vals), minlength=len(rows))
+        cnt = np.bincount(owner, weights=~np.isnan(vals), minlength=len(rows))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            limit = (sums / cnt)[owner]
+    else:
+        limit = np.full(len(vals), float(threshold))
+    keep = vals >= limit
+    new_ptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(owner[keep], minlength=len(rows)), out=new_ptr[1:])
+    return new_ptr, got[keep]
+
+
+def attach(
+    result: Result,
+    specs: Sequence[BeyondSpec],
+    requested: Sequence[str],
+    *,
+    top: np.ndarray | None,
+    n_list: np.ndarray,
+    user_ids: np.ndarray,
+    decode: Any,
+    truth: tuple[np.ndarray, np.ndarray],
+    train: tuple[Any, Any] | None,
+    item_features: Any,
+    options: Options,
+    beyond: BeyondOptions | Mapping[str, Any] | None,
+    profile: str | None,
+) -> Result:
+    """Compute ``specs`` from the engine's lists and add them to ``result`` (in place, also
+    returned), the summary and metrics in the ``requested`` order.
+    """
+    opts = resolve(profile, beyond)
+    if top is None:  # pragma: no cover - the engine was asked for the lists
+        raise ReceValError("the engine returned no top-k lists")
+    top_mine, ctx = build(top, n_list, decode, user_ids, truth, train, item_features, opts)
+    per_user, summary = compute(specs, top_mine, ctx, opts)
+    empty = options.empty if opts.empty == "inherit" else opts.empty
+    names = [s.name for s in specs if s.name in per_user]
+    new_summary = dict(result.summary)
+    if names:
+        value = np.column_stack([per_user[n] for n in names])
+        fill = {"zero": 0.0, "one": 1.0}.get(empty)
+        acc = Accumulator.from_arrays(names, value, ids=list(user_ids), fill=fill,
+                                      fillable=[True] * len(names))
+        new_summary.update(acc.finalize(Options(empty=cast(Any, empty))))
+        if result.sums is not None:
+            result.sums = Accumulator(tuple(result.sums.metrics) + tuple(acc.metrics))
+        frame = pd.DataFrame(value, columns=names)
+        frame.insert(0, "user", user_ids)
+        per = result.per_user
+        if len(per) == len(frame) and (per["user"].to_numpy() == frame["user"].to_numpy()
+                                       ).all():
+            for n in names:
+                per[n] = frame[n].to_numpy()
+        else:
+            result.per_user = per.merge(frame, on="user", how="left")
+    new_summary.update(summary)
+    missing = [n for n in requested if n not in new_summary]
+    if missing:  # pragma: no cover - every requested name is computed above
+        raise ReceValError(f"metric {missing[0]!r} was not computed")
+    result.summary = {n: (float(new_summary[n]) if new_summary[n] is not None else math.nan)
+                      for n in requested}
+    result.metrics = list(requested)
+    result.per_user = result.per_user[["user", *[n for n in requested
+                                                  if n in result.per_user.columns]]]
+    record = dict(result.options)
+    record["beyond"] = {**opts.to_dict(), "empty": empty,
+                        "catalogue_metrics": [s.name for s in specs
+                                              if s.entry.reduction == "catalogue"]}
+    canon = dict(record.get("metrics", {}))
+    canon.update({s.name: f"{s.entry.name}@{s.k}" for s in specs})
+    record["metrics"] = {n: canon.get(n, n) for n in requested}
+    result.options = record
+    return result

@@ -1,0 +1,152 @@
+"""The beyond-accuracy metric names: their aliases, whether each is per user or over the
+catalogue, what it needs, and the parser :func:`split_metrics` that
+:func:`receval.evaluate` calls before the accuracy metrics' parser.
+
+A separate table (not :mod:`receval.measures.registry`): these metrics read the top-k lists
+plus the training data and item features, which a :class:`~receval.picture.Picture` does not
+hold, and :mod:`receval.measures` sits below the layer that has them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from receval.exceptions import ReceValError
+
+
+@dataclass(frozen=True)
+class BeyondEntry:
+    """One beyond-accuracy metric.
+
+    Attributes:
+        name: the canonical spelling (``coverage``; ``coverage@10`` with its cutoff).
+        aliases: the lower-case names that mean it.
+        reduction: ``"user"`` (a value per user, reduced like the accuracy metrics by the
+            exact :class:`~receval.accumulate.Accumulator`, in ``per_user``) or
+            ``"catalogue"`` (one number over the union of all lists, in the summary only).
+        needs: what it reads besides the lists: ``"train"``, ``"features"`` (or co-occurrence
+            from ``train``), ``"truth"``.
+    """
+
+    name: str
+    aliases: tuple[str, ...]
+    reduction: Literal["user", "catalogue"]
+    needs: tuple[str, ...]
+
+
+ENTRIES: dict[str, BeyondEntry] = {e.name: e for e in (
+    BeyondEntry("coverage", ("coverage", "catalog_coverage", "catalogue_coverage",
+                             "catalogcoverage", "item_coverage", "itemcoverage"),
+                "catalogue", ()),
+    BeyondEntry("distributional_coverage", ("distributional_coverage", "entropy",
+                                            "shannon_entropy", "shannonentropy"),
+                "catalogue", ()),
+    BeyondEntry("gini", ("gini", "gini_index", "giniindex"), "catalogue", ()),
+    BeyondEntry("novelty", ("novelty", "miuf", "meaninvuserfreq", "mean_inv_user_freq"),
+                "user", ("train",)),
+    BeyondEntry("diversity", ("diversity", "ild", "intra_list_diversity",
+                              "intralistdiversity"), "user", ("features",)),
+    BeyondEntry("serendipity", ("serendipity",), "user", ("train", "truth")),
+    BeyondEntry("ARP", ("arp", "avgrecpopularity", "average_recommendation_popularity"),
+                "user", ("train",)),
+    BeyondEntry("APLT", ("aplt",), "user", ("train",)),
+    BeyondEntry("ACLT", ("aclt",), "user", ("train",)),
+    BeyondEntry("PopREO", ("popreo", "pop_reo"), "catalogue", ("train", "truth")),
+    BeyondEntry("PopRSP", ("poprsp", "pop_rsp"), "catalogue", ("train",)),
+    BeyondEntry("personalization", ("personalization", "personalisation"), "catalogue", ()),
+)}
+
+ALIASES: dict[str, str] = {a: e.name for e in ENTRIES.values() for a in e.aliases}
+
+_NUMBER = re.compile(r"\d+")
+#: a bare cutoff in a comma list, as the accuracy parser reads one (``P@5,1e2``)
+_BARE = re.compile(r"[-+]?\d*\.?\d+(?:[eE][-+]?\d+)?")
+
+
+@dataclass(frozen=True)
+class BeyondSpec:
+    """One requested beyond-accuracy metric: its name as written, the entry and ``k``.
+
+    Example:
+        >>> spec = parse_beyond("Coverage@10")
+        >>> spec.metric, spec.k, spec.entry.reduction
+        ('coverage', 10, 'catalogue')
+    """
+
+    name: str
+    metric: str
+    k: int
+
+    @property
+    def entry(self) -> BeyondEntry:
+        """Its :class:`BeyondEntry`."""
+        return ENTRIES[self.metric]
+
+
+def parse_beyond(name: str) -> BeyondSpec | None:
+    """The :class:`BeyondSpec` of ``name``, or ``None`` when it is not a beyond-accuracy
+    name (so the accuracy parser takes it).
+
+    Example:
+        >>> parse_beyond("ILD@5").metric, parse_beyond("nDCG@5") is None
+        ('diversity', True)
+        >>> parse_beyond("novelty")
+        Traceback (most recent call last):
+        ...
+        receval.exceptions.ReceValError: metric 'novelty' needs a cutoff, e.g. novelty@10
+    """
+    text = name.strip()
+    base, sep, cut = text.partition("@")
+    metric = ALIASES.get(base.strip().lower())
+    if metric is None:
+        return None
+    if not sep:
+        raise ReceValError(f"metric {name!r} needs a cutoff, e.g. {base.strip()}@10")
+    if not _NUMBER.fullmatch(cut.strip()) or int(cut) <= 0:
+        raise ReceValError(f"metric {name!r}: cutoff k must be a positive integer; got "
+                           f"{cut.strip()!r}")
+    return BeyondSpec(name=text, metric=metric, k=int(cut))
+
+
+def split_metrics(names: str | Iterable[str]) -> tuple[list[str], list[BeyondSpec], list[str]]:
+    """Split requested names into accuracy names (for
+    :func:`~receval.measures.spec.parse_metrics`) and beyond-accuracy specs, with every name
+    in the order requested. Comma lists and bare cutoffs repeat the metric before them, as
+    the accuracy parser reads them.
+
+    Example:
+        >>> acc, beyond, order = split_metrics(["P@10", "coverage@5,10", "novelty@10"])
+        >>> acc, [b.name for b in beyond], order
+        (['P@10'], ['coverage@5', 'coverage@10', 'novelty@10'], ['P@10', 'coverage@5', 'coverage@10', 'novelty@10'])
+    """  # noqa: E501
+    if isinstance(names, str):
+        names = [names]
+    accuracy: list[str] = []
+    beyond: list[BeyondSpec] = []
+    order: list[str] = []
+    for raw in names:
+        if not isinstance(raw, str):
+            raise TypeError(f"a metric name must be a string; got {type(raw).__name__}")
+        base = ""
+        for piece in raw.split(","):
+            piece = piece.strip()
+            bare = bool(base) and _BARE.fullmatch(piece) is not None
+            full = f"{base}@{piece}" if bare else piece
+            if not bare:
+                base = piece.partition("@")[0]
+            spec = parse_beyond(full)
+            if spec is None:
+                accuracy.append(full)
+                order.append(full)
+            else:
+                beyond.append(spec)
+                order.append(spec.name)
+    seen: set[str] = set()
+    for spec in beyond:
+        if spec.name in seen:
+            raise ReceValError(f"metric {spec.name!r} is requested twice")
+        seen.add(spec.name)
+    return accuracy, beyond, order

@@ -1,0 +1,212 @@
+"""The named switches of the beyond-accuracy metrics (:class:`BeyondOptions`) and the bundles
+that reproduce a library (:data:`PROFILES`).
+
+Every switch names a place where libraries disagree (anchors: Microsoft Recommenders 1.2.1
+``python_evaluation``, RecTools 0.19 ``rectools.metrics``, Elliot, Evidently, LensKit,
+RecBole); docs/beyond-accuracy.md gives each formula and source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+from receval.exceptions import ReceValError
+
+#: the allowed values of each string switch
+CHOICES: dict[str, tuple[str, ...]] = {
+    "catalogue": ("train+truth", "train", "features", "recommended"),
+    "coverage": ("share", "count"),
+    "coverage_outside": ("drop", "count"),
+    "entropy_normalize": ("none", "distinct"),
+    "gini_scope": ("catalogue", "recommended"),
+    "gini_form": ("G", "1-G"),
+    "gini_denominator": ("n", "n-1"),
+    "novelty_popularity": ("interactions", "users"),
+    "novelty_cold": ("zero", "one", "skip"),
+    "novelty_average": ("users", "slots"),
+    "popularity": ("interactions", "users"),
+    "arp_normalize": ("none", "interactions", "max"),
+    "arp_cold": ("zero", "skip"),
+    "similarity": ("features", "cooccurrence", "hamming"),
+    "diversity_short": ("undefined", "zero"),
+    "serendipity": ("auralist", "rectools", "evidently"),
+    "serendipity_relevance": ("truth", "all"),
+    "empty": ("inherit", "zero", "one", "skip", "nan", "error"),
+}
+
+
+@dataclass(frozen=True)
+class BeyondOptions:
+    """The switches of the beyond-accuracy metrics; the defaults follow SEMANTICS.md
+    section 11.
+
+    Attributes:
+        catalogue: the item set ``I``: ``"train+truth"`` (items of the training data or the
+            truth), ``"train"`` (training items: Microsoft Recommenders), ``"features"`` (the
+            items of ``item_features``), ``"recommended"`` (items in any list).
+        coverage: ``"share"`` (``|union of lists| / |I|``) or ``"count"`` (Elliot; RecTools
+            without ``normalize``).
+        coverage_outside: recommended items outside ``I``: ``"drop"`` from the numerator
+            (Evidently; the share stays <= 1) or ``"count"`` them (Microsoft Recommenders).
+        entropy_base: the logarithm's base of ``distributional_coverage`` (2; RecBole: e).
+        entropy_normalize: ``"distinct"`` divides by the number of distinct recommended items
+            (RecBole ``ShannonEntropy``).
+        gini_scope: ``"catalogue"`` (every item of ``I``, unexposed ones as 0: LensKit) or
+            ``"recommended"`` (Evidently).
+        gini_form: ``"G"`` or ``"1-G"`` (Elliot).
+        gini_denominator: ``"n"`` (LensKit) or ``"n-1"`` (Elliot, Evidently).
+        novelty_popularity: ``"interactions"`` (``-log p``, ``p`` = the item's training rows /
+            all training rows: Microsoft Recommenders) or ``"users"`` (distinct users / training
+            users: RecTools ``MeanInvUserFreq``).
+        novelty_cold: an item absent from training adds ``"zero"`` (Microsoft Recommenders),
+            counts as ``"one"`` user (RecTools) or is ``"skip"``-ped (Evidently).
+        novelty_average: the summary is the mean over ``"users"`` of their list means
+            (RecTools) or over every recommendation ``"slots"`` (Microsoft Recommenders).
+        novelty_base: the logarithm's base (2).
+        popularity: ARP's popularity and the short head: training ``"interactions"``
+            (RecTools, RecBole) or distinct ``"users"`` (Elliot).
+        arp_normalize: ``"interactions"`` divides ARP by the training rows (RecTools
+            ``normalize=True``), ``"max"`` by the largest item popularity (Evidently
+            ``normalize_arp=True``).
+        arp_cold: an item absent from training adds popularity ``"zero"`` (RecTools) or is
+            ``"skip"``-ped (Evidently).
+        head_share: the short head H is the most popular items holding this share of the
+            training popularity (Elliot ``pop_ratio`` 0.8); the long tail is the rest.
+        similarity: item similarity for diversity and serendipity: cosine of ``"features"``
+            or training ``"cooccurrence"`` cosine ``c(i,j) / sqrt(c_i c_j)`` (Microsoft
+            Recommenders' default); ``"hamming"``: diversity is the mean Hamming distance of
+            the raw feature values (RecTools ``PairwiseHammingDistanceCalculator``).
+        diversity_short: a list of fewer than two items is ``"undefined"`` (NaN, then the
+            ``empty`` policy; LensKit) or scores ``"zero"`` (RecTools).
+        serendipity: ``"auralist"`` (Microsoft Recommenders), ``"rectools"`` or
+            ``"evidently"`` (see docs/beyond-accuracy.md).
+        serendipity_relevance: rel(i) is 1 for items in the user's truth (``"truth"``) or for
+            ``"all"`` items (Microsoft Recommenders without ``col_relevance``).
+        empty: how undefined per-user values reduce: ``"inherit"`` the ``empty=`` of
+            ``evaluate`` or one of its values for these metrics only.
+
+    Example:
+        >>> BeyondOptions(gini_form="1-G").gini_form
+        '1-G'
+        >>> BeyondOptions(novelty_cold="nan")
+        Traceback (most recent call last):
+        ...
+        receval.exceptions.ReceValError: beyond option novelty_cold='nan' is not one of 'zero', 'one', 'skip'
+    """  # noqa: E501
+
+    catalogue: str = "train+truth"
+    coverage: str = "share"
+    coverage_outside: str = "drop"
+    entropy_base: float = 2.0
+    entropy_normalize: str = "none"
+    gini_scope: str = "catalogue"
+    gini_form: str = "G"
+    gini_denominator: str = "n"
+    novelty_popularity: str = "interactions"
+    novelty_cold: str = "zero"
+    novelty_average: str = "users"
+    novelty_base: float = 2.0
+    popularity: str = "interactions"
+    arp_normalize: str = "none"
+    arp_cold: str = "zero"
+    head_share: float = 0.8
+    similarity: str = "features"
+    diversity_short: str = "undefined"
+    serendipity: str = "auralist"
+    serendipity_relevance: str = "truth"
+    empty: str = "inherit"
+
+    def __post_init__(self) -> None:
+        for name, allowed in CHOICES.items():
+            value = getattr(self, name)
+            if value not in allowed:
+                raise ReceValError(f"beyond option {name}={value!r} is not one of "
+                                   f"{', '.join(map(repr, allowed))}")
+        for name in ("entropy_base", "novelty_base"):
+            base = getattr(self, name)
+            if not isinstance(base, int | float) or not base > 1:
+                raise ReceValError(f"beyond option {name}={base!r} must be a number > 1")
+        if not 0 < self.head_share <= 1:
+            raise ReceValError(f"beyond option head_share={self.head_share!r} must be in (0, 1]")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every switch, for ``Result.options``.
+
+        Example:
+            >>> BeyondOptions().to_dict()["catalogue"]
+            'train+truth'
+        """
+        return asdict(self)
+
+
+#: Microsoft Recommenders 1.2.1 python_evaluation: catalog_coverage (distinct recommended /
+#: distinct train items, not intersected), distributional_coverage (log2 over slots), novelty
+#: (interactions, cold items 0, pooled over slots), diversity and serendipity (co-occurrence
+#: cosine; users without pairs or without training items are dropped: empty "skip"; relevance
+#: 1 without col_relevance)
+RECOMMENDERS = BeyondOptions(
+    catalogue="train", coverage_outside="count", novelty_popularity="interactions",
+    novelty_cold="zero", novelty_average="slots", similarity="cooccurrence",
+    diversity_short="undefined", serendipity="auralist", serendipity_relevance="all",
+    empty="skip")
+
+#: RecTools 0.19 rectools.metrics: CatalogCoverage (count; normalize=True: / len(catalog)),
+#: MeanInvUserFreq (users, cold = 1 user, per-user mean), AvgRecPopularity (interaction
+#: counts), Serendipity (popularity rank of interaction counts), IntraListDiversity (Hamming
+#: distance of the features, short lists 0)
+RECTOOLS = BeyondOptions(
+    catalogue="train+truth", coverage="count", coverage_outside="count",
+    novelty_popularity="users", novelty_cold="one",
+    novelty_average="users", popularity="interactions", serendipity="rectools",
+    similarity="hamming", diversity_short="zero", empty="skip")
+
+#: Evidently 0.7 (legacy recsys metrics): coverage of the training items, Gini over recommended
+#: items with n - 1, novelty and ARP on distinct users with cold items skipped, serendipity
+#: normalised by the training history (users without a relevant listed item left out)
+EVIDENTLY = BeyondOptions(
+    catalogue="train", coverage="share", coverage_outside="drop", gini_scope="recommended",
+    gini_denominator="n-1", novelty_popularity="users", novelty_cold="skip",
+    novelty_average="users", popularity="users", arp_cold="skip", serendipity="evidently",
+    similarity="features", empty="skip")
+
+#: tool name (as the ``profile=`` of evaluate) -> its beyond switches
+PROFILES: dict[str, BeyondOptions] = {"recommenders": RECOMMENDERS, "rectools": RECTOOLS,
+                                      "evidently": EVIDENTLY}
+
+
+def resolve(profile: str | None, given: BeyondOptions | Mapping[str, Any] | str | None
+            ) -> BeyondOptions:
+    """The switches in effect: the profile's (or the defaults), then those ``given``: a
+    :class:`BeyondOptions`, a dict of switches, or a tool's name (``"rectools"``,
+    ``"recommenders"``) for its bundle. ``profile`` is :func:`receval.evaluate`'s: a tool
+    with a bundle here brings it.
+
+    Example:
+        >>> resolve("rectools", {"coverage": "share"}).coverage
+        'share'
+        >>> resolve(None, "rectools").novelty_popularity
+        'users'
+        >>> resolve(None, None) == BeyondOptions()
+        True
+    """
+    base = PROFILES.get((profile or "").strip().lower(), BeyondOptions())
+    if given is None:
+        return base
+    if isinstance(given, BeyondOptions):
+        return given
+    if isinstance(given, str):
+        if given.strip().lower() not in PROFILES:
+            raise ReceValError(f"unknown beyond profile {given!r}; known: "
+                               f"{', '.join(sorted(PROFILES))}")
+        return PROFILES[given.strip().lower()]
+    if not isinstance(given, Mapping):
+        raise ReceValError(f"beyond= takes a dict of switches, BeyondOptions or a tool's name; "
+                           f"got {type(given).__name__}")
+    known = {f.name for f in fields(BeyondOptions)}
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise ReceValError(f"unknown beyond option {unknown[0]!r}; known: "
+                           f"{', '.join(sorted(known))}")
+    return replace(base, **dict(given))

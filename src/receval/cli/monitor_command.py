@@ -1,0 +1,159 @@
+"""The ``receval monitor`` command: metrics per time window from served lists and delayed
+feedback, incremental through a state file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from receval.cli.common import (
+    REPORT_SUFFIXES,
+    _errors_exit_2,
+    _metrics_option,
+    _semantics,
+    _semantics_options,
+    _stdout,
+    err_console,
+    main,
+)
+from receval.io.terminal import safe_text
+
+PLOT_SUFFIXES = (".png", ".svg")
+
+
+@main.command()
+@click.option("--impressions", "-i", required=True, metavar="FILE",
+              help="What was served: user, item, rank (1 best) or score, served_at "
+                   "(CSV, TSV, Parquet or JSON Lines).")
+@click.option("--feedback", required=True, metavar="FILE",
+              help="What users did: user, item, value, at.")
+@_metrics_option(("P@10", "R@10", "nDCG@10", "MRR"))
+@click.option("--window", default="7D", show_default=True,
+              help="Calendar windows: 7D (epoch-aligned, Thursdays), D, W (Mondays), 12h, ...")
+@click.option("--step", default=None, metavar="DURATION",
+              help="Rolling windows: a window of --window starts every --step (which divides "
+                   "it). [default: calendar windows]")
+@click.option("--attribution", default="7D", show_default=True,
+              help="Feedback judges an impression served at s when s <= at < s + this.")
+@click.option("--min-feedback", type=click.IntRange(1, None), default=None,
+              help="A list counts once this many of its items have feedback. [default: 1]")
+@click.option("--origin", default=None, metavar="TIME", help="Start of the first window grid.")
+@click.option("--state", default=None, metavar="FILE",
+              help="State file (.parquet): read if it exists, updated (atomically) after the "
+                   "run, so the next run reads only the new logs.")
+@click.option("--report", default=None, metavar="FILE", help="Write the HTML report.")
+@click.option("--plot", "plot_path", default=None, metavar="FILE",
+              help="Write the drift plot (.png or .svg).")
+@click.option("--reference", default=None, metavar="TIME",
+              help="Start of the reference window of the drift band (default: the first).")
+@click.option("--variant-col", default=None, help="Column of the model or variant served.")
+@click.option("--baseline", default=None, help="Variant the others are compared with.")
+@click.option("--user-col", default="user", show_default=True)
+@click.option("--item-col", default="item", show_default=True)
+@click.option("--score-col", default=None,
+              help="Order of the served list [default: score, else rank].")
+@click.option("--served-col", default="served_at", show_default=True)
+@click.option("--value-col", default="value", show_default=True)
+@click.option("--time-col", default="at", show_default=True)
+@click.option("--resamples", type=click.IntRange(0, None), default=1000, show_default=True,
+              help="Bootstrap resamples of each interval (0: none).")
+@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=0.95, show_default=True)
+@click.option("--seed", type=click.IntRange(0, None), default=0, show_default=True)
+@_semantics_options
+@click.option("--format", "-f", "fmt", type=click.Choice(("table", "json", "csv")),
+              default="table", show_default=True, help="How the windows are printed.")
+@click.option("--debug", is_flag=True, help="Show the traceback of an error.")
+@_errors_exit_2
+def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: str,
+            step: str | None, attribution: str, min_feedback: int | None, origin: str | None,
+            state: str | None, report: str | None, plot_path: str | None,
+            reference: str | None, variant_col: str | None, baseline: str | None,
+            user_col: str, item_col: str, score_col: str | None, served_col: str,
+            value_col: str, time_col: str, resamples: int, confidence: float, seed: int,
+            fmt: str, **params: Any) -> None:
+    """Metrics per time window from served lists and delayed feedback, with intervals, a
+    drift flag against a reference window and, with --variant-col, variant comparisons.
+
+    \b
+    receval monitor -i served.parquet --feedback clicks.parquet -m P@10 --window 7D \\
+        --attribution 7D --state state.parquet --report monitor.html
+    """
+    import receval
+    from receval.io.output import check_outputs
+    from receval.io.source import check_file
+
+    inputs = [check_file(impressions, "impressions"), check_file(feedback, "feedback")]
+    check_outputs({"--state": (state, (".parquet", ".pq")),
+                   "--report": (report, REPORT_SUFFIXES),
+                   "--plot": (plot_path, PLOT_SUFFIXES)}, inputs)
+    options = _semantics(params)
+    result = receval.monitor(
+        str(inputs[0]), str(inputs[1]), list(metrics), window=window, step=step,
+        attribution=attribution, min_feedback=min_feedback, state=state,
+        variant_col=variant_col, baseline=baseline,
+        origin=origin, user_col=user_col, item_col=item_col, score_col=score_col,
+        served_col=served_col, value_col=value_col, time_col=time_col, n_resamples=resamples,
+        confidence=confidence, seed=seed, **options)
+    if reference is not None:
+        result.drift(reference)  # a bad reference fails before anything is written
+    if plot_path:
+        result.plot(path=plot_path, reference=reference)
+    if report:
+        result.to_html(report, reference=reference)
+    if fmt == "json":
+        click.echo(result.to_json())
+    elif fmt == "csv":
+        click.echo(result.to_csv().rstrip("\n"))
+    else:
+        _print_table(result, reference)
+    for label, path in (("state", state), ("report", report), ("plot", plot_path)):
+        if path:
+            err_console.print(Text(f"wrote {label}: {safe_text(str(path))}"), style="dim",
+                              highlight=False, soft_wrap=True)
+
+
+def _print_table(result: Any, reference: str | None) -> None:
+    drift = result.drift(reference)
+    variant_col = result.options.get("variant_col")
+    table = Table(title="monitor")
+    table.add_column("window")
+    if variant_col:
+        table.add_column(str(variant_col))
+    for name in result.metrics:
+        table.add_column(name, justify="right")
+        table.add_column("interval", justify="right")
+    for name in ("evaluated", "waiting", "unjudged", "drift"):
+        table.add_column(name, justify="right")
+    for _, w in result.windows.iterrows():
+        start = w["window_start"]
+        mine = drift[drift["window_start"] == start]
+        if variant_col:
+            mine = mine[mine[variant_col] == w[variant_col]]
+        flagged = ", ".join(mine.loc[mine["flag"], "metric"]) or ""
+        cells = [str(start.date()) if start.hour == 0 else str(start)]
+        if variant_col:
+            cells.append(str(w[variant_col]))
+        for name in result.metrics:
+            cells.append(_num(w[name]))
+            cells.append(f"[{_num(w[f'{name}_ci_low'])}, {_num(w[f'{name}_ci_high'])}]")
+        cells += [str(w["users_evaluated"]), str(w["users_waiting"]),
+                  str(w["users_unjudged"]), f"outside: {flagged}" if flagged else ""]
+        table.add_row(*(Text(safe_text(c)) for c in cells))
+    out = _stdout()
+    out.print(table)
+    c = result.counts
+    out.print(Text(f"watermark {c['watermark']}; late rows ignored: "
+                   f"{c['late_impressions_ignored']} impressions, "
+                   f"{c['late_feedback_ignored']} feedback; counts are served lists"),
+              style="dim", highlight=False)
+
+
+def _num(value: Any) -> str:
+    import math
+
+    v = float(value)
+    return "" if math.isnan(v) else f"{v:.4f}"

@@ -1,0 +1,65 @@
+"""Expected reciprocal rank (Chapelle, Metzler, Zhang & Grinspan, CIKM 2009).
+
+``ERR@k = sum_{r<=k} (1/r) R_r prod_{i<r} (1 - R_i)``, the stopping probability of rank ``r``
+``R = (2^g - 1) / 2^g_max`` with ``g`` the truth rating of a relevant item (0 for the others
+and for a negative rating) and ``g_max`` the user's highest relevant rating (so a list of
+items all rated 1 gives ``R = 1/2``). Undefined when the user has no relevant item.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from receval.measures._arrays import cumulative, full, undefined_where
+from receval.measures._judged import JUDGED_READS, relevant_ranks
+from receval.measures.entry import Entry, Parts
+from receval.measures.family import Family
+
+if TYPE_CHECKING:
+    from receval.measures.spec import MetricSpec
+    from receval.options import Options
+    from receval.picture import Picture
+
+
+def err(pic: Picture, c: int, spec: MetricSpec, options: Options, xp: Any) -> Parts:
+    """Per user: (ERR@k, ERR@k, 1); NaN without a relevant item.
+
+    Example:
+        >>> import numpy as np
+        >>> from receval.measures.spec import parse_metric
+        >>> from receval.options import Options
+        >>> from receval.picture import empty_picture
+        >>> pic = empty_picture(1, np.array([2]))
+        >>> pic.judged_ranks = np.array([[1, 2]]); pic.judged_rel = np.array([[1.0, 1.0]])
+        >>> pic.judged_rating = np.array([[1.0, 2.0]]); pic.max_rel_rating = np.array([2.0])
+        >>> pic.n_relevant[:] = 2
+        >>> err(pic, 0, parse_metric("ERR@2"), Options(), np).value.tolist()  # 1/4 + 3/4*3/8
+        [0.53125]
+    """
+    ranks, hit = relevant_ranks(pic, xp)
+    if spec.k is not None:
+        hit = hit & (ranks <= spec.k)
+    top = xp.reshape(pic.max_rel_rating, (-1, 1))
+    g = xp.where(hit, xp.maximum(pic.judged_rating, 0.0), 0.0)
+    two = full(g, 2.0, xp)
+    # 2^(g - g_max) - 2^-g_max: no overflow for large ratings
+    stop = xp.where(hit, xp.pow(two, g - top) - xp.pow(two, -top), 0.0)
+    survive = cumulative(1.0 - stop, "prod") / (1.0 - stop)  # prod over the ranks before
+    survive = xp.where(stop < 1.0, survive, 1.0)  # (R = 1 cannot happen: 2^-g_max > 0)
+    value = xp.sum(xp.where(hit, stop * survive / xp.where(hit, ranks, 1.0), 0.0), axis=1)
+    return Parts(undefined_where(pic.n_relevant == 0, value, xp), value,
+                 full(value, 1.0, xp))
+
+
+ENTRY = Entry(
+    family=Family.ERR,
+    name="ERR",
+    aliases=("err", "expected_reciprocal_rank"),
+    cutoff="optional",
+    reads=JUDGED_READS,
+    options=("protocol",),
+    reduction="mean",
+    undefined="no relevant item",
+    compute=err,
+    ties_average=False,
+)

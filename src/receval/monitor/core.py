@@ -1,0 +1,780 @@
+"""``monitor()``: offline metrics per time window, from served lists and delayed feedback.
+
+Definitions (SEMANTICS.md section 14, made exact here):
+
+- A **list** is what one user was served at one time: the impressions of one (user,
+  ``served_at``) (and one variant). Its window is the calendar window of ``served_at``
+  (:mod:`receval.monitor.windows`); with ``step``, rolling windows of ``window`` start every
+  ``step`` (at each step that holds lists) and a list belongs to each window that holds its
+  ``served_at``.
+- An impression served at ``s`` is **judged** by the feedback rows of the same (user, item) with
+  ``s <= at < s + attribution``; with several, the largest value counts. Its value is the
+  truth's rating: ``relevance_threshold``, ``gain`` and every other option mean what they mean
+  offline (the keyword arguments go to :func:`receval.evaluate`). Feedback on items the list did
+  not hold does not count.
+- A list **counts** once at least ``min_feedback`` of its impressions are judged (default 1: a
+  list without feedback has no truth). Lists short of that are **waiting** while their
+  attribution period runs, **unjudged** once it is over; both are counted, never dropped.
+- A window's numbers are those of ``receval.evaluate(truth, predictions, metrics, **options)``
+  on its counted lists, each list one "user" (truth: the judged impressions with their values;
+  predictions: every impression of the list with its rank or score). ``users_evaluated`` counts
+  lists (a user served twice in a window counts twice).
+- **Watermark** ``W = T - attribution - lateness`` (``lateness`` 0 by default), ``T`` the
+  largest event time seen (``served_at`` or ``at``, over every run of a state). A list served
+  at ``s < W`` is **closed**: its attribution period ended before ``T``, so its values are
+  final and go into the window's exact sums; a window ``[start, end)`` is closed when
+  ``end <= W``. Impressions dated before the previous run's watermark and feedback rows dated
+  before it arrive too late to change anything: they are counted (``Monitor.counts``) and
+  ignored.
+- **Incremental**: with ``state=path``, a run reads the state, adds the new logs, and writes the
+  state back (atomically): open lists' impressions and the feedback that can still judge them,
+  closed lists' values of open windows, exact sums, and closed windows' final rows. A run over
+  logs split in several pieces gives exactly, bit for bit, the numbers of one run over all of
+  them, as long as no feedback arrives after its list closed: a feedback row dated ``at``
+  must arrive no later than the run whose latest event passes ``at + lateness`` (logs
+  delivered a day late: ``lateness="1D"``).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from receval.accumulate import Accumulator
+from receval.aggregate import reductions
+from receval.compare import stream
+from receval.evaluation import evaluate
+from receval.exceptions import ReceValError, UndefinedMetricWarning
+from receval.measures.spec import RATING, parse_metrics
+from receval.monitor.inputs import read_feedback, read_impressions
+from receval.monitor.intervals import resampled_means
+from receval.monitor.state import Bucket, State, check_params, read_state, write_state
+from receval.monitor.windows import parse_attribution, parse_window
+from receval.options import Options
+from receval.scalars import plain
+from receval.stats.corrections import adjust
+from receval.stats.intervals import percentile_interval
+
+#: the count columns of :attr:`Monitor.windows`
+COUNTS = ("users_evaluated", "users_waiting", "users_unjudged")
+#: the columns of :attr:`Monitor.comparisons`
+COMPARISON_COLUMNS = ("window_start", "variant", "baseline", "metric", "mean", "baseline_mean",
+                      "delta", "ci_low", "ci_high", "p_value", "p_adjusted", "n", "baseline_n")
+
+
+@dataclass
+class Monitor:
+    """What :func:`monitor` returns.
+
+    Attributes:
+        windows: one row per window (and variant): ``window_start``, ``window_end`` (UTC),
+            the variant column (when asked), one column per metric (named as asked), its
+            interval ``<metric>_ci_low`` / ``<metric>_ci_high``, ``users_evaluated``,
+            ``users_waiting``, ``users_unjudged`` (lists, see :mod:`receval.monitor.core`) and
+            ``closed``.
+        comparisons: with a variant column, one row per (window, variant, metric) against the
+            baseline variant (:data:`COMPARISON_COLUMNS`); empty otherwise.
+        counts: the watermark, the largest event time, and the late rows ignored.
+        options: the parameters of the run.
+
+    Example:
+        >>> import receval, pandas as pd
+        >>> imp = pd.DataFrame({"user": [1, 1], "item": [10, 11], "rank": [1, 2],
+        ...                     "served_at": pd.to_datetime(["2024-01-01"] * 2)})
+        >>> fb = pd.DataFrame({"user": [1], "item": [11], "value": [1.0],
+        ...                    "at": pd.to_datetime(["2024-01-02"])})
+        >>> m = receval.monitor(imp, fb, ["P@2"], window="D", n_resamples=0)
+        >>> m.windows[["window_start", "P@2", "users_evaluated"]].values.tolist()
+        [[Timestamp('2024-01-01 00:00:00+0000', tz='UTC'), 0.5, 1]]
+    """
+
+    windows: pd.DataFrame
+    comparisons: pd.DataFrame
+    counts: dict[str, Any]
+    options: dict[str, Any]
+    metrics: list[str] = field(default_factory=list)
+
+    def to_json(self, **kwargs: Any) -> str:
+        """``{"windows": [...], "comparisons": [...], "counts": ..., "options": ...}`` as JSON:
+        times as ISO 8601 text, a number that is not finite as ``null``.
+
+        Example:
+            >>> import receval, pandas as pd, json
+            >>> imp = pd.DataFrame({"user": [1], "item": [1], "rank": [1],
+            ...     "served_at": pd.to_datetime(["2024-01-01"])})
+            >>> fb = pd.DataFrame({"user": [1], "item": [1], "value": [1.0],
+            ...     "at": pd.to_datetime(["2024-01-01"])})
+            >>> out = json.loads(receval.monitor(imp, fb, "P@1", n_resamples=0).to_json())
+            >>> out["windows"][0]["window_start"], out["windows"][0]["P@1_ci_low"]
+            ('2023-12-28T00:00:00+00:00', None)
+        """
+        import json
+
+        return json.dumps({"windows": _records(self.windows),
+                           "comparisons": _records(self.comparisons),
+                           "counts": self.counts, "options": self.options},
+                          allow_nan=False, **kwargs)
+
+    def to_csv(self, *, raw: bool = False) -> str:
+        """The windows as CSV (full precision, NaN as an empty cell, times ISO 8601); text
+        cells a spreadsheet would run as a formula get a ``'`` in front unless ``raw``.
+
+        Example:
+            >>> import receval, pandas as pd
+            >>> imp = pd.DataFrame({"user": [1], "item": [1], "rank": [1],
+            ...     "served_at": pd.to_datetime(["2024-01-01"])})
+            >>> fb = pd.DataFrame({"user": [1], "item": [1], "value": [1.0],
+            ...     "at": pd.to_datetime(["2024-01-01"])})
+            >>> receval.monitor(imp, fb, "P@1", n_resamples=0).to_csv().splitlines()[1][:30]
+            '2023-12-28T00:00:00+00:00,2024'
+        """
+        import csv
+        import io
+
+        from receval.io.formulas import neutralise_cell
+
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow([c if raw else neutralise_cell(str(c)) for c in self.windows.columns])
+        for row in _records(self.windows):
+            writer.writerow(["" if v is None else (v if raw or not isinstance(v, str)
+                                                   else neutralise_cell(v)) if not
+                             isinstance(v, float) else repr(v) for v in row.values()])
+        return buffer.getvalue()
+
+    def drift(self, reference: Any = None, rule: str = "interval") -> pd.DataFrame:
+        """Each metric per window with its interval, the reference window's band and a flag.
+
+        The band is the reference window's interval (``reference``: a window start, default
+        the first window of each variant); ``flag`` is true when a window's interval
+        (``rule="interval"``) or value (``rule="value"``) lies wholly outside it. See
+        :func:`receval.monitor.drift.drift_table`.
+
+        Example:
+            >>> import receval, pandas as pd
+            >>> imp = pd.DataFrame({"user": [1, 2], "item": [1, 1], "rank": [1, 1],
+            ...     "served_at": pd.to_datetime(["2024-01-01", "2024-01-02"])})
+            >>> fb = pd.DataFrame({"user": [1, 2], "item": [1, 1], "value": [1.0, 1.0],
+            ...     "at": pd.to_datetime(["2024-01-01", "2024-01-02"])})
+            >>> m = receval.monitor(imp, fb, "P@1", window="D", n_resamples=10)
+            >>> m.drift()[["metric", "value", "flag"]].values.tolist()
+            [['P@1', 1.0, False], ['P@1', 1.0, False]]
+        """
+        from receval.monitor.drift import drift_table
+
+        return drift_table(self, reference, rule)
+
+    def plot(self, metric: str | None = None, path: str | Path | None = None,
+             reference: Any = None) -> Any:
+        """The drift view as a matplotlib Figure (saved to ``path``, .png or .svg, if given);
+        see :func:`receval.monitor.plot.drift_plot`.
+
+        Example:
+            >>> import receval, pandas as pd
+            >>> imp = pd.DataFrame({"user": [1], "item": [1], "rank": [1],
+            ...     "served_at": pd.to_datetime(["2024-01-01"])})
+            >>> fb = pd.DataFrame({"user": [1], "item": [1], "value": [1.0],
+            ...     "at": pd.to_datetime(["2024-01-01"])})
+            >>> receval.monitor(imp, fb, "P@1", n_resamples=0).plot().axes[0].get_ylabel()
+            'P@1'
+        """
+        from receval.monitor.plot import drift_plot
+
+        return drift_plot(self, metric, path, reference)
+
+    def to_html(self, path: str | Path | None = None, reference: Any = None) -> str:
+        """The HTML report (windows, drift table and plots, comparisons); written atomically
+        to ``path`` when given. See :func:`receval.monitor.html.render_monitor`.
+
+        Example:
+            >>> import receval, pandas as pd
+            >>> imp = pd.DataFrame({"user": [1], "item": [1], "rank": [1],
+            ...     "served_at": pd.to_datetime(["2024-01-01"])})
+            >>> fb = pd.DataFrame({"user": [1], "item": [1], "value": [1.0],
+            ...     "at": pd.to_datetime(["2024-01-01"])})
+            >>> "<html" in receval.monitor(imp, fb, "P@1", n_resamples=0).to_html()
+            True
+        """
+        from receval.monitor.html import render_monitor
+
+        return render_monitor(self, path, reference)
+
+
+def monitor(
+    impressions: Any,
+    feedback: Any,
+    metrics: str | Iterable[str],
+    *,
+    window: str = "7D",
+    step: str | None = None,
+    attribution: str = "7D",
+    min_feedback: int | None = None,
+    state: str | Path | None = None,
+    variant_col: str | None = None,
+    baseline: Any = None,
+    origin: str | pd.Timestamp | None = None,
+    lateness: str = "0s",
+    user_col: str = "user",
+    item_col: str = "item",
+    score_col: str | None = None,
+    served_col: str = "served_at",
+    value_col: str = "value",
+    time_col: str = "at",
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    **options: Any,
+) -> Monitor:
+    """Metrics per calendar window (and variant) from served lists and delayed feedback.
+
+    ``impressions``: one row per served item (``user``, ``item``, ``rank`` (1 best) or
+    ``score``, ``served_at``, optionally ``variant_col``); ``feedback``: (``user``, ``item``,
+    ``value``, ``at``). DataFrames, Arrow tables, dicts of arrays or CSV/TSV/Parquet/JSON Lines
+    paths; times as datetimes (naive = UTC), ISO text or Unix seconds. The definitions (judging
+    window ``served_at <= at < served_at + attribution``, largest value wins, ``min_feedback``,
+    waiting and unjudged lists, watermark, state) are in :mod:`receval.monitor.core`.
+    ``lateness``: how late feedback may arrive after the latest event passed its time (the
+    watermark waits that much longer). ``window``: ``"7D"`` (epoch-aligned, so Thursdays, unless
+    ``origin``), ``"D"``, ``"W"`` (Mondays) or any pandas duration; ``step`` (dividing it):
+    rolling windows starting every step. Intervals: percentile
+    bootstrap over the window's lists (``n_resamples``, 0 for none; seeded per (window, variant,
+    metric) from ``seed``); NaN where the summary is not a mean of per-list values (micro
+    average, RMSE/MAE). With ``variant_col``, each variant is compared with ``baseline``
+    (default: the first in sorted order) per window: Welch's unpaired t-test (variants serve
+    different users, so the paired tests of :func:`receval.compare` do not apply) and a
+    bootstrap interval of the difference, Holm-corrected across every row. ``**options`` go to
+    :func:`receval.evaluate`.
+
+    Example:
+        >>> import receval, pandas as pd
+        >>> served = pd.to_datetime(["2024-01-01 10:00"] * 3 + ["2024-01-08 10:00"] * 2)
+        >>> imp = pd.DataFrame({"user": [1, 1, 2, 1, 1], "item": [1, 2, 1, 3, 4],
+        ...                     "rank": [1, 2, 1, 1, 2], "served_at": served})
+        >>> fb = pd.DataFrame({"user": [1, 2, 1], "item": [2, 1, 4], "value": [5, 1, 4],
+        ...     "at": pd.to_datetime(["2024-01-02", "2024-01-09", "2024-01-09"])})
+        >>> m = receval.monitor(imp, fb, ["P@2", "MRR"], window="W", relevance_threshold=4,
+        ...                     n_resamples=0)
+        >>> m.windows[["P@2", "MRR", "users_evaluated", "users_unjudged"]].values.tolist()
+        [[0.5, 0.5, 1.0, 1.0], [0.5, 0.5, 1.0, 0.0]]
+    """
+    names_asked = [metrics] if isinstance(metrics, str) else list(metrics)
+    if not names_asked:
+        raise ReceValError("monitor needs at least one metric")
+    specs = parse_metrics(names_asked)
+    names = [s.name for s in specs]
+    windows = parse_window(window, origin)
+    step_ns = windows.width if step is None else parse_attribution(step, "step")
+    if windows.width % step_ns:
+        raise ReceValError(f"step {step!r} must divide window {window!r} (rolling windows "
+                           "start every step and hold a whole number of steps)")
+    span = parse_attribution(attribution)
+    late_span = 0 if lateness in ("0s", "0", 0) else parse_attribution(lateness, "lateness")
+    if min_feedback is None:
+        min_feedback = 1
+    if isinstance(min_feedback, bool) or not isinstance(min_feedback, int | np.integer) \
+            or min_feedback < 1:
+        raise ReceValError(f"min_feedback must be a positive integer, got {min_feedback!r}")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 0:
+        raise ReceValError(f"n_resamples must be a whole number >= 0, got {n_resamples!r}")
+    if not 0 < confidence < 1:
+        raise ReceValError(f"confidence must be between 0 and 1, got {confidence!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ReceValError(f"seed must be a non-negative integer, got {seed!r}")
+    option_names = {f.name for f in fields(Options)} | {"profile", "silence", "engine"}
+    unknown = sorted(set(options) - option_names)
+    if unknown:
+        raise ReceValError(f"monitor got unknown option(s) {', '.join(unknown)}; known: the "
+                           "options of receval.evaluate")
+    if state is not None:
+        _refuse_input_paths(state, impressions, feedback)
+    imps, order_kind = read_impressions(impressions, user_col=user_col, item_col=item_col,
+                                        score_col=score_col, served_col=served_col,
+                                        variant_col=variant_col)
+    fb = read_feedback(feedback, user_col=user_col, item_col=item_col, value_col=value_col,
+                       time_col=time_col)
+    params = {
+        "metrics": names_asked, "metric_names": names, "window": window,
+        "origin": windows.origin, "width": windows.width, "step": step_ns,
+        "attribution": span,
+        "lateness": late_span,
+        "min_feedback": int(min_feedback), "variant_col": variant_col,
+        "baseline": plain(baseline), "order": order_kind, "n_resamples": n_resamples,
+        "confidence": confidence, "seed": seed,
+        "options": {k: _jsonable(v) for k, v in sorted(options.items()) if k != "silence"},
+    }
+    st = State(params=params)
+    if state is not None and Path(state).exists():
+        st = read_state(state)
+        check_params(st, params, state)
+    run = _Run(specs, names, windows.origin, windows.width, step_ns, span, late_span,
+               int(min_feedback), order_kind, variant_col, baseline, n_resamples, confidence,
+               seed, options)
+    out, new_state = run.advance(st, imps, fb)
+    if state is not None:
+        write_state(new_state, state, names)
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    value = plain(value)
+    return value if isinstance(value, str | int | float | bool | type(None)) else repr(value)
+
+
+def _refuse_input_paths(state: str | Path, *inputs: Any) -> None:
+    from receval.io.output import check_outputs
+
+    paths = [p for p in inputs if isinstance(p, str | Path)]
+    check_outputs({"state": (state, (".parquet", ".pq"))}, paths)
+
+
+class _Run:
+    """One run: the new logs added to the state, lists judged, closed and evaluated."""
+
+    def __init__(self, specs: list[Any], names: list[str], origin: int, width: int, step: int,
+                 span: int, late_span: int,
+                 min_feedback: int, order_kind: str, variant_col: str | None, baseline: Any,
+                 n_resamples: int, confidence: float, seed: int, options: dict[str, Any]):
+        self.specs, self.names, self.origin = specs, names, origin
+        self.width, self.step, self.span = width, step, span
+        self.hold = span + late_span  # the watermark's distance behind the latest event
+        self.min_feedback, self.order_kind, self.variant_col = min_feedback, order_kind, \
+            variant_col
+        self.baseline, self.n_resamples, self.alpha, self.seed = baseline, n_resamples, \
+            1 - confidence, seed
+        self.options = options
+        kinds, betas = reductions(specs)
+        self.kinds, self.betas = kinds, betas
+        self.meanlike = self._meanlike()
+
+    def _meanlike(self) -> dict[str, bool]:
+        """Whether each metric's summary is the mean of its per-list values (an interval
+        from resampling lists describes it)."""
+        from receval.profiles import resolve
+
+        explicit = {k: v for k, v in self.options.items()
+                    if k in {f.name for f in fields(Options)}}
+        resolved = resolve(self.options.get("profile"), explicit)
+        return {s.name: s.family not in RATING
+                and resolved.options_for(s.family).average == "macro" for s in self.specs}
+
+    # --- the run ---------------------------------------------------------------------------
+
+    def advance(self, st: State, imps: pd.DataFrame, fb: pd.DataFrame) -> tuple[Monitor, State]:
+        old_mark = None if st.max_time is None else st.max_time - self.hold
+        late = dict(st.late)
+        if old_mark is not None:
+            late_imp = imps["served"].to_numpy() < old_mark
+            late_fb = fb["at"].to_numpy() < old_mark
+            late["impressions"] += int(late_imp.sum())
+            late["feedback"] += int(late_fb.sum())
+            imps = imps[~late_imp]
+            fb = fb[~late_fb]
+        times = [t for t in (st.max_time,
+                             int(imps["served"].max()) if len(imps) else None,
+                             int(fb["at"].max()) if len(fb) else None) if t is not None]
+        if not times:
+            raise ReceValError("monitor: no impression and no feedback to read")
+        max_time = max(times)
+        mark = max_time - self.hold
+        imps = _concat(st.pending, imps)
+        fb = _concat(st.feedback, fb)
+        judged = _judge(imps, fb, self.span)
+        lists = self._lists(imps, judged)
+        closed_now = lists["served"].to_numpy() < mark
+        buckets = dict(st.buckets)
+        self._fold(buckets, imps, judged, lists[closed_now])
+        open_parts = self._evaluate_groups(imps, judged, lists[~closed_now])
+        rows = list(st.closed_rows)
+        comparisons = list(st.closed_comparisons)
+        # per step bucket (the window itself for calendar windows): closed lists + open ones
+        combined: dict[tuple[int, Any], tuple[Accumulator, pd.DataFrame, int, int, int]] = {}
+        for key in set(buckets) | set(open_parts):
+            bucket = buckets.get(key) or self._empty_bucket()
+            part = open_parts.get(key)
+            if part is None:
+                combined[key] = (bucket.sums, bucket.values, bucket.evaluated, 0,
+                                 bucket.unjudged)
+            else:
+                combined[key] = (bucket.sums.merge(part.sums),
+                                 _concat(bucket.values, part.values),
+                                 bucket.evaluated + part.evaluated, part.unjudged,
+                                 bucket.unjudged)
+        done = {(r["window_start"], r["variant"]) for r in st.closed_rows}
+        by_window: dict[int, dict[Any, tuple[Accumulator, pd.DataFrame]]] = {}
+        window_rows: dict[int, list[dict[str, Any]]] = {}
+        for key in sorted(combined, key=_key_order):  # a window starts at each step with lists
+            if key in done:
+                continue
+            parts = [combined[k] for k in ((key[0] + j * self.step, key[1])
+                                           for j in range(self.width // self.step))
+                     if k in combined]
+            sums = parts[0][0]
+            for other in parts[1:]:
+                sums = sums.merge(other[0])
+            values = pd.concat([p[1] for p in parts], ignore_index=True) if len(parts) > 1 \
+                else parts[0][1]
+            values = values.sort_values(["served", "user"], kind="stable", ignore_index=True)
+            evaluated = sum(p[2] for p in parts)
+            waiting = sum(p[3] for p in parts)
+            unjudged = sum(p[4] for p in parts)
+            closed = key[0] + self.width <= mark
+            row = self._row(key, sums, values, evaluated, waiting, unjudged, closed)
+            window_rows.setdefault(key[0], []).append(row)
+            by_window.setdefault(key[0], {})[key[1]] = (sums, values)
+        # a bucket is kept while a window holding it is open: the last one starts with it
+        new_buckets = {key: b for key, b in buckets.items() if key[0] + self.width > mark}
+        for start in sorted(window_rows):
+            rows.extend(window_rows[start])
+            if self.variant_col is not None:
+                comparisons.extend(self._compare(start, by_window[start]))
+        closed_rows = [r for r in rows if r["closed"]]
+        closed_comparisons = [c for c in comparisons
+                              if c["window_start"] + self.width <= mark]
+        keep_pending = ~closed_now
+        pending_rows = lists.index[keep_pending]
+        pending = imps[imps["list"].isin(pending_rows)].drop(columns="list")
+        new_state = State(params=st.params, max_time=max_time,
+                          pending=pending.reset_index(drop=True),
+                          feedback=fb[fb["at"].to_numpy() >= mark].reset_index(drop=True),
+                          buckets=new_buckets, closed_rows=closed_rows,
+                          closed_comparisons=closed_comparisons, late=late)
+        out = Monitor(windows=self._frame(rows), comparisons=self._comparison_frame(comparisons),
+                      counts={"max_time": _ts(max_time), "watermark": _ts(mark),
+                              "late_impressions_ignored": late["impressions"],
+                              "late_feedback_ignored": late["feedback"]},
+                      options=dict(st.params), metrics=list(self.names))
+        return out, new_state
+
+    def _empty_bucket(self) -> Bucket:
+        return Bucket(Accumulator.empty(self.names, self.kinds, self.betas),
+                      pd.DataFrame({"user": [], "served": np.array([], np.int64),
+                                    **{n: np.array([], float) for n in self.names}}))
+
+    def _lists(self, imps: pd.DataFrame, judged: np.ndarray) -> pd.DataFrame:
+        """One row per list (user, served): its variant, window and judged impressions; sets
+        ``imps["list"]`` (list codes in the order of first appearance)."""
+        # a log holds a list's rows together: key the runs of equal (user, served), then the
+        # runs (ten times fewer rows), so a list split into several runs is still one list
+        user, served = imps["user"].to_numpy(), imps["served"].to_numpy()
+        change = np.ones(len(imps), dtype=bool)
+        change[1:] = (user[1:] != user[:-1]) | (served[1:] != served[:-1])
+        starts = np.flatnonzero(change)
+        user_code = pd.factorize(user[starts])[0].astype(np.int64)
+        served_code = pd.factorize(served[starts])[0].astype(np.int64)
+        run_codes = pd.factorize(user_code * (int(served_code.max(initial=0)) + 1)
+                                 + served_code)[0].astype(np.int64)
+        codes = run_codes[np.cumsum(change) - 1]
+        imps["list"] = codes
+        n = int(run_codes.max()) + 1 if len(run_codes) else 0
+        new = np.ones(len(run_codes), dtype=bool)  # a code's first run: above all before it
+        if len(run_codes) > 1:
+            new[1:] = run_codes[1:] > np.maximum.accumulate(run_codes)[:-1]
+        first = starts[np.flatnonzero(new)]
+        lists = pd.DataFrame({"user": imps["user"].to_numpy()[first] if n else [],
+                              "served": imps["served"].to_numpy()[first] if n else
+                              np.array([], np.int64)})
+        lists["judged"] = np.bincount(codes, weights=~np.isnan(judged), minlength=n) \
+            .astype(np.int64)
+        if self.variant_col is not None:
+            variant = imps["variant"].to_numpy()
+            lists["variant"] = variant[first] if n else []
+            differs = variant != lists["variant"].to_numpy()[codes]
+            if differs.any():
+                row = int(np.flatnonzero(differs)[0])
+                raise ReceValError(
+                    f"impressions: column {self.variant_col!r} differs within one served "
+                    f"list (user {plain(imps['user'].iloc[row])!r}) at row {row} "
+                    f"({int(differs.sum())} rows differ from their list's first row)")
+        else:
+            lists["variant"] = None
+        served = lists["served"].to_numpy(dtype=np.int64)
+        lists["window"] = served - np.mod(served - self.origin, self.step)
+        return lists
+
+    def _fold(self, buckets: dict[tuple[int, Any], Bucket], imps: pd.DataFrame,
+              judged: np.ndarray, lists: pd.DataFrame) -> None:
+        """Evaluate the lists that just closed and add them to their windows' sums."""
+        for key, part in self._evaluate_groups(imps, judged, lists).items():
+            old = buckets.get(key) or self._empty_bucket()
+            buckets[key] = Bucket(old.sums.merge(part.sums), _concat(old.values, part.values),
+                                  old.evaluated + part.evaluated, old.unjudged + part.unjudged)
+
+    def _evaluate_groups(self, imps: pd.DataFrame, judged: np.ndarray,
+                         lists: pd.DataFrame) -> dict[tuple[int, Any], Bucket]:
+        """Per (window, variant): the counted lists evaluated; ``unjudged`` = lists short of
+        ``min_feedback``."""
+        out: dict[tuple[int, Any], Bucket] = {}
+        if not len(lists):
+            return out
+        counted = lists["judged"].to_numpy() >= self.min_feedback
+        list_ids = lists.index.to_numpy()
+        row_list = imps["list"].to_numpy()
+        group_of = np.full(int(row_list.max()) + 1, -1, np.int64)
+        groups = lists.groupby(["window", "variant"], dropna=False, sort=False).indices
+        keys: list[tuple[int, Any]] = []
+        for g, (key, where) in enumerate(groups.items()):
+            keys.append((int(key[0]), _variant(key[1])))
+            group_of[list_ids[where[counted[where]]]] = g
+        row_group = group_of[row_list]
+        for g, where in enumerate(groups.values()):
+            use = where[counted[where]]
+            unjudged = int(len(where) - len(use))
+            if not len(use):
+                bucket = self._empty_bucket()
+                out[keys[g]] = Bucket(bucket.sums, bucket.values, 0, unjudged)
+                continue
+            rows = np.flatnonzero(row_group == g)
+            out[keys[g]] = self._evaluate(imps.iloc[rows], judged[rows],
+                                          lists.loc[list_ids[use]], unjudged)
+        return out
+
+    def _evaluate(self, imps: pd.DataFrame, judged: np.ndarray, lists: pd.DataFrame,
+                  unjudged: int) -> Bucket:
+        """receval.evaluate on these lists, each list one user (its id: the list's row in
+        ``lists``); the per-list values come back with the list's user and time."""
+        has = ~np.isnan(judged)
+        truth = pd.DataFrame({"user": imps["list"].to_numpy()[has],
+                              "item": imps["item"].to_numpy()[has], "rating": judged[has]})
+        preds = pd.DataFrame({"user": imps["list"].to_numpy(), "item": imps["item"].to_numpy(),
+                              self.order_kind: imps["order"].to_numpy()})
+        try:
+            with warnings.catch_warnings():
+                # per-window calls; the policy's counts are the offline ones
+                warnings.simplefilter("ignore", UndefinedMetricWarning)
+                result = evaluate(truth, preds, self.names, **self.options)
+        except ReceValError as err:
+            if str(err).startswith("duplicate (user, item) rows in"):
+                self._refuse_duplicates(imps, preds)  # the same error, named by user and time
+            if not str(err).startswith("no user to evaluate with users='relevant'"):
+                raise
+            bucket = self._empty_bucket()
+            return Bucket(bucket.sums, bucket.values, 0, unjudged)
+        if result.sums is None:  # pragma: no cover - every engine keeps them
+            raise ReceValError("monitor needs the exact sums of the evaluation (Result.sums)")
+        per = result.per_user
+        ids = per["user"].to_numpy()
+        values = pd.DataFrame({"user": lists.loc[ids, "user"].to_numpy(),
+                               "served": lists.loc[ids, "served"].to_numpy(dtype=np.int64)})
+        for name in self.names:
+            values[name] = per[name].to_numpy(dtype=np.float64)
+        return Bucket(result.sums, values, int(result.counts["users"]["evaluated"]), unjudged)
+
+    def _refuse_duplicates(self, imps: pd.DataFrame, preds: pd.DataFrame) -> None:
+        """An item served twice in one list, named by the list's user and time (evaluate would
+        name the list's internal number)."""
+        dup = preds.duplicated(["user", "item"]).to_numpy()
+        if dup.any():
+            row = int(np.flatnonzero(dup)[0])
+            raise ReceValError(
+                f"impressions: item {plain(imps['item'].iloc[row])!r} served twice in one list "
+                f"(user {plain(imps['user'].iloc[row])!r}, served_at "
+                f"{_ts(int(imps['served'].iloc[row]))}; {int(dup.sum())} repeated rows); pass "
+                "duplicates='first' or 'max' to keep one")
+
+    # --- rows --------------------------------------------------------------------------------
+
+    def _row(self, key: tuple[int, Any], sums: Accumulator, values: pd.DataFrame,
+             evaluated: int, waiting: int, unjudged: int, closed: bool) -> dict[str, Any]:
+        summary = sums.finalize(self._finalize_options())
+        row: dict[str, Any] = {"window_start": key[0], "variant": key[1]}
+        for name in self.names:
+            row[name] = float(summary[name])
+        for name in self.names:
+            low, high = self._interval(key, name, values[name].to_numpy(dtype=np.float64))
+            row[f"{name}_ci_low"], row[f"{name}_ci_high"] = low, high
+        row.update(users_evaluated=int(evaluated), users_waiting=int(waiting),
+                   users_unjudged=int(unjudged), closed=bool(closed))
+        return row
+
+    def _finalize_options(self) -> Options:
+        from receval.profiles import resolve
+
+        explicit = {k: v for k, v in self.options.items()
+                    if k in {f.name for f in fields(Options)}}
+        return resolve(self.options.get("profile"), explicit).options
+
+    def _interval(self, key: tuple[int, Any], name: str,
+                  values: np.ndarray) -> tuple[float, float]:
+        values = values[~np.isnan(values)]
+        if not self.n_resamples or not self.meanlike[name] or not values.size:
+            return (math.nan, math.nan)
+        rng = stream(self.seed, str(key[0]), repr(key[1]), name)
+        means = resampled_means(values, self.n_resamples, rng)
+        return percentile_interval(means, self.alpha)
+
+    def _compare(self, start: int,
+                 groups: dict[Any, tuple[Accumulator, pd.DataFrame]]) -> list[dict[str, Any]]:
+        """Each variant against the baseline in one window: Welch's t and a bootstrap interval
+        of the difference of the means (lists resampled within each variant)."""
+        from scipy import stats
+
+        variants = sorted(groups, key=repr)
+        base = self.baseline if self.baseline is not None else (variants[0] if variants
+                                                                else None)
+        if base not in groups:
+            return []
+        out = []
+        for variant in variants:
+            if variant == base:
+                continue
+            for name in self.names:
+                a = groups[base][1][name].to_numpy(dtype=np.float64)
+                b = groups[variant][1][name].to_numpy(dtype=np.float64)
+                a, b = a[~np.isnan(a)], b[~np.isnan(b)]
+                nan = math.nan
+                p = nan
+                if a.size >= 2 and b.size >= 2:
+                    with np.errstate(all="ignore"), warnings.catch_warnings():
+                        warnings.simplefilter("ignore", RuntimeWarning)
+                        p = float(stats.ttest_ind(b, a, equal_var=False).pvalue)
+                    if math.isnan(p) and float(a.mean()) == float(b.mean()):
+                        p = 1.0
+                low = high = nan
+                if self.n_resamples and a.size and b.size:
+                    rng = stream(self.seed, f"{start}:{variant!r}", repr(base), name)
+                    diff = resampled_means(b, self.n_resamples, rng) - \
+                        resampled_means(a, self.n_resamples, rng)
+                    low, high = percentile_interval(diff, self.alpha)
+                ma = float(a.mean()) if a.size else nan
+                mb = float(b.mean()) if b.size else nan
+                out.append({"window_start": start, "variant": variant, "baseline": base,
+                            "metric": name, "mean": mb, "baseline_mean": ma, "delta": mb - ma,
+                            "ci_low": low, "ci_high": high, "p_value": p,
+                            "n": int(b.size), "baseline_n": int(a.size)})
+        return out
+
+    def _frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
+        rows = sorted(rows, key=lambda r: (r["window_start"], repr(r["variant"])))
+        columns = ["window_start", "window_end", "variant", *self.names,
+                   *[f"{n}_ci_{s}" for n in self.names for s in ("low", "high")], *COUNTS,
+                   "closed"]
+        frame = pd.DataFrame(rows, columns=[c for c in columns if c != "window_end"])
+        frame.insert(1, "window_end", frame["window_start"] + self.width)
+        for col in ("window_start", "window_end"):
+            frame[col] = pd.to_datetime(frame[col].astype(np.int64), unit="ns", utc=True)
+        for col in COUNTS:
+            frame[col] = frame[col].astype(np.int64)
+        frame["closed"] = frame["closed"].astype(bool)
+        if self.variant_col is None:
+            frame = frame.drop(columns="variant")
+        else:
+            frame = frame.rename(columns={"variant": self.variant_col})
+        return frame
+
+    def _comparison_frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
+        rows = sorted(rows, key=lambda r: (r["window_start"], repr(r["variant"]),
+                                           self.names.index(r["metric"])))
+        frame = pd.DataFrame(rows, columns=[c for c in COMPARISON_COLUMNS if c != "p_adjusted"])
+        frame.insert(COMPARISON_COLUMNS.index("p_adjusted"), "p_adjusted",
+                     adjust(frame["p_value"].to_numpy(dtype=float), "holm") if len(frame)
+                     else np.array([], float))
+        frame["window_start"] = pd.to_datetime(frame["window_start"].astype(np.int64),
+                                               unit="ns", utc=True)
+        return frame
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as plain Python: times as ISO text, non-finite floats as ``None``."""
+    out = []
+    for row in frame.to_dict(orient="records"):
+        clean: dict[str, Any] = {}
+        for k, v in row.items():
+            if isinstance(v, pd.Timestamp):
+                v = v.isoformat()
+            v = plain(v)
+            if isinstance(v, float) and not math.isfinite(v):
+                v = None
+            clean[str(k)] = v
+        out.append(clean)
+    return out
+
+
+def _ts(ns: int) -> str:
+    return pd.Timestamp(ns, unit="ns", tz="UTC").isoformat()
+
+
+def _key_order(key: tuple[int, Any]) -> tuple[int, str]:
+    return (key[0], repr(key[1]))
+
+
+def _concat(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    """Rows of ``a`` then ``b`` (``a`` may be an empty state frame without columns)."""
+    if a is None or (len(a) == 0 and len(a.columns) == 0):
+        return b.reset_index(drop=True)
+    if len(b) == 0:
+        return a.reset_index(drop=True)
+    if len(a) == 0:
+        return b.reset_index(drop=True)
+    return pd.concat([a, b[a.columns]], ignore_index=True)
+
+
+def _variant(value: Any) -> Any:
+    """A variant as plain Python (``None`` for a missing one)."""
+    value = plain(value)
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def _pair_keys(imps: pd.DataFrame, fb: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """One int64 per (user, item) on both sides, equal exactly when the pairs are; -1 for an
+    impression whose user or item has no feedback. Integer ids: arithmetic on the ids;
+    others: codes from hash lookups into the feedback's users and items."""
+    cols = [imps["user"], imps["item"], fb["user"], fb["item"]]
+    if all(pd.api.types.is_integer_dtype(c) for c in cols) and len(fb):
+        lows = [min(int(imps[c].min()), int(fb[c].min())) for c in ("user", "item")]
+        highs = [max(int(imps[c].max()), int(fb[c].max())) for c in ("user", "item")]
+        width = highs[1] - lows[1] + 1
+        if (highs[0] - lows[0] + 1) * width < 2**62:
+            def key(frame: pd.DataFrame) -> np.ndarray:
+                u = frame["user"].to_numpy(dtype=np.int64) - lows[0]
+                return u * width + (frame["item"].to_numpy(dtype=np.int64) - lows[1])
+            return key(imps), key(fb)
+    users = pd.Index(pd.unique(fb["user"]))
+    items = pd.Index(pd.unique(fb["item"]))
+    width = len(items)
+    fb_key = users.get_indexer(fb["user"]).astype(np.int64) * width \
+        + items.get_indexer(fb["item"])
+    imp_user = users.get_indexer(imps["user"]).astype(np.int64)
+    imp_item = items.get_indexer(imps["item"]).astype(np.int64)
+    return np.where((imp_user >= 0) & (imp_item >= 0), imp_user * width + imp_item, -1), fb_key
+
+
+def _judge(imps: pd.DataFrame, fb: pd.DataFrame, span: int) -> np.ndarray:
+    """Each impression's value: the largest value of the feedback of its (user, item) with
+    ``served <= at < served + span``; NaN when there is none.
+
+    Only the impressions whose (user, item) has feedback are joined: both sides' pairs get one
+    integer code (hash lookups into the feedback's users and items), so the join is small.
+    """
+    out = np.full(len(imps), np.nan)
+    if not len(imps) or not len(fb):
+        return out
+    for col in ("user", "item"):
+        if pd.api.types.is_numeric_dtype(imps[col]) != pd.api.types.is_numeric_dtype(fb[col]):
+            raise ReceValError(f"impressions and feedback hold {col} ids of different types "
+                               f"({imps[col].dtype} and {fb[col].dtype}): they never match")
+    imp_key, fb_key = _pair_keys(imps, fb)
+    # a bitmap of the feedback keys' low bits first (a gather per impression), then the exact
+    # hash lookup for the few impressions it lets through
+    bits = np.zeros(1 << 24, dtype=np.bool_)
+    bits[fb_key & 0xFFFFFF] = True
+    maybe = np.flatnonzero(bits[imp_key & 0xFFFFFF] & (imp_key >= 0))
+    rows = maybe[pd.Index(pd.unique(fb_key)).get_indexer(imp_key[maybe]) >= 0]
+    left = pd.DataFrame({"key": imp_key[rows], "row": rows,
+                         "served": imps["served"].to_numpy()[rows]})
+    right = pd.DataFrame({"key": fb_key, "value": fb["value"].to_numpy(),
+                          "at": fb["at"].to_numpy()})
+    pairs = left.merge(right, on="key", how="inner", sort=False)
+    at, served = pairs["at"].to_numpy(), pairs["served"].to_numpy()
+    pairs = pairs[(served <= at) & (at < served + span)]
+    best = pairs.groupby("row", sort=False)["value"].max()
+    out[best.index.to_numpy()] = best.to_numpy()
+    return out

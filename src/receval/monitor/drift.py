@@ -1,0 +1,94 @@
+"""The drift view: each metric per window with its interval, against a reference window's band.
+
+The band is the reference window's bootstrap interval ``[ci_low, ci_high]``. With
+``rule="interval"`` (default) a window is flagged when its own interval lies wholly outside the
+band (no overlap: two windows of the same distribution are flagged rarely, well under 5% of the
+time); with ``rule="value"`` when its value does (strictly below the band or above it: with
+narrow bands, about one window in six of an unchanged system). A window without an interval is
+judged by its value. The reference is the first window of each variant, or the window that
+starts at ``reference``. A window without a value, or a reference without an interval, is
+never flagged.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from receval.exceptions import ReceValError
+
+if TYPE_CHECKING:
+    from receval.monitor.core import Monitor
+
+#: the columns of the drift table
+DRIFT_COLUMNS = ("window_start", "variant", "metric", "value", "ci_low", "ci_high",
+                 "reference_start", "band_low", "band_high", "flag", "users_evaluated")
+
+
+RULES = ("interval", "value")
+
+
+def drift_table(result: Monitor, reference: Any = None, rule: str = "interval") -> pd.DataFrame:
+    """One row per (window, variant, metric): see the module text.
+
+    Example:
+        >>> import receval, pandas as pd
+        >>> imp = pd.DataFrame({"user": [1, 2, 3], "item": [1, 1, 1], "rank": [1, 1, 1],
+        ...     "served_at": pd.to_datetime(["2024-01-01", "2024-01-01", "2024-01-09"])})
+        >>> fb = pd.DataFrame({"user": [1, 2, 3], "item": [1, 1, 1], "value": [1, 0, 0],
+        ...     "at": pd.to_datetime(["2024-01-01", "2024-01-01", "2024-01-09"])})
+        >>> m = receval.monitor(imp, fb, "P@1", window="W", relevance_threshold=1)
+        >>> m.drift()[["value", "band_low", "band_high", "flag"]].values.tolist()
+        [[0.5, 0.0, 1.0, False], [0.0, 0.0, 1.0, False]]
+    """
+    if rule not in RULES:
+        raise ReceValError(f"drift rule {rule!r} is not one of {', '.join(RULES)}")
+    frame = result.windows
+    variant_col = result.options.get("variant_col")
+    variants = frame[variant_col] if variant_col else pd.Series([None] * len(frame))
+    ref_start = None
+    if reference is not None:
+        try:
+            ref_start = pd.Timestamp(reference)
+        except (ValueError, TypeError):
+            raise ReceValError(f"reference {reference!r} is not a time") from None
+        ref_start = ref_start.tz_localize("UTC") if ref_start.tzinfo is None \
+            else ref_start.tz_convert("UTC")
+        if not (frame["window_start"] == ref_start).any():
+            starts = ", ".join(str(s) for s in frame["window_start"].drop_duplicates()[:5])
+            raise ReceValError(f"reference window {str(ref_start)!r} is not one of the "
+                               f"windows ({starts}{', ...' if len(frame) > 5 else ''})")
+    rows = []
+    for variant in list(dict.fromkeys(variants.tolist())):
+        mine = frame[(variants == variant).to_numpy() if variant is not None
+                     else variants.isna().to_numpy()]
+        if ref_start is None:
+            ref = mine.iloc[0] if len(mine) else None
+        else:
+            hit = mine[mine["window_start"] == ref_start]
+            ref = hit.iloc[0] if len(hit) else None
+        for metric in result.metrics:
+            low_band = float(ref[f"{metric}_ci_low"]) if ref is not None else math.nan
+            high_band = float(ref[f"{metric}_ci_high"]) if ref is not None else math.nan
+            for _, w in mine.iterrows():
+                value = float(w[metric])
+                low, high = float(w[f"{metric}_ci_low"]), float(w[f"{metric}_ci_high"])
+                if rule == "value" or math.isnan(low):
+                    low = high = value
+                flag = not (math.isnan(value) or math.isnan(low_band)) and \
+                    (high < low_band or low > high_band)
+                rows.append({"window_start": w["window_start"], "variant": variant,
+                             "metric": metric, "value": value,
+                             "ci_low": float(w[f"{metric}_ci_low"]),
+                             "ci_high": float(w[f"{metric}_ci_high"]),
+                             "reference_start": None if ref is None else ref["window_start"],
+                             "band_low": low_band, "band_high": high_band, "flag": bool(flag),
+                             "users_evaluated": int(w["users_evaluated"])})
+    out = pd.DataFrame(rows, columns=list(DRIFT_COLUMNS))
+    if not variant_col:
+        out = out.drop(columns="variant")
+    else:
+        out = out.rename(columns={"variant": variant_col})
+    return out

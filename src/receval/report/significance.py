@@ -1,0 +1,165 @@
+"""Which differences in a summary are significant: paired tests between every two models.
+
+For each metric whose summary is the mean of the per-user values (macro averaging) and each
+pair of models (the earlier one in the given order as the baseline), the per-user values are
+paired by user and compared as :func:`receval.compare` compares them
+(:func:`receval.stats.paired.paired`: the same streams, the same numbers), and the p-values
+are corrected across every (pair x metric) together. A model's value is then marked with the
+letter of each model it is significantly better than (lower is better for RMSE/MAE), like
+ranx's superscripts; nothing is marked where the difference is not significant after the
+correction. The letters are a, b, c, ... in the order of the models.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from receval.measures.spec import RATING, parse_metric
+from receval.result import Result
+from receval.stats.corrections import adjust
+from receval.stats.paired import paired, stream
+
+#: the tests and corrections as a footnote names them
+TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
+              "randomization": "paired randomization test (sign flips)",
+              "bootstrap": "paired bootstrap test"}
+CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "bonferroni": "Bonferroni",
+                    "none": "no"}
+_SUPERSCRIPT = dict(zip("abcdefghijklmnoprstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ", strict=True))
+
+
+@dataclass
+class Significance:
+    """The paired tests behind a summary.
+
+    Attributes:
+        letters: model -> its letter.
+        marks: (model, metric) -> the letters of the models it is significantly better than.
+        table: one row per (baseline, model, metric): ``baseline``, ``model``, ``metric``,
+            ``delta`` (model - baseline), ``ci_low``, ``ci_high``, ``p_value``, ``p_adjusted``,
+            ``n``.
+        options: ``test``, ``correction``, ``alpha``, ``resamples``, ``seed``.
+        skipped: metrics not tested (their summary is not a mean of per-user values).
+    """
+
+    letters: dict[str, str]
+    marks: dict[tuple[str, str], str]
+    table: pd.DataFrame
+    options: dict[str, Any]
+    skipped: list[str] = field(default_factory=list)
+
+    def footnote(self) -> str:
+        """What a mark means, with the test, the correction, the resamples and the seed.
+
+        Example:
+            >>> import receval
+            >>> r = receval.evaluate({"user": [1, 2], "item": [1, 1]},
+            ...     {"user": [1, 2], "item": [1, 2], "score": [1.0, 1.0]}, ["P@1"])
+            >>> significance({"x": r, "y": r}, ["P@1"]).footnote()[:44]
+            'ᵃ, ᵇ: significantly better than model a, b ('
+        """
+        o = self.options
+        shown = ", ".join(superscript(x) for x in self.letters.values())
+        text = (f"{shown}: significantly better than model "
+                f"{', '.join(self.letters.values())} ({TEST_NAMES[o['test']]} on the per-user "
+                f"values, paired by user; {CORRECTION_NAMES[o['correction']]} correction across "
+                f"{len(self.table)} comparisons, adjusted p < {o['alpha']:g}")
+        if o["resamples"]:
+            text += (f"; intervals: paired bootstrap percentile, {o['resamples']:,} resamples, "
+                     f"seed {o['seed']}")
+        text += "); no mark: no significant difference"
+        if self.skipped:
+            text += f"; not tested (not a mean over users): {', '.join(self.skipped)}"
+        return text
+
+
+def superscript(letters: str) -> str:
+    """``letters`` as Unicode superscripts (``"ab"`` -> ``"ᵃᵇ"``).
+
+    Example:
+        >>> superscript("ac")
+        'ᵃᶜ'
+    """
+    return "".join(_SUPERSCRIPT.get(ch, ch) for ch in letters)
+
+
+def _letter(i: int) -> str:
+    alphabet = "abcdefghijklmnoprstuvwxyz"  # no q: Unicode has no superscript q
+    return alphabet[i] if i < len(alphabet) else alphabet[i // len(alphabet) - 1] + \
+        alphabet[i % len(alphabet)]
+
+
+def _per_user_mean(result: Result, metric: str) -> bool:
+    values = result.per_user[metric].to_numpy(dtype=np.float64)
+    if not (~np.isnan(values)).any():
+        return False
+    return math.isclose(float(np.nanmean(values)), result.summary[metric], rel_tol=1e-9,
+                        abs_tol=1e-12)
+
+
+def significance(models: dict[str, Result], metrics: Sequence[str], *, test: str = "t",
+                 correction: str = "holm", alpha: float = 0.05, n_resamples: int = 1000,
+                 seed: int = 0) -> Significance | None:
+    """Paired tests between every two models on ``metrics`` (see the module); ``None`` with
+    fewer than two models or when the models were not evaluated on the same users.
+    ``n_resamples=0`` computes no interval (then the test must be ``t`` or ``wilcoxon``).
+
+    Example:
+        >>> import receval
+        >>> truth = {"user": list(range(40)), "item": [1] * 40}
+        >>> a = {"user": list(range(40)), "item": [2] * 40, "score": [1.0] * 40}
+        >>> b = {"user": list(range(40)), "item": [1] * 30 + [2] * 10, "score": [1.0] * 40}
+        >>> s = significance({"a": receval.evaluate(truth, a, ["P@1"], silence="no-match"),
+        ...                   "b": receval.evaluate(truth, b, ["P@1"])}, ["P@1"])
+        >>> s.marks[("b", "P@1")], s.marks[("a", "P@1")]
+        ('a', '')
+    """
+    names = list(models)
+    if len(names) < 2:
+        return None
+    reference = pd.Index(models[names[0]].per_user["user"])
+    if reference.has_duplicates:
+        return None
+    aligned: dict[str, pd.DataFrame] = {}
+    for name in names:
+        frame = models[name].per_user
+        users = pd.Index(frame["user"])
+        if len(users) != len(reference) or users.has_duplicates or not users.isin(
+                reference).all():
+            return None
+        aligned[name] = frame if users.equals(reference) else \
+            frame.set_index("user").reindex(reference).reset_index()
+    tested = [m for m in metrics if all(_per_user_mean(models[n], m) for n in names)]
+    rows = []
+    for metric in tested:
+        for i, base in enumerate(names):
+            for model in names[i + 1:]:
+                a = aligned[base][metric].to_numpy(dtype=np.float64)
+                b = aligned[model][metric].to_numpy(dtype=np.float64)
+                row = paired(a, b, test=test, alpha=alpha, n_resamples=n_resamples,
+                             rng=stream(seed, model, base, metric))
+                rows.append({"baseline": base, "model": model, "metric": metric,
+                             **{k: row[k] for k in ("delta", "ci_low", "ci_high", "p_value",
+                                                    "n")}})
+    table = pd.DataFrame(rows, columns=["baseline", "model", "metric", "delta", "ci_low",
+                                        "ci_high", "p_value", "p_adjusted", "n"])
+    table["p_adjusted"] = adjust(table["p_value"].to_numpy(dtype=float), correction)
+    letters = {name: _letter(i) for i, name in enumerate(names)}
+    marks = {(name, m): "" for name in names for m in metrics}
+    for r in table.itertuples(index=False):
+        if not r.p_adjusted < alpha or r.delta == 0:
+            continue
+        lower_better = parse_metric(str(r.metric)).family in RATING
+        winner, loser = (r.model, r.baseline) if (r.delta > 0) != lower_better else \
+            (r.baseline, r.model)
+        marks[(winner, r.metric)] = "".join(sorted(marks[(winner, r.metric)] + letters[loser]))
+    return Significance(letters=letters, marks=marks, table=table,
+                        options={"test": test, "correction": correction, "alpha": alpha,
+                                 "resamples": n_resamples, "seed": seed},
+                        skipped=[m for m in metrics if m not in tested])

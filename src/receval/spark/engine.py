@@ -1,0 +1,676 @@
+"""The Spark engine's plan: one shuffle by user, the local plan per partition, an exact merge.
+
+See :mod:`receval.spark` for the design and docs/spark.md for running it on a cluster.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import time
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from receval import checks
+from receval._version import __version__
+from receval.accumulate import Accumulator
+from receval.data.columns import read_columns
+from receval.data.encode import check_same_kind
+from receval.exceptions import ReceValError, UndefinedMetricError, UndefinedMetricWarning
+from receval.finalize import record_profile
+from receval.io.wanted import Wanted
+from receval.measures.spec import RATING, parse_metrics
+from receval.options import Options
+from receval.profiles import get as get_profile
+from receval.profiles import resolve
+from receval.result import Result, null_reasons
+from receval.scalars import plain
+from receval.spark.session import get_session
+
+#: the keys of ``evaluate(..., spark_options=...)``
+SPARK_OPTIONS = ("partitions", "order_by", "per_user", "master")
+
+#: the per-partition plan :mod:`receval.evaluation` hands in: ``(truth, predictions, metrics,
+#: kwargs) -> Result`` (:func:`receval.evaluation.evaluate_partition`)
+PartitionFn = Callable[[Any, Any, list[str], dict[str, Any]], Result]
+
+#: options under which the rows' order changes nothing (no order column is shuffled)
+_ORDER_FREE_TIES = frozenset({"item", "item_ascending", "pessimistic", "optimistic", "average"})
+
+#: a partition that holds rows of one side only is evaluated with a dummy user on the other
+#: side; ``users`` is swapped for one that selects the same real users and not the dummy
+_SWAP_USERS = {
+    "predictions": {"truth": "truth", "relevant": "relevant", "both": "both",
+                    "predictions": "both", "union": "truth"},
+    "truth": {"truth": "both", "relevant": "both", "both": "both",
+              "predictions": "predictions", "union": "predictions"},
+}
+
+
+@dataclass(repr=False)
+class SparkResult(Result):
+    """A :class:`~receval.result.Result` from the Spark engine.
+
+    ``per_user`` is a *Spark* DataFrame (``user`` and one column per metric), computed in the
+    same pass as the summary and persisted (memory and disk), never collected by receval:
+    :meth:`per_user_pandas` collects it in the local engine's order (sorted by user) and
+    :meth:`unpersist` frees it. It is ``None`` under ``spark_options={"per_user": False}``.
+    Everything else (summary, counts, options, sums) is on the driver, as for the local
+    engine; ``sums`` is the exact merge of the partitions' sums (``first_undefined`` is a
+    user id).
+    """
+
+    _cached: Any = field(default=None, repr=False, compare=False)
+    #: per partition: its id, the worker's pid, its rows, the seconds the local plan took and
+    #: whether it was the worker's first (where the kernels load or compile)
+    tasks: list[dict[str, Any]] = field(default_factory=list, repr=False, compare=False)
+
+    def __repr__(self) -> str:
+        return Result.__repr__(self)
+
+    def per_user_pandas(self) -> pd.DataFrame:
+        """The per-user values collected to the driver, sorted by user (as the local engine).
+
+        Example:
+            >>> r = SparkResult({}, None, {}, {}, [])  # type: ignore[arg-type]
+            >>> r.per_user_pandas()
+            Traceback (most recent call last):
+            ...
+            receval.exceptions.ReceValError: no per-user values: evaluated with spark_options={'per_user': False}
+        """  # noqa: E501
+        if self.per_user is None:
+            raise ReceValError("no per-user values: evaluated with spark_options="
+                               "{'per_user': False}")
+        with _quiet_pyspark():
+            frame = self.per_user.toPandas()
+        return frame.sort_values("user", kind="stable").reset_index(drop=True)
+
+    def unpersist(self) -> None:
+        """Free the cached per-user values (the Spark DataFrame cannot be used after).
+
+        Example:
+            >>> SparkResult({}, None, {}, {}, []).unpersist()  # type: ignore[arg-type]
+        """
+        if self._cached is not None:
+            self._cached.unpersist()
+            self._cached = None
+
+
+def evaluate_spark(
+    truth: Any,
+    predictions: Any,
+    metrics: str | Iterable[str],
+    partition_fn: PartitionFn,
+    *,
+    profile: Any,
+    explicit: Mapping[str, Any],
+    silence: Any,
+    spark_options: Mapping[str, Any] | None,
+    columns: Mapping[str, Any],
+) -> SparkResult:
+    """``receval.evaluate(..., engine="spark")``: see :mod:`receval.spark`.
+
+    ``partition_fn`` runs the local plan on one partition (from :mod:`receval.evaluation`);
+    ``explicit`` are the options passed, ``columns`` the column arguments of ``evaluate``.
+
+    Example:
+        >>> from receval.evaluation import evaluate_partition
+        >>> evaluate_spark(None, None, ["P@1"], evaluate_partition, profile=None, explicit={},
+        ...     silence=None, spark_options={"nope": 1}, columns={})
+        Traceback (most recent call last):
+        ...
+        receval.exceptions.ReceValError: unknown spark_options key 'nope'; known: partitions, order_by, per_user, master
+    """  # noqa: E501
+    with _quiet_pyspark():
+        return _evaluate_spark(truth, predictions, metrics, partition_fn, profile=profile,
+                               explicit=explicit, silence=silence,
+                               spark_options=spark_options, columns=columns)
+
+
+@contextlib.contextmanager
+def _quiet_pyspark() -> Iterator[None]:
+    """pyspark's own warnings about the pandas version (it works: the engine moves Arrow
+    batches) are not the user's concern; receval's warnings still show."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", module=r"pyspark\.")
+        yield
+
+
+def _evaluate_spark(
+    truth: Any,
+    predictions: Any,
+    metrics: str | Iterable[str],
+    partition_fn: PartitionFn,
+    *,
+    profile: Any,
+    explicit: Mapping[str, Any],
+    silence: Any,
+    spark_options: Mapping[str, Any] | None,
+    columns: Mapping[str, Any],
+) -> SparkResult:
+    sopts = _spark_options(spark_options)
+    resolved = resolve(profile, explicit)
+    options = resolved.options
+    metric_list = [metrics] if isinstance(metrics, str) else list(metrics)
+    specs = parse_metrics(metric_list)
+    per_spec = [resolved.options_for(s.family) for s in specs]
+    with checks.silence(silence):  # unknown codes are an error before any Spark job
+        pass
+    spark = next((x.sparkSession for x in (truth, predictions) if _is_frame(x)), None)
+    if spark is None:
+        spark = get_session(sopts["master"])
+    truth_df, pred_df = _as_frame(truth, spark, "truth"), _as_frame(predictions, spark,
+                                                                      "predictions")
+    wt = Wanted.truth(user_col=columns.get("user_col", "user"),
+                      item_col=columns.get("item_col", "item"),
+                      rating_col=columns.get("rating_col", "rating"),
+                      columns=columns.get("truth_columns"))
+    wp = Wanted.predictions(user_col=columns.get("user_col", "user"),
+                            item_col=columns.get("item_col", "item"),
+                            score_col=columns.get("score_col", "score"),
+                            columns=columns.get("prediction_columns"))
+    rating_needed = (explicit.get("relevance_threshold") is not None
+                     or explicit.get("gain", "binary") != "binary"
+                     or resolved.requires_rating or any(s.family in RATING for s in specs))
+    _check_columns(truth_df, wt, rating_needed)
+    _check_columns(pred_df, wp, False)
+    ordered = sopts["order_by"] is not None or not all(
+        o.ties in _ORDER_FREE_TIES and o.duplicates == "error" for o in [options, *per_spec])
+    union, task = _union(truth_df, pred_df, wt, wp, sopts["order_by"] if ordered else None,
+                         ordered)
+    kwargs = {"profile": profile, **explicit, **{k: v for k, v in columns.items()}}
+    task = dataclasses.replace(task, fn=partition_fn, metrics=metric_list, kwargs=kwargs,
+                               n_metrics=len(specs), per_user=sopts["per_user"])
+    parts = sopts["partitions"]
+    shuffled = union.repartition(parts, "u") if parts else union.repartition("u")
+    user_type = union.schema["u"].dataType
+    out_schema = _out_schema(user_type, len(specs))
+    task = dataclasses.replace(task, out_schema=_arrow_schema(out_schema))
+    mapped = shuffled.mapInArrow(task, out_schema)
+    cached = None
+    from pyspark.sql import functions as F
+
+    if sopts["per_user"]:
+        from pyspark import StorageLevel
+
+        cached = mapped.persist(StorageLevel.MEMORY_AND_DISK)
+        metas = cached.filter(F.col("k") == 1).select("meta").collect()
+        per_user = cached.filter(F.col("k") == 0).select(
+            F.col("u").alias("user"), *[F.col(f"m{j}").alias(s.name)
+                                        for j, s in enumerate(specs)])
+    else:
+        metas = mapped.select("meta").collect()
+        per_user = None
+    try:
+        result = _merge([json.loads(row[0]) for row in metas], specs, per_spec, options)
+    except ReceValError:
+        if cached is not None:
+            cached.unpersist()
+        raise
+    summary, counts, sums = result
+    tasks = sorted((json.loads(row[0])["task"] for row in metas), key=lambda t: t["partition"])
+    record = options.to_dict()
+    record.update(version=__version__, engine="spark",
+                  metrics={s.name: s.canonical for s in specs})
+    out = SparkResult(summary=summary, per_user=per_user, counts=counts, options=record,
+                      metrics=[s.name for s in specs], sums=sums, _cached=cached,
+                      tasks=tasks)
+    record_profile(out, specs, per_spec, options, resolved.name)
+    with checks.silence(silence):
+        _warn(out, specs, per_spec, options, explicit, wt, task.rating_range(metas),
+              lambda: _item_overlap(truth_df, pred_df, wt, wp))
+    return out
+
+
+def _spark_options(given: Mapping[str, Any] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"partitions": None, "order_by": None, "per_user": True,
+                           "master": None}
+    for key, value in (given or {}).items():
+        if key not in SPARK_OPTIONS:
+            raise ReceValError(f"unknown spark_options key {key!r}; known: "
+                               f"{', '.join(SPARK_OPTIONS)}")
+        out[key] = value
+    parts = out["partitions"]
+    if parts is not None and (isinstance(parts, bool) or not isinstance(parts, int)
+                              or parts < 1):
+        raise ReceValError(f"spark_options partitions={parts!r} must be a positive integer")
+    return out
+
+
+def _is_frame(obj: Any) -> bool:
+    return type(obj).__module__.startswith("pyspark.") and hasattr(obj, "mapInArrow")
+
+
+def _as_frame(source: Any, spark: Any, side: str) -> Any:
+    """A Spark DataFrame: as given, a Parquet path read by Spark, or a local frame sent."""
+    if _is_frame(source):
+        return source
+    if isinstance(source, str | os.PathLike):
+        path = os.fspath(source)
+        if not os.path.exists(path) and "://" not in path:
+            raise ReceValError(f"{side} file not found: {path}")
+        low = path.lower().rstrip("/")
+        if os.path.isfile(path) and not low.endswith((".parquet", ".pq")):
+            raise ReceValError(f"engine='spark' reads {side} from Parquet (a .parquet file or "
+                               f"a folder of them); got {path!r}: convert it, or pass a Spark "
+                               "DataFrame")
+        return spark.read.parquet(path)
+    if isinstance(source, pa.Table):
+        source = source.to_pandas()
+    if isinstance(source, dict):
+        source = pd.DataFrame(source)
+    if isinstance(source, pd.DataFrame):
+        return spark.createDataFrame(source)
+    raise ReceValError(f"engine='spark' takes {side} as a Spark DataFrame, a Parquet path or a "
+                       f"pandas DataFrame; got {type(source).__name__}")
+
+
+def _check_columns(frame: Any, wanted: Wanted, rating_required: bool) -> None:
+    """The local engine's missing-column error, from the frame's schema (no Spark job)."""
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    fields = []
+    for f in frame.schema.fields:
+        try:
+            fields.append(pa.field(f.name, to_arrow_type(f.dataType)))
+        except Exception:  # a type Arrow cannot hold: not a column receval reads
+            fields.append(pa.field(f.name, pa.null()))
+    empty = pa.schema(fields).empty_table()
+    try:
+        read_columns(empty, side=wanted.side, user_col=wanted.user, item_col=wanted.item,
+                     value_col=wanted.value,
+                     value_required=wanted.value_required or rating_required,
+                     fallback_rank_col=wanted.rank,
+                     value_names={wanted.value_as: wanted.value, "rank": wanted.rank or "rank"})
+    except ReceValError as exc:
+        if str(exc) != f"{wanted.side} is empty (no rows)":
+            raise
+
+
+def _common_type(a: Any, b: Any, what: str) -> Any:
+    """The one Spark type both sides' ``what`` ids are cast to (the same hash on both)."""
+    from pyspark.sql import types as T
+
+    if a == b:
+        return a
+    text = (T.StringType, T.VarcharType, T.CharType)
+    if isinstance(a, text) and isinstance(b, text):
+        return T.StringType()
+    if isinstance(a, T.IntegralType) and isinstance(b, T.IntegralType):
+        return T.LongType()
+    if isinstance(a, T.NumericType) and isinstance(b, T.NumericType):
+        return T.DoubleType()
+
+    def sample(t: Any) -> Any:
+        return pa.array(["x"]) if isinstance(t, text) else np.zeros(1)
+
+    check_same_kind(sample(a), sample(b), what)
+    raise ReceValError(f"{what} ids of types {a.simpleString()} (truth) and {b.simpleString()} "
+                       "(predictions) cannot be compared; give both sides one type")
+
+
+def _union(truth: Any, preds: Any, wt: Wanted, wp: Wanted, order_by: str | None,
+           ordered: bool) -> tuple[Any, _Task]:
+    """Both sides' columns in one frame: ``s`` (0 truth, 1 predictions), ``u``, ``i``, ``tv``
+    (rating), ``pv`` (score or rank) and ``o`` (the row order, when it matters)."""
+    from pyspark.sql import functions as F
+
+    t_value = wt.value if wt.value in truth.columns else None
+    p_value = wp.value if wp.value in preds.columns else (
+        wp.rank if wp.rank is not None and wp.rank in preds.columns else None)
+    u_type = _common_type(truth.schema[wt.user].dataType, preds.schema[wp.user].dataType,
+                          "user")
+    i_type = _common_type(truth.schema[wt.item].dataType, preds.schema[wp.item].dataType,
+                          "item")
+    tv_type = truth.schema[t_value].dataType if t_value else "double"
+    pv_type = preds.schema[p_value].dataType if p_value else "double"
+    o_type = "long"
+    if order_by is not None:
+        for name, frame in (("truth", truth), ("predictions", preds)):
+            if order_by not in frame.columns:
+                raise ReceValError(f"spark_options order_by={order_by!r}: {name} has no such "
+                                   f"column (columns: {', '.join(frame.columns)})")
+        o_type = _common_type(truth.schema[order_by].dataType, preds.schema[order_by].dataType,
+                              "order_by")
+
+    def one_side(frame: Any, flag: int, w: Wanted, tv: Any, pv: Any) -> Any:
+        cols = [F.lit(flag).cast("byte").alias("s"), F.col(w.user).cast(u_type).alias("u"),
+                F.col(w.item).cast(i_type).alias("i"), tv.alias("tv"), pv.alias("pv")]
+        if ordered:
+            order = (F.col(order_by).cast(o_type) if order_by is not None
+                     else F.monotonically_increasing_id())
+            cols.append(order.alias("o"))
+        return frame.select(*cols)
+
+    none_t, none_p = F.lit(None).cast(tv_type), F.lit(None).cast(pv_type)
+    t_side = one_side(truth, 0, wt, F.col(t_value) if t_value else none_t, none_p)
+    p_side = one_side(preds, 1, wp, none_t, F.col(p_value) if p_value else none_p)
+    task = _Task(names=(wt.user, wt.item, t_value, wp.user, wp.item, p_value), ordered=ordered)
+    return t_side.unionByName(p_side), task
+
+
+def _out_schema(user_type: Any, n_metrics: int) -> Any:
+    from pyspark.sql import types as T
+
+    return T.StructType([T.StructField("k", T.ByteType(), False),
+                         T.StructField("u", user_type, True),
+                         *[T.StructField(f"m{j}", T.DoubleType(), True)
+                           for j in range(n_metrics)],
+                         T.StructField("meta", T.StringType(), True)])
+
+
+def _arrow_schema(schema: Any) -> pa.Schema:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(schema)
+
+
+@dataclass
+class _Task:
+    """The function ``mapInArrow`` runs on each partition (pickled with its settings)."""
+
+    names: tuple[str | None, ...]
+    ordered: bool
+    fn: PartitionFn | None = None
+    metrics: list[str] = field(default_factory=list)
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    n_metrics: int = 0
+    per_user: bool = True
+    out_schema: pa.Schema | None = None
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        got = [b for b in batches if b.num_rows]
+        if not got:
+            return
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        table = pa.Table.from_batches(got)
+        flags = table.column("s").to_numpy()
+        sides = [table.filter(pa.array(flags == f)) for f in (0, 1)]
+        if self.ordered:
+            sides = [s.take(pc.sort_indices(s.column("o"))) for s in sides]
+        tu, ti, tv, pu, pi, pv = self.names
+        t_cols = {tu: sides[0].column("u"), ti: sides[0].column("i")}
+        if tv is not None:
+            t_cols[tv] = sides[0].column("tv")
+        p_cols = {pu: sides[1].column("u"), pi: sides[1].column("i")}
+        if pv is not None:
+            p_cols[pv] = sides[1].column("pv")
+        truth, preds = pa.table(t_cols), pa.table(p_cols)
+        meta: dict[str, Any] = {"partition": context.partitionId() if context else 0,
+                                "rating_range": _finite_range(truth, tv)}
+        per_user = None
+        start = time.perf_counter()
+        try:
+            result = self._evaluate(truth, preds)
+            meta["counts"] = result.counts
+            meta["sums"] = _with_first_ids(result).to_dict()
+            per_user = result.per_user
+        except ReceValError as exc:
+            meta["error"] = [type(exc).__name__, str(exc)]
+        meta["task"] = {"partition": meta["partition"], "pid": os.getpid(),
+                        "rows": table.num_rows, "seconds": time.perf_counter() - start,
+                        "first_in_process": _first_in_process()}
+        assert self.out_schema is not None
+        if self.per_user and per_user is not None and len(per_user):
+            yield self._rows(per_user)
+        cols: list[Any] = [pa.array([1], pa.int8()), pa.nulls(1, self.out_schema.field("u").type)]
+        cols += [pa.nulls(1, pa.float64())] * self.n_metrics
+        cols.append(pa.array([json.dumps(meta, default=plain)]))
+        yield pa.RecordBatch.from_arrays(cols, schema=self.out_schema)
+
+    def _rows(self, per_user: pd.DataFrame) -> pa.RecordBatch:
+        assert self.out_schema is not None
+        n = len(per_user)
+        users = pa.array(per_user["user"].to_numpy()).cast(self.out_schema.field("u").type)
+        cols: list[Any] = [pa.array(np.zeros(n, np.int8)), users]
+        cols += [pa.array(per_user.iloc[:, 1 + j].to_numpy(np.float64))
+                 for j in range(self.n_metrics)]
+        cols.append(pa.nulls(n, pa.string()))
+        return pa.RecordBatch.from_arrays(cols, schema=self.out_schema)
+
+    def _evaluate(self, truth: pa.Table, preds: pa.Table) -> Result:
+        """The local plan on this partition; with one side empty, twice with dummy users on
+        that side (one, then two), the dummies' counts taken out by difference."""
+        assert self.fn is not None
+        if truth.num_rows and preds.num_rows:
+            return self.fn(truth, preds, self.metrics, self.kwargs)
+        empty_side = "predictions" if truth.num_rows else "truth"
+        kwargs = _swap_users(self.kwargs, empty_side)
+        runs = []
+        for n in (1, 2):
+            if empty_side == "truth":
+                t, p = _pad(truth, preds, n, self.names[2]), preds
+            else:
+                t, p = truth, _pad(preds, truth, n, self.names[5])
+            runs.append(self.fn(t, p, self.metrics, kwargs))
+        one, two = runs
+        one.counts = _affine(one.counts, two.counts)
+        return one
+
+    @staticmethod
+    def rating_range(metas: list[Any]) -> tuple[float, float] | None:
+        lows, highs = [], []
+        for row in metas:
+            found = json.loads(row[0]).get("rating_range")
+            if found:
+                lows.append(found[0])
+                highs.append(found[1])
+        return (min(lows), max(highs)) if lows else None
+
+
+_SEEN: list[bool] = []
+
+
+def _first_in_process() -> bool:
+    """Whether this is the first partition this Python worker evaluates (the numba kernels
+    load, or compile, on the first)."""
+    first = not _SEEN
+    _SEEN.append(True)
+    return first
+
+
+def _finite_range(truth: pa.Table, name: str | None) -> list[float] | None:
+    """The smallest and largest finite rating (the relevance-threshold warning's input)."""
+    if name is None or truth.num_rows == 0:
+        return None
+    try:
+        values = truth.column(name).cast(pa.float64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    finite = values[np.isfinite(values)]
+    return [float(finite.min()), float(finite.max())] if len(finite) else None
+
+
+def _with_first_ids(result: Result) -> Accumulator:
+    """The partition's sums with each first undefined user as its id (rows are partition-local;
+    the driver keeps the smallest id)."""
+    acc: Accumulator = result.sums
+    single = "users_per_metric" not in result.counts
+    users = result.per_user["user"].to_numpy() if single else None
+    metrics = []
+    for ms in acc.metrics:
+        first = ms.first_undefined
+        if first is not None:
+            first = plain(users[int(first)]) if users is not None else None
+        metrics.append(dataclasses.replace(ms, first_undefined=first))
+    return Accumulator(tuple(metrics))
+
+
+def _swap_users(kwargs: dict[str, Any], empty_side: str) -> dict[str, Any]:
+    """``kwargs`` with every ``users`` option swapped (:data:`_SWAP_USERS`)."""
+    swap = _SWAP_USERS[empty_side]
+    out = dict(kwargs)
+    prof = out.get("profile")
+    if "users" in out:
+        out["users"] = swap[out["users"]]
+    elif prof is None:
+        out["users"] = swap["truth"]
+    if prof is not None:
+        p = get_profile(prof)
+
+        def mapped(opts: Mapping[str, Any]) -> dict[str, Any]:
+            return {**opts, "users": swap[opts["users"]]} if "users" in opts else dict(opts)
+
+        out["profile"] = dataclasses.replace(
+            p, options={**p.options, "users": swap[p.options.get("users", "truth")]},
+            per_family={f: mapped(o) for f, o in p.per_family.items()},
+            pinned={f: mapped(o) for f, o in p.pinned.items()})
+    return out
+
+
+def _pad(empty: pa.Table, other: pa.Table, n: int, value_name: str | None) -> pa.Table:
+    """``n`` rows of fresh users (ids no row uses) for the ``empty`` side, on ``other``'s first
+    item, value 1."""
+    names = empty.column_names
+    ids = _fresh_ids(other.column(0), n).cast(empty.schema.field(0).type)
+    cols: dict[str, Any] = {names[0]: ids,
+                            names[1]: pa.concat_arrays([other.column(1).combine_chunks()
+                                                        .slice(0, 1)] * n)}
+    if value_name is not None:
+        cols[value_name] = pa.array([1.0] * n).cast(empty.schema.field(value_name).type)
+    return pa.table(cols, schema=empty.schema)
+
+
+def _fresh_ids(users: pa.ChunkedArray, n: int) -> pa.Array:
+    kind = users.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        top = pc.max(users).as_py()
+        return pa.array([f"{top}\x00{j}" for j in range(1, n + 1)])
+    low, high = pc.min(users).as_py(), pc.max(users).as_py()
+    if pa.types.is_integer(kind):
+        info = np.iinfo(kind.to_pandas_dtype())
+        if high + n <= info.max:
+            return pa.array([high + j for j in range(1, n + 1)])
+        return pa.array([low - j for j in range(1, n + 1)])
+    if pa.types.is_floating(kind):
+        return pa.array([float(np.nextafter(high, np.inf)) + j for j in range(n)])
+    raise ReceValError(f"user ids of type {kind} are not supported by engine='spark'")
+
+
+def _affine(one: Any, two: Any) -> Any:
+    """``2 * one - two`` over the numbers of nested count dicts (one dummy user taken out)."""
+    if isinstance(one, dict):
+        return {k: _affine(v, two.get(k, 0)) for k, v in one.items()}
+    if isinstance(one, int) and not isinstance(one, bool):
+        return 2 * one - two
+    return one
+
+
+def _add(total: Any, part: Any) -> Any:
+    if isinstance(total, dict):
+        keys = list(total) + [k for k in part if k not in total]
+        return {k: _add(total.get(k, 0), part.get(k, 0)) for k in keys}
+    if isinstance(total, int) and not isinstance(total, bool):
+        return total + part
+    return total
+
+
+def _merge(metas: list[dict[str, Any]], specs: list[Any], per_spec: list[Options],
+           options: Options) -> tuple[dict[str, float], dict[str, Any], Accumulator]:
+    """The summary, counts and sums of every partition, merged exactly; the first error of
+    the lowest-numbered partition raised as it was raised there."""
+    metas.sort(key=lambda m: m["partition"])
+    for meta in metas:
+        if meta.get("error"):
+            kind, message = meta["error"]
+            raise (UndefinedMetricError if kind == "UndefinedMetricError" else
+                   ReceValError)(message)
+    if not metas:
+        raise ReceValError("truth is empty (no rows)")
+    counts: dict[str, Any] = {}
+    sums: Accumulator | None = None
+    for meta in metas:
+        meta["counts"].pop("summary_null", None)  # not additive: recomputed below
+        counts = _add(counts, meta["counts"]) if counts else meta["counts"]
+        acc = Accumulator.from_dict(meta["sums"])
+        sums = acc if sums is None else sums.merge(acc)
+    assert sums is not None
+    for side in ("truth", "predictions"):
+        if counts["rows"][side] == 0:
+            raise ReceValError(f"{side} is empty (no rows)")
+    counts["ties_at_cutoff"] = {int(k): v for k, v in counts["ties_at_cutoff"].items()}
+    by_name = {ms.name: ms for ms in sums.metrics}
+    firsts: dict[str, list[Any]] = {}
+    for meta in metas:
+        for m in meta["sums"]["metrics"]:
+            if m["first_undefined"] is not None:
+                firsts.setdefault(m["name"], []).append(m["first_undefined"])
+    sums = Accumulator(tuple(dataclasses.replace(ms, first_undefined=min(firsts[ms.name]))
+                             if ms.name in firsts else ms for ms in sums.metrics))
+    per_metric = counts.get("users_per_metric", {})
+    for spec, opts in zip(specs, per_spec, strict=True):
+        evaluated = per_metric.get(spec.name, counts["users"]["evaluated"])
+        if evaluated == 0:
+            if opts.users == "relevant" and counts["users"]["in_truth"]:
+                raise ReceValError("no user to evaluate with users='relevant': no user of the "
+                                   "truth has a relevant item (check relevance_threshold)")
+            raise ReceValError(f"no user to evaluate with users={opts.users!r}: truth and "
+                               "predictions share no user id (check the user column and its "
+                               "type)")
+    summary = {s.name: by_name[s.name].finalize(o.empty, o.average)
+               for s, o in zip(specs, per_spec, strict=True)}
+    rating = {s.name for s in specs if s.family in RATING}
+    undefined, used = counts["undefined"]["users"], counts["averaged"]
+    counts["summary_null"] = {}
+    for s, o in zip(specs, per_spec, strict=True):
+        counts["summary_null"].update(null_reasons({s.name: summary[s.name]}, undefined, used,
+                                                   o.empty, rating))
+    return summary, counts, sums
+
+
+def _groups(specs: list[Any], per_spec: list[Options]) -> dict[Options, list[Any]]:
+    groups: dict[Options, list[Any]] = {}
+    for spec, opts in zip(specs, per_spec, strict=True):
+        groups.setdefault(opts, []).append(spec)
+    return groups
+
+
+def _warn(result: SparkResult, specs: list[Any], per_spec: list[Options], options: Options,
+          explicit: Mapping[str, Any], wt: Wanted, rating_range: tuple[float, float] | None,
+          overlap: Callable[[], float]) -> None:
+    """The local engine's warnings, once, from the merged counts (in the local order)."""
+    counts = result.counts
+    undefined = counts["undefined"]["users"]
+    for opts, members in _groups(specs, per_spec).items():
+        touched = {s.name: undefined[s.name] for s in members
+                   if undefined[s.name] and s.family not in RATING}
+        if touched and opts.empty != "skip":
+            worst = max(touched, key=lambda name: touched[name])
+            checks.warn(
+                UndefinedMetricWarning,
+                f"{len(touched)} metric(s) undefined for some users (up to {touched[worst]} "
+                f"users, for {worst}) were set by empty={opts.empty!r}; "
+                "Result.counts['undefined'] has the count per metric",
+            )
+        checks.check_ties(counts["ties_at_cutoff"], opts.ties)
+    checks.check_relevance_threshold(
+        None if rating_range is None else np.array(rating_range), column=wt.value,
+        gain=options.gain, threshold_given="relevance_threshold" in explicit
+        or options.relevance_threshold is not None)
+    users, rows = counts["users"], counts["rows"]
+    checks.check_matches(
+        predictions_without_truth=rows["predictions_without_truth"],
+        users=users["evaluated"] - users["without_predictions"],
+        users_without_match=users["without_match"], predicted_item_overlap=overlap)
+
+
+def _item_overlap(truth: Any, preds: Any, wt: Wanted, wp: Wanted) -> float:
+    """The share of distinct predicted items found anywhere in the truth (two Spark jobs, run
+    only when most users have no hit)."""
+    from pyspark.sql import functions as F
+
+    predicted = preds.select(F.col(wp.item).alias("i")).distinct()
+    known = truth.select(F.col(wt.item).alias("i")).distinct()
+    n = predicted.count()
+    return predicted.join(known, "i", "left_semi").count() / n if n else 1.0

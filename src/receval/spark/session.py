@@ -1,0 +1,57 @@
+"""Starting Spark for the Spark engine: Java checked first (one-line error), then the active
+session or a new one on ``master``."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from receval.exceptions import ReceValError
+
+JAVA_HINT = ("install a Java runtime (17 or 21, e.g. apt-get install openjdk-17-jre-headless) "
+             "and put it on PATH or set JAVA_HOME")
+
+
+def check_java() -> str:
+    """The ``java`` that pyspark will start, or a one-line :class:`ReceValError` saying what to
+    install (pyspark itself fails with a long ``JAVA_GATEWAY_EXITED`` trace).
+
+    pyspark runs ``$JAVA_HOME/bin/java`` when ``JAVA_HOME`` is set, else ``java`` on ``PATH``.
+
+    Example:
+        >>> import os
+        >>> check_java().endswith("java") if os.environ.get("JAVA_HOME") or shutil.which("java") else True
+        True
+    """  # noqa: E501
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        java = Path(home) / "bin" / "java"
+        if java.is_file() and os.access(java, os.X_OK):
+            return str(java)
+        raise ReceValError(f"engine='spark' needs Java: JAVA_HOME={home!r} has no bin/java; "
+                           + JAVA_HINT)
+    found = shutil.which("java")
+    if found is None:
+        raise ReceValError("engine='spark' needs Java, and none is on PATH: " + JAVA_HINT)
+    return found
+
+
+def get_session(master: str | None = None) -> Any:
+    """The active SparkSession, else a new one (on ``master`` when given; Java checked first).
+
+    Example:
+        >>> callable(get_session)
+        True
+    """
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None and master is None:
+        return active
+    check_java()
+    builder = SparkSession.builder.appName("receval")
+    if master is not None:
+        builder = builder.master(master)
+    return builder.getOrCreate()

@@ -1,0 +1,181 @@
+"""Strata: the same evaluation per group of users (a user -> group mapping), reconciled exactly.
+
+``strata=`` on :func:`receval.evaluate` and :func:`receval.compare` takes a mapping from user to
+group: a dict, a pandas Series (index = user), or a DataFrame with a ``user`` column and a
+group column (a column named ``group``, or the only other column). Every evaluated user falls
+in exactly one group; users the mapping does not name fall in the group :data:`NONE` (counted
+like any other), users it names that are not evaluated are ignored.
+
+Per group, the exact mergeable sums (:class:`receval.accumulate.Accumulator`) are computed from
+the engine's per-user outputs before the ``empty`` policy fills them, exactly as the whole's are,
+so the groups reconcile with the whole bit for bit: merging every group's sums gives the
+whole's sums (micro averages and pooled RMSE/MAE included), and each group's summary is what an
+evaluation of that group's users alone would give. :attr:`receval.result.Result.strata` is a
+DataFrame, one row per group (sorted; :data:`NONE` last): ``group``, ``users`` and one column
+per metric; ``.attrs["sums"]`` maps each group to its Accumulator.
+
+The training-data helpers resolve names such as ``strata="activity"`` into such a frame first;
+:func:`as_mapping` is the one entry point that normalises what is passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from receval.accumulate import Accumulator
+from receval.aggregate import accumulate
+from receval.exceptions import ReceValError, UndefinedMetricError
+from receval.measures.spec import MetricSpec
+from receval.options import Options
+from receval.scalars import plain
+
+#: the group of users the mapping does not name
+NONE = "(none)"
+
+
+def as_mapping(strata: Any, *, user_col: str = "user") -> pd.Series:
+    """The user -> group mapping as a Series (index: user, values: group label, as strings).
+
+    Example:
+        >>> import pandas as pd
+        >>> as_mapping({1: "a", 2: "b"}).to_dict()
+        {1: 'a', 2: 'b'}
+        >>> as_mapping(pd.DataFrame({"user": [1, 2], "activity": ["low", "high"]})).to_dict()
+        {1: 'low', 2: 'high'}
+    """
+    if isinstance(strata, pd.Series):
+        series = strata
+    elif isinstance(strata, Mapping):
+        series = pd.Series(dict(strata), dtype=object)
+    elif isinstance(strata, pd.DataFrame):
+        if user_col not in strata.columns:
+            raise ReceValError(f"strata: the frame has no {user_col!r} column (columns: "
+                               f"{', '.join(map(str, strata.columns))})")
+        others = [c for c in strata.columns if c != user_col]
+        column = "group" if "group" in others else others[0] if len(others) == 1 else None
+        if column is None:
+            raise ReceValError("strata: the frame needs a 'group' column or exactly one column "
+                               f"besides {user_col!r} (it has {', '.join(map(str, others))})")
+        series = pd.Series(strata[column].to_numpy(), index=strata[user_col].to_numpy())
+    else:
+        raise ReceValError("strata must be a dict, a pandas Series or a DataFrame with a user "
+                           f"column and a group column; got {type(strata).__name__}")
+    missing = series.isna().to_numpy()
+    if missing.any():
+        first = int(np.flatnonzero(missing)[0])
+        raise ReceValError(f"strata: the group is missing for user {plain(series.index[first])!r}"
+                           f" (row {first}; {int(missing.sum())} rows without a group)")
+    repeated = series.index.duplicated(keep="first")
+    if repeated.any():
+        first = int(np.flatnonzero(repeated)[0])
+        raise ReceValError(f"strata: user {plain(series.index[first])!r} is mapped more than "
+                           f"once (row {first}; {int(repeated.sum())} repeated rows)")
+    return series.astype(str)
+
+
+def assign(users: Sequence[Any] | np.ndarray, mapping: pd.Series) -> tuple[np.ndarray,
+                                                                             list[str]]:
+    """Each user's group as a code into the sorted labels (:data:`NONE` last, when used).
+
+    Raises when no user is in the mapping (the ids do not match: ``"7"`` is not ``7``).
+
+    Example:
+        >>> codes, labels = assign([1, 2, 3], as_mapping({1: "b", 2: "a"}))
+        >>> codes.tolist(), labels
+        ([1, 0, 2], ['a', 'b', '(none)'])
+    """
+    index = pd.Index(mapping.index)
+    position = index.get_indexer(pd.Index(list(users) if not isinstance(users, np.ndarray)
+                                          else users))
+    if len(position) and (position < 0).all():
+        raise ReceValError(
+            f"strata: no evaluated user is in the mapping (e.g. user {plain(users[0])!r}; "
+            f"the mapping's users look like {plain(index[0]) if len(index) else None!r}): "
+            "do the id types match?")
+    labels = mapping.to_numpy(dtype=object)
+    named = sorted({str(v) for v in labels[position[position >= 0]]})
+    if NONE in named:
+        raise ReceValError(f"strata: {NONE!r} is reserved for users the mapping does not name")
+    order = {label: i for i, label in enumerate(named)}
+    codes = np.full(len(position), len(named), dtype=np.int64)
+    hit = position >= 0
+    codes[hit] = [order[str(v)] for v in labels[position[hit]]]
+    return codes, named + ([NONE] if (~hit).any() else [])
+
+
+def stratify(specs: list[MetricSpec], out: Any, options: Options, users: np.ndarray,
+             mapping: pd.Series) -> pd.DataFrame:
+    """Per group: the users, each metric's summary and (``.attrs["sums"]``) the exact sums, from
+    the engine's outputs ``out`` of ``users`` before the ``empty`` policy is applied.
+
+    Example:
+        >>> import receval
+        >>> truth = {"user": [1, 2, 3], "item": [1, 1, 1]}
+        >>> preds = {"user": [1, 2, 3], "item": [1, 2, 1], "score": [1.0] * 3}
+        >>> r = receval.evaluate(truth, preds, ["P@1"], strata={1: "a", 2: "a", 3: "b"})
+        >>> r.strata[["group", "users", "P@1"]].values.tolist()
+        [['a', 2, 0.5], ['b', 1, 1.0]]
+    """
+    codes, labels = assign(users, mapping)
+    rows, sums = [], {}
+    for code, label in enumerate(labels):
+        mask = codes == code
+        part = out.take(mask)
+        acc = accumulate(specs, part, options, first_row=0,
+                         ids=np.asarray(users, dtype=object)[mask])
+        sums[label] = acc
+        try:
+            summary = acc.finalize(options)
+        except UndefinedMetricError:
+            summary = {}  # empty="error": the whole raises right after, naming the user
+        rows.append({"group": label, "users": int(mask.sum()), **summary})
+    frame = pd.DataFrame(rows, columns=["group", "users", *[s.name for s in specs]])
+    frame.attrs["sums"] = sums
+    return frame
+
+
+def merge_metric_parts(parts: Sequence[pd.DataFrame | None],
+                       names: Sequence[str]) -> pd.DataFrame | None:
+    """One strata frame from frames over groups of metrics (a profile's per-metric options):
+    the metric columns side by side in ``names`` order, the sums' metrics concatenated.
+
+    Example:
+        >>> import pandas as pd
+        >>> a = pd.DataFrame({"group": ["x"], "users": [2], "P@1": [0.5]})
+        >>> b = pd.DataFrame({"group": ["x"], "users": [2], "R@1": [1.0]})
+        >>> merge_metric_parts([b, a], ["P@1", "R@1"]).columns.tolist()
+        ['group', 'users', 'P@1', 'R@1']
+    """
+    frames = [p for p in parts if p is not None]
+    if not frames:
+        return None
+    merged = frames[0][["group", "users"]].copy()
+    for frame in frames:
+        for column in frame.columns[2:]:
+            merged[column] = frame[column].to_numpy()
+    merged = merged[["group", "users", *[n for n in names if n in merged.columns]]]
+    all_sums = [f.attrs.get("sums") for f in frames]
+    if all(s is not None for s in all_sums):
+        merged.attrs["sums"] = {
+            group: Accumulator(tuple(sorted(
+                (m for s in all_sums for m in s[group].metrics),
+                key=lambda m: list(names).index(m.name))))
+            for group in merged["group"]}
+    return merged
+
+
+def group_rows(users: np.ndarray, mapping: pd.Series) -> dict[str, np.ndarray]:
+    """The rows of ``users`` in each group (sorted labels, :data:`NONE` last): for paired
+    comparisons per group.
+
+    Example:
+        >>> {k: v.tolist() for k, v in group_rows(np.array([5, 6, 7]),
+        ...                                        as_mapping({5: "x", 7: "x"})).items()}
+        {'x': [0, 2], '(none)': [1]}
+    """
+    codes, labels = assign(users, mapping)
+    return {label: np.flatnonzero(codes == i) for i, label in enumerate(labels)}
