@@ -56,7 +56,8 @@ def _logs(seed: int = 1, days: int = 16, users: int = 25, variants: bool = False
 
 
 def test_attribution_window_edges_by_hand():
-    """served_at <= at < served_at + attribution: both edges, one list per edge case."""
+    """served_at <= at <= served_at + attribution (SEMANTICS.md section 14, both ends
+    included): each edge, one list per edge case."""
     s = T0 + pd.Timedelta(hours=5)
     a = pd.Timedelta("2D")
     ns = pd.Timedelta(1, "ns")
@@ -65,9 +66,10 @@ def test_attribution_window_edges_by_hand():
               (3, 1, 1.0, s - ns)])
     m = receval.monitor(imp, fb, "P@1", window="W", attribution="2D", n_resamples=0)
     row = m.windows.iloc[0]
-    # users 0 and 1 judged (relevant), 2 and 3 not judged; the last event is s + 2D, so the
-    # watermark is s: the lists are still open (s < s is false), users 2 and 3 are waiting
-    assert (row["P@1"], row["users_evaluated"], row["users_waiting"]) == (1.0, 2, 2)
+    # users 0, 1 and 2 judged (relevant: at s, s + 2D - 1ns and s + 2D), 3 not (before s);
+    # the last event is s + 2D, so the watermark is s: the lists are still open (s < s is
+    # false), user 3 is waiting
+    assert (row["P@1"], row["users_evaluated"], row["users_waiting"]) == (1.0, 3, 1)
     assert not row["closed"]
 
 
@@ -109,6 +111,21 @@ def test_min_feedback_waiting_and_unjudged_by_hand():
                           relevance_threshold=1)
     assert tuple(one.windows.iloc[0][["users_evaluated", "users_waiting",
                                        "users_unjudged"]]) == (4, 0, 1)
+
+
+def test_times_as_text_numbers_or_naive_datetimes_are_utc():
+    at = T0 + pd.Timedelta(hours=3)
+    imp = _imp([(1, 1, 1, T0)])
+    forms = [
+        _fb([(1, 1, 1.0, at)]),
+        _fb([(1, 1, 1.0, "2024-01-01T04:00:00+01:00")]),  # ISO text with an offset
+        _fb([(1, 1, 1.0, at.tz_localize(None))]),          # naive: UTC
+        _fb([(1, 1, 1.0, int(at.timestamp()))]),           # Unix seconds
+        _fb([(1, 1, 1.0, at.timestamp() + 0.0)]),
+    ]
+    states = [receval.monitor(imp, fb, "P@1", n_resamples=0).counts["max_time"]
+              for fb in forms]
+    assert states == [at.isoformat()] * len(forms)
 
 
 def test_calendar_windows_and_origin():
@@ -358,7 +375,9 @@ def _drop_month():
         for u in range(10):
             s = T0 + week * 7 * DAY + pd.Timedelta(hours=u)
             imp_rows.append((u, 1, 1, s))
-            fb_rows.append((u, 1, 0.0 if week == 2 else 1.0, s))
+            # an hour after serving: at s itself it would also reach the list a week before
+            # (s - 7D + 7D, the end of its attribution period, included)
+            fb_rows.append((u, 1, 0.0 if week == 2 else 1.0, s + pd.Timedelta(hours=1)))
     return _imp(imp_rows), _fb(fb_rows)
 
 

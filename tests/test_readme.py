@@ -121,6 +121,12 @@ def write_example_files(folder: Path) -> None:
     (folder / "scores.csv").write_text("user,item,prediction\n1,7,0.9\n1,007,0.8\n2,7,0.7\n")
     truth = pd.DataFrame(truth_rows, columns=["user", "item", "rating"])
     truth.to_csv(folder / "test.csv", index=False)
+    # an interaction log with times (splits) and training rows (train audit, exclusion)
+    log = pd.DataFrame([(user, f"i{item}", int(rng.integers(1, 6)), int(rng.integers(1e9, 2e9)))
+                        for user in users for item in rng.choice(80, 15, replace=False)],
+                       columns=["user", "item", "rating", "timestamp"])
+    log.to_csv(folder / "log.csv", index=False)
+    log[["user", "item", "rating"]].to_csv(folder / "train.csv", index=False)
     with open(folder / "test.qrels", "w") as fh:
         for user, item, rating in truth_rows:
             fh.write(f"{user} 0 {item} {int(rating >= 4)}\n")

@@ -119,3 +119,39 @@ def test_excluded_training_items_leave_the_exposure() -> None:
     assert kept["exposure"][1]["cells"] == ["100.0%", "0.0%", "0.0%", "0.0%"]
     assert dropped["exposure"][1]["cells"] == ["0.0%", "0.0%", "0.0%", "100.0%"]
     assert dropped["top"][0]["items"] == [["d", "", 1, "100.0%"]]
+
+
+def test_python_api_results_with_beyond_metrics() -> None:
+    """render_report takes results holding beyond-accuracy metrics: they go to the section
+    (their values as evaluate computed them), not to the summary or the curves."""
+    import receval
+    from receval.report.html import render_report
+
+    metrics = ["nDCG@2", "coverage@2", "novelty@2"]
+    results = {name: receval.evaluate(TRUTH, preds, metrics, train=TRAIN,
+                                      silence=["no-match", "train-items"])
+               for name, preds in (("svd", SVD), ("pop", POP))}
+    section = beyond_section(results, {"svd": SVD, "pop": POP}, TRAIN, k=2)
+    assert section["columns"] == ["coverage@2", "novelty@2"]
+    assert {r["model"]: r["cells"] for r in section["rows"]} == {
+        name: cells[:2] for name, cells in HAND.items()}
+    page = render_report(results, beyond=section)
+    assert table(page, "beyond-metrics") == {name: c[:2] for name, c in HAND.items()}
+    summary = re.search(r'<section id="summary">(.*?)</section>', page, re.S)
+    assert summary is not None and "nDCG@2" in summary.group(1)
+    assert "novelty@2" not in summary.group(1)
+    assert 'id="beyond"' not in render_report(results)
+
+
+def test_json_next_to_the_report_lists_only_the_asked_metrics(files: Path,
+                                                              tmp_path: Path) -> None:
+    import json
+
+    result = CliRunner().invoke(main, ["evaluate", "-t", str(files / "truth.csv"),
+                                       "-p", str(files / "svd.csv"), "-m", "nDCG@2",
+                                       "-m", "novelty@2", "--train", str(files / "train.csv"),
+                                       "--report", str(tmp_path / "r.html"), "-f", "json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert list(out["summary"]) == ["nDCG@2", "novelty@2"]  # not the section's extras
+    assert out["options"]["beyond"]["catalogue_metrics"] == []

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from receval.exceptions import ReceValError
+from receval.measures.spec import parse_metrics
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,8 @@ def split_metrics(names: str | Iterable[str]) -> tuple[list[str], list[BeyondSpe
         >>> acc, beyond, order = split_metrics(["P@10", "coverage@5,10", "novelty@10"])
         >>> acc, [b.name for b in beyond], order
         (['P@10'], ['coverage@5', 'coverage@10', 'novelty@10'], ['P@10', 'coverage@5', 'coverage@10', 'novelty@10'])
+        >>> split_metrics(["P.5,10"])[2]  # a trec_eval list is read whole by the accuracy parser
+        ['P.5', 'P@10']
     """  # noqa: E501
     if isinstance(names, str):
         names = [names]
@@ -130,6 +133,18 @@ def split_metrics(names: str | Iterable[str]) -> tuple[list[str], list[BeyondSpe
     for raw in names:
         if not isinstance(raw, str):
             raise TypeError(f"a metric name must be a string; got {type(raw).__name__}")
+        if all(parse_beyond(piece.strip()) is None for piece in raw.split(",")
+               if not _BARE.fullmatch(piece.strip())):
+            # accuracy only: the accuracy parser reads the whole string (trec_eval's "P.5,10");
+            # a name it does not know is left to the piece by piece path and its error
+            try:
+                parsed = [spec.name for spec in parse_metrics(raw)]
+            except ReceValError:
+                parsed = None
+            if parsed is not None:
+                accuracy.append(raw)
+                order.extend(parsed)
+                continue
         base = ""
         for piece in raw.split(","):
             piece = piece.strip()

@@ -72,7 +72,7 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
     """
     from receval.report import tables
     from receval.report.beyond import section_k, section_metrics
-    from receval.report.models import CURVE_MAX_K, curve_ks, restrict, with_curves
+    from receval.report.models import CURVE_MAX_K, curve_ks, with_curves
 
     asked, beyond = _metric_names(metrics)
     accuracy = [n for n in asked if n not in beyond]
@@ -103,11 +103,8 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
             from receval.report.html import write_report
 
             tmp = stack.enter_context(atomic_output(outputs["--report"], "--report"))
-            # the report's tables read accuracy metrics; the beyond ones have their section
-            plain = {n: restrict(r, [m for m in wanted if m not in shown_beyond])
-                     for n, r in runs.results.items()}
             extra = _beyond_report(runs, shown_beyond, k, params) if section else None
-            write_report(tmp, plain, metrics=accuracy, inputs=runs.inputs,
+            write_report(tmp, runs.results, metrics=accuracy, inputs=runs.inputs,
                          top_items=runs.top_items, max_k=max_k,
                          progress=_report_progress(stack), beyond=extra)
     if fmt == "table":

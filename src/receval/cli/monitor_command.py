@@ -38,6 +38,8 @@ PLOT_SUFFIXES = (".png", ".svg")
                    "it). [default: calendar windows]")
 @click.option("--attribution", default="7D", show_default=True,
               help="Feedback judges an impression served at s when s <= at < s + this.")
+@click.option("--lateness", default="0s", show_default=True,
+              help="How late feedback may arrive: the watermark waits that much longer.")
 @click.option("--min-feedback", type=click.IntRange(1, None), default=None,
               help="A list counts once this many of its items have feedback. [default: 1]")
 @click.option("--origin", default=None, metavar="TIME", help="Start of the first window grid.")
@@ -69,7 +71,8 @@ PLOT_SUFFIXES = (".png", ".svg")
 @click.option("--debug", is_flag=True, help="Show the traceback of an error.")
 @_errors_exit_2
 def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: str,
-            step: str | None, attribution: str, min_feedback: int | None, origin: str | None,
+            step: str | None, attribution: str, lateness: str, min_feedback: int | None,
+            origin: str | None,
             state: str | None, report: str | None, plot_path: str | None,
             reference: str | None, variant_col: str | None, baseline: str | None,
             user_col: str, item_col: str, score_col: str | None, served_col: str,
@@ -93,7 +96,7 @@ def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: s
     options = _semantics(params)
     result = receval.monitor(
         str(inputs[0]), str(inputs[1]), list(metrics), window=window, step=step,
-        attribution=attribution, min_feedback=min_feedback, state=state,
+        attribution=attribution, lateness=lateness, min_feedback=min_feedback, state=state,
         variant_col=variant_col, baseline=baseline,
         origin=origin, user_col=user_col, item_col=item_col, score_col=score_col,
         served_col=served_col, value_col=value_col, time_col=time_col, n_resamples=resamples,

@@ -8,7 +8,7 @@ Definitions (SEMANTICS.md section 14, made exact here):
   ``step`` (at each step that holds lists) and a list belongs to each window that holds its
   ``served_at``.
 - An impression served at ``s`` is **judged** by the feedback rows of the same (user, item) with
-  ``s <= at < s + attribution``; with several, the largest value counts. Its value is the
+  ``s <= at <= s + attribution`` (both ends included); with several, the largest value counts. Its value is the
   truth's rating: ``relevance_threshold``, ``gain`` and every other option mean what they mean
   offline (the keyword arguments go to :func:`receval.evaluate`). Feedback on items the list did
   not hold does not count.
@@ -238,7 +238,7 @@ def monitor(
     ``score``, ``served_at``, optionally ``variant_col``); ``feedback``: (``user``, ``item``,
     ``value``, ``at``). DataFrames, Arrow tables, dicts of arrays or CSV/TSV/Parquet/JSON Lines
     paths; times as datetimes (naive = UTC), ISO text or Unix seconds. The definitions (judging
-    window ``served_at <= at < served_at + attribution``, largest value wins, ``min_feedback``,
+    window ``served_at <= at <= served_at + attribution``, largest value wins, ``min_feedback``,
     waiting and unjudged lists, watermark, state) are in :mod:`receval.monitor.core`.
     ``lateness``: how late feedback may arrive after the latest event passed its time (the
     watermark waits that much longer). ``window``: ``"7D"`` (epoch-aligned, so Thursdays, unless
@@ -749,7 +749,7 @@ def _pair_keys(imps: pd.DataFrame, fb: pd.DataFrame) -> tuple[np.ndarray, np.nda
 
 def _judge(imps: pd.DataFrame, fb: pd.DataFrame, span: int) -> np.ndarray:
     """Each impression's value: the largest value of the feedback of its (user, item) with
-    ``served <= at < served + span``; NaN when there is none.
+    ``served <= at <= served + span`` (SEMANTICS.md section 14: the end included); NaN when there is none.
 
     Only the impressions whose (user, item) has feedback are joined: both sides' pairs get one
     integer code (hash lookups into the feedback's users and items), so the join is small.
@@ -774,7 +774,7 @@ def _judge(imps: pd.DataFrame, fb: pd.DataFrame, span: int) -> np.ndarray:
                           "at": fb["at"].to_numpy()})
     pairs = left.merge(right, on="key", how="inner", sort=False)
     at, served = pairs["at"].to_numpy(), pairs["served"].to_numpy()
-    pairs = pairs[(served <= at) & (at < served + span)]
+    pairs = pairs[(served <= at) & (at <= served + span)]
     best = pairs.groupby("row", sort=False)["value"].max()
     out[best.index.to_numpy()] = best.to_numpy()
     return out

@@ -84,6 +84,8 @@ def times(series: pd.Series, side: str, name: str) -> np.ndarray:
     _bad(side, name, series.isna().to_numpy(), series, "has a missing time")
     if pd.api.types.is_bool_dtype(series):
         _bad(side, name, np.ones(len(series), bool), series, "is not a time")
+    if pd.api.types.is_integer_dtype(series):
+        return series.to_numpy(dtype=np.int64) * 10**9  # exact (floats lose ns at 1e18)
     if pd.api.types.is_numeric_dtype(series):
         values = series.to_numpy(dtype=np.float64)
         _bad(side, name, ~np.isfinite(values), series, "is not a finite number of seconds")

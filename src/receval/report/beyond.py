@@ -62,6 +62,34 @@ def section_metrics(metrics: Sequence[str], k: int) -> list[str]:
     return asked + [f"{m}@{k}" for m in SECTION_METRICS if (m, k) not in have]
 
 
+def accuracy_names(names: Sequence[str]) -> list[str]:
+    """``names`` without the beyond-accuracy ones (the report's tables, curves and tests read
+    accuracy metrics; the beyond-accuracy ones have this section).
+
+    Example:
+        >>> accuracy_names(["nDCG@10", "coverage@10", "MRR"])
+        ['nDCG@10', 'MRR']
+    """
+    return [n for n in names if parse_beyond(n) is None]
+
+
+def without_beyond(result: Result) -> Result:
+    """``result`` without its beyond-accuracy metrics (itself when it has none).
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1], "item": [1]}, {"user": [1], "item": [1],
+        ...     "score": [1.0]}, ["P@1", "novelty@1"], train={"user": [2], "item": [1]})
+        >>> without_beyond(r).summary
+        {'P@1': 1.0}
+    """
+    from receval.report.models import restrict
+
+    names = list(result.metrics or result.summary)
+    keep = accuracy_names(names)
+    return result if len(keep) == len(names) else restrict(result, keep)
+
+
 def beyond_section(
     results: Mapping[str, Result],
     predictions: Mapping[str, Any],

@@ -19,6 +19,7 @@ import numpy as np
 from receval._version import __version__
 from receval.measures.spec import parse_metric
 from receval.report import plots
+from receval.report.beyond import accuracy_names, without_beyond
 from receval.report.bootstrap import bootstrap_ci
 from receval.report.models import (
     as_models,
@@ -79,9 +80,11 @@ def render_report(
     import jinja2
 
     step = progress or (lambda _: None)
-    models = as_models(results)
+    # beyond-accuracy metrics have their own section (receval.report.beyond)
+    models = {name: without_beyond(r) for name, r in as_models(results).items()}
     first = next(iter(models.values()))
     shown = list(metrics) if metrics else list(first.metrics or first.summary)
+    shown = accuracy_names(shown)
     tables = {name: restrict(r, shown) for name, r in models.items()}
     limit = curve_limit(models, max_k)
     env = jinja2.Environment(
