@@ -477,3 +477,24 @@ def test_popular_baseline_from_train(data, tmp_path: Path) -> None:
     no_train = CliRunner().invoke(main, ["compare", "-t", str(tmp_path / "truth.csv"), "-p",
                                          str(tmp_path / "b.csv"), "--baseline", "popular"])
     assert no_train.exit_code == 2 and "--baseline popular needs" in no_train.stderr
+
+
+@pytest.mark.parametrize(("n", "p"), [(20, 0.2), (60, 0.3), (1_000_000, 1e-4), (1000, 0.7),
+                                      (10**6, 0.5), (30, 0.9)])
+def test_binomial_draws_follow_scipy_pmf(n: int, p: float) -> None:
+    # inversion (n p < 10), BTRD (n p >= 10) and p > 1/2 (drawn as n - Binomial(n, 1 - p))
+    from receval.stats.resample import _binomial
+
+    state, draws = np.uint64(2024), []
+    for _ in range(40_000):
+        state, k = _binomial(np.uint64(state), n, p)  # the stream is unsigned 64-bit
+        draws.append(k)
+    x = np.array(draws)
+    lo, hi = scipy.stats.binom.ppf([1e-4, 1 - 1e-4], n, p)
+    edges = np.arange(lo, hi + 2) - 0.5
+    observed, _ = np.histogram(x, bins=edges)
+    expected = np.diff(scipy.stats.binom.cdf(edges, n, p)) * len(x)
+    keep = expected > 5
+    chi = (((observed - expected) ** 2 / expected)[keep]).sum()
+    assert scipy.stats.chi2.sf(chi, keep.sum() - 1) > 1e-3
+    assert ((x >= 0) & (x <= n)).all()

@@ -106,13 +106,20 @@ def test_identical_to_numba(spark: Any, seed: int, strings: bool, options: dict)
     _same(*_both(spark, truth, preds, METRICS, **options))
 
 
-def test_partitioning_changes_nothing(spark: Any) -> None:
-    """One partition, many partitions (most holding one side only) and Spark's own choice."""
+def test_partitioning_changes_nothing(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One partition, many partitions (most holding one side only), Spark's own choice, and
+    the rows shuffled one by one instead of packed per user."""
+    from receval.spark import engine
+
     truth, preds = _random(6, n_users=12)
     ref, _ = _both(spark, truth, preds, METRICS, relevance_threshold=2)
-    for parts in (1, 11, 40, None):
-        _same(ref, _both(spark, truth, preds, METRICS, partitions=parts,
-                         relevance_threshold=2)[1])
+    for parts in (1, 9, None):
+        got = _both(spark, truth, preds, METRICS, partitions=parts, relevance_threshold=2)[1]
+        _same(ref, got)
+        assert parts is None or len(got.tasks) <= parts  # empty partitions emit nothing
+        assert parts != 9 or len(got.tasks) > 2
+    monkeypatch.setattr(engine, "_PACK", False)
+    _same(ref, _both(spark, truth, preds, METRICS, partitions=4, relevance_threshold=2)[1])
 
 
 def test_parquet_paths(spark: Any, tmp_path: Path) -> None:

@@ -127,6 +127,15 @@ def write_example_files(folder: Path) -> None:
                        columns=["user", "item", "rating", "timestamp"])
     log.to_csv(folder / "log.csv", index=False)
     log[["user", "item", "rating"]].to_csv(folder / "train.csv", index=False)
+    # served lists and their delayed feedback (monitoring)
+    served = pd.DataFrame([(user, f"i{item}", rank, f"2024-01-{day:02d} 09:00")
+                           for day in (1, 8, 15) for user in users
+                           for rank, item in enumerate(rng.choice(80, 10, replace=False), 1)],
+                          columns=["user", "item", "rank", "served_at"])
+    served.to_csv(folder / "served.csv", index=False)
+    clicks = served.sample(frac=0.2, random_state=5).assign(value=1.0, at=lambda f: (
+        pd.to_datetime(f["served_at"]) + pd.Timedelta(hours=3)).astype(str))
+    clicks[["user", "item", "value", "at"]].to_csv(folder / "clicks.csv", index=False)
     with open(folder / "test.qrels", "w") as fh:
         for user, item, rating in truth_rows:
             fh.write(f"{user} 0 {item} {int(rating >= 4)}\n")

@@ -160,3 +160,37 @@ def test_compare_takes_a_stratum_name_with_train() -> None:
     evaluated = set(truth.user)
     assert rows.loc["cold (<5)", "n"] == len(cold & evaluated)
     assert rows.loc["warm", "n"] == len(evaluated - cold)
+
+
+def test_cli_compare_strata_file_and_name(tmp_path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from receval.cli import main
+
+    truth, preds = _data()
+    truth.to_csv(tmp_path / "truth.csv", index=False)
+    preds.to_csv(tmp_path / "a.csv", index=False)
+    preds.assign(score=-preds.score).to_csv(tmp_path / "b.csv", index=False)
+    _groups().to_csv(tmp_path / "groups.csv", index=False)
+    base = ["compare", "-t", str(tmp_path / "truth.csv"), "-p", str(tmp_path / "a.csv"), "-p",
+            str(tmp_path / "b.csv"), "-m", "P@5", "--baseline", "a", "--resamples", "100"]
+    out = CliRunner().invoke(main, [*base, "--strata", str(tmp_path / "groups.csv"), "-f",
+                                    "json"])
+    assert out.exit_code == 0, out.output
+    rows = json.loads(out.stdout)["rows"]
+    want = receval.compare(truth, {"a": preds, "b": preds.assign(score=-preds.score)}, ["P@5"],
+                           baseline="a", strata=_groups(), n_resamples=100)
+    assert rows == want.to_dicts()
+    table = CliRunner().invoke(main, [*base, "--strata", str(tmp_path / "groups.csv")])
+    assert table.exit_code == 0 and "group" in table.stdout and "(none)" in table.stdout
+    train = pd.DataFrame({"user": np.repeat(np.arange(60), np.arange(60) % 7 + 1)})
+    train["item"] = np.arange(len(train)) % 12 + 100
+    train.to_csv(tmp_path / "train.csv", index=False)
+    named = CliRunner().invoke(main, [*base, "--strata", "cold", "--train",
+                                      str(tmp_path / "train.csv"), "-f", "csv",
+                                      "--silence", "train-items"])
+    assert named.exit_code == 0, named.output
+    groups = {line.split(",")[0] for line in named.stdout.splitlines()[1:]}
+    assert groups == {"(all)", "cold (<5)", "warm"}

@@ -78,7 +78,9 @@ class Comparison:
 
     Attributes:
         table: one row per (model, baseline, metric), columns :data:`COLUMNS`; rows sorted by
-            baseline, then model, then the metrics in the order asked.
+            baseline, then model, then the metrics in the order asked. With ``strata=``, a
+            first column ``group`` (``"(all)"`` first, then each group); with a model given as
+            several runs, the last columns :data:`RUN_COLUMNS`.
         options: the test, correction, alpha, resamples, seed, the interval's method and the
             pairing rule.
         results: the :class:`~receval.result.Result` of each model (for a model given as

@@ -32,12 +32,12 @@ from receval.dispatch import (
 )
 from receval.exceptions import ReceValError
 from receval.finalize import merge_parts, record_profile
-from receval.strata import as_mapping, merge_metric_parts, stratify
 from receval.measures.spec import RATING, MetricSpec, parse_metrics
 from receval.options import UNSET, Options
 from receval.result import Result, null_reasons
 from receval.scalars import plain
 from receval.shaping import Prepared, prepare, prepare_key
+from receval.strata import as_mapping, merge_metric_parts, stratify
 
 if TYPE_CHECKING:
     from receval.profiles import Profile

@@ -412,7 +412,8 @@ def _evaluate_files(metrics: list[str], params: dict[str, Any], *,
         with warnings.catch_warnings():
             # said once per model by _warn_undefined, for the metrics asked (not curve extras)
             warnings.simplefilter("ignore", UndefinedMetricWarning)
-            runs.results[name] = receval.evaluate(aligned_truth, preds, metrics, **kwargs)
+            these = _within_depth(metrics, asked, preds) if extra else metrics
+            runs.results[name] = receval.evaluate(aligned_truth, preds, these, **kwargs)
         if extra and "ties" not in params.get("silence", ()):
             accuracy = [n for n in asked or [] if n not in beyond]
             cutoffs = {s.k for s in parse_metrics(accuracy)} if accuracy else set()
@@ -426,6 +427,24 @@ def _evaluate_files(metrics: list[str], params: dict[str, Any], *,
             runs.predictions[name] = preds
     runs.train = kwargs.get("train")
     return runs
+
+
+def _within_depth(metrics: list[str], asked: list[str] | None, preds: Any) -> list[str]:
+    """``metrics`` without the report's curve cutoffs (P@k, R@k not asked) past the first one
+    at or beyond the deepest list: past it a curve only shows P@k falling as 1/k, and a
+    report over 20-item lists would otherwise evaluate ~100 cutoffs up to 1000."""
+    import pyarrow.compute as pc
+
+    counts = preds.group_by("user").aggregate([("user", "count")]).column("user_count")
+    deepest = int(pc.max(counts).as_py() or 0)
+    curve = re.compile(r"^[PR]@(\d+)$")
+    extra_ks = sorted({int(m.group(1)) for n in metrics if n not in set(asked or ())
+                       and (m := curve.match(n))})
+    limit = next((k for k in extra_ks if k >= deepest), None)
+    if limit is None:
+        return metrics
+    return [n for n in metrics if n in set(asked or ()) or not (m := curve.match(n))
+            or int(m.group(1)) <= limit]
 
 
 #: what the first run prints on stderr while numba compiles (about 13 s on 2 cores)

@@ -52,12 +52,17 @@ from receval.io.terminal import safe_text
                    "tests.")
 @click.option("--seed", type=click.IntRange(0, None), default=0, show_default=True,
               help="Seed of the resampling (each row's stream is keyed by its names).")
+@click.option("--strata", default=None, metavar="FILE|NAME",
+              help="Compare per group of users too: a file (CSV, TSV or Parquet) with the user "
+                   "column and one group column, or a built-in stratum of --train: activity, "
+                   "activity:N, cold, cold:N. Users the file does not name: group (none).")
 @click.option("--format", "-f", "fmt",
               type=click.Choice(("table", "json", "csv", "markdown", "latex")),
               default="table", show_default=True, help="How the comparison is printed.")
 @_errors_exit_2
 def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correction: str,
-            alpha: float, resamples: int, seed: int, fmt: str, **params: Any) -> None:
+            alpha: float, resamples: int, seed: int, strata: str | None, fmt: str,
+            **params: Any) -> None:
     """Is model B really better than A? Paired tests per user, corrected for multiplicity,
     with the difference's bootstrap interval and effect sizes.
 
@@ -86,9 +91,14 @@ def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correctio
     if popular:
         runs.results[POPULAR] = _popular_result(asked, params, runs)
     _warn_undefined(runs.results)
+    groups: Any = None
+    train = None if runs.train is None else {"user": runs.train.users, "item": runs.train.items}
+    if strata is not None:
+        users = next(iter(runs.results.values())).per_user["user"]
+        groups = _read_strata(strata, params, users) if Path(strata).exists() else strata
     result = compare_models(None, runs.results, asked, baseline=baseline, test=test,
                             correction=correction, alpha=alpha, n_resamples=resamples,
-                            seed=seed)
+                            seed=seed, strata=groups, train=train)
     if fmt == "json":
         click.echo(result.to_json())
     elif fmt == "csv":
@@ -110,6 +120,25 @@ def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correctio
         out.print(table)
         out.print(Text(footnote(result)), style="dim", highlight=False)
     runs.print_notes()
+
+
+def _read_strata(path: str, params: dict[str, Any], users: Any) -> Any:
+    """The user -> group file as a frame, its user ids of the evaluation's type."""
+    import pandas as pd
+
+    suffix = Path(path).suffix.lower()
+    if suffix == ".parquet":
+        frame = pd.read_parquet(path)
+    else:
+        frame = pd.read_csv(path, sep=params["delimiter"] or ("\t" if suffix == ".tsv" else ","),
+                            dtype=str if users.dtype == object else None)
+    user_col = params["user_col"]
+    if user_col not in frame.columns:
+        raise ReceValError(f"strata file {path} has no column {user_col!r} (columns: "
+                           f"{', '.join(map(str, frame.columns))})")
+    if users.dtype == object:  # string ids: the file's ids as text too
+        frame[user_col] = frame[user_col].astype(str)
+    return frame.rename(columns={user_col: "user"})
 
 
 def _popular_result(asked: list[str], params: dict[str, Any], runs: Any) -> Any:

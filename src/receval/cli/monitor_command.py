@@ -37,7 +37,7 @@ PLOT_SUFFIXES = (".png", ".svg")
               help="Rolling windows: a window of --window starts every --step (which divides "
                    "it). [default: calendar windows]")
 @click.option("--attribution", default="7D", show_default=True,
-              help="Feedback judges an impression served at s when s <= at < s + this.")
+              help="Feedback judges an impression served at s when s <= at <= s + this.")
 @click.option("--lateness", default="0s", show_default=True,
               help="How late feedback may arrive: the watermark waits that much longer.")
 @click.option("--min-feedback", type=click.IntRange(1, None), default=None,

@@ -35,7 +35,8 @@ from receval.report.plots import KINDS as PLOT_KINDS  # one list: the plotter's
 @click.option("--kind", type=click.Choice(PLOT_KINDS), default="pr-curve",
               show_default=True, help="at-k: P@k and R@k against k; pr-curve: the curve traced "
               "by k; f-beta: iso-F curves; distribution: per-user histogram of a metric; "
-              "comparison: bars with bootstrap CIs.")
+              "comparison: bars with bootstrap CIs; differences: each model's paired difference "
+              "from the first, with its interval (filled where significant after Holm).")
 @click.option("--out", "-o", required=True, metavar="FILE", help="Output image, .png or .svg.")
 @click.option("--max-k", type=click.IntRange(1, 10_000), default=None, metavar="N",
               help="Last cutoff of the curves. [default: as deep as the lists go, up to 1000]")
@@ -68,7 +69,7 @@ def plot(metrics: tuple[str, ...], kind: str, out: str, max_k: int | None, seed:
         extra["max_k"] = curve_limit(runs.results, max_k)
     if kind == "distribution":
         extra["metric"] = asked[0]
-    elif kind == "comparison":
+    elif kind in ("comparison", "differences"):
         extra.update(metrics=asked, seed=seed)
     with sigterm_as_exit(), atomic_output(target, "--out") as tmp:
         plots.plot(runs.results, kind, tmp, **extra)

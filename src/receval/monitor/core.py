@@ -8,7 +8,8 @@ Definitions (SEMANTICS.md section 14, made exact here):
   ``step`` (at each step that holds lists) and a list belongs to each window that holds its
   ``served_at``.
 - An impression served at ``s`` is **judged** by the feedback rows of the same (user, item) with
-  ``s <= at <= s + attribution`` (both ends included); with several, the largest value counts. Its value is the
+  ``s <= at <= s + attribution`` (both ends included); with several, the largest value
+  counts. Its value is the
   truth's rating: ``relevance_threshold``, ``gain`` and every other option mean what they mean
   offline (the keyword arguments go to :func:`receval.evaluate`). Feedback on items the list did
   not hold does not count.
@@ -749,7 +750,8 @@ def _pair_keys(imps: pd.DataFrame, fb: pd.DataFrame) -> tuple[np.ndarray, np.nda
 
 def _judge(imps: pd.DataFrame, fb: pd.DataFrame, span: int) -> np.ndarray:
     """Each impression's value: the largest value of the feedback of its (user, item) with
-    ``served <= at <= served + span`` (SEMANTICS.md section 14: the end included); NaN when there is none.
+    ``served <= at <= served + span`` (SEMANTICS.md section 14: the end included); NaN when
+    there is none.
 
     Only the impressions whose (user, item) has feedback are joined: both sides' pairs get one
     integer code (hash lookups into the feedback's users and items), so the join is small.

@@ -338,7 +338,7 @@ def plot_differences(results: Results, metrics: list[str] | None = None, *,
                    label=f"{name}: significant")
         ax.scatter(where[~filled], d[~filled], facecolors="white", edgecolors=_color(i + 1),
                    zorder=3, s=36, label=f"{name}: not significant")
-    ax.axhline(0.0, color="#444444", linewidth=1)
+    ax.axhline(0.0, color="#444444", linewidth=1, label=f"{base} (baseline)")
     ax.set_xticks(x, shown, rotation=30 if len(shown) > 6 else 0)
     ax.set_ylabel(f"difference from {base} (model - {base})")
     ax.grid(axis="y", alpha=0.3)

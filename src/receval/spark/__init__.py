@@ -1,7 +1,8 @@
 """The Spark engine: ``receval.evaluate(..., engine="spark")`` on pyspark DataFrames.
 
 Both sides go through one shuffle by user: the columns read (user, item, rating or score, and
-an order column) are unioned with a side flag, repartitioned by the hash of the user id, and
+an order column) are unioned with a side flag and grouped by the user id (``collect_list``:
+Spark's partial aggregation packs each user's rows before the exchange), and
 each partition runs the ordinary local plan (:func:`receval.evaluation.evaluate_partition`,
 numba kernels included) in ``mapInArrow``. A partition emits its per-user rows, its exact
 sums (:class:`receval.accumulate.Accumulator`, JSON) and its integer counts; the driver merges

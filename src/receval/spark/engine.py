@@ -190,26 +190,33 @@ def _evaluate_spark(
     kwargs = {"profile": profile, **explicit, **{k: v for k, v in columns.items()}}
     task = dataclasses.replace(task, fn=partition_fn, metrics=metric_list, kwargs=kwargs,
                                n_metrics=len(specs), per_user=sopts["per_user"])
+    from pyspark.sql import functions as F
+
     parts = sopts["partitions"]
-    shuffled = union.repartition(parts, "u") if parts else union.repartition("u")
+    if _PACK:
+        # one row per user and side before the shuffle (Spark's partial aggregation packs a
+        # user's rows where they are together): far fewer rows through the exchange
+        rows = F.collect_list(F.struct(*[c for c in union.columns if c != "u"]))
+        shuffled = union.groupBy("u").agg(rows.alias("r"))
+    else:
+        shuffled = union.repartition(parts, "u") if parts else union.repartition("u")
     user_type = union.schema["u"].dataType
     out_schema = _out_schema(user_type, len(specs))
     task = dataclasses.replace(task, out_schema=_arrow_schema(out_schema))
     mapped = shuffled.mapInArrow(task, out_schema)
     cached = None
-    from pyspark.sql import functions as F
+    with _shuffle_partitions(spark, parts if _PACK else None):
+        if sopts["per_user"]:
+            from pyspark import StorageLevel
 
-    if sopts["per_user"]:
-        from pyspark import StorageLevel
-
-        cached = mapped.persist(StorageLevel.MEMORY_AND_DISK)
-        metas = cached.filter(F.col("k") == 1).select("meta").collect()
-        per_user = cached.filter(F.col("k") == 0).select(
-            F.col("u").alias("user"), *[F.col(f"m{j}").alias(s.name)
-                                        for j, s in enumerate(specs)])
-    else:
-        metas = mapped.select("meta").collect()
-        per_user = None
+            cached = mapped.persist(StorageLevel.MEMORY_AND_DISK)
+            metas = cached.filter(F.col("k") == 1).select("meta").collect()
+            per_user = cached.filter(F.col("k") == 0).select(
+                F.col("u").alias("user"), *[F.col(f"m{j}").alias(s.name)
+                                            for j, s in enumerate(specs)])
+        else:
+            metas = mapped.select("meta").collect()
+            per_user = None
     try:
         result = _merge([json.loads(row[0]) for row in metas], specs, per_spec, options)
     except ReceValError:
@@ -229,6 +236,33 @@ def _evaluate_spark(
         _warn(out, specs, per_spec, options, explicit, wt, task.rating_range(metas),
               lambda: _item_overlap(truth_df, pred_df, wt, wp))
     return out
+
+
+#: pack each user's rows into one row before the shuffle (``RECEVAL_SPARK_PACK=0``: shuffle
+#: the rows themselves, for comparison)
+_PACK = os.environ.get("RECEVAL_SPARK_PACK", "1") != "0"
+
+
+@contextlib.contextmanager
+def _shuffle_partitions(spark: Any, parts: int | None) -> Iterator[None]:
+    """``parts`` shuffle partitions, not coalesced, while the query is planned and run (the
+    ``partitions`` option; the session's settings are restored after)."""
+    if parts is None:
+        yield
+        return
+    keys = {"spark.sql.shuffle.partitions": str(parts),
+            "spark.sql.adaptive.coalescePartitions.enabled": "false"}
+    before = {k: spark.conf.get(k, None) for k in keys}
+    for k, v in keys.items():
+        spark.conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)
 
 
 def _spark_options(given: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -394,7 +428,7 @@ class _Task:
         from pyspark import TaskContext
 
         context = TaskContext.get()
-        table = pa.Table.from_batches(got)
+        table = _unpacked(pa.Table.from_batches(got))
         flags = table.column("s").to_numpy()
         sides = [table.filter(pa.array(flags == f)) for f in (0, 1)]
         if self.ordered:
@@ -467,6 +501,17 @@ class _Task:
                 lows.append(found[0])
                 highs.append(found[1])
         return (min(lows), max(highs)) if lows else None
+
+
+def _unpacked(table: pa.Table) -> pa.Table:
+    """One row per input row: ``u`` and the fields of the packed ``r`` lists."""
+    if "r" not in table.column_names:
+        return table
+    lists = table.column("r").combine_chunks()
+    flat = pc.list_flatten(lists)
+    users = table.column("u").combine_chunks().take(pc.list_parent_indices(lists))
+    names = [f.name for f in flat.type]
+    return pa.table({"u": users, **dict(zip(names, flat.flatten(), strict=True))})
 
 
 _SEEN: list[bool] = []

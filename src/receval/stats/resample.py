@@ -5,8 +5,8 @@ multiples of 0.1, HR's are -1, 0 or 1), so both resamplings compress without cha
 distribution:
 
 - **bootstrap** (n users drawn with replacement): how many times each distinct value is drawn
-  is multinomial, ``Multinomial(n, counts / n)``, drawn as conditional binomials (numpy's BINV
-  and BTPE algorithms, as numba implements them): one binomial per distinct value instead of
+  is multinomial, ``Multinomial(n, counts / n)``, drawn as conditional binomials (exact:
+  inversion for small means, Hormann's BTRD above): one binomial per distinct value instead of
   n draws. Values shared by fewer than :data:`HEAVY_MIN` users (continuous metrics have many)
   form one last category; the draws that land in it are drawn uniformly from its users one
   by one (cheaper than a binomial per rare value).
@@ -14,9 +14,9 @@ distribution:
   ``|d|`` add ``|d| (2 K - c)`` with ``K ~ Binomial(c, 1/2)``, counted exactly as the set bits
   of ``c`` random bits (64 users per random word); users with d = 0 add nothing.
 
-Reproducible bit for bit on any number of threads: resample b draws from generators seeded by
-(key, b) alone (numba's Mersenne Twister for the binomials, a counter-based SplitMix64 for the
-rest), the key taken from the caller's numpy ``Generator``; each resample's sum is added in a
+Reproducible bit for bit on any number of threads: resample b draws from a counter-based
+generator (SplitMix64) seeded by (key, b) alone, the key taken from the caller's numpy
+``Generator``; each resample's sum is added in a
 fixed order, whichever thread computes it. Numba kernels, GIL released, on numba's thread
 count (``numba.set_num_threads``).
 """
@@ -64,32 +64,102 @@ def _splitmix(state: np.uint64) -> tuple[np.uint64, np.uint64]:
 
 
 @numba.njit(cache=True, nogil=True)
+def _uniform(state: np.uint64) -> tuple[np.uint64, float]:
+    state, r = _splitmix(state)
+    return state, float(r >> np.uint64(11)) * (1.0 / 9007199254740992.0)  # [0, 1)
+
+
+_TAIL = np.array([0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
+                  0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+                  0.0118967099458917, 0.0104112652619720, 0.00925546218271273,
+                  0.00833056343336287])
+
+
+@numba.njit(cache=True, nogil=True)
+def _stirling_tail(k: float) -> float:
+    """log(k!) minus its Stirling approximation (a table below 10, the series above)."""
+    if k < 10:
+        return _TAIL[int(k)]
+    kp1sq = (k + 1.0) * (k + 1.0)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1.0)
+
+
+@numba.njit(cache=True, nogil=True)
+def _binomial(state: np.uint64, n: int, p: float) -> tuple[np.uint64, int]:
+    """An exact Binomial(n, p) draw from the counter-based stream: inversion by geometric
+    waiting times when n p < 10, else Hormann's BTRD (transformed rejection; as TensorFlow and
+    JAX implement it), with p > 1/2 drawn as n - Binomial(n, 1 - p)."""
+    if n <= 0 or p <= 0.0:
+        return state, 0
+    if p >= 1.0:
+        return state, n
+    flip = p > 0.5
+    q = 1.0 - p if flip else p
+    if n * q < 10.0:
+        log_q = np.log1p(-q)
+        total, k = 0.0, 0
+        while True:
+            state, u = _uniform(state)
+            total += np.ceil(np.log(1.0 - u) / log_q)  # 1 - u in (0, 1]: log finite
+            if total > n:
+                break
+            k += 1
+        return state, n - k if flip else k
+    sd = np.sqrt(n * q * (1.0 - q))
+    b = 1.15 + 2.53 * sd
+    a = -0.0873 + 0.0248 * b + 0.01 * q
+    c = n * q + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = q / (1.0 - q)
+    alpha = (2.83 + 5.1 / b) * sd
+    m = np.floor((n + 1) * q)
+    while True:
+        state, u = _uniform(state)
+        u -= 0.5
+        state, v = _uniform(state)
+        us = 0.5 - abs(u)
+        k = np.floor((2.0 * a / us + b) * u + c)
+        if us >= 0.07 and v <= v_r:
+            break
+        if k < 0 or k > n or v == 0.0:
+            continue
+        v = np.log(v * alpha / (a / (us * us) + b))
+        bound = ((m + 0.5) * np.log((m + 1) / (r * (n - m + 1)))
+                 + (n + 1) * np.log((n - m + 1) / (n - k + 1))
+                 + (k + 0.5) * np.log(r * (n - k + 1) / (k + 1))
+                 + _stirling_tail(m) + _stirling_tail(n - m)
+                 - _stirling_tail(k) - _stirling_tail(n - k))
+        if v <= bound:
+            break
+    return state, n - int(k) if flip else int(k)
+
+
+@numba.njit(cache=True, nogil=True)
 def _bootstrap_block(lo: int, hi: int, n: int, heavy_counts: np.ndarray,
                      heavy_values: np.ndarray, tail_values: np.ndarray, key: np.uint64,
                      out: np.ndarray) -> None:
-    """Sums of resamples lo..hi-1. Resample b: numba's generator seeded from (key, b) draws
-    the multinomial counts of the heavy values as conditional binomials (numpy's BINV and BTPE
-    algorithms), the draws left over go to the tail, each a uniform index from the
-    counter-based stream of b."""
+    """Sums of resamples lo..hi-1. Resample b, from the counter-based stream of (key, b):
+    the multinomial counts of the heavy values as conditional binomials, then the draws left
+    over go to the tail, each a uniform index."""
     t = tail_values.size
     total = n
-    scale = 1.0 / 9007199254740992.0  # 2^-53
     for b in range(lo, hi):
-        np.random.seed(np.uint32((key + np.uint64(b)) & np.uint64(0xFFFFFFFF)))
+        state = key ^ (np.uint64(b) * np.uint64(0xD1B54A32D192ED03))
         s = 0.0
         left = n  # draws not yet given a value
         rest = total  # users of the values not yet given draws
         for j in range(heavy_values.size):
             c = heavy_counts[j]
-            k = np.random.binomial(left, c / rest) if left > 0 and c < rest else (
-                left if c >= rest else 0)
+            if c >= rest:
+                k = left
+            else:
+                state, k = _binomial(state, left, c / rest)
             s += k * heavy_values[j]
             left -= k
             rest -= c
-        state = key ^ (np.uint64(b) * np.uint64(0xD1B54A32D192ED03))
         for _ in range(left):  # the tail's users, drawn one by one
-            state, r = _splitmix(state)
-            i = int(float(r >> np.uint64(11)) * scale * t)
+            state, u = _uniform(state)
+            i = int(u * t)
             s += tail_values[min(i, t - 1)]
         out[b] = s
 
