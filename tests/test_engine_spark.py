@@ -172,6 +172,8 @@ def test_errors_are_one_line(spark: Any) -> None:
     with pytest.raises(ReceValError, match="share no user id"):
         far = spark.createDataFrame(preds.assign(user=preds["user"] + 1000))
         receval.evaluate(st, far, ["P@1"], engine="spark", users="both", silence=QUIET)
+    with pytest.raises(ReceValError, match=r"^truth is empty \(no rows\)$"):
+        receval.evaluate(st.limit(0), sp, ["P@1"], engine="spark", silence=QUIET)
     with pytest.raises(ReceValError, match="unknown spark_options key 'nope'"):
         receval.evaluate(st, sp, ["P@1"], engine="spark", spark_options={"nope": 1})
     with pytest.raises(ReceValError, match="user ids of mismatched types"):

@@ -189,34 +189,21 @@ def _evaluate_spark(
                          ordered)
     kwargs = {"profile": profile, **explicit, **{k: v for k, v in columns.items()}}
     task = dataclasses.replace(task, fn=partition_fn, metrics=metric_list, kwargs=kwargs,
-                               n_metrics=len(specs), per_user=sopts["per_user"])
+                               n_metrics=len(specs), per_user=sopts["per_user"],
+                               partitions=sopts["partitions"])
     from pyspark.sql import functions as F
 
     parts = sopts["partitions"]
-    if _PACK:
-        # one row per user and side before the shuffle (Spark's partial aggregation packs a
-        # user's rows where they are together): far fewer rows through the exchange
-        rows = F.collect_list(F.struct(*[c for c in union.columns if c != "u"]))
-        shuffled = union.groupBy("u").agg(rows.alias("r"))
-    else:
-        shuffled = union.repartition(parts, "u") if parts else union.repartition("u")
     user_type = union.schema["u"].dataType
     out_schema = _out_schema(user_type, len(specs))
     task = dataclasses.replace(task, out_schema=_arrow_schema(out_schema))
-    mapped = shuffled.mapInArrow(task, out_schema)
-    cached = None
-    with _shuffle_partitions(spark, parts if _PACK else None):
-        if sopts["per_user"]:
-            from pyspark import StorageLevel
-
-            cached = mapped.persist(StorageLevel.MEMORY_AND_DISK)
-            metas = cached.filter(F.col("k") == 1).select("meta").collect()
-            per_user = cached.filter(F.col("k") == 0).select(
-                F.col("u").alias("user"), *[F.col(f"m{j}").alias(s.name)
-                                            for j, s in enumerate(specs)])
-        else:
-            metas = mapped.select("meta").collect()
-            per_user = None
+    metas, per_user, cached = _run(spark, union, task, specs, sopts, _MODE)
+    if any(json.loads(row[0]).get("nulls") for row in metas):
+        # a null id, score or order value would shift the packed lists: the rows again, as
+        # structs (nulls kept), for the local engine's own answer (its error)
+        if cached is not None:
+            cached.unpersist()
+        metas, per_user, cached = _run(spark, union, task, specs, sopts, "struct")
     try:
         result = _merge([json.loads(row[0]) for row in metas], specs, per_spec, options)
     except ReceValError:
@@ -238,9 +225,59 @@ def _evaluate_spark(
     return out
 
 
-#: pack each user's rows into one row before the shuffle (``RECEVAL_SPARK_PACK=0``: shuffle
-#: the rows themselves, for comparison)
-_PACK = os.environ.get("RECEVAL_SPARK_PACK", "1") != "0"
+#: how the rows reach the partitions (``RECEVAL_SPARK_MODE``, for comparison): ``columns``
+#: packs each user's rows into one row of lists, one list per column (Arrow moves lists of
+#: numbers far faster than lists of structs); ``struct`` packs them as one list of row
+#: structs; ``flat`` shuffles the rows themselves
+_MODE = os.environ.get("RECEVAL_SPARK_MODE", "columns")
+
+
+def _run(spark: Any, union: Any, task: _Task, specs: list[Any], sopts: Mapping[str, Any],
+         mode: str) -> tuple[list[Any], Any, Any]:
+    """The one Spark job: the rows to the partitions by user (``mode``), the local plan on
+    each; the partitions' metas, and the per-user frame (persisted) when asked."""
+    from pyspark.sql import functions as F
+
+    parts = sopts["partitions"]
+    names = [c for c in union.columns if c != "u"]
+    if mode == "flat":
+        shuffled = union.repartition(parts, "u") if parts else union.repartition("u")
+    elif mode == "struct":
+        # one row per user before the shuffle (Spark's partial aggregation packs a user's
+        # rows where they are together): far fewer rows through the exchange
+        shuffled = union.groupBy("u").agg(F.collect_list(F.struct(*names)).alias("r"))
+    else:
+        # collect_list skips nulls: the side flag and the ids are collected as they are
+        # (``g`` counts the nulls that would shift them: then the struct plan is run), the
+        # rating (null on prediction rows, maybe on truth rows) wrapped in one-item arrays
+        side = F.col("s")
+        shifting = F.col("i").isNull()
+        aggs = [F.collect_list("s").alias("l_s"), F.collect_list("i").alias("l_i")]
+        if "tv" in names:
+            aggs.append(F.collect_list(F.when(side == 0, F.array("tv"))).alias("a_tv"))
+        if "pv" in names:
+            aggs.append(F.collect_list("pv").alias("l_pv"))
+            shifting = shifting | ((side == 1) & F.col("pv").isNull())
+        if "o" in names:
+            aggs.append(F.collect_list("o").alias("l_o"))
+            shifting = shifting | F.col("o").isNull()
+        aggs.append(F.count_if(shifting).alias("g"))
+        shuffled = union.groupBy("u").agg(*aggs)
+    mapped = shuffled.mapInArrow(task, task.spark_schema)
+    cached = None
+    with _shuffle_partitions(spark, parts if mode != "flat" else None):
+        if sopts["per_user"]:
+            from pyspark import StorageLevel
+
+            cached = mapped.persist(StorageLevel.MEMORY_AND_DISK)
+            metas = cached.filter(F.col("k") == 1).select("meta").collect()
+            per_user = cached.filter(F.col("k") == 0).select(
+                F.col("u").alias("user"), *[F.col(f"m{j}").alias(s.name)
+                                            for j, s in enumerate(specs)])
+        else:
+            metas = mapped.select("meta").collect()
+            per_user = None
+    return metas, per_user, cached
 
 
 @contextlib.contextmanager
@@ -420,6 +457,9 @@ class _Task:
     n_metrics: int = 0
     per_user: bool = True
     out_schema: pa.Schema | None = None
+    #: the ``partitions`` option: part of the plan, so a cached result of the same query with
+    #: other partitions is not taken for this one
+    partitions: int | None = None
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         got = [b for b in batches if b.num_rows]
@@ -505,6 +545,20 @@ class _Task:
 
 def _unpacked(table: pa.Table) -> pa.Table:
     """One row per input row: ``u`` and the fields of the packed ``r`` lists."""
+    lists = [c for c in table.column_names if c.startswith(("l_", "a_"))]
+    if lists:
+        cols = {}
+        first = None
+        for c in lists:
+            arr = table.column(c).combine_chunks()
+            if first is None:
+                first = arr
+            flat = pc.list_flatten(arr)
+            if c.startswith("a_"):
+                flat = pc.list_flatten(flat)
+            cols[c[2:]] = flat
+        users = table.column("u").combine_chunks().take(pc.list_parent_indices(first))
+        return pa.table({"u": users, **cols})
     if "r" not in table.column_names:
         return table
     lists = table.column("r").combine_chunks()
