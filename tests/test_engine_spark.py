@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -118,8 +119,49 @@ def test_partitioning_changes_nothing(spark: Any, monkeypatch: pytest.MonkeyPatc
         _same(ref, got)
         assert parts is None or len(got.tasks) <= parts  # empty partitions emit nothing
         assert parts != 9 or len(got.tasks) > 2
-    monkeypatch.setattr(engine, "_PACK", False)
-    _same(ref, _both(spark, truth, preds, METRICS, partitions=4, relevance_threshold=2)[1])
+    for mode in ("flat", "struct"):  # the rows one by one; one list of structs per user
+        monkeypatch.setattr(engine, "_MODE", mode)
+        _same(ref, _both(spark, truth, preds, METRICS, partitions=4, relevance_threshold=2)[1])
+
+
+def test_tied_scores_bring_the_order_column(spark: Any,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ties="stable"`` (the default) shuffles no order column until a partition finds a
+    user's tied scores: then the run with it gives the frame's order, as the local engine."""
+    from receval.spark import engine
+
+    truth, preds = _random(13, n_users=30)  # heavy ties
+    st, sp = spark.createDataFrame(truth), spark.createDataFrame(preds).repartition(3)
+    ref = receval.evaluate(st.toPandas(), sp.toPandas(), METRICS, silence=QUIET)
+    ordered: list[bool] = []
+    real = engine._run
+
+    def spy(*args: Any) -> Any:
+        ordered.append(args[2].ordered)
+        return real(*args)
+
+    monkeypatch.setattr(engine, "_run", spy)
+    _same(ref, receval.evaluate(st, sp, METRICS, engine="spark", silence=QUIET))
+    assert ordered == [False, True]
+    ordered.clear()
+    distinct = spark.createDataFrame(preds.assign(score=np.arange(len(preds), dtype=float)))
+    receval.evaluate(st, distinct, ["P@1"], engine="spark", silence=QUIET)
+    assert ordered == [False]
+
+
+@pytest.mark.parametrize("column", ["item", "score"])
+def test_null_ids_and_scores_give_the_local_error(spark: Any, column: str) -> None:
+    """A null that collect_list would skip (shifting the packed lists) sends the rows again
+    as structs: the local engine's own error, not misaligned rows."""
+    truth, preds = _random(12, n_users=10)
+    preds[column] = preds[column].astype("float64")
+    preds.loc[7, column] = np.nan
+    with pytest.raises(ReceValError) as local:
+        receval.evaluate(truth, preds, ["P@1"], silence=QUIET)
+    message = str(local.value).split(" at row ")[0]
+    with pytest.raises(ReceValError, match="^" + re.escape(message)):
+        receval.evaluate(spark.createDataFrame(truth), spark.createDataFrame(preds), ["P@1"],
+                         engine="spark", silence=QUIET)
 
 
 def test_parquet_paths(spark: Any, tmp_path: Path) -> None:

@@ -185,25 +185,43 @@ def _evaluate_spark(
     _check_columns(pred_df, wp, False)
     ordered = sopts["order_by"] is not None or not all(
         o.ties in _ORDER_FREE_TIES and o.duplicates == "error" for o in [options, *per_spec])
-    union, task = _union(truth_df, pred_df, wt, wp, sopts["order_by"] if ordered else None,
-                         ordered)
+    # ties="stable" orders only a user's tied scores by the rows' order: without ties the
+    # order changes nothing, so the order column is shuffled only when a partition finds one
+    tie_check = ordered and sopts["order_by"] is None and all(
+        o.ties in _ORDER_FREE_TIES | {"stable"} and o.duplicates == "error"
+        for o in [options, *per_spec])
     kwargs = {"profile": profile, **explicit, **{k: v for k, v in columns.items()}}
-    task = dataclasses.replace(task, fn=partition_fn, metrics=metric_list, kwargs=kwargs,
-                               n_metrics=len(specs), per_user=sopts["per_user"],
-                               partitions=sopts["partitions"])
-    from pyspark.sql import functions as F
 
-    parts = sopts["partitions"]
+    def plan(with_order: bool) -> tuple[Any, _Task]:
+        union, task = _union(truth_df, pred_df, wt, wp,
+                             sopts["order_by"] if with_order else None, with_order)
+        task = dataclasses.replace(task, fn=partition_fn, metrics=metric_list, kwargs=kwargs,
+                                   n_metrics=len(specs), per_user=sopts["per_user"],
+                                   partitions=sopts["partitions"],
+                                   tie_check=tie_check and not with_order)
+        return union, task
+
+    union, task = plan(ordered and not (tie_check and _has_score(wp, pred_df)))
     user_type = union.schema["u"].dataType
     out_schema = _out_schema(user_type, len(specs))
     task = dataclasses.replace(task, out_schema=_arrow_schema(out_schema))
-    metas, per_user, cached = _run(spark, union, task, specs, sopts, _MODE)
-    if any(json.loads(row[0]).get("nulls") for row in metas):
-        # a null id, score or order value would shift the packed lists: the rows again, as
-        # structs (nulls kept), for the local engine's own answer (its error)
+    metas, per_user, cached = _run(spark, union, task, out_schema, specs, sopts, _MODE)
+    for retry in ("order", "struct"):
+        if not any(json.loads(row[0]).get("retry") for row in metas):
+            break
+        # a partition found tied scores (the order column is needed), or a null id, score or
+        # order value that would shift the packed lists: again with the order column, then
+        # as structs (nulls kept) for the local engine's own answer (its error)
         if cached is not None:
             cached.unpersist()
-        metas, per_user, cached = _run(spark, union, task, specs, sopts, "struct")
+        mode = "struct"
+        if retry == "order" and task.tie_check:
+            union, task = plan(True)
+            task = dataclasses.replace(task, out_schema=_arrow_schema(out_schema))
+            mode = _MODE
+        metas, per_user, cached = _run(spark, union, task, out_schema, specs, sopts, mode)
+        if mode == "struct":
+            break
     try:
         result = _merge([json.loads(row[0]) for row in metas], specs, per_spec, options)
     except ReceValError:
@@ -232,8 +250,14 @@ def _evaluate_spark(
 _MODE = os.environ.get("RECEVAL_SPARK_MODE", "columns")
 
 
-def _run(spark: Any, union: Any, task: _Task, specs: list[Any], sopts: Mapping[str, Any],
-         mode: str) -> tuple[list[Any], Any, Any]:
+def _has_score(wanted: Wanted, frame: Any) -> bool:
+    """Whether the predictions have a score or rank column (the tie check compares it)."""
+    return wanted.value in frame.columns or (wanted.rank is not None
+                                             and wanted.rank in frame.columns)
+
+
+def _run(spark: Any, union: Any, task: _Task, out_schema: Any, specs: list[Any],
+         sopts: Mapping[str, Any], mode: str) -> tuple[list[Any], Any, Any]:
     """The one Spark job: the rows to the partitions by user (``mode``), the local plan on
     each; the partitions' metas, and the per-user frame (persisted) when asked."""
     from pyspark.sql import functions as F
@@ -263,7 +287,7 @@ def _run(spark: Any, union: Any, task: _Task, specs: list[Any], sopts: Mapping[s
             shifting = shifting | F.col("o").isNull()
         aggs.append(F.count_if(shifting).alias("g"))
         shuffled = union.groupBy("u").agg(*aggs)
-    mapped = shuffled.mapInArrow(task, task.spark_schema)
+    mapped = shuffled.mapInArrow(task, out_schema)
     cached = None
     with _shuffle_partitions(spark, parts if mode != "flat" else None):
         if sopts["per_user"]:
@@ -415,16 +439,19 @@ def _union(truth: Any, preds: Any, wt: Wanted, wp: Wanted, order_by: str | None,
 
     def one_side(frame: Any, flag: int, w: Wanted, tv: Any, pv: Any) -> Any:
         cols = [F.lit(flag).cast("byte").alias("s"), F.col(w.user).cast(u_type).alias("u"),
-                F.col(w.item).cast(i_type).alias("i"), tv.alias("tv"), pv.alias("pv")]
+                F.col(w.item).cast(i_type).alias("i")]
+        cols += [c.alias(name) for c, name in ((tv, "tv"), (pv, "pv")) if c is not None]
         if ordered:
             order = (F.col(order_by).cast(o_type) if order_by is not None
                      else F.monotonically_increasing_id())
             cols.append(order.alias("o"))
         return frame.select(*cols)
 
-    none_t, none_p = F.lit(None).cast(tv_type), F.lit(None).cast(pv_type)
-    t_side = one_side(truth, 0, wt, F.col(t_value) if t_value else none_t, none_p)
-    p_side = one_side(preds, 1, wp, none_t, F.col(p_value) if p_value else none_p)
+    # a value column neither side has is not shuffled at all
+    none_t = F.lit(None).cast(tv_type) if t_value else None
+    none_p = F.lit(None).cast(pv_type) if p_value else None
+    t_side = one_side(truth, 0, wt, F.col(t_value) if t_value else None, none_p)
+    p_side = one_side(preds, 1, wp, none_t, F.col(p_value) if p_value else None)
     task = _Task(names=(wt.user, wt.item, t_value, wp.user, wp.item, p_value), ordered=ordered)
     return t_side.unionByName(p_side), task
 
@@ -460,6 +487,8 @@ class _Task:
     #: the ``partitions`` option: part of the plan, so a cached result of the same query with
     #: other partitions is not taken for this one
     partitions: int | None = None
+    #: no order column was shuffled (``ties="stable"``): a user's tied scores ask for it
+    tie_check: bool = False
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         got = [b for b in batches if b.num_rows]
@@ -468,9 +497,21 @@ class _Task:
         from pyspark import TaskContext
 
         context = TaskContext.get()
-        table = _unpacked(pa.Table.from_batches(got))
-        flags = table.column("s").to_numpy()
-        sides = [table.filter(pa.array(flags == f)) for f in (0, 1)]
+        partition = context.partitionId() if context else 0
+        began = time.perf_counter()
+        table = pa.Table.from_batches(got)
+        if "g" in table.column_names:
+            if pc.sum(table.column("g")).as_py():
+                yield self._meta_batch({"partition": partition, "retry": "nulls"})
+                return
+            sides, n_rows = _columns_sides(table)
+        else:
+            table = _unpacked(table)
+            flags = table.column("s").to_numpy()
+            sides, n_rows = [table.filter(pa.array(flags == f)) for f in (0, 1)], table.num_rows
+        if self.tie_check and _has_ties(sides[1]):
+            yield self._meta_batch({"partition": partition, "retry": "ties"})
+            return
         if self.ordered:
             sides = [s.take(pc.sort_indices(s.column("o"))) for s in sides]
         tu, ti, tv, pu, pi, pv = self.names
@@ -481,7 +522,7 @@ class _Task:
         if pv is not None:
             p_cols[pv] = sides[1].column("pv")
         truth, preds = pa.table(t_cols), pa.table(p_cols)
-        meta: dict[str, Any] = {"partition": context.partitionId() if context else 0,
+        meta: dict[str, Any] = {"partition": partition,
                                 "rating_range": _finite_range(truth, tv)}
         per_user = None
         start = time.perf_counter()
@@ -493,15 +534,20 @@ class _Task:
         except ReceValError as exc:
             meta["error"] = [type(exc).__name__, str(exc)]
         meta["task"] = {"partition": meta["partition"], "pid": os.getpid(),
-                        "rows": table.num_rows, "seconds": time.perf_counter() - start,
-                        "first_in_process": _first_in_process()}
-        assert self.out_schema is not None
+                        "rows": n_rows, "seconds": time.perf_counter() - start,
+                        "first_in_process": _first_in_process(),
+                        "unpack_seconds": start - began}
         if self.per_user and per_user is not None and len(per_user):
             yield self._rows(per_user)
+        yield self._meta_batch(meta)
+
+    def _meta_batch(self, meta: dict[str, Any]) -> pa.RecordBatch:
+        """The partition's one ``k=1`` row: its meta as JSON."""
+        assert self.out_schema is not None
         cols: list[Any] = [pa.array([1], pa.int8()), pa.nulls(1, self.out_schema.field("u").type)]
         cols += [pa.nulls(1, pa.float64())] * self.n_metrics
         cols.append(pa.array([json.dumps(meta, default=plain)]))
-        yield pa.RecordBatch.from_arrays(cols, schema=self.out_schema)
+        return pa.RecordBatch.from_arrays(cols, schema=self.out_schema)
 
     def _rows(self, per_user: pd.DataFrame) -> pa.RecordBatch:
         assert self.out_schema is not None
@@ -541,6 +587,40 @@ class _Task:
                 lows.append(found[0])
                 highs.append(found[1])
         return (min(lows), max(highs)) if lows else None
+
+
+def _has_ties(preds: pa.Table) -> bool:
+    """Whether a user has two equal scores (or ranks) among the predictions."""
+    if preds.num_rows < 2:
+        return False
+    pairs = pa.table({"u": preds.column("u"), "v": preds.column("pv")})
+    order = pc.sort_indices(pairs, sort_keys=[("u", "ascending"), ("v", "ascending")])
+    users = pairs.column("u").take(order).combine_chunks()
+    values = pairs.column("v").take(order).combine_chunks()
+    same = pc.and_(pc.equal(users.slice(1), users.slice(0, len(users) - 1)),
+                   pc.equal(values.slice(1), values.slice(0, len(values) - 1)))
+    return bool(pc.any(same).as_py())
+
+
+def _columns_sides(table: pa.Table) -> tuple[list[pa.Table], int]:
+    """The truth and prediction rows (``u``, ``i``, ``tv``/``pv``, ``o``) from one row per user
+    of lists (``columns`` mode), each side in its rows' order; and the number of rows."""
+    lists = {c: table.column(c).combine_chunks() for c in table.column_names
+             if c.startswith(("l_", "a_"))}
+    flags = pc.list_flatten(lists["l_s"]).to_numpy(zero_copy_only=False)
+    users = table.column("u").combine_chunks().take(pc.list_parent_indices(lists["l_s"]))
+    shared = {"u": users, "i": pc.list_flatten(lists["l_i"])}
+    if "l_o" in lists:
+        shared["o"] = pc.list_flatten(lists["l_o"])
+    sides = []
+    for f in (0, 1):
+        keep = pa.array(flags == f)
+        sides.append({k: v.filter(keep) for k, v in shared.items()})
+    if "a_tv" in lists:
+        sides[0]["tv"] = pc.list_flatten(pc.list_flatten(lists["a_tv"]))
+    if "l_pv" in lists:
+        sides[1]["pv"] = pc.list_flatten(lists["l_pv"])
+    return [pa.table(side) for side in sides], len(flags)
 
 
 def _unpacked(table: pa.Table) -> pa.Table:
