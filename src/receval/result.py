@@ -99,11 +99,14 @@ class Result:
             >>> sorted(r.to_dict())
             ['counts', 'options', 'summary']
         """
-        return {
+        out = {
             "summary": {k: _json_float(v) for k, v in self.summary.items()},
             "counts": _finite(self.counts),
             "options": _finite(self.options),
         }
+        if self.strata is not None:  # per group of users (strata=): one record per group
+            out["strata"] = _finite(self.strata.to_dict(orient="records"))
+        return out
 
     def to_json(self, **kwargs: Any) -> str:
         """The :meth:`to_dict` view as a JSON string (NaN becomes ``null``).

@@ -408,6 +408,17 @@ def _evaluate_files(metrics: list[str], params: dict[str, Any], *,
     truth, runs = _read_truth(params, kwargs)
     if params.get("train") or params.get("exclude_train"):
         truth = _with_train(params, kwargs, truth, runs)
+    if params.get("strata"):  # a user -> group file, or a built-in stratum of --train
+        strata = params["strata"]
+        if Path(strata).exists():
+            import pandas as pd
+            import pyarrow as pa
+
+            # the file's ids read as the truth's were: text, or integers when all are
+            text = not pa.types.is_integer(truth.schema.field("user").type)
+            strata = _read_strata(strata, params,
+                                  pd.Series([], dtype=object if text else "int64"))
+        kwargs["strata"] = strata
     for name, path, aligned_truth, preds in _read_predictions(params, truth):
         with warnings.catch_warnings():
             # said once per model by _warn_undefined, for the metrics asked (not curve extras)
@@ -571,6 +582,25 @@ def _semantics(params: dict[str, Any]) -> dict[str, Any]:
             raise ReceValError("this version of receval has no profiles")
         kwargs["profile"] = params["profile"]
     return kwargs
+
+
+def _read_strata(path: str, params: dict[str, Any], users: Any) -> Any:
+    """The user -> group file as a frame, its user ids of the evaluation's type."""
+    import pandas as pd
+
+    suffix = Path(path).suffix.lower()
+    if suffix == ".parquet":
+        frame = pd.read_parquet(path)
+    else:
+        frame = pd.read_csv(path, sep=params["delimiter"] or ("\t" if suffix == ".tsv" else ","),
+                            dtype=str if users.dtype == object else None)
+    user_col = params["user_col"]
+    if user_col not in frame.columns:
+        raise ReceValError(f"strata file {path} has no column {user_col!r} (columns: "
+                           f"{', '.join(map(str, frame.columns))})")
+    if users.dtype == object:  # string ids: the file's ids as text too
+        frame[user_col] = frame[user_col].astype(str)
+    return frame.rename(columns={user_col: "user"})
 
 
 def _top_items(preds: Any, n: int = 10) -> list[tuple[Any, int]]:

@@ -17,6 +17,7 @@ from receval.cli.common import (
     _input_options,
     _metric_names,
     _metrics_option,
+    _read_strata,
     _semantics_options,
     _stdout,
     _train_options,
@@ -120,25 +121,6 @@ def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correctio
         out.print(table)
         out.print(Text(footnote(result)), style="dim", highlight=False)
     runs.print_notes()
-
-
-def _read_strata(path: str, params: dict[str, Any], users: Any) -> Any:
-    """The user -> group file as a frame, its user ids of the evaluation's type."""
-    import pandas as pd
-
-    suffix = Path(path).suffix.lower()
-    if suffix == ".parquet":
-        frame = pd.read_parquet(path)
-    else:
-        frame = pd.read_csv(path, sep=params["delimiter"] or ("\t" if suffix == ".tsv" else ","),
-                            dtype=str if users.dtype == object else None)
-    user_col = params["user_col"]
-    if user_col not in frame.columns:
-        raise ReceValError(f"strata file {path} has no column {user_col!r} (columns: "
-                           f"{', '.join(map(str, frame.columns))})")
-    if users.dtype == object:  # string ids: the file's ids as text too
-        frame[user_col] = frame[user_col].astype(str)
-    return frame.rename(columns={user_col: "user"})
 
 
 def _popular_result(asked: list[str], params: dict[str, Any], runs: Any) -> Any:

@@ -59,6 +59,10 @@ from receval.report.tables import FORMATS as OUTPUT_FORMATS  # one list: the ren
 @click.option("--raw-csv", is_flag=True,
               help="Write CSV/TSV text cells as they are: by default a cell starting with =, +, "
                    "-, @, tab or CR gets a ' in front, so a spreadsheet does not run it.")
+@click.option("--strata", default=None, metavar="FILE|NAME",
+              help="Metrics per group of users too: a file (CSV, TSV or Parquet) with the user "
+                   "column and one group column, or a built-in stratum of --train: activity, "
+                   "activity:N, cold, cold:N. Users the file does not name: group (none).")
 @_errors_exit_2
 def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: str | None,
              max_k: int | None, **params: Any) -> None:
@@ -75,6 +79,9 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
     from receval.report.models import CURVE_MAX_K, curve_ks, with_curves
 
     asked, beyond = _metric_names(metrics)
+    if params.get("strata") and params.get("engine") == "spark":
+        raise ReceValError("--strata is not available with --engine spark yet: evaluate "
+                           "without --engine spark, or per group on Spark yourself")
     accuracy = [n for n in asked if n not in beyond]
     outputs = _check_output(params, {"--per-user": (per_user, TABLE_SUFFIXES),
                                      "--report": (report, REPORT_SUFFIXES)})
@@ -121,6 +128,9 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
 
                 line = audit_line(result.counts["train"], result.counts["rows"])
                 out.print(Text(safe_text(f"{prefix}{line}")), style="dim", highlight=False)
+        for name, result in models.items():
+            if result.strata is not None:
+                out.print(tables.strata_table(result.strata, name if len(models) > 1 else ""))
     elif fmt == "csv":
         click.echo(tables.to_csv(_for_tables(models), raw=raw_csv).rstrip("\n"))
     else:

@@ -119,7 +119,17 @@ def render_report(
         users=users,
         top_items={name: list(items) for name, items in (top_items or {}).items()},
         beyond=dict(beyond) if beyond else None,
+        strata=[_strata(name, r.strata) for name, r in tables.items() if r.strata is not None],
     )
+
+
+def _strata(model: str, strata: Any) -> dict[str, Any]:
+    """One model's groups as the template shows them: header and formatted rows."""
+    metrics = [c for c in strata.columns if c not in ("group", "users")]
+    rows = [[str(row["group"]), f"{int(row['users']):,}",
+             *(f"{float(row[m]):.4f}" for m in metrics)]
+            for row in strata.to_dict(orient="records")]
+    return {"model": model, "header": ["group", "users", *metrics], "rows": rows}
 
 
 def write_report(path: str | Path, results: Result | Mapping[str, Result],

@@ -102,6 +102,9 @@ def restrict(result: Result, metrics: list[str]) -> Result:
         counts=counts,
         options=options,
         metrics=keep,
+        sums=result.sums,
+        strata=(None if result.strata is None else result.strata[
+            ["group", "users", *[m for m in keep if m in result.strata.columns]]]),
     )
 
 

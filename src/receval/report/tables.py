@@ -16,6 +16,7 @@ import json
 import math
 from typing import Any
 
+import pandas as pd
 from rich.table import Table
 from rich.text import Text
 
@@ -68,6 +69,8 @@ def to_json(models: dict[str, Result]) -> str:
     out: dict[str, Any] = {"models": list(models)}
     out.update({key: {name: d[key] for name, d in dicts.items()}
                 for key in ("summary", "counts", "options")})
+    if any("strata" in d for d in dicts.values()):  # per group of users (--strata)
+        out["strata"] = {name: d.get("strata") for name, d in dicts.items()}
     return json.dumps(out, default=_json_default, allow_nan=False)
 
 
@@ -162,6 +165,32 @@ def rich_table(models: dict[str, Result], title: str | None = None) -> Table:
     for metric, values in rows(models):
         table.add_row(metric, *(Text(_fmt(v) + superscript(_mark(tests, name, metric)))
                                 for name, v in zip(models, values, strict=True)))
+    return table
+
+
+def strata_table(strata: pd.DataFrame, model: str = "") -> Table:
+    """A rich :class:`~rich.table.Table` of :attr:`Result.strata <receval.result.Result>`: one
+    row per group of users (``(none)``: users the mapping does not name), its users and means.
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1, 2], "item": [1, 1]},
+        ...     {"user": [1, 2], "item": [1, 2], "score": [1.0, 1.0]}, ["P@1"],
+        ...     strata={1: "new", 2: "old"})
+        >>> strata_table(r.strata).row_count
+        2
+    """
+    title = f"{model}: per group of users" if model else "per group of users"
+    table = Table(title=Text(safe_text(title)))
+    metrics = [c for c in strata.columns if c not in ("group", "users")]
+    table.add_column("group", style="bold")
+    table.add_column("users", justify="right")
+    for name in metrics:
+        table.add_column(Text(safe_text(name)), justify="right")
+    for row in strata.itertuples(index=False):
+        cells = dict(zip(strata.columns, row, strict=True))
+        table.add_row(Text(safe_text(str(cells["group"]))), f"{int(cells['users']):,}",
+                      *(_fmt(float(cells[m])) for m in metrics))
     return table
 
 
