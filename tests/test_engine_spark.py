@@ -109,7 +109,7 @@ def test_identical_to_numba(spark: Any, seed: int, strings: bool, options: dict)
 
 def test_partitioning_changes_nothing(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """One partition, many partitions (most holding one side only), Spark's own choice, and
-    the rows shuffled one by one instead of packed per user."""
+    the rows packed as one list of structs per user instead of one list per column."""
     from receval.spark import engine
 
     truth, preds = _random(6, n_users=12)
@@ -119,9 +119,8 @@ def test_partitioning_changes_nothing(spark: Any, monkeypatch: pytest.MonkeyPatc
         _same(ref, got)
         assert parts is None or len(got.tasks) <= parts  # empty partitions emit nothing
         assert parts != 9 or len(got.tasks) > 2
-    for mode in ("flat", "struct"):  # the rows one by one; one list of structs per user
-        monkeypatch.setattr(engine, "_MODE", mode)
-        _same(ref, _both(spark, truth, preds, METRICS, partitions=4, relevance_threshold=2)[1])
+    monkeypatch.setattr(engine, "_MODE", "struct")  # one list of structs per user
+    _same(ref, _both(spark, truth, preds, METRICS, partitions=4, relevance_threshold=2)[1])
 
 
 def test_tied_scores_bring_the_order_column(spark: Any,

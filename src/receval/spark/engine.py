@@ -243,11 +243,12 @@ def _evaluate_spark(
     return out
 
 
-#: how the rows reach the partitions (``RECEVAL_SPARK_MODE``, for comparison): ``columns``
-#: packs each user's rows into one row of lists, one list per column (Arrow moves lists of
-#: numbers far faster than lists of structs); ``struct`` packs them as one list of row
-#: structs; ``flat`` shuffles the rows themselves
-_MODE = os.environ.get("RECEVAL_SPARK_MODE", "columns")
+#: how the rows reach the partitions: ``columns`` packs each user's rows into one row of
+#: lists, one list per column (Arrow moves lists of numbers far faster than lists of structs);
+#: ``struct`` packs them as one list of row structs, which keeps nulls (the fallback when a
+#: null id, score or order value would shift the column lists). Shuffling the rows
+#: themselves (``repartition`` by user) measured twice as slow as either: not offered.
+_MODE = "columns"
 
 
 def _has_score(wanted: Wanted, frame: Any) -> bool:
@@ -264,9 +265,7 @@ def _run(spark: Any, union: Any, task: _Task, out_schema: Any, specs: list[Any],
 
     parts = sopts["partitions"]
     names = [c for c in union.columns if c != "u"]
-    if mode == "flat":
-        shuffled = union.repartition(parts, "u") if parts else union.repartition("u")
-    elif mode == "struct":
+    if mode == "struct":
         # one row per user before the shuffle (Spark's partial aggregation packs a user's
         # rows where they are together): far fewer rows through the exchange
         shuffled = union.groupBy("u").agg(F.collect_list(F.struct(*names)).alias("r"))
@@ -289,7 +288,7 @@ def _run(spark: Any, union: Any, task: _Task, out_schema: Any, specs: list[Any],
         shuffled = union.groupBy("u").agg(*aggs)
     mapped = shuffled.mapInArrow(task, out_schema)
     cached = None
-    with _shuffle_partitions(spark, parts if mode != "flat" else None):
+    with _shuffle_partitions(spark, parts):
         if sopts["per_user"]:
             from pyspark import StorageLevel
 
@@ -624,23 +623,8 @@ def _columns_sides(table: pa.Table) -> tuple[list[pa.Table], int]:
 
 
 def _unpacked(table: pa.Table) -> pa.Table:
-    """One row per input row: ``u`` and the fields of the packed ``r`` lists."""
-    lists = [c for c in table.column_names if c.startswith(("l_", "a_"))]
-    if lists:
-        cols = {}
-        first = None
-        for c in lists:
-            arr = table.column(c).combine_chunks()
-            if first is None:
-                first = arr
-            flat = pc.list_flatten(arr)
-            if c.startswith("a_"):
-                flat = pc.list_flatten(flat)
-            cols[c[2:]] = flat
-        users = table.column("u").combine_chunks().take(pc.list_parent_indices(first))
-        return pa.table({"u": users, **cols})
-    if "r" not in table.column_names:
-        return table
+    """One row per input row: ``u`` and the fields of the packed ``r`` lists (``struct``
+    mode)."""
     lists = table.column("r").combine_chunks()
     flat = pc.list_flatten(lists)
     users = table.column("u").combine_chunks().take(pc.list_parent_indices(lists))
