@@ -411,13 +411,11 @@ def _evaluate_files(metrics: list[str], params: dict[str, Any], *,
     if params.get("strata"):  # a user -> group file, or a built-in stratum of --train
         strata = params["strata"]
         if Path(strata).exists():
-            import pandas as pd
             import pyarrow as pa
 
             # the file's ids read as the truth's were: text, or integers when all are
-            text = not pa.types.is_integer(truth.schema.field("user").type)
             strata = _read_strata(strata, params,
-                                  pd.Series([], dtype=object if text else "int64"))
+                                  text_ids=not pa.types.is_integer(truth.schema.field("user").type))
         kwargs["strata"] = strata
     for name, path, aligned_truth, preds in _read_predictions(params, truth):
         with warnings.catch_warnings():
@@ -449,12 +447,13 @@ def _within_depth(metrics: list[str], asked: list[str] | None, preds: Any) -> li
     counts = preds.group_by("user").aggregate([("user", "count")]).column("user_count")
     deepest = int(pc.max(counts).as_py() or 0)
     curve = re.compile(r"^[PR]@(\d+)$")
-    extra_ks = sorted({int(m.group(1)) for n in metrics if n not in set(asked or ())
+    kept = set(asked or ())
+    extra_ks = sorted({int(m.group(1)) for n in metrics if n not in kept
                        and (m := curve.match(n))})
     limit = next((k for k in extra_ks if k >= deepest), None)
     if limit is None:
         return metrics
-    return [n for n in metrics if n in set(asked or ()) or not (m := curve.match(n))
+    return [n for n in metrics if n in kept or not (m := curve.match(n))
             or int(m.group(1)) <= limit]
 
 
@@ -584,8 +583,8 @@ def _semantics(params: dict[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
-def _read_strata(path: str, params: dict[str, Any], users: Any) -> Any:
-    """The user -> group file as a frame, its user ids of the evaluation's type."""
+def _read_strata(path: str, params: dict[str, Any], *, text_ids: bool) -> Any:
+    """The user -> group file as a frame, its user ids text when the evaluation's are."""
     import pandas as pd
 
     suffix = Path(path).suffix.lower()
@@ -593,12 +592,12 @@ def _read_strata(path: str, params: dict[str, Any], users: Any) -> Any:
         frame = pd.read_parquet(path)
     else:
         frame = pd.read_csv(path, sep=params["delimiter"] or ("\t" if suffix == ".tsv" else ","),
-                            dtype=str if users.dtype == object else None)
+                            dtype=str if text_ids else None)
     user_col = params["user_col"]
     if user_col not in frame.columns:
         raise ReceValError(f"strata file {path} has no column {user_col!r} (columns: "
                            f"{', '.join(map(str, frame.columns))})")
-    if users.dtype == object:  # string ids: the file's ids as text too
+    if text_ids:  # string ids: the file's ids as text too
         frame[user_col] = frame[user_col].astype(str)
     return frame.rename(columns={user_col: "user"})
 

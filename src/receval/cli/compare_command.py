@@ -96,7 +96,8 @@ def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correctio
     train = None if runs.train is None else {"user": runs.train.users, "item": runs.train.items}
     if strata is not None:
         users = next(iter(runs.results.values())).per_user["user"]
-        groups = _read_strata(strata, params, users) if Path(strata).exists() else strata
+        groups = (_read_strata(strata, params, text_ids=users.dtype == object)
+                  if Path(strata).exists() else strata)
     result = compare_models(None, runs.results, asked, baseline=baseline, test=test,
                             correction=correction, alpha=alpha, n_resamples=resamples,
                             seed=seed, strata=groups, train=train)
