@@ -20,10 +20,12 @@ import importlib
 from types import ModuleType
 
 from receval import report  # noqa: F401  (lends Result its plot and notebook views)
+from receval import tracking  # noqa: F401  (lends Result its log method)
 from receval._version import __version__
 from receval.compare import Comparison, compare
 from receval.evaluation import evaluate
 from receval.exceptions import ReceValError, UndefinedMetricError, UndefinedMetricWarning
+from receval.gates import Gate, check
 from receval.measures.spec import MetricSpec, parse_metric, parse_metrics
 from receval.monitor import Monitor, monitor
 from receval.options import Options
@@ -37,6 +39,7 @@ SUBMODULES = ("adapters", "explain", "io", "metrics", "options", "profiles", "re
 
 __all__ = [
     "Comparison",
+    "Gate",
     "MetricSpec",
     "Monitor",
     "Options",
@@ -45,6 +48,7 @@ __all__ = [
     "UndefinedMetricError",
     "UndefinedMetricWarning",
     "__version__",
+    "check",
     "compare",
     "evaluate",
     "evaluate_scores",

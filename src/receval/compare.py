@@ -161,6 +161,22 @@ p_adjusted,effect_size,share_better,wins,ties,losses,n'
         """
         return to_latex(self)
 
+    def log(self, to: str, path: str | None = None) -> str:
+        """Log each model's metrics and, per pair and metric, the difference with its interval
+        and p-values, to ``to`` (``"mlflow"``, ``"dvc"`` or ``"json"``), with the options,
+        per-user values and counts: see :mod:`receval.tracking`.
+
+        Example:
+            >>> import receval, tempfile
+            >>> truth = {"user": [1, 2], "item": [1, 1]}
+            >>> a = {"user": [1, 2], "item": [1, 2], "score": [1.0, 1.0]}
+            >>> folder = receval.compare(truth, {"a": a, "b": a}, ["P@1"]).log(
+            ...     "json", tempfile.mkdtemp())
+        """
+        from receval.tracking import log_comparison
+
+        return log_comparison(self, to, path)
+
     def to_markdown(self) -> str:
         """A pipe table (4 decimals, p-values 3 significant digits); ``*`` marks a corrected
         p-value below alpha, explained in a footnote.

@@ -3,7 +3,7 @@
 Pure data: this module imports nothing from receval above :mod:`receval.exceptions`. Drawing
 and the notebook view belong to :mod:`receval.report`, which reads a Result and lends it
 :meth:`Result.plot` and :meth:`Result._repr_html_` through :data:`VIEWS` when it loads
-(``import receval`` loads it).
+(``import receval`` loads it); :mod:`receval.tracking` lends :meth:`Result.log` the same way.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ import pandas as pd
 from receval.exceptions import ReceValError
 
 #: The views a higher layer lends to :class:`Result`, by name: ``"plot"`` (``(result, kind,
-#: path, **kwargs) -> Figure``) and ``"html"`` (``(result) -> str``). :mod:`receval.report`
-#: fills it when it is imported, so the arrow points from the report to the data, never back.
+#: path, **kwargs) -> Figure``), ``"html"`` (``(result) -> str``) and ``"log"`` (``(result, to,
+#: path, name=) -> str``). :mod:`receval.report` and :mod:`receval.tracking` fill it when they
+#: are imported, so the arrow points from them to the data, never back.
 VIEWS: dict[str, Callable[..., Any]] = {}
 
 
@@ -160,6 +161,25 @@ class Result:
     def _repr_html_(self) -> str | None:
         view = VIEWS.get("html")
         return None if view is None else str(view(self))  # None: the notebook shows the repr
+
+    def log(self, to: str, path: str | None = None, *, name: str | None = None) -> str:
+        """Log the metrics (stable keys: ``nDCG@10`` -> ``ndcg_at_10``), the options and the
+        receval version (parameters), the per-user values (Parquet) and the counts (JSON) to
+        ``to``: ``"mlflow"`` (the active run, or a new one; returns its id), ``"dvc"`` or
+        ``"json"`` (files in the folder ``path``, default ``receval-log``; returns it). ``name``
+        nests the metrics under a model name. See :mod:`receval.tracking`.
+
+        Example:
+            >>> import receval, tempfile
+            >>> r = receval.evaluate({"user": [1], "item": [1]},
+            ...     {"user": [1], "item": [1], "score": [1.0]}, ["nDCG@10"])
+            >>> folder = r.log("dvc", tempfile.mkdtemp())
+        """
+        view = VIEWS.get("log")
+        if view is None:
+            raise ReceValError("Result.log: no tracker is registered; import receval.tracking "
+                               "(or receval) to log")
+        return str(view(self, to, path, name=name))
 
     def plot(self, kind: str, path: str | None = None, **kwargs: Any) -> Any:
         """Draw ``kind`` ("at-k", "pr-curve", "f-beta", "distribution", "comparison") as a

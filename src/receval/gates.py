@@ -1,0 +1,640 @@
+"""Gates: declarative expectations on a run or a comparison, checked in CI.
+
+A gate is a small TOML file (syntax in full: docs/gates.md) naming the data and the checks::
+
+    truth = "test.csv"
+    predictions = "new.csv"
+    baseline = "prod.csv"         # optional: checks against it use the paired interval
+    confidence = 0.95
+    checks = [
+      "nDCG@10 >= 0.05",
+      "nDCG@10 >= baseline - 0.01",
+      "users.without_match <= 25",
+    ]
+
+:func:`check` evaluates the model (and the baseline), checks every expectation and returns a
+:class:`Gate`: each check with its value, its interval and whether it holds, as text, a table
+or JUnit XML (``receval check gate.toml --junit gate.xml`` exits 3 when a check fails).
+
+The expressions are read by a tiny grammar (never ``eval``)::
+
+    check    := subject OP bound
+    subject  := METRIC [ "[" GROUP | "*" "]" ]     a metric (of the model under test)
+              | SECTION "." NAME ["." NAME]        a count of Result.counts
+    bound    := NUMBER | "baseline" [ ("+" | "-") NUMBER ]
+    OP       := ">=" | ">" | "<=" | "<" | "=="
+
+- ``METRIC OP NUMBER``: the model's value (its mean over users, as ``evaluate`` reports it)
+  against the number; the interval shown beside it (bootstrap percentile at ``confidence``) is
+  information, the check compares the value.
+- ``METRIC OP baseline [+|- m]``: the paired difference d = model - baseline per user
+  (:func:`receval.compare`, its bootstrap percentile interval at level ``confidence``). With
+  ``>=`` (or ``>``) the check holds only when the interval's LOWER end is >= (>) ``-m`` (``+m``):
+  ``nDCG@10 >= baseline - 0.01`` at 0.95 holds when the data rule out, at 95% two-sided (97.5%
+  one-sided), a loss of more than 0.01. With ``<=`` (``<``) the UPPER end must be <= (<) the
+  margin. ``==`` is refused (no interval proves equality).
+- ``[GROUP]``: the value (or difference) within one group of ``strata``; ``[*]``: one check per
+  group (the groups of the model's evaluation, ``(none)`` included when present).
+- ``SECTION.NAME``: a count of :attr:`receval.result.Result.counts` (``users.without_match``,
+  ``rows.predictions_dropped_duplicates``, ``train.truth_in_train`` with ``train``, ...),
+  compared exactly.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import operator
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from receval.compare import ALL, Comparison, compare
+from receval.evaluation import evaluate
+from receval.exceptions import ReceValError
+from receval.result import Result
+from receval.stats.intervals import bootstrap_means, percentile_interval
+from receval.stats.paired import stream
+
+#: the sections of Result.counts a count check may name
+COUNT_SECTIONS = ("users", "rows", "train", "undefined", "averaged", "ties_at_cutoff")
+
+#: the keys a gate file may have
+KEYS = ("name", "truth", "predictions", "baseline", "train", "strata", "confidence",
+        "resamples", "seed", "metrics", "checks", "options")
+
+#: evaluate's keyword arguments a gate sets itself (not in [options])
+OWN = ("truth", "predictions", "metrics", "train", "strata")
+
+#: the metric evaluated when every check is a count
+COUNT_ONLY_METRIC = "nDCG@10"
+
+OPS: dict[str, Callable[[Any, Any], bool]] = {">=": operator.ge, ">": operator.gt,
+                                              "<=": operator.le, "<": operator.lt,
+                                              "==": operator.eq}
+
+_CHECK = re.compile(r"^\s*(?P<subject>[^\s\[\]<>=!]+)\s*(?:\[(?P<group>[^\]]*)\])?\s*"
+                    r"(?P<op>>=|<=|==|>|<)\s*(?P<bound>.*?)\s*$")
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_BOUND = re.compile(rf"^(?:(?P<number>{_NUMBER})|baseline(?:\s*(?P<sign>[-+])\s*"
+                    rf"(?P<margin>{_NUMBER[5:]}))?)$")
+_COUNT = re.compile(r"^[A-Za-z_]\w*(?:\.\w+)+$")
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """One parsed check: ``subject op bound``.
+
+    Attributes:
+        text: the check as written.
+        kind: ``"metric"`` (against a number), ``"baseline"`` (the paired difference against a
+            margin) or ``"count"`` (a count of ``Result.counts``).
+        subject: the metric name, or the count's path (``("users", "without_match")``).
+        op: ``>=``, ``>``, ``<=``, ``<`` or ``==``.
+        bound: the number, or for ``baseline`` the margin (``baseline - 0.01``: -0.01).
+        group: ``None`` (every user), a group of ``strata`` or ``"*"`` (each group).
+        where: where it was written (``gate.toml line 7``, ``check 2``).
+    """
+
+    text: str
+    kind: str
+    subject: Any
+    op: str
+    bound: float
+    group: str | None = None
+    where: str = ""
+
+    @property
+    def metric(self) -> str | None:
+        return None if self.kind == "count" else str(self.subject)
+
+
+def parse_check(text: str, where: str = "check") -> Expectation:
+    """Read one check (the grammar of :mod:`receval.gates`); a check that cannot be read is a
+    :class:`~receval.exceptions.ReceValError` naming ``where``.
+
+    Example:
+        >>> e = parse_check("nDCG@10[cold] >= baseline - 0.01")
+        >>> e.kind, e.subject, e.op, e.bound, e.group
+        ('baseline', 'nDCG@10', '>=', -0.01, 'cold')
+        >>> parse_check("users.without_match == 0").subject
+        ('users', 'without_match')
+        >>> parse_check("nDCG@10 => 0.1", "gate.toml line 4")
+        Traceback (most recent call last):
+        ...
+        receval.exceptions.ReceValError: gate.toml line 4: cannot read the check 'nDCG@10 => \
+0.1': write SUBJECT OP BOUND with OP one of >=, >, <=, <, == (e.g. 'nDCG@10 >= 0.09')
+    """
+    if not isinstance(text, str):
+        raise ReceValError(f"{where}: a check is a string such as 'nDCG@10 >= 0.09', got "
+                           f"{text!r}")
+    match = _CHECK.match(text)
+    if match is None or not match["bound"]:
+        raise ReceValError(f"{where}: cannot read the check {text!r}: write SUBJECT OP BOUND "
+                           "with OP one of >=, >, <=, <, == (e.g. 'nDCG@10 >= 0.09')")
+    subject, op, raw_group = match["subject"], match["op"], match["group"]
+    bound_match = _BOUND.match(match["bound"])
+    if bound_match is None:
+        raise ReceValError(f"{where}: check {text!r}: the bound {match['bound']!r} is neither "
+                           "a number nor 'baseline', 'baseline - NUMBER' or 'baseline + NUMBER'")
+    group = None
+    if raw_group is not None:
+        group = raw_group.strip().strip("'\"")
+        if not group:
+            raise ReceValError(f"{where}: check {text!r}: name a group between the brackets "
+                               "(or * for each group)")
+    first = subject.split(".", 1)[0]
+    if _COUNT.match(subject) and first in COUNT_SECTIONS:
+        if bound_match["number"] is None:
+            raise ReceValError(f"{where}: check {text!r}: a count is compared with a number, "
+                               "not with the baseline")
+        if group is not None:
+            raise ReceValError(f"{where}: check {text!r}: counts are over every user; "
+                               "drop the [group]")
+        return Expectation(text, "count", tuple(subject.split(".")), op,
+                           float(bound_match["number"]), None, where)
+    _check_metric(subject, text, where)
+    if bound_match["number"] is not None:
+        return Expectation(text, "metric", subject, op, float(bound_match["number"]), group,
+                           where)
+    if op == "==":
+        raise ReceValError(f"{where}: check {text!r}: '==' against the baseline cannot be "
+                           "shown by an interval; use >= or <= with a margin")
+    margin = float(bound_match["margin"] or 0.0)
+    return Expectation(text, "baseline", subject, op,
+                       -margin if bound_match["sign"] == "-" else margin, group, where)
+
+
+def _check_metric(name: str, text: str, where: str) -> None:
+    from receval.beyond.names import parse_beyond
+    from receval.measures.spec import parse_metric
+
+    if parse_beyond(name) is not None:
+        return
+    try:
+        parse_metric(name)
+    except ReceValError as err:
+        raise ReceValError(f"{where}: check {text!r}: {err} (a count is "
+                           f"{'|'.join(COUNT_SECTIONS)}.NAME, e.g. users.without_match)") from None
+
+
+@dataclass
+class Outcome:
+    """One check's result.
+
+    Attributes:
+        expectation: the check.
+        name: the check as a test case is named (``[*]`` replaced by the group).
+        group: the group it was checked on (``None``: every user).
+        value: the model's value, the paired difference (``baseline`` checks) or the count.
+        low, high: the interval at the gate's confidence (NaN for counts and catalogue
+            metrics).
+        passed: whether it holds.
+        reason: one line saying why (the value against the bound).
+    """
+
+    expectation: Expectation
+    name: str
+    group: str | None
+    value: float
+    low: float
+    high: float
+    passed: bool
+    reason: str
+
+
+@dataclass
+class Gate:
+    """What :func:`check` returns: every :class:`Outcome`, the Results and the comparison.
+
+    Example:
+        >>> import receval
+        >>> truth = {"user": [1, 2], "item": [1, 1]}
+        >>> preds = {"user": [1, 2], "item": [1, 2], "score": [1.0, 1.0]}
+        >>> gate = receval.check({"truth": truth, "predictions": preds,
+        ...                       "checks": ["P@1 >= 0.4", "users.without_match == 0"]})
+        >>> gate.passed, [o.passed for o in gate.outcomes]
+        (False, [True, False])
+    """
+
+    name: str
+    outcomes: list[Outcome]
+    confidence: float
+    results: dict[str, Result] = field(default_factory=dict, repr=False)
+    comparison: Comparison | None = field(default=None, repr=False)
+
+    @property
+    def passed(self) -> bool:
+        return all(o.passed for o in self.outcomes)
+
+    @property
+    def failures(self) -> list[Outcome]:
+        return [o for o in self.outcomes if not o.passed]
+
+    def rows(self) -> list[list[str]]:
+        """Each check as text cells: result, check, value, interval, what must hold.
+
+        Example:
+            >>> import receval
+            >>> gate = receval.check({"truth": {"user": [1], "item": [1]},
+            ...     "predictions": {"user": [1], "item": [1], "score": [1.0]},
+            ...     "checks": ["P@1 >= 0.5"]})
+            >>> gate.rows()
+            [['pass', 'P@1 >= 0.5', '1.0000', '[1.0000, 1.0000]', '>= 0.5']]
+        """
+        return [["pass" if o.passed else "FAIL", o.name, _value(o), _interval(o), _needs(o)]
+                for o in self.outcomes]
+
+    def to_text(self) -> str:
+        """One line per check, then the verdict.
+
+        Example:
+            >>> import receval
+            >>> gate = receval.check({"truth": {"user": [1], "item": [1]},
+            ...     "predictions": {"user": [1], "item": [1], "score": [1.0]},
+            ...     "checks": ["P@1 >= 0.5"]})
+            >>> print(gate.to_text())
+            pass  P@1 >= 0.5  1.0000  [1.0000, 1.0000]  >= 0.5
+            1 check(s), 0 failed
+        """
+        lines = ["  ".join(c for c in row if c) for row in self.rows()]
+        return "\n".join([*lines, verdict(self)])
+
+    def __repr__(self) -> str:
+        return f"Gate({self.name!r}, passed={self.passed})\n{self.to_text()}"
+
+    def to_junit(self) -> str:
+        """The checks as JUnit XML (one ``testsuite``, a ``testcase`` per check, a ``failure``
+        for each check that does not hold), as CI systems read it.
+
+        Example:
+            >>> import receval
+            >>> gate = receval.check({"truth": {"user": [1], "item": [1]},
+            ...     "predictions": {"user": [1], "item": [1], "score": [1.0]},
+            ...     "checks": ["P@1 >= 0.5"]})
+            >>> print(gate.to_junit().splitlines()[2])
+              <testsuite name="gate" tests="1" failures="0" errors="0" skipped="0">
+        """
+        import xml.etree.ElementTree as ET
+
+        failed = len(self.failures)
+        counts = {"tests": str(len(self.outcomes)), "failures": str(failed), "errors": "0"}
+        root = ET.Element("testsuites", {"name": "receval check", **counts})
+        suite = ET.SubElement(root, "testsuite", {"name": self.name, **counts, "skipped": "0"})
+        for o in self.outcomes:
+            case = ET.SubElement(suite, "testcase", {"classname": f"receval.{self.name}",
+                                                     "name": o.name})
+            if not o.passed:
+                failure = ET.SubElement(case, "failure", {"message": o.reason,
+                                                          "type": "CheckFailed"})
+                failure.text = f"{o.expectation.where}: {o.expectation.text}\n{o.reason}"
+            out = ET.SubElement(case, "system-out")
+            out.text = "  ".join(c for c in (_value(o), _interval(o), _needs(o)) if c)
+        ET.indent(root)
+        return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(
+            root, encoding="unicode") + "\n"
+
+
+def verdict(gate: Gate) -> str:
+    """The last line: how many checks, how many failed.
+
+    Example:
+        >>> verdict(Gate("gate", [], 0.95))
+        '0 check(s), 0 failed'
+    """
+    return f"{len(gate.outcomes)} check(s), {len(gate.failures)} failed"
+
+
+def _value(o: Outcome) -> str:
+    if o.expectation.kind == "count":
+        return f"{o.value:g}"
+    if math.isnan(o.value):
+        return "undefined"
+    return f"{o.value:+.4f}" if o.expectation.kind == "baseline" else f"{o.value:.4f}"
+
+
+def _interval(o: Outcome) -> str:
+    if math.isnan(o.low) or math.isnan(o.high):
+        return ""
+    spec = "+.4f" if o.expectation.kind == "baseline" else ".4f"
+    return f"[{o.low:{spec}}, {o.high:{spec}}]"
+
+
+def _needs(o: Outcome) -> str:
+    e = o.expectation
+    if e.kind == "baseline":
+        end = "low" if e.op in (">=", ">") else "high"
+        return f"{end} {e.op} {e.bound:+g}"
+    return f"{e.op} {e.bound:g}"
+
+
+# --- the gate file ----------------------------------------------------------------------------
+
+
+def load(config: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any], str, Path | None]:
+    """The gate as a dict, its name (the file's stem, or ``name=``) and the file (``None`` for
+    a dict); a file that TOML cannot read is an error naming its line.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "gate.toml"
+        >>> _ = p.write_text('checks = ["P@10 >= 0.1"\\n')
+        >>> load(p)
+        Traceback (most recent call last):
+        ...
+        receval.exceptions.ReceValError: gate.toml: not valid TOML: Unclosed array (at end of \
+document)
+    """
+    if isinstance(config, Mapping):
+        data, path = dict(config), None
+    else:
+        path = Path(config)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ReceValError(f"gate file {str(path)!r} does not exist") from None
+        except (OSError, UnicodeDecodeError) as err:
+            raise ReceValError(f"gate file {str(path)!r} cannot be read: {err}") from None
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as err:
+            raise ReceValError(f"{path.name}: not valid TOML: {err}") from None
+    name = str(data.get("name") or (path.stem if path is not None else "gate"))
+    return data, name, path
+
+
+class _Lines:
+    """Where a key or a check is written in the gate file, for the error messages."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.lines = [] if path is None else path.read_text(encoding="utf-8").splitlines()
+
+    def key(self, key: str) -> str:
+        pattern = re.compile(rf"^\s*{re.escape(key)}\s*=")
+        return self._at(lambda line: bool(pattern.match(line)), f"key {key!r}")
+
+    def check(self, text: str, index: int) -> str:
+        quoted = (f'"{text}"', f"'{text}'")
+        return self._at(lambda line: any(q in line for q in quoted), f"check {index + 1}")
+
+    def _at(self, found: Callable[[str], bool], fallback: str) -> str:
+        if self.path is None:
+            return fallback
+        for number, line in enumerate(self.lines, 1):
+            if found(line.split("#", 1)[0] if "#" in line and '"' not in line else line):
+                return f"{self.path.name} line {number}"
+        return f"{self.path.name} ({fallback})"
+
+
+def check(config: str | Path | Mapping[str, Any]) -> Gate:
+    """Check a gate: ``config`` is a gate file (TOML, docs/gates.md) or the same content as a
+    dict (where ``truth``, ``predictions``, ``baseline``, ``train`` may also be frames).
+
+    The model (``predictions``) is evaluated with ``truth`` on the metrics the checks name
+    (and ``metrics``), with ``train`` and ``strata`` when given and ``[options]`` (the keyword
+    arguments of :func:`receval.evaluate`); with ``baseline`` and a check against it, the
+    baseline too, and :func:`receval.compare` pairs them at ``1 - confidence``. Paths are
+    relative to the gate file's folder. Bad input (a key, a check, a file) is a
+    :class:`~receval.exceptions.ReceValError` naming the line.
+
+    Example:
+        >>> import receval
+        >>> truth = {"user": [1, 2, 3, 4], "item": [1, 1, 1, 1]}
+        >>> old = {"user": [1, 2, 3, 4], "item": [2, 2, 1, 1], "score": [1.0] * 4}
+        >>> new = {"user": [1, 2, 3, 4], "item": [1, 1, 1, 1], "score": [1.0] * 4}
+        >>> gate = receval.check({"truth": truth, "predictions": new, "baseline": old,
+        ...     "resamples": 1000, "checks": ["P@1 >= 0.9", "P@1 >= baseline - 0.01"]})
+        >>> print(gate.to_text())
+        pass  P@1 >= 0.9  1.0000  [1.0000, 1.0000]  >= 0.9
+        pass  P@1 >= baseline - 0.01  +0.5000  [+0.0000, +1.0000]  low >= -0.01
+        2 check(s), 0 failed
+    """
+    data, name, path = load(config)
+    lines = _Lines(path)
+    unknown = [k for k in data if k not in KEYS]
+    if unknown:
+        raise ReceValError(f"{lines.key(unknown[0])}: unknown key {unknown[0]!r}; a gate has "
+                           f"{', '.join(KEYS)}")
+    for key in ("truth", "predictions"):
+        if key not in data:
+            raise ReceValError(f"{path.name if path else 'gate'}: {key!r} is missing (the "
+                               f"{key} file to evaluate)")
+    raw_checks = data.get("checks")
+    if not isinstance(raw_checks, list) or not raw_checks:
+        raise ReceValError(f"{lines.key('checks')}: 'checks' must be a non-empty list of "
+                           "strings such as \"nDCG@10 >= 0.09\"")
+    expectations = [parse_check(text, lines.check(str(text), i))
+                    for i, text in enumerate(raw_checks)]
+    confidence = _number(data, "confidence", 0.95, lines, low=0.0, high=1.0)
+    resamples = int(_number(data, "resamples", 10_000, lines, low=1, integer=True))
+    seed = int(_number(data, "seed", 0, lines, low=0, integer=True))
+    base = path.parent if path is not None else Path()
+    options = _options(data.get("options", {}), lines)
+    extra = data.get("metrics", [])
+    if not isinstance(extra, list) or not all(isinstance(m, str) for m in extra):
+        raise ReceValError(f"{lines.key('metrics')}: 'metrics' must be a list of metric names")
+    metrics = list(dict.fromkeys([*(e.metric for e in expectations if e.metric), *extra]))
+    metrics = metrics or [COUNT_ONLY_METRIC]
+    train = _input(data.get("train"), base)
+    strata = _strata(data.get("strata"), base, lines)
+    grouped = [e for e in expectations if e.group is not None]
+    if grouped and strata is None:
+        raise ReceValError(f"{grouped[0].where}: check {grouped[0].text!r} names a group: "
+                           "set strata = FILE or a built-in name (activity, cold)")
+    against = [e for e in expectations if e.kind == "baseline"]
+    if against and data.get("baseline") is None:
+        raise ReceValError(f"{against[0].where}: check {against[0].text!r} compares with the "
+                           "baseline: set baseline = FILE")
+    model, base_name = _names(data)
+    truth = _input(data["truth"], base)
+    kwargs = {**options, **({"train": train} if train is not None else {})}
+    result = evaluate(truth, _input(data["predictions"], base), metrics,
+                      strata=strata if grouped else None, **kwargs)
+    results = {model: result}
+    comparison = None
+    if against:
+        other = evaluate(truth, _input(data["baseline"], base), metrics, **kwargs)
+        results[base_name] = other
+        comparison = compare(None, {model: result, base_name: other}, metrics,
+                             baseline=base_name, alpha=1 - confidence, n_resamples=resamples,
+                             seed=seed, strata=_resolved(strata, train, result)
+                             if any(e.group for e in against) else None)
+    rows = None
+    if any(e.group is not None and e.kind == "metric" for e in expectations):
+        from receval.strata import as_mapping, group_rows
+
+        rows = group_rows(result.per_user["user"].to_numpy(),
+                          as_mapping(_resolved(strata, train, result)))
+    outcomes = [o for e in expectations
+                for o in _outcomes(e, result, comparison, confidence, resamples, seed, model,
+                                   rows)]
+    return Gate(name, outcomes, confidence, results, comparison)
+
+
+def _names(data: Mapping[str, Any]) -> tuple[str, str]:
+    """The model's and the baseline's names: their files' stems (``model`` / ``baseline``
+    when they are not files or share a stem)."""
+    model = Path(data["predictions"]).stem if isinstance(data["predictions"], str) else "model"
+    raw = data.get("baseline")
+    base = Path(raw).stem if isinstance(raw, str) else "baseline"
+    return (model, base) if model != base else ("model", "baseline")
+
+
+def _number(data: Mapping[str, Any], key: str, default: float, lines: _Lines, *, low: float,
+            high: float | None = None, integer: bool = False) -> float:
+    value = data.get(key, default)
+    kind = "an integer" if integer else "a number"
+    ok = (isinstance(value, int) if integer else isinstance(value, int | float)) and \
+        not isinstance(value, bool) and value >= low and (high is None or value < high)
+    if not ok or (key == "confidence" and value <= low):
+        bounds = f"between {low:g} and {high:g}" if high is not None else f">= {low:g}"
+        raise ReceValError(f"{lines.key(key)}: {key!r} must be {kind} {bounds}, got {value!r}")
+    return float(value)
+
+
+def _options(options: Any, lines: _Lines) -> dict[str, Any]:
+    """``[options]``: the keyword arguments of :func:`receval.evaluate` (names checked)."""
+    if not isinstance(options, Mapping):
+        raise ReceValError(f"{lines.key('options')}: 'options' must be a table ([options])")
+    known = [p for p in inspect.signature(evaluate).parameters if p not in OWN]
+    for key in options:
+        if key not in known:
+            raise ReceValError(f"{lines.key(key)}: {key!r} is not an option of "
+                               f"receval.evaluate; one of: {', '.join(known)}")
+    return dict(options)
+
+
+def _input(value: Any, base: Path) -> Any:
+    """A path relative to the gate file's folder; anything else (a frame) as it is."""
+    if isinstance(value, str):
+        path = Path(value)
+        return str(path if path.is_absolute() else base / path)
+    return value
+
+
+def _strata(value: Any, base: Path, lines: _Lines) -> Any:
+    """A built-in name as it is; a file (CSV, TSV or Parquet) as a frame."""
+    if not isinstance(value, str):
+        return value
+    path = Path(_input(value, base))
+    if not path.exists():
+        if ("/" in value or "." in value) and ":" not in value:
+            raise ReceValError(f"{lines.key('strata')}: strata file {value!r} does not exist")
+        return value  # a built-in stratum: evaluate checks the name
+    if path.suffix.lower() == ".parquet":
+        return pd.read_parquet(path)
+    return pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",")
+
+
+def _resolved(strata: Any, train: Any, result: Result) -> Any:
+    """A built-in stratum as the mapping ``evaluate`` used, for ``compare``."""
+    if not isinstance(strata, str):
+        return strata
+    from receval.training import read_train, resolve_strata
+
+    frame = read_train(train) if isinstance(train, str) else train
+    return resolve_strata(strata, frame, result.per_user["user"].tolist())
+
+
+# --- checking ---------------------------------------------------------------------------------
+
+
+def _outcomes(e: Expectation, result: Result, comparison: Comparison | None,
+              confidence: float, resamples: int, seed: int, model: str,
+              rows: dict[str, np.ndarray] | None) -> list[Outcome]:
+    if e.kind == "count":
+        return [_count(e, result)]
+    groups: list[str | None] = [None]
+    if e.group is not None:
+        present = [str(g) for g in result.strata["group"]] if e.kind == "metric" else \
+            [str(g) for g in dict.fromkeys(comparison.table["group"]) if g != ALL] \
+            if comparison is not None else []
+        if e.group == "*":
+            groups = list(present)
+        elif e.group in present:
+            groups = [e.group]
+        else:
+            raise ReceValError(f"{e.where}: check {e.text!r}: no group {e.group!r} in strata "
+                               f"(groups: {', '.join(present) or 'none'})")
+    if e.kind == "baseline":
+        assert comparison is not None
+        return [_against(e, g, comparison, model) for g in groups]
+    return [_absolute(e, g, result, confidence, resamples, seed,
+                      None if g is None or rows is None else rows.get(g)) for g in groups]
+
+
+def _named(e: Expectation, group: str | None) -> str:
+    if group is None:
+        return e.text
+    subject = str(e.subject)
+    return _CHECK.sub(lambda m: f"{subject}[{group}] {m['op']} {m['bound']}", e.text)
+
+
+def _count(e: Expectation, result: Result) -> Outcome:
+    node: Any = result.counts
+    for depth, part in enumerate(e.subject):
+        if not isinstance(node, Mapping) or part not in node:
+            where = ".".join(e.subject[:depth]) or "counts"
+            have = ", ".join(map(str, node)) if isinstance(node, Mapping) else "no names"
+            why = (" (train = FILE adds the training audit)"
+                   if e.subject[0] == "train" and depth == 0 else "")
+            raise ReceValError(f"{e.where}: check {e.text!r}: {where} has no {part!r}{why}; "
+                               f"it has {have}")
+        node = node[part]
+    if isinstance(node, Mapping) or isinstance(node, bool) or not isinstance(node, int | float):
+        raise ReceValError(f"{e.where}: check {e.text!r}: {'.'.join(e.subject)} is not a "
+                           "count; name one of its entries")
+    value = float(node)
+    passed = OPS[e.op](value, e.bound)
+    return Outcome(e, e.text, None, value, math.nan, math.nan, passed,
+                   f"{'.'.join(e.subject)} = {value:g}, needs {e.op} {e.bound:g}")
+
+
+def _absolute(e: Expectation, group: str | None, result: Result, confidence: float,
+              resamples: int, seed: int, members: np.ndarray | None) -> Outcome:
+    """The model's value (in ``group``: the rows ``members`` of its per-user values) against
+    the bound; the interval: the bootstrap percentile interval of the mean over users."""
+    metric = str(e.subject)
+    if group is None:
+        value = float(result.summary[metric])
+    else:
+        row = result.strata.loc[result.strata["group"].astype(str) == group].iloc[0]
+        value = float(row[metric])
+    low = high = math.nan
+    if metric in result.per_user.columns and (group is None or members is not None):
+        values = result.per_user[metric].to_numpy(dtype=float)
+        if members is not None:
+            values = values[members]
+        values = values[~np.isnan(values)]
+        if len(values):
+            rng = stream(seed, "gate", metric, *(() if group is None else (group,)))
+            low, high = percentile_interval(bootstrap_means(values, resamples, rng),
+                                            1 - confidence)
+    passed = not math.isnan(value) and OPS[e.op](value, e.bound)
+    shown = "undefined" if math.isnan(value) else f"{value:.4f}"
+    return Outcome(e, _named(e, group), group, value, low, high, passed,
+                   f"{metric}{f'[{group}]' if group else ''} = {shown}, needs {e.op} "
+                   f"{e.bound:g}")
+
+
+def _against(e: Expectation, group: str | None, comparison: Comparison, model: str) -> Outcome:
+    table = comparison.table
+    pick = (table["model"] == model) & (table["metric"] == e.subject)
+    if "group" in table.columns:
+        pick &= table["group"].astype(str) == (ALL if group is None else group)
+    row = table.loc[pick].iloc[0]
+    delta, low, high = float(row["delta"]), float(row["ci_low"]), float(row["ci_high"])
+    end, name = (low, "low") if e.op in (">=", ">") else (high, "high")
+    passed = not math.isnan(end) and OPS[e.op](end, e.bound)
+    shown = "undefined" if math.isnan(end) else f"{end:+.4f}"
+    level = f"{1 - comparison.options['alpha']:.0%}"
+    return Outcome(e, _named(e, group), group, delta, low, high, passed,
+                   f"difference {delta:+.4f}; its {level} interval's {name} end is {shown}, "
+                   f"needs {e.op} {e.bound:+g}")
