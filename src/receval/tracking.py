@@ -113,7 +113,9 @@ class Record:
 def record(models: Mapping[str, Result], comparison: Any = None, *,
            nest: bool = True) -> Record:
     """The :class:`Record` of ``models`` (name -> Result) and, optionally, the comparison
-    between them; ``nest=False`` (one model, no name) keeps the keys flat.
+    between them. The flat keys (MLflow) of a model alone are its metric keys, those of
+    several models ``model/metric_key``; the nested numbers (DVC, JSON) are under each model's
+    name, unless ``nest=False`` (one model given without a name).
 
     Example:
         >>> import receval
@@ -121,7 +123,9 @@ def record(models: Mapping[str, Result], comparison: Any = None, *,
         ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"])
         >>> rec = record({"svd": r})
         >>> rec.metrics, rec.nested, rec.params["receval_version"] == receval.__version__
-        ({'svd/p_at_1': 1.0}, {'svd': {'p_at_1': 1.0}}, True)
+        ({'p_at_1': 1.0}, {'svd': {'p_at_1': 1.0}}, True)
+        >>> record({"a": r, "b": r}).metrics
+        {'a/p_at_1': 1.0, 'b/p_at_1': 1.0}
     """
     metrics: dict[str, float] = {}
     nested: dict[str, Any] = {}
@@ -136,9 +140,11 @@ def record(models: Mapping[str, Result], comparison: Any = None, *,
         if math.isfinite(number):  # why a value is not a number: counts.json, summary_null
             metrics[key] = number
 
+    # one model alone in a run: its keys as they are (the run is the model)
+    several = len(models) > 1 or comparison is not None
     for name, result in models.items():
         keys = metric_keys(result.summary)
-        prefix = f"{_segment(name)}/" if nest else ""
+        prefix = f"{_segment(name)}/" if several else ""
         inner = {keys[m]: _finite(v) for m, v in result.summary.items()}
         if nest:
             nested[name] = inner
@@ -236,8 +242,9 @@ def _plain(value: Any) -> Any:
 
 def log_result(result: Result, to: str, path: str | Path | None = None, *,
                name: str | None = None) -> str:
-    """Log one :class:`~receval.result.Result` (see :func:`log`); ``name`` nests its metrics
-    under the model's name (``name/ndcg_at_10`` in MLflow, ``{name: {...}}`` in DVC).
+    """Log one :class:`~receval.result.Result` (see :func:`log`) under the keys
+    :func:`metric_key` gives; ``name`` nests its numbers under the model's name in DVC's and
+    JSON's files (``{name: {"ndcg_at_10": ...}}``).
 
     Example:
         >>> import receval, tempfile, json, pathlib

@@ -7,6 +7,7 @@ share is in :mod:`receval.cli.common`.
 """
 
 from receval.cli import (  # noqa: F401  (importing a command module registers it on main)
+    check_command,
     compare_command,
     demo_command,
     evaluate_command,

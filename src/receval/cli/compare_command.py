@@ -24,6 +24,7 @@ from receval.cli.common import (
     _warn_undefined,
     main,
 )
+from receval.cli.log_option import _check_log, _log_options, _log_runs
 from receval.exceptions import ReceValError
 from receval.io.terminal import safe_text
 
@@ -60,6 +61,7 @@ from receval.io.terminal import safe_text
 @click.option("--format", "-f", "fmt",
               type=click.Choice(("table", "json", "csv", "markdown", "latex")),
               default="table", show_default=True, help="How the comparison is printed.")
+@_log_options
 @_errors_exit_2
 def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correction: str,
             alpha: float, resamples: int, seed: int, strata: str | None, fmt: str,
@@ -82,6 +84,7 @@ def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correctio
     if len(params["predictions"]) + popular < 2:
         raise ReceValError("compare needs at least two --predictions files")
     _check_columns(params)
+    _check_log(params)
     asked, beyond = _metric_names(metrics)
     specs = [parse_beyond(n) for n in beyond]
     catalogue = [s.name for s in specs if s is not None and s.entry.reduction == "catalogue"]
@@ -121,6 +124,7 @@ def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correctio
         out = _stdout()
         out.print(table)
         out.print(Text(footnote(result)), style="dim", highlight=False)
+    _log_runs(params, result.results, result)
     runs.print_notes()
 
 

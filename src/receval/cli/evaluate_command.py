@@ -28,6 +28,7 @@ from receval.cli.common import (
     _write_per_user,
     main,
 )
+from receval.cli.log_option import _check_log, _log_options, _log_runs
 from receval.exceptions import ReceValError
 from receval.io.output import TABLE_SUFFIXES, atomic_output, sigterm_as_exit
 from receval.io.terminal import safe_text
@@ -63,6 +64,7 @@ from receval.report.tables import FORMATS as OUTPUT_FORMATS  # one list: the ren
               help="Metrics per group of users too: a file (CSV, TSV or Parquet) with the user "
                    "column and one group column, or a built-in stratum of --train: activity, "
                    "activity:N, cold, cold:N. Users the file does not name: group (none).")
+@_log_options
 @_errors_exit_2
 def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: str | None,
              max_k: int | None, **params: Any) -> None:
@@ -85,6 +87,7 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
     accuracy = [n for n in asked if n not in beyond]
     outputs = _check_output(params, {"--per-user": (per_user, TABLE_SUFFIXES),
                                      "--report": (report, REPORT_SUFFIXES)})
+    _check_log(params)
     section = bool(report and params.get("train"))  # the report's beyond-accuracy section
     if report and not accuracy:
         raise ReceValError("--report needs an accuracy metric besides the beyond-accuracy "
@@ -137,6 +140,7 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
         click.echo(tables.render(_for_tables(models), fmt).rstrip("\n"))
     if report:
         _print_written("report", report)
+    _log_runs(params, models)
     runs.print_notes()
 
 
