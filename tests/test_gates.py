@@ -8,6 +8,7 @@ from __future__ import annotations
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -55,7 +56,7 @@ def gate(folder: Path, checks: list[str], extra: str = "", name: str = "gate.tom
     return path
 
 
-def run(*args: str):  # noqa: ANN201
+def run(*args: str) -> Any:
     return CliRunner().invoke(main, ["check", *args])
 
 

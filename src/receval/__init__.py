@@ -19,8 +19,8 @@ Every documented submodule is reachable from ``import receval`` alone, loaded on
 import importlib
 from types import ModuleType
 
-from receval import report  # noqa: F401  (lends Result its plot and notebook views)
-from receval import tracking  # noqa: F401  (lends Result its log method)
+# report lends Result its plot and notebook views, tracking its log method
+from receval import report, tracking  # noqa: F401
 from receval._version import __version__
 from receval.compare import Comparison, compare
 from receval.evaluation import evaluate

@@ -591,7 +591,7 @@ def _count(e: Expectation, result: Result) -> Outcome:
             raise ReceValError(f"{e.where}: check {e.text!r}: {where} has no {part!r}{why}; "
                                f"it has {have}")
         node = node[part]
-    if isinstance(node, Mapping) or isinstance(node, bool) or not isinstance(node, int | float):
+    if isinstance(node, Mapping | bool) or not isinstance(node, int | float):
         raise ReceValError(f"{e.where}: check {e.text!r}: {'.'.join(e.subject)} is not a "
                            "count; name one of its entries")
     value = float(node)
