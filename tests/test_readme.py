@@ -29,7 +29,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 SETUP_COMMANDS = ("pip install . && receval demo", "bash .ci/run")
 SKIP_MARK = re.compile(r"<!-- readme-test: skip \((.+?)\) -->\s*$")
 #: blocks marked as not run; change it only with a reason in the README
-EXPECTED_SKIPS = 1
+EXPECTED_SKIPS = 2
 
 
 def blocks() -> list[tuple[str, str, str | None]]:
@@ -105,7 +105,12 @@ def test_shell_examples_run(command: str, tmp_path: Path) -> None:
 
 
 def write_example_files(folder: Path) -> None:
-    """Small truth and prediction files under every name the README's examples use."""
+    """Small truth and prediction files under every name the README's examples use, and each
+    ``toml`` block whose first line is ``# NAME.toml...`` as that file (a gate)."""
+    for lang, code, _ in blocks():
+        named = re.match(r"# ([\w.-]+\.toml)\b", code)
+        if lang == "toml" and named:
+            (folder / named.group(1)).write_text(code)
     rng = np.random.default_rng(5)
     users = [f"u{u}" for u in range(30)]
     truth_rows, runs = [], {name: [] for name in ("run", "a", "b", "bm25", "dense")}
