@@ -1,54 +1,13 @@
-"""Gates: declarative expectations on a run or a comparison, checked in CI.
-
-A gate is a small TOML file (syntax in full: docs/gates.md) naming the data and the checks::
-
-    truth = "test.csv"
-    predictions = "new.csv"
-    baseline = "prod.csv"         # optional: checks against it use the paired interval
-    confidence = 0.95
-    checks = [
-      "nDCG@10 >= 0.05",
-      "nDCG@10 >= baseline - 0.01",
-      "users.without_match <= 25",
-    ]
-
-:func:`check` evaluates the model (and the baseline), checks every expectation and returns a
-:class:`Gate`: each check with its value, its interval and whether it holds, as text, a table
-or JUnit XML (``receval check gate.toml --junit gate.xml`` exits 3 when a check fails).
-
-The expressions are read by a tiny grammar (never ``eval``)::
-
-    check    := subject OP bound
-    subject  := METRIC [ "[" GROUP | "*" "]" ]     a metric (of the model under test)
-              | SECTION "." NAME ["." NAME]        a count of Result.counts
-    bound    := NUMBER | "baseline" [ ("+" | "-") NUMBER ]
-    OP       := ">=" | ">" | "<=" | "<" | "=="
-
-- ``METRIC OP NUMBER``: the model's value (its mean over users, as ``evaluate`` reports it)
-  against the number; the interval shown beside it (bootstrap percentile at ``confidence``) is
-  information, the check compares the value.
-- ``METRIC OP baseline [+|- m]``: the paired difference d = model - baseline per user
-  (:func:`receval.compare`, its bootstrap percentile interval at level ``confidence``). With
-  ``>=`` (or ``>``) the check holds only when the interval's LOWER end is >= (>) ``-m`` (``+m``):
-  ``nDCG@10 >= baseline - 0.01`` at 0.95 holds when the data rule out, at 95% two-sided (97.5%
-  one-sided), a loss of more than 0.01. With ``<=`` (``<``) the UPPER end must be <= (<) the
-  margin. ``==`` is refused (no interval proves equality).
-- ``[GROUP]``: the value (or difference) within one group of ``strata``; ``[*]``: one check per
-  group (the groups of the model's evaluation, ``(none)`` included when present).
-- ``SECTION.NAME``: a count of :attr:`receval.result.Result.counts` (``users.without_match``,
-  ``rows.predictions_dropped_duplicates``, ``train.truth_in_train`` with ``train``, ...),
-  compared exactly.
-"""
+"""Checking a gate (:mod:`receval.gates`): read the file, evaluate the model (and the
+baseline), and each check against the numbers."""
 
 from __future__ import annotations
 
 import inspect
 import math
-import operator
 import re
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -58,12 +17,11 @@ import pandas as pd
 from receval.compare import ALL, Comparison, compare
 from receval.evaluation import evaluate
 from receval.exceptions import ReceValError
+from receval.gates.grammar import CHECK, OPS, Expectation, parse_check
+from receval.gates.outcome import Gate, Outcome
 from receval.result import Result
 from receval.stats.intervals import bootstrap_means, percentile_interval
 from receval.stats.paired import stream
-
-#: the sections of Result.counts a count check may name
-COUNT_SECTIONS = ("users", "rows", "train", "undefined", "averaged", "ties_at_cutoff")
 
 #: the keys a gate file may have
 KEYS = ("name", "truth", "predictions", "baseline", "train", "strata", "confidence",
@@ -74,264 +32,6 @@ OWN = ("truth", "predictions", "metrics", "train", "strata")
 
 #: the metric evaluated when every check is a count
 COUNT_ONLY_METRIC = "nDCG@10"
-
-OPS: dict[str, Callable[[Any, Any], bool]] = {">=": operator.ge, ">": operator.gt,
-                                              "<=": operator.le, "<": operator.lt,
-                                              "==": operator.eq}
-
-_CHECK = re.compile(r"^\s*(?P<subject>[^\s\[\]<>=!]+)\s*(?:\[(?P<group>[^\]]*)\])?\s*"
-                    r"(?P<op>>=|<=|==|>|<)\s*(?P<bound>.*?)\s*$")
-_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-_BOUND = re.compile(rf"^(?:(?P<number>{_NUMBER})|baseline(?:\s*(?P<sign>[-+])\s*"
-                    rf"(?P<margin>{_NUMBER[5:]}))?)$")
-_COUNT = re.compile(r"^[A-Za-z_]\w*(?:\.\w+)+$")
-
-
-@dataclass(frozen=True)
-class Expectation:
-    """One parsed check: ``subject op bound``.
-
-    Attributes:
-        text: the check as written.
-        kind: ``"metric"`` (against a number), ``"baseline"`` (the paired difference against a
-            margin) or ``"count"`` (a count of ``Result.counts``).
-        subject: the metric name, or the count's path (``("users", "without_match")``).
-        op: ``>=``, ``>``, ``<=``, ``<`` or ``==``.
-        bound: the number, or for ``baseline`` the margin (``baseline - 0.01``: -0.01).
-        group: ``None`` (every user), a group of ``strata`` or ``"*"`` (each group).
-        where: where it was written (``gate.toml line 7``, ``check 2``).
-    """
-
-    text: str
-    kind: str
-    subject: Any
-    op: str
-    bound: float
-    group: str | None = None
-    where: str = ""
-
-    @property
-    def metric(self) -> str | None:
-        return None if self.kind == "count" else str(self.subject)
-
-
-def parse_check(text: str, where: str = "check") -> Expectation:
-    """Read one check (the grammar of :mod:`receval.gates`); a check that cannot be read is a
-    :class:`~receval.exceptions.ReceValError` naming ``where``.
-
-    Example:
-        >>> e = parse_check("nDCG@10[cold] >= baseline - 0.01")
-        >>> e.kind, e.subject, e.op, e.bound, e.group
-        ('baseline', 'nDCG@10', '>=', -0.01, 'cold')
-        >>> parse_check("users.without_match == 0").subject
-        ('users', 'without_match')
-        >>> parse_check("nDCG@10 => 0.1", "gate.toml line 4")
-        Traceback (most recent call last):
-        ...
-        receval.exceptions.ReceValError: gate.toml line 4: cannot read the check 'nDCG@10 => \
-0.1': write SUBJECT OP BOUND with OP one of >=, >, <=, <, == (e.g. 'nDCG@10 >= 0.09')
-    """
-    if not isinstance(text, str):
-        raise ReceValError(f"{where}: a check is a string such as 'nDCG@10 >= 0.09', got "
-                           f"{text!r}")
-    match = _CHECK.match(text)
-    if match is None or not match["bound"]:
-        raise ReceValError(f"{where}: cannot read the check {text!r}: write SUBJECT OP BOUND "
-                           "with OP one of >=, >, <=, <, == (e.g. 'nDCG@10 >= 0.09')")
-    subject, op, raw_group = match["subject"], match["op"], match["group"]
-    bound_match = _BOUND.match(match["bound"])
-    if bound_match is None:
-        raise ReceValError(f"{where}: check {text!r}: the bound {match['bound']!r} is neither "
-                           "a number nor 'baseline', 'baseline - NUMBER' or 'baseline + NUMBER'")
-    group = None
-    if raw_group is not None:
-        group = raw_group.strip().strip("'\"")
-        if not group:
-            raise ReceValError(f"{where}: check {text!r}: name a group between the brackets "
-                               "(or * for each group)")
-    first = subject.split(".", 1)[0]
-    if _COUNT.match(subject) and first in COUNT_SECTIONS:
-        if bound_match["number"] is None:
-            raise ReceValError(f"{where}: check {text!r}: a count is compared with a number, "
-                               "not with the baseline")
-        if group is not None:
-            raise ReceValError(f"{where}: check {text!r}: counts are over every user; "
-                               "drop the [group]")
-        return Expectation(text, "count", tuple(subject.split(".")), op,
-                           float(bound_match["number"]), None, where)
-    _check_metric(subject, text, where)
-    if bound_match["number"] is not None:
-        return Expectation(text, "metric", subject, op, float(bound_match["number"]), group,
-                           where)
-    if op == "==":
-        raise ReceValError(f"{where}: check {text!r}: '==' against the baseline cannot be "
-                           "shown by an interval; use >= or <= with a margin")
-    margin = float(bound_match["margin"] or 0.0)
-    return Expectation(text, "baseline", subject, op,
-                       -margin if bound_match["sign"] == "-" else margin, group, where)
-
-
-def _check_metric(name: str, text: str, where: str) -> None:
-    from receval.beyond.names import parse_beyond
-    from receval.measures.spec import parse_metric
-
-    if parse_beyond(name) is not None:
-        return
-    try:
-        parse_metric(name)
-    except ReceValError as err:
-        raise ReceValError(f"{where}: check {text!r}: {err} (a count is "
-                           f"{'|'.join(COUNT_SECTIONS)}.NAME, e.g. users.without_match)") from None
-
-
-@dataclass
-class Outcome:
-    """One check's result.
-
-    Attributes:
-        expectation: the check.
-        name: the check as a test case is named (``[*]`` replaced by the group).
-        group: the group it was checked on (``None``: every user).
-        value: the model's value, the paired difference (``baseline`` checks) or the count.
-        low, high: the interval at the gate's confidence (NaN for counts and catalogue
-            metrics).
-        passed: whether it holds.
-        reason: one line saying why (the value against the bound).
-    """
-
-    expectation: Expectation
-    name: str
-    group: str | None
-    value: float
-    low: float
-    high: float
-    passed: bool
-    reason: str
-
-
-@dataclass
-class Gate:
-    """What :func:`check` returns: every :class:`Outcome`, the Results and the comparison.
-
-    Example:
-        >>> import receval
-        >>> truth = {"user": [1, 2], "item": [1, 1]}
-        >>> preds = {"user": [1, 2], "item": [1, 2], "score": [1.0, 1.0]}
-        >>> gate = receval.check({"truth": truth, "predictions": preds,
-        ...                       "checks": ["P@1 >= 0.4", "users.without_match == 0"]})
-        >>> gate.passed, [o.passed for o in gate.outcomes]
-        (False, [True, False])
-    """
-
-    name: str
-    outcomes: list[Outcome]
-    confidence: float
-    results: dict[str, Result] = field(default_factory=dict, repr=False)
-    comparison: Comparison | None = field(default=None, repr=False)
-
-    @property
-    def passed(self) -> bool:
-        return all(o.passed for o in self.outcomes)
-
-    @property
-    def failures(self) -> list[Outcome]:
-        return [o for o in self.outcomes if not o.passed]
-
-    def rows(self) -> list[list[str]]:
-        """Each check as text cells: result, check, value, interval, what must hold.
-
-        Example:
-            >>> import receval
-            >>> gate = receval.check({"truth": {"user": [1], "item": [1]},
-            ...     "predictions": {"user": [1], "item": [1], "score": [1.0]},
-            ...     "checks": ["P@1 >= 0.5"]})
-            >>> gate.rows()
-            [['pass', 'P@1 >= 0.5', '1.0000', '[1.0000, 1.0000]', '>= 0.5']]
-        """
-        return [["pass" if o.passed else "FAIL", o.name, _value(o), _interval(o), _needs(o)]
-                for o in self.outcomes]
-
-    def to_text(self) -> str:
-        """One line per check, then the verdict.
-
-        Example:
-            >>> import receval
-            >>> gate = receval.check({"truth": {"user": [1], "item": [1]},
-            ...     "predictions": {"user": [1], "item": [1], "score": [1.0]},
-            ...     "checks": ["P@1 >= 0.5"]})
-            >>> print(gate.to_text())
-            pass  P@1 >= 0.5  1.0000  [1.0000, 1.0000]  >= 0.5
-            1 check(s), 0 failed
-        """
-        lines = ["  ".join(c for c in row if c) for row in self.rows()]
-        return "\n".join([*lines, verdict(self)])
-
-    def __repr__(self) -> str:
-        return f"Gate({self.name!r}, passed={self.passed})\n{self.to_text()}"
-
-    def to_junit(self) -> str:
-        """The checks as JUnit XML (one ``testsuite``, a ``testcase`` per check, a ``failure``
-        for each check that does not hold), as CI systems read it.
-
-        Example:
-            >>> import receval
-            >>> gate = receval.check({"truth": {"user": [1], "item": [1]},
-            ...     "predictions": {"user": [1], "item": [1], "score": [1.0]},
-            ...     "checks": ["P@1 >= 0.5"]})
-            >>> print(gate.to_junit().splitlines()[2])
-              <testsuite name="gate" tests="1" failures="0" errors="0" skipped="0">
-        """
-        import xml.etree.ElementTree as ET
-
-        failed = len(self.failures)
-        counts = {"tests": str(len(self.outcomes)), "failures": str(failed), "errors": "0"}
-        root = ET.Element("testsuites", {"name": "receval check", **counts})
-        suite = ET.SubElement(root, "testsuite", {"name": self.name, **counts, "skipped": "0"})
-        for o in self.outcomes:
-            case = ET.SubElement(suite, "testcase", {"classname": f"receval.{self.name}",
-                                                     "name": o.name})
-            if not o.passed:
-                failure = ET.SubElement(case, "failure", {"message": o.reason,
-                                                          "type": "CheckFailed"})
-                failure.text = f"{o.expectation.where}: {o.expectation.text}\n{o.reason}"
-            out = ET.SubElement(case, "system-out")
-            out.text = "  ".join(c for c in (_value(o), _interval(o), _needs(o)) if c)
-        ET.indent(root)
-        return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(
-            root, encoding="unicode") + "\n"
-
-
-def verdict(gate: Gate) -> str:
-    """The last line: how many checks, how many failed.
-
-    Example:
-        >>> verdict(Gate("gate", [], 0.95))
-        '0 check(s), 0 failed'
-    """
-    return f"{len(gate.outcomes)} check(s), {len(gate.failures)} failed"
-
-
-def _value(o: Outcome) -> str:
-    if o.expectation.kind == "count":
-        return f"{o.value:g}"
-    if math.isnan(o.value):
-        return "undefined"
-    return f"{o.value:+.4f}" if o.expectation.kind == "baseline" else f"{o.value:.4f}"
-
-
-def _interval(o: Outcome) -> str:
-    if math.isnan(o.low) or math.isnan(o.high):
-        return ""
-    spec = "+.4f" if o.expectation.kind == "baseline" else ".4f"
-    return f"[{o.low:{spec}}, {o.high:{spec}}]"
-
-
-def _needs(o: Outcome) -> str:
-    e = o.expectation
-    if e.kind == "baseline":
-        end = "low" if e.op in (">=", ">") else "high"
-        return f"{end} {e.op} {e.bound:+g}"
-    return f"{e.op} {e.bound:g}"
 
 
 # --- the gate file ----------------------------------------------------------------------------
@@ -574,7 +274,7 @@ def _named(e: Expectation, group: str | None) -> str:
     if group is None:
         return e.text
     subject = str(e.subject)
-    return _CHECK.sub(lambda m: f"{subject}[{group}] {m['op']} {m['bound']}", e.text)
+    return CHECK.sub(lambda m: f"{subject}[{group}] {m['op']} {m['bound']}", e.text)
 
 
 def _count(e: Expectation, result: Result) -> Outcome:
