@@ -207,6 +207,18 @@ def test_junit_elements_ci_systems_read(folder: Path) -> None:
     assert cases[1].find("failure").get("type") == "CheckFailed"  # type: ignore[union-attr]
 
 
+def test_check_logs_the_comparison(folder: Path) -> None:
+    import json
+
+    out = run(str(gate(folder, ["P@10 >= baseline - 0.15"])), "--log", "json", "--log-dir",
+              str(folder / "log"))
+    assert out.exit_code == 0, out.output
+    metrics = json.loads((folder / "log" / "receval.json").read_text())["metrics"]
+    assert metrics["new"]["p_at_10"] == pytest.approx(30 / 110)
+    assert metrics["old"]["p_at_10"] == pytest.approx(41 / 110)
+    assert metrics["comparison"]["new_vs_old"]["p_at_10"]["delta"] == pytest.approx(-0.1)
+
+
 def test_bad_input_leaves_the_junit_file_alone(folder: Path) -> None:
     xml = folder / "gate.xml"
     xml.write_text("old")

@@ -345,6 +345,7 @@ def _to_mlflow(rec: Record) -> str:
         raise ReceValError(MLFLOW_HINT) from None
     active = mlflow.active_run()
     run = active or mlflow.start_run(run_name="receval")
+    status = "FAILED"  # a run this call started and could not fill says so
     try:
         mlflow.log_params(rec.params)
         if rec.metrics:
@@ -353,9 +354,10 @@ def _to_mlflow(rec: Record) -> str:
             _write_json(Path(folder) / "counts.json", rec.counts)
             _write_parquet(Path(folder) / "per_user.parquet", rec.per_user)
             mlflow.log_artifacts(folder, artifact_path="receval")
+        status = "FINISHED"
     finally:
         if active is None:
-            mlflow.end_run()
+            mlflow.end_run(status)
     return str(run.info.run_id)
 
 
