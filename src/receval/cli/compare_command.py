@@ -45,6 +45,11 @@ from receval.io.terminal import safe_text
 @click.option("--correction", type=click.Choice(("holm", "bh", "bonferroni", "none")),
               default="holm", show_default=True,
               help="Multiple-comparison correction across every (pair x metric) row.")
+@click.option("--correction-family", type=click.Choice(("separate", "all")),
+              default="separate", show_default=True,
+              help="With --strata: 'separate' corrects the overall rows alone (the adjusted "
+                   "p-values they have without --strata) and the group rows as a second "
+                   "family; 'all' corrects every row as one family.")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True),
               default=0.05, show_default=True,
               help="Significance level; the interval is at 1 - alpha.")
@@ -62,8 +67,8 @@ from receval.io.terminal import safe_text
               default="table", show_default=True, help="How the comparison is printed.")
 @_errors_exit_2
 def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correction: str,
-            alpha: float, resamples: int, seed: int, strata: str | None, fmt: str,
-            **params: Any) -> None:
+            correction_family: str, alpha: float, resamples: int, seed: int,
+            strata: str | None, fmt: str, **params: Any) -> None:
     """Is model B really better than A? Paired tests per user, corrected for multiplicity,
     with the difference's bootstrap interval and effect sizes.
 
@@ -100,7 +105,8 @@ def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correctio
                   if Path(strata).exists() else strata)
     result = compare_models(None, runs.results, asked, baseline=baseline, test=test,
                             correction=correction, alpha=alpha, n_resamples=resamples,
-                            seed=seed, strata=groups, train=train)
+                            seed=seed, strata=groups, train=train,
+                            correction_family=correction_family)
     if fmt == "json":
         click.echo(result.to_json())
     elif fmt == "csv":
