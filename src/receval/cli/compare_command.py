@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from receval.cli.common import (
@@ -116,18 +115,52 @@ def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correctio
     elif fmt == "latex":
         click.echo(result.to_latex())
     else:
-        table = Table(title="paired comparison")
-        header = cell_header(result)
-        for name in header[:-10]:
-            table.add_column(name, style="bold" if name == "model" else None)
-        for name in header[-10:]:
-            table.add_column(name, justify="right")
-        for row in cell_rows(result):
-            table.add_row(*(Text(safe_text(c)) for c in row))
         out = _stdout()
-        out.print(table)
-        out.print(Text(footnote(result)), style="dim", highlight=False)
+        for line in comparison_lines(result, out.width):
+            out.print(line, highlight=False)
     runs.print_notes()
+
+
+#: the columns left out first when the table is wider than the terminal, first to last
+DROP_ORDER = ("W/T/L", "P(better)", "p", "baseline mean", "d_z", "mean", "n")
+
+
+def comparison_lines(result: Any, width: int) -> list[Any]:
+    """The terminal table of a comparison that fits ``width`` columns, its cells whole, then
+    a note naming the columns left out to fit (if any) and the footnote (test, correction
+    families, interval). One (model, baseline) pair is named in the title; its columns go
+    first when space is short.
+
+    Example:
+        >>> import receval
+        >>> truth = {"user": [1, 2], "item": [1, 1]}
+        >>> a = {"user": [1, 2], "item": [1, 2], "score": [1.0, 1.0]}
+        >>> lines = comparison_lines(receval.compare(truth, {"a": a, "b": a}, ["P@1"]), 80)
+        >>> str(lines[1])
+        'columns left out to fit 60 columns: model, baseline, W/T/L, P(better); -f markdown \
+or -f csv shows them all'
+    """
+    from receval.compare import cell_header, cell_rows, footnote
+    from receval.report.fit import drop_to_fit, fixed_table
+
+    header = cell_header(result)
+    rows = [[safe_text(c) for c in row] for row in cell_rows(result)]
+    pairs = result.table[["model", "baseline"]].drop_duplicates()
+    title = "paired comparison"
+    first: tuple[str, ...] = ()
+    if len(pairs) == 1:
+        model, base = (safe_text(str(x)) for x in pairs.iloc[0])
+        title = f"paired comparison: {model} against {base}"
+        first = ("model", "baseline")
+    kept = drop_to_fit(header, rows, width, (*first, *DROP_ORDER))
+    table = fixed_table(header, rows, kept, right=header[-10:], bold=("model",), title=title)
+    lines: list[Any] = [table]
+    left_out = [h for i, h in enumerate(header) if i not in kept and h not in first]
+    if left_out:
+        lines.append(Text(f"columns left out to fit {width} columns: {', '.join(left_out)}; "
+                          "-f markdown or -f csv shows them all", style="dim"))
+    lines.append(Text(footnote(result), style="dim"))
+    return lines
 
 
 def _popular_result(asked: list[str], params: dict[str, Any], runs: Any) -> Any:
