@@ -137,7 +137,7 @@ def comparison_lines(result: Any, width: int) -> list[Any]:
         >>> a = {"user": [1, 2], "item": [1, 2], "score": [1.0, 1.0]}
         >>> lines = comparison_lines(receval.compare(truth, {"a": a, "b": a}, ["P@1"]), 80)
         >>> str(lines[1])
-        'columns left out to fit 80 columns: baseline mean, p, P(better), W/T/L; -f markdown or \\
+        'columns left out to fit 80 columns: baseline mean, p, P(better), W/T/L; -f markdown or \
 -f csv shows them all'
     """
     from receval.compare import cell_header, cell_rows, footnote
