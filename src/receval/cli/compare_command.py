@@ -76,7 +76,7 @@ def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correctio
     receval compare -t test.csv -p a.csv -p b.csv -p c.csv --test randomization -f json
     """
     from receval.beyond.names import parse_beyond
-    from receval.compare import POPULAR, cell_header, cell_rows, footnote
+    from receval.compare import POPULAR
     from receval.compare import compare as compare_models
 
     popular = baseline == POPULAR and not any(Path(p).stem == POPULAR

@@ -116,7 +116,8 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
                          progress=_report_progress(stack), beyond=extra)
     if fmt == "table":
         out = _stdout()
-        out.print(tables.rich_table(_for_tables(models)))
+        for shown in tables.summary_lines(_for_tables(models), out.width):
+            out.print(shown, highlight=False)
         out.print(tables.options_line(next(iter(models.values()))), style="dim",
                   highlight=False, markup=False)
         for name, result in models.items():
@@ -130,7 +131,9 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
                 out.print(Text(safe_text(f"{prefix}{line}")), style="dim", highlight=False)
         for name, result in models.items():
             if result.strata is not None:
-                out.print(tables.strata_table(result.strata, name if len(models) > 1 else ""))
+                for table in tables.strata_table(result.strata,
+                                                 name if len(models) > 1 else "", out.width):
+                    out.print(table)
     elif fmt == "csv":
         click.echo(tables.to_csv(_for_tables(models), raw=raw_csv).rstrip("\n"))
     else:
