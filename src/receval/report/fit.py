@@ -24,17 +24,19 @@ from rich.text import Text
 _PAD, _EDGE = 2, 1
 
 
-def column_width(header: str, cells: Sequence[str]) -> int:
-    """The width a column needs: its widest cell, or its header's longest word (the header
-    wraps at its spaces), whichever is wider.
+def column_width(header: str, cells: Sequence[str], wrap: bool = True) -> int:
+    """The width a column needs: its widest cell, or its header (with ``wrap``, the header's
+    longest word: it wraps at its spaces), whichever is wider.
 
     Example:
         >>> column_width("baseline mean", ["0.0546", "0.1"])
         8
+        >>> column_width("baseline mean", ["0.0546", "0.1"], wrap=False)
+        13
         >>> column_width("p adjusted", ["3.26e-29*"])
         9
     """
-    words = max((cell_len(w) for w in header.split()), default=0)
+    words = max((cell_len(w) for w in (header.split() if wrap else [header])), default=0)
     return max([words, *(cell_len(c) for c in cells)])
 
 
@@ -49,7 +51,7 @@ def table_width(widths: Sequence[int]) -> int:
 
 
 def drop_to_fit(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int,
-                drop_order: Sequence[str]) -> list[int]:
+                drop_order: Sequence[str], wrap: bool = True) -> list[int]:
     """The indices of the columns kept so the table fits ``width``: columns named in
     ``drop_order`` are left out first to last until it fits; the others always stay (the
     table may then still be wider than ``width``).
@@ -62,7 +64,7 @@ def drop_to_fit(headers: Sequence[str], rows: Sequence[Sequence[str]], width: in
         >>> drop_to_fit(headers, rows, 30, ["W/T/L"])
         [0, 1, 3]
     """
-    widths = [column_width(h, [r[i] for r in rows]) for i, h in enumerate(headers)]
+    widths = [column_width(h, [r[i] for r in rows], wrap) for i, h in enumerate(headers)]
     kept = list(range(len(headers)))
     for name in drop_order:
         if table_width([widths[i] for i in kept]) <= width:
@@ -73,7 +75,7 @@ def drop_to_fit(headers: Sequence[str], rows: Sequence[Sequence[str]], width: in
 
 
 def split_to_fit(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int,
-                 keys: int = 1) -> list[list[int]]:
+                 keys: int = 1, wrap: bool = True) -> list[list[int]]:
     """The columns cut into consecutive parts that each fit ``width`` with the first ``keys``
     columns repeated in every part (a part always has at least one column beyond the keys).
 
@@ -85,7 +87,7 @@ def split_to_fit(headers: Sequence[str], rows: Sequence[Sequence[str]], width: i
         >>> split_to_fit(headers, rows, 32)
         [[0, 1], [0, 2, 3]]
     """
-    widths = [column_width(h, [r[i] for r in rows]) for i, h in enumerate(headers)]
+    widths = [column_width(h, [r[i] for r in rows], wrap) for i, h in enumerate(headers)]
     parts: list[list[int]] = []
     part = list(range(keys))
     for i in range(keys, len(headers)):
@@ -99,10 +101,11 @@ def split_to_fit(headers: Sequence[str], rows: Sequence[Sequence[str]], width: i
 
 def fixed_table(headers: Sequence[str], rows: Sequence[Sequence[str]], columns: Sequence[int],
                 *, right: Sequence[str] = (), bold: Sequence[str] = (),
-                title: str | None = None) -> Table:
+                title: str | None = None, wrap: bool = True) -> Table:
     """A rich table of ``columns`` (indices into ``headers`` and each row), each column as wide
     as :func:`column_width` says and its cells never wrapped or cut; the cells are shown as
-    text (no markup). ``right``: headers of right-aligned columns; ``bold``: bold ones.
+    text (no markup). ``right``: headers of right-aligned columns; ``bold``: bold ones;
+    ``wrap``: whether a header may wrap at its spaces (as in :func:`column_width`).
 
     Example:
         >>> from rich.console import Console
@@ -119,7 +122,8 @@ def fixed_table(headers: Sequence[str], rows: Sequence[Sequence[str]], columns: 
     """
     table = Table(title=None if title is None else Text(title))
     for i in columns:
-        table.add_column(Text(headers[i]), width=column_width(headers[i], [r[i] for r in rows]),
+        table.add_column(Text(headers[i]),
+                         width=column_width(headers[i], [r[i] for r in rows], wrap),
                          justify="right" if headers[i] in right else "left",
                          style="bold" if headers[i] in bold else None)
     for row in rows:  # as wide as its column: never wrapped

@@ -160,7 +160,7 @@ def rich_table(models: dict[str, Result], title: str | None = None) -> Table:
     """
     headers, cells = _summary_cells(models)
     return fixed_table(headers, cells, range(len(headers)), right=headers[1:],
-                       bold=("metric",), title=title)
+                       bold=("metric",), title=title, wrap=False)
 
 
 def summary_lines(models: dict[str, Result], width: int) -> list[Table | Text]:
@@ -181,8 +181,8 @@ def summary_lines(models: dict[str, Result], width: int) -> list[Table | Text]:
     headers, cells = _summary_cells(models)
     tests = marks(models)
     lines: list[Table | Text] = [
-        fixed_table(headers, cells, part, right=headers[1:], bold=("metric",))
-        for part in split_to_fit(headers, cells, width)]
+        fixed_table(headers, cells, part, right=headers[1:], bold=("metric",), wrap=False)
+        for part in split_to_fit(headers, cells, width, wrap=False)]
     if tests is not None:
         lines.append(Text(tests.footnote(), style="dim"))
     return lines
@@ -217,9 +217,9 @@ def strata_table(strata: pd.DataFrame, model: str = "", width: int | None = None
               *(_fmt(float(cells[m])) for m in metrics)]
              for cells in (dict(zip(strata.columns, row, strict=True))
                            for row in strata.itertuples(index=False))]
-    parts = split_to_fit(headers, cells, width or 10**9, keys=2)
+    parts = split_to_fit(headers, cells, width or 10**9, keys=2, wrap=False)
     return [fixed_table(headers, cells, part, right=headers[1:], bold=("group",),
-                        title=safe_text(title) if i == 0 else None)
+                        title=safe_text(title) if i == 0 else None, wrap=False)
             for i, part in enumerate(parts)]
 
 
