@@ -160,7 +160,8 @@ def test_the_demo_hint_passes_a_relevance_threshold() -> None:
 
 
 def test_the_first_run_says_it_compiles(tmp_path: Path) -> None:
-    """A fresh numba cache: the first `receval demo` prints the notice, the second does not."""
+    """A fresh numba cache: a bad input's error stays its one line; the first evaluation prints
+    the notice once, piped or not; a later run does not."""
     import os
     import shutil
 
@@ -168,15 +169,56 @@ def test_the_first_run_says_it_compiles(tmp_path: Path) -> None:
     copy = tmp_path / "site" / "receval"
     shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
     env = dict(os.environ, PYTHONPATH=str(copy.parent))
-    stderrs = [_stderr_on_a_terminal([sys.executable, "-m", "receval.cli", "demo"], env)
-               for _ in range(2)]
     notice = "compiling receval's kernels (first run only"
-    assert notice in " ".join(stderrs[0].split())
-    assert notice not in " ".join(stderrs[1].split())
-    # piped, the notice is not printed (an error keeps its one line)
-    piped = subprocess.run([sys.executable, "-m", "receval.cli", "demo"], env=env,
+    pd.DataFrame({"user": [1, 1, 2], "item": [1, 2, 1]}).to_csv(tmp_path / "t.csv", index=False)
+    pd.DataFrame({"user": [1, 1, 2], "item": [1, 3, 1], "score": [0.9, 0.8, 0.7]}).to_csv(
+        tmp_path / "p.csv", index=False)
+    cli = [sys.executable, "-m", "receval.cli"]
+    bad = subprocess.run([*cli, "evaluate", "-t", str(tmp_path / "missing.csv"), "-p",
+                          str(tmp_path / "p.csv")], env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    # piped (a CI log), the first run says why it waits, once
+    first = subprocess.run([*cli, "evaluate", "-t", str(tmp_path / "t.csv"), "-p",
+                            str(tmp_path / "p.csv"), "-m", "P@1"], env=env,
                            capture_output=True, text=True, timeout=600)
-    assert piped.returncode == 0 and notice not in piped.stderr
+    assert first.returncode == 0, first.stderr
+    assert " ".join(first.stderr.split()).count(notice) == 1, first.stderr
+    stderr = _stderr_on_a_terminal([*cli, "demo"], env)
+    assert notice not in " ".join(stderr.split())
+
+
+def test_the_notice_and_the_readme_state_one_figure() -> None:
+    from receval.cli.common import COMPILE_NOTICE, COMPILE_SECONDS
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    stated = re.findall(r"compiles receval's numba kernels \(about (\d+) s", readme)
+    assert stated == [str(COMPILE_SECONDS)]
+    assert f"about {COMPILE_SECONDS} s" in COMPILE_NOTICE
+
+
+def test_the_notice_is_printed_once_without_a_terminal(monkeypatch, tmp_path: Path) -> None:
+    """CliRunner's stderr is no terminal: the notice is still printed, once per process."""
+    import receval.cli.common as common
+    import receval.engines.numba_engine as engine
+
+    monkeypatch.setattr(engine, "kernels_cached", lambda: False)
+    monkeypatch.setattr(common, "_notice_printed", False)
+    pd.DataFrame({"user": [1, 2], "item": [1, 1]}).to_csv(tmp_path / "t.csv", index=False)
+    for name in ("a", "b"):
+        pd.DataFrame({"user": [1, 2], "item": [1, 2], "score": [0.9, 0.7]}).to_csv(
+            tmp_path / f"{name}.csv", index=False)
+    args = ["compare", "-t", str(tmp_path / "t.csv"), "-p", str(tmp_path / "a.csv"), "-p",
+            str(tmp_path / "b.csv"), "-m", "P@1", "--resamples", "10"]
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 0, out.output
+    assert out.stderr.count("compiling receval's kernels") == 1
+    again = CliRunner().invoke(main, args)
+    assert "compiling receval's kernels" not in again.stderr
+    monkeypatch.setattr(common, "_notice_printed", False)  # cold again: an error is one line
+    bad = CliRunner().invoke(main, ["evaluate", "-t", str(tmp_path / "missing.csv"), "-p",
+                                    str(tmp_path / "a.csv")])
+    assert bad.exit_code == 2 and len(bad.stderr.strip().splitlines()) == 1
 
 
 def _stderr_on_a_terminal(argv: list[str], env: dict[str, str]) -> str:

@@ -157,8 +157,9 @@ def test_max_k_cuts_the_curves(models: dict[str, receval.Result]) -> None:
 
 
 def test_log_axis_labels_are_plain_numbers(weak: receval.Result) -> None:
-    wide = receval.evaluate({"user": [1], "item": [1]},
-                            {"user": [1], "item": [1], "score": [1.0]},
+    wide = receval.evaluate({"user": [1], "item": [1]},  # a list 100 items deep
+                            {"user": [1] * 100, "item": list(range(1, 101)),
+                             "score": [1.0 - i / 1000 for i in range(100)]},
                             [f"{f}@{k}" for f in "PR" for k in (1, 10, 60, 100)])
     fig = plots.plot_at_k(wide)
     fig.canvas.draw()
@@ -187,8 +188,8 @@ def test_tex_in_a_name_is_drawn_as_text(models: dict[str, receval.Result], tmp_p
     for kind in plots.KINDS:
         for fmt in ("png", "svg"):
             fig = plots.plot(both, kind, tmp_path / f"{kind}.{fmt}")
-        legends = [t.get_text() for ax in fig.axes if ax.get_legend()
-                   for t in ax.get_legend().get_texts()]
+        boxes = [*(ax.get_legend() for ax in fig.axes if ax.get_legend()), *fig.legends]
+        legends = [t.get_text() for legend in boxes for t in legend.get_texts()]
         assert any(text.startswith(name) for text in legends), legends
     metric = receval.evaluate({"user": [1], "item": [1]},
                               {"user": [1], "item": [1], "score": [1.0]}, ["P@1"])

@@ -346,8 +346,8 @@ def test_summary_marks_only_significant_differences() -> None:
         row = re.search(rf"<tr><td>{re.escape(metric)}</td>(.*?)</tr>", summary).group(1)
         cells = re.findall(r'<td class="num">(.*?)</td>', row)
         for name, cell in zip(models, cells, strict=True):
-            mark = re.search(r'<sup class="mark">(.*?)</sup>', cell)
-            want = tables.superscript(expected[(name, metric)])
+            mark = re.search(r'<span class="sig"[^>]*>&gt; (.*?)</span>', cell)
+            want = ", ".join(expected[(name, metric)])
             assert (mark.group(1) if mark else "") == want, (name, metric, cell)
     assert "best" not in summary
     note = re.search(r'<p class="note" id="significance">(.*?)</p>', summary, re.S).group(1)

@@ -123,7 +123,8 @@ def test_excluded_training_items_leave_the_exposure() -> None:
 
 def test_python_api_results_with_beyond_metrics() -> None:
     """render_report takes results holding beyond-accuracy metrics: they go to the section
-    (their values as evaluate computed them), not to the summary or the curves."""
+    (their values as evaluate computed them) and to the summary's last rows, untested, not to
+    the curves."""
     import receval
     from receval.report.html import render_report
 
@@ -139,7 +140,10 @@ def test_python_api_results_with_beyond_metrics() -> None:
     assert table(page, "beyond-metrics") == {name: c[:2] for name, c in HAND.items()}
     summary = re.search(r'<section id="summary">(.*?)</section>', page, re.S)
     assert summary is not None and "nDCG@2" in summary.group(1)
-    assert "novelty@2" not in summary.group(1)
+    beyond = re.findall(r'<tr class="beyond[^"]*"><td>(.*?)<span', summary.group(1))
+    assert beyond == ["coverage@2", "novelty@2"]
+    rows = summary.group(1).split('class="beyond', 1)[1].split("</tbody>")[0]
+    assert '<span class="sig"' not in rows
     assert 'id="beyond"' not in render_report(results)
 
 

@@ -67,6 +67,11 @@ TEST_NAMES = {"t": "paired t (scipy ttest_rel)",
 CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "bonferroni": "Bonferroni",
                     "none": "none"}
 
+#: how the rows of a table with strata are grouped into correction families: ``"separate"``
+#: (the overall rows alone, so a breakdown never changes the headline, and the groups' rows
+#: together) or ``"all"`` (one family of every row)
+CORRECTION_FAMILIES = ("separate", "all")
+
 #: said with every comparison (the pairing rule)
 PAIRING = ("users paired on one user set, the evaluation's, the same for every model; a user "
            "undefined for a metric (NaN) leaves that metric's pair from both sides")
@@ -81,8 +86,8 @@ class Comparison:
             baseline, then model, then the metrics in the order asked. With ``strata=``, a
             first column ``group`` (``"(all)"`` first, then each group); with a model given as
             several runs, the last columns :data:`RUN_COLUMNS`.
-        options: the test, correction, alpha, resamples, seed, the interval's method and the
-            pairing rule.
+        options: the test, correction, correction family, alpha, resamples, seed, the
+            interval's method and the pairing rule.
         results: the :class:`~receval.result.Result` of each model (for a model given as
             several runs, the per-user mean over its runs).
         runs: the Results of each run of the models given as several runs.
@@ -282,10 +287,34 @@ def footnote(comparison: Comparison) -> str:
     """
     o = comparison.options
     return (f"* adjusted p < {o['alpha']:g}; test: {TEST_NAMES[o['test']]}; correction: "
-            f"{CORRECTION_NAMES[o['correction']]} across all {len(comparison.table)} rows; "
+            f"{CORRECTION_NAMES[o['correction']]} {family_text(comparison)}; "
             f"interval: {o['ci_method']} at {1 - o['alpha']:.0%}; {o['resamples']:,} "
             f"resamples; seed {o['seed']}; d_z = mean / sd of the paired differences; "
             f"P(better) = (wins + ties/2) / n; {o['pairing']}")
+
+
+def family_text(comparison: Comparison) -> str:
+    """Which rows each correction ran across, as the footnote says it.
+
+    Example:
+        >>> import receval
+        >>> truth = {"user": [1, 2], "item": [1, 1]}
+        >>> a = {"user": [1, 2], "item": [1, 2], "score": [1.0, 1.0]}
+        >>> family_text(receval.compare(truth, {"a": a, "b": a}, ["P@1"]))
+        'across all 1 rows'
+        >>> c = receval.compare(truth, {"a": a, "b": a}, ["P@1"], strata={1: "x", 2: "y"})
+        >>> family_text(c)
+        'across the 1 overall rows (as without strata), separately across the 2 group rows'
+    """
+    table = comparison.table
+    if "group" not in table.columns:
+        return f"across all {len(table)} rows"
+    overall = int((table["group"] == ALL).sum())
+    if comparison.options.get("correction_family", "all") == "all":
+        return (f"across all {len(table)} rows ({overall} overall and {len(table) - overall} "
+                "group rows in one family)")
+    return (f"across the {overall} overall rows (as without strata), separately across the "
+            f"{len(table) - overall} group rows")
 
 
 def _num(value: float, spec: str = ".4f") -> str:
@@ -313,6 +342,7 @@ def compare(
     seed: int = 0,
     strata: Any = None,
     train: Any = None,
+    correction_family: str = "separate",
     **options: Any,
 ) -> Comparison:
     """Compare models on per-user values with paired tests, corrected for multiplicity.
@@ -342,7 +372,10 @@ def compare(
     frame with a ``user`` and a group column); the table then gains a first column ``group``:
     the rows of every user (group ``"(all)"``) come first, then the same rows on each group's
     users (users the mapping does not name: group ``"(none)"``), each with its own ``n``,
-    interval and test; the correction runs across every row of every group. A name
+    interval and test. ``correction_family="separate"`` (the default) corrects the overall rows
+    as one family, exactly as without ``strata`` (a breakdown never changes the headline's
+    adjusted p-values), and the groups' rows as a second family; ``"all"`` corrects every row
+    of every group as one family (stricter on the overall rows). A name
     (``"activity"``, ``"cold"``: :func:`receval.training.resolve_strata`) groups the users by
     ``train``.
 
@@ -359,6 +392,9 @@ def compare(
         ('t', 'holm')
     """
     check_test(test)
+    if correction_family not in CORRECTION_FAMILIES:
+        raise ReceValError(f"unknown correction_family {correction_family!r}; known: "
+                           f"{', '.join(CORRECTION_FAMILIES)}")
     if correction not in CORRECTIONS:
         raise ReceValError(f"unknown correction {correction!r}; known: {', '.join(CORRECTIONS)}")
     if not 0 < alpha < 1:
@@ -408,14 +444,29 @@ def compare(
                 row[f"{key}runs"], row[f"{key}run_sd"] = runs_, sd
         columns += list(RUN_COLUMNS)
     table = pd.DataFrame(rows, columns=columns)
-    table["p_adjusted"] = adjust(table["p_value"].to_numpy(), correction)
+    table["p_adjusted"] = _adjusted(table, correction, correction_family)
     for column in ("wins", "ties", "losses", "n", *(("runs", "baseline_runs") if several
                                                     else ())):
         table[column] = table[column].astype("int64")
-    record = {"test": test, "correction": correction, "alpha": alpha,
+    record = {"test": test, "correction": correction, "correction_family": correction_family,
+              "alpha": alpha,
               "resamples": n_resamples, "seed": seed, "ci_method": CI_METHOD,
               "pairing": PAIRING + (RUNS_PAIRING if several else "")}
     return Comparison(table=table, options=record, results=results, runs=several)
+
+
+def _adjusted(table: pd.DataFrame, correction: str, family: str) -> np.ndarray:
+    """The corrected p-values: one family of every row, or (``family="separate"`` with strata)
+    the overall rows as one family and the groups' rows as another."""
+    p = table["p_value"].to_numpy(dtype=float)
+    if family == "all" or "group" not in table.columns:
+        return adjust(p, correction)
+    out = np.empty_like(p)
+    overall = (table["group"] == ALL).to_numpy()
+    for rows in (overall, ~overall):
+        if rows.any():
+            out[rows] = adjust(p[rows], correction)
+    return out
 
 
 def _popular(truth: Any, train: Any, first: Result, metrics: list[str],

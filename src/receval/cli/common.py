@@ -404,7 +404,6 @@ def _evaluate_files(metrics: list[str], params: dict[str, Any], *,
     extra = asked is not None and set(asked) != set(metrics)
     if extra:
         kwargs["silence"] = sorted({*kwargs.get("silence", ()), "ties"})
-    _compile_notice()
     truth, runs = _read_truth(params, kwargs)
     if params.get("train") or params.get("exclude_train"):
         truth = _with_train(params, kwargs, truth, runs)
@@ -418,6 +417,7 @@ def _evaluate_files(metrics: list[str], params: dict[str, Any], *,
                                   text_ids=not pa.types.is_integer(truth.schema.field("user").type))
         kwargs["strata"] = strata
     for name, path, aligned_truth, preds in _read_predictions(params, truth):
+        _compile_notice()  # the inputs are read: the kernels run next
         with warnings.catch_warnings():
             # said once per model by _warn_undefined, for the metrics asked (not curve extras)
             warnings.simplefilter("ignore", UndefinedMetricWarning)
@@ -457,16 +457,27 @@ def _within_depth(metrics: list[str], asked: list[str] | None, preds: Any) -> li
             or int(m.group(1)) <= limit]
 
 
-#: what the first run prints on stderr while numba compiles (about 13 s on 2 cores)
-COMPILE_NOTICE = "compiling receval's kernels (first run only, about 15 s; later runs load them)"
+#: how long the first run's compilation takes, as the README says it (``receval demo`` on a
+#: fresh install, 2 cores)
+COMPILE_SECONDS = 13
+
+#: what the first run prints on stderr while numba compiles
+COMPILE_NOTICE = (f"compiling receval's kernels (first run only, about {COMPILE_SECONDS} s on 2 "
+                  "cores; later runs load them)")
+
+#: whether this process printed the notice already (a command may evaluate several times)
+_notice_printed = False
 
 
 def _compile_notice() -> None:
-    """Say why the very first run waits (numba compiles the kernels once, then caches them):
-    progress, so only on a terminal (a piped stderr keeps errors to their one line)."""
+    """Say once on stderr why the very first run waits (numba compiles the kernels once, then
+    caches them), on a terminal or not: a CI log then explains its slow first step. Commands
+    call it once their inputs are read, so a bad input's error is still the only line."""
+    global _notice_printed
     from receval.engines.numba_engine import kernels_cached
 
-    if err_console.is_terminal and not kernels_cached():
+    if not _notice_printed and not kernels_cached():
+        _notice_printed = True
         err_console.print(f"note: {COMPILE_NOTICE}", style="dim", highlight=False,
                           soft_wrap=True)
 

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from receval.cli.common import (
@@ -46,6 +45,11 @@ from receval.io.terminal import safe_text
 @click.option("--correction", type=click.Choice(("holm", "bh", "bonferroni", "none")),
               default="holm", show_default=True,
               help="Multiple-comparison correction across every (pair x metric) row.")
+@click.option("--correction-family", type=click.Choice(("separate", "all")),
+              default="separate", show_default=True,
+              help="With --strata: 'separate' corrects the overall rows alone (the adjusted "
+                   "p-values they have without --strata) and the group rows as a second "
+                   "family; 'all' corrects every row as one family.")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True),
               default=0.05, show_default=True,
               help="Significance level; the interval is at 1 - alpha.")
@@ -64,8 +68,8 @@ from receval.io.terminal import safe_text
 @_log_options
 @_errors_exit_2
 def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correction: str,
-            alpha: float, resamples: int, seed: int, strata: str | None, fmt: str,
-            **params: Any) -> None:
+            correction_family: str, alpha: float, resamples: int, seed: int,
+            strata: str | None, fmt: str, **params: Any) -> None:
     """Is model B really better than A? Paired tests per user, corrected for multiplicity,
     with the difference's bootstrap interval and effect sizes.
 
@@ -74,7 +78,7 @@ def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correctio
     receval compare -t test.csv -p a.csv -p b.csv -p c.csv --test randomization -f json
     """
     from receval.beyond.names import parse_beyond
-    from receval.compare import POPULAR, cell_header, cell_rows, footnote
+    from receval.compare import POPULAR
     from receval.compare import compare as compare_models
 
     popular = baseline == POPULAR and not any(Path(p).stem == POPULAR
@@ -103,7 +107,8 @@ def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correctio
                   if Path(strata).exists() else strata)
     result = compare_models(None, runs.results, asked, baseline=baseline, test=test,
                             correction=correction, alpha=alpha, n_resamples=resamples,
-                            seed=seed, strata=groups, train=train)
+                            seed=seed, strata=groups, train=train,
+                            correction_family=correction_family)
     if fmt == "json":
         click.echo(result.to_json())
     elif fmt == "csv":
@@ -113,19 +118,53 @@ def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correctio
     elif fmt == "latex":
         click.echo(result.to_latex())
     else:
-        table = Table(title="paired comparison")
-        header = cell_header(result)
-        for name in header[:-10]:
-            table.add_column(name, style="bold" if name == "model" else None)
-        for name in header[-10:]:
-            table.add_column(name, justify="right")
-        for row in cell_rows(result):
-            table.add_row(*(Text(safe_text(c)) for c in row))
         out = _stdout()
-        out.print(table)
-        out.print(Text(footnote(result)), style="dim", highlight=False)
+        for line in comparison_lines(result, out.width):
+            out.print(line, highlight=False)
     _log_runs(params, result.results, result)
     runs.print_notes()
+
+
+#: the columns left out first when the table is wider than the terminal, first to last
+DROP_ORDER = ("W/T/L", "P(better)", "p", "baseline mean", "d_z", "mean", "n")
+
+
+def comparison_lines(result: Any, width: int) -> list[Any]:
+    """The terminal table of a comparison that fits ``width`` columns, its cells whole, then
+    a note naming the columns left out to fit (if any) and the footnote (test, correction
+    families, interval). One (model, baseline) pair is named in the title; its columns go
+    first when space is short.
+
+    Example:
+        >>> import receval
+        >>> truth = {"user": [1, 2], "item": [1, 1]}
+        >>> a = {"user": [1, 2], "item": [1, 2], "score": [1.0, 1.0]}
+        >>> lines = comparison_lines(receval.compare(truth, {"a": a, "b": a}, ["P@1"]), 80)
+        >>> str(lines[1])
+        'columns left out to fit 80 columns: baseline mean, p, P(better), W/T/L; -f markdown or \
+-f csv shows them all'
+    """
+    from receval.compare import cell_header, cell_rows, footnote
+    from receval.report.fit import drop_to_fit, fixed_table
+
+    header = cell_header(result)
+    rows = [[safe_text(c) for c in row] for row in cell_rows(result)]
+    pairs = result.table[["model", "baseline"]].drop_duplicates()
+    title = "paired comparison"
+    first: tuple[str, ...] = ()
+    if len(pairs) == 1:
+        model, base = (safe_text(str(x)) for x in pairs.iloc[0])
+        title = f"paired comparison: {model} against {base}"
+        first = ("model", "baseline")
+    kept = drop_to_fit(header, rows, width, (*first, *DROP_ORDER))
+    table = fixed_table(header, rows, kept, right=header[-10:], bold=("model",), title=title)
+    lines: list[Any] = [table]
+    left_out = [h for i, h in enumerate(header) if i not in kept and h not in first]
+    if left_out:
+        lines.append(Text(f"columns left out to fit {width} columns: {', '.join(left_out)}; "
+                          "-f markdown or -f csv shows them all", style="dim"))
+    lines.append(Text(footnote(result), style="dim"))
+    return lines
 
 
 def _popular_result(asked: list[str], params: dict[str, Any], runs: Any) -> Any:

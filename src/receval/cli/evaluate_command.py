@@ -42,8 +42,9 @@ from receval.report.tables import FORMATS as OUTPUT_FORMATS  # one list: the ren
 @_metrics_option()
 @_semantics_options
 @click.option("--items", metavar="FILE", default=None,
-              help="Item titles for the report's beyond-accuracy section (CSV, TSV or "
-                   "Parquet: an item column and a title column).")
+              help="Item titles for the report's most predicted items and its "
+                   "beyond-accuracy section (CSV, TSV or Parquet: an item column and a title "
+                   "column).")
 @click.option("--format", "-f", "fmt", type=click.Choice(OUTPUT_FORMATS), default="table",
               show_default=True, help="How the summary is printed on stdout.")
 @click.option("--per-user", metavar="FILE",
@@ -113,13 +114,15 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
             from receval.report.html import write_report
 
             tmp = stack.enter_context(atomic_output(outputs["--report"], "--report"))
-            extra = _beyond_report(runs, shown_beyond, k, params) if section else None
-            write_report(tmp, runs.results, metrics=accuracy, inputs=runs.inputs,
+            titles = _item_titles(params)
+            extra = _beyond_report(runs, shown_beyond, k, params, titles) if section else None
+            write_report(tmp, runs.results, metrics=asked, inputs=runs.inputs,
                          top_items=runs.top_items, max_k=max_k,
-                         progress=_report_progress(stack), beyond=extra)
+                         progress=_report_progress(stack), beyond=extra, item_titles=titles)
     if fmt == "table":
         out = _stdout()
-        out.print(tables.rich_table(_for_tables(models)))
+        for shown in tables.summary_lines(_for_tables(models), out.width):
+            out.print(shown, highlight=False)
         out.print(tables.options_line(next(iter(models.values()))), style="dim",
                   highlight=False, markup=False)
         for name, result in models.items():
@@ -133,7 +136,9 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
                 out.print(Text(safe_text(f"{prefix}{line}")), style="dim", highlight=False)
         for name, result in models.items():
             if result.strata is not None:
-                out.print(tables.strata_table(result.strata, name if len(models) > 1 else ""))
+                for table in tables.strata_table(result.strata,
+                                                 name if len(models) > 1 else "", out.width):
+                    out.print(table)
     elif fmt == "csv":
         click.echo(tables.to_csv(_for_tables(models), raw=raw_csv).rstrip("\n"))
     else:
@@ -222,13 +227,19 @@ def _for_tables(models: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _beyond_report(runs: _Runs, metrics: list[str], k: int, params: dict[str, Any]) -> Any:
-    """The report's beyond-accuracy section (:mod:`receval.report.beyond`)."""
+def _item_titles(params: dict[str, Any]) -> Any:
+    """The --items table (item, title), or None without the flag."""
     from receval.cli.common import _read_item_table
+
+    return (_read_item_table(params["items"], "--items", params.get("item_col") or "item")
+            if params.get("items") else None)
+
+
+def _beyond_report(runs: _Runs, metrics: list[str], k: int, params: dict[str, Any],
+                   titles: Any) -> Any:
+    """The report's beyond-accuracy section (:mod:`receval.report.beyond`)."""
     from receval.report.beyond import beyond_section
 
-    titles = (_read_item_table(params["items"], "--items", params.get("item_col") or "item")
-              if params.get("items") else None)
     held = {n: _restrict(r, metrics, metrics) for n, r in runs.results.items()}
     return beyond_section(held, runs.predictions, runs.train, k=k, titles=titles,
                           exclude_train=bool(params.get("exclude_train")))

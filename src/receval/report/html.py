@@ -31,7 +31,7 @@ from receval.report.models import (
     ranking_metrics,
     restrict,
 )
-from receval.report.significance import Significance, significance, superscript
+from receval.report.significance import Significance, significance
 from receval.report.tables import counts_line, options_line, rows
 from receval.result import Result
 
@@ -57,6 +57,7 @@ def render_report(
     timestamp: bool = False,
     progress: Progress | None = None,
     beyond: Mapping[str, Any] | None = None,
+    item_titles: Any = None,
 ) -> str:
     """The report as an HTML string.
 
@@ -67,7 +68,13 @@ def render_report(
     hold P@k and R@k: see :func:`receval.report.models.curve_limit`). The page holds the time
     it was made only with ``timestamp=True``, so the same input gives the same bytes.
     ``progress`` is called with the name of each step before it starts. ``beyond``: the
-    beyond-accuracy section, from :func:`receval.report.beyond.beyond_section`.
+    beyond-accuracy section, from :func:`receval.report.beyond.beyond_section`; the
+    beyond-accuracy metrics among ``metrics`` (default: those the results hold) are also rows
+    of the summary (after the accuracy ones, untested). ``item_titles``: item -> title (a
+    dict, a Series or a frame of item, title), shown beside the most predicted items.
+
+    A value significantly better than others carries a badge (``> a, c``: better than the
+    models lettered a and c), explained under the table.
 
     Example:
         >>> import receval
@@ -80,11 +87,16 @@ def render_report(
     import jinja2
 
     step = progress or (lambda _: None)
-    # beyond-accuracy metrics have their own section (receval.report.beyond)
-    models = {name: without_beyond(r) for name, r in as_models(results).items()}
+    given = as_models(results)
+    # beyond-accuracy metrics have their own section (receval.report.beyond) and their own
+    # rows at the end of the summary; the tests, curves and histograms read accuracy metrics
+    models = {name: without_beyond(r) for name, r in given.items()}
     first = next(iter(models.values()))
     shown = list(metrics) if metrics else list(first.metrics or first.summary)
     shown = accuracy_names(shown)
+    given_first = next(iter(given.values()))
+    asked = list(metrics) if metrics else list(given_first.metrics or given_first.summary)
+    beyond_rows = [_beyond_row(n, given) for n in asked if n not in accuracy_names([n])]
     tables = {name: restrict(r, shown) for name, r in models.items()}
     limit = curve_limit(models, max_k)
     env = jinja2.Environment(
@@ -92,6 +104,7 @@ def render_report(
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
     )
     template = env.get_template("report.html.j2")
+    titles = _title_lookup(item_titles)
     step("paired tests between the models")
     # every pair, as receval.compare: paired t, Holm across pairs x metrics, 1,000 resamples
     tests = significance(tables, shown, seed=seed) if len(models) > 1 else None
@@ -109,15 +122,20 @@ def render_report(
         inputs=dict(inputs or {}),
         models=list(models),
         letters=tests.letters if tests is not None else {},
-        significance_note=tests.footnote() if tests is not None else "",
+        # the footnote without its superscript letters: the page shows badges
+        significance_note=(tests.footnote().split(": ", 1)[-1].replace("no mark:", "no badge:")
+                           if tests is not None else ""),
         summary=[_summary_row(m, v, list(models), tests) for m, v in rows(tables)],
+        beyond_rows=beyond_rows,
         options=_options(next(iter(tables.values()))),
         options_line=options_line(first),
         counts=[_counts(name, r) for name, r in tables.items()],
         figures=figures,
         distributions=distributions,
         users=users,
-        top_items={name: list(items) for name, items in (top_items or {}).items()},
+        top_items={name: _top_items(items, titles)
+                   for name, items in (top_items or {}).items()},
+        item_titles=titles is not None,
         beyond=dict(beyond) if beyond else None,
         strata=[_strata(name, r.strata) for name, r in tables.items() if r.strata is not None],
     )
@@ -152,11 +170,49 @@ def write_report(path: str | Path, results: Result | Mapping[str, Result],
 
 def _summary_row(metric: str, values: list[float], names: list[str],
                  tests: Significance | None) -> dict[str, Any]:
-    """The values, each with the letters of the models it is significantly better than."""
+    """The values, each with the letters of the models it is significantly better than
+    (``mark``: ``"a, c"``; ``better``: their names, for the badge's tooltip)."""
     marks = tests.marks if tests is not None else {}
+    by_letter = {v: k for k, v in tests.letters.items()} if tests is not None else {}
+    cells = []
+    for name, v in zip(names, values, strict=True):
+        letters = _letters(marks.get((name, metric), ""), by_letter)
+        cells.append({"text": _fmt(v), "mark": ", ".join(letters),
+                      "better": ", ".join(f"{x} ({by_letter[x]})" for x in letters)})
+    return {"metric": metric, "cells": cells}
+
+
+def _letters(mark: str, by_letter: Mapping[str, str]) -> list[str]:
+    """``mark`` (letters run together, some two long past z) cut into the models' letters."""
+    out, i = [], 0
+    while i < len(mark):
+        size = 2 if mark[i:i + 2] in by_letter else 1
+        out.append(mark[i:i + size])
+        i += size
+    return out
+
+
+def _beyond_row(metric: str, models: Mapping[str, Result]) -> dict[str, Any]:
+    """A beyond-accuracy metric's values, as the summary shows them (no test, no badge)."""
     return {"metric": metric,
-            "cells": [{"text": _fmt(v), "mark": superscript(marks.get((name, metric), ""))}
-                      for name, v in zip(names, values, strict=True)]}
+            "cells": [{"text": _fmt(float(r.summary.get(metric, math.nan))), "mark": "",
+                       "better": ""} for r in models.values()]}
+
+
+def _title_lookup(titles: Any) -> dict[str, str] | None:
+    """item (as text) -> title from a dict, a Series or a frame of item, title."""
+    if titles is None:
+        return None
+    from receval.report.beyond import _titles
+
+    table = _titles(titles)
+    pairs = table.items() if table is not None else ()
+    return {str(item): str(title) for item, title in pairs}
+
+
+def _top_items(items: Sequence[tuple[Any, int]],
+               titles: Mapping[str, str] | None) -> list[tuple[Any, str, int]]:
+    return [(item, (titles or {}).get(str(item), ""), n) for item, n in items]
 
 
 def _options(result: Result) -> list[tuple[str, str]]:

@@ -26,7 +26,7 @@ import numpy as np
 from receval._version import __version__
 from receval.exceptions import ReceValError
 from receval.report.bootstrap import metric_cis
-from receval.report.models import as_models, curve_points, ranking_metrics
+from receval.report.models import as_models, curve_limit, curve_points, ranking_metrics
 from receval.result import Result
 
 if TYPE_CHECKING:
@@ -140,16 +140,18 @@ def plot_pr_curve(results: Results, *, max_k: int | None = None,
     models = _curves(results, max_k)
     fig = _figure(6, 5)
     ax = fig.subplots()
-    for i, (name, (ks, p, r)) in enumerate(models.items()):
+    for i, (name, (_, p, r)) in enumerate(models.items()):
         ax.plot(r, p, marker="o", markersize=3, color=_color(i), label=name)
-        _label_ks(ax, ks, r, p, _color(i), below=i % 2 == 1)
     _pr_axes(ax)
     top_r = max(float(np.nanmax(r, initial=0)) for _, _, r in models.values())
     top_p = max(float(np.nanmax(p, initial=0)) for _, p, _ in models.values())
     ax.set_xlim(0, min(1.02, max(top_r * 1.15, 0.05)))
     ax.set_ylim(0, min(1.02, max(top_p * 1.25, 0.05)))
-    ax.legend(loc="upper right", fontsize="small")
     ax.set_title("precision-recall curve traced by k")
+    _legend_below(fig, ax, len(models))
+    taken: list[Any] = []  # the labels placed so far: a label never covers another
+    for i, (_, (ks, p, r)) in enumerate(models.items()):
+        _label_ks(ax, ks, r, p, _color(i), taken)
     return _finish(fig, path)
 
 
@@ -176,16 +178,20 @@ def plot_fbeta(results: Results, *, betas: tuple[float, ...] = (0.5, 1.0, 2.0),
     right, top = _window(models)
     for ax, beta in zip(axes, betas, strict=True):
         _iso_f(ax, beta, right, top)
-        for i, (name, (ks, p, r)) in enumerate(models.items()):
+        for i, (name, (_, p, r)) in enumerate(models.items()):
             ax.plot(r, p, marker="o", markersize=3, color=_color(i), label=name)
-            best = int(np.nanargmax(_f(p, r, beta))) if len(ks) else 0
-            if len(ks):
-                ax.annotate(f"k={ks[best]}", (r[best], p[best]), textcoords="offset points",
-                            xytext=(4, 4 - 14 * (i % 2)), fontsize=7, color=_color(i))
         _pr_axes(ax, right, top)
         ax.set_title(f"F{beta:g}")
-    axes[-1].legend(loc="upper right", fontsize="small")
     fig.suptitle("iso-F-beta curves; the label marks each model's best k")
+    # below the panels: inside one it covered the iso-curves' and the models' labels
+    _legend_below(fig, axes[-1], len(models))
+    for ax, beta in zip(axes, betas, strict=True):
+        taken: list[Any] = [t.get_window_extent().padded(2) for t in ax.texts]  # iso labels
+        for i, (_, (ks, p, r)) in enumerate(models.items()):
+            if len(ks):
+                best = int(np.nanargmax(_f(p, r, beta)))
+                _place_label(ax, f"k={ks[best]}", (r[best], p[best]), _color(i), taken,
+                             force=True)
     return _finish(fig, path)
 
 
@@ -433,7 +439,14 @@ def _finish(fig: Figure, path: str | Path | None) -> Figure:
 
 def _curves(results: Results,
             max_k: int | None = None) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    models = {name: curve_points(r, max_k) for name, r in as_models(results).items()}
+    """Each model's (k, P@k, R@k) up to ``max_k`` and to its own lists' depth
+    (:func:`~receval.report.models.curve_limit`): past it a curve would only fall straight
+    down, P@k shrinking as 1/k over ranks no list holds."""
+    models = {}
+    for name, result in as_models(results).items():
+        depth = curve_limit({name: result})
+        limit = depth if max_k is None else max_k if depth is None else min(max_k, depth)
+        models[name] = curve_points(result, limit)
     if not any(len(ks) for ks, _, _ in models.values()):
         raise ReceValError(
             "the result holds no cutoff k with both P@k and R@k; evaluate with e.g. "
@@ -464,15 +477,50 @@ def _log_x_if_wide(ax: Axes, models: Mapping[str, tuple[np.ndarray, ...]]) -> No
         ax.xaxis.set_minor_formatter(NullFormatter())
 
 
+def _legend_below(fig: Figure, ax: Axes, n: int) -> None:
+    """The legend of ``ax``'s lines under the figure (outside every panel: it covers no
+    point and no label), then the layout fixed so that labels can be placed for good."""
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(n, 4), fontsize="small")
+    fig.draw_without_rendering()  # the constrained layout settles the axes' final place
+    fig.set_layout_engine("none")
+
+
+#: where a point's label may go, in points from the point, tried in order
+_OFFSETS = ((3, 4), (3, -11), (-30, 4), (-30, -11), (3, 12), (3, -19))
+
+
 def _label_ks(ax: Axes, ks: np.ndarray, r: np.ndarray, p: np.ndarray, color: str,
-              below: bool = False) -> None:
-    """Label a few points with their k (first, last and about five between)."""
+              taken: list[Any]) -> None:
+    """Label a few points with their k (first, last and about five between), each where it
+    covers no label placed before (``taken``: their boxes); a point without room goes
+    unlabelled, except the first and the last."""
     if len(ks) == 0:
         return
     chosen = sorted(set(np.linspace(0, len(ks) - 1, min(len(ks), 6)).round().astype(int)))
     for j in chosen:
-        ax.annotate(f"k={ks[j]}", (r[j], p[j]), textcoords="offset points",
-                    xytext=(2, -11 if below else 5), fontsize=7, color=color)
+        _place_label(ax, f"k={ks[j]}", (r[j], p[j]), color, taken,
+                     force=j in (chosen[0], chosen[-1]))
+
+
+def _place_label(ax: Axes, text: str, xy: tuple[float, float], color: str, taken: list[Any],
+                 force: bool = False) -> None:
+    """Annotate ``xy`` at the first offset of :data:`_OFFSETS` whose box overlaps no box in
+    ``taken`` (then added to it); without one, the first offset if ``force``, else none."""
+    boxes = []
+    for offset in _OFFSETS:
+        label = ax.annotate(text, xy, textcoords="offset points", xytext=offset, fontsize=7,
+                            color=color)
+        box = label.get_window_extent().padded(3)  # a little air between labels
+        if not any(box.overlaps(other) for other in taken):
+            taken.append(box)
+            return
+        boxes.append(box)
+        label.remove()
+    if force:
+        ax.annotate(text, xy, textcoords="offset points", xytext=_OFFSETS[0], fontsize=7,
+                    color=color)
+        taken.append(boxes[0])
 
 
 def _pr_axes(ax: Axes, right: float = 1.02, top: float = 1.02) -> None:

@@ -23,6 +23,7 @@ from rich.text import Text
 from receval.io.formulas import neutralise_cell
 from receval.io.terminal import safe_text
 from receval.measures.spec import RATING, parse_metric
+from receval.report.fit import fixed_table, split_to_fit
 from receval.report.significance import Significance, significance, superscript
 from receval.result import Result
 
@@ -147,7 +148,8 @@ def to_latex(models: dict[str, Result]) -> str:
 
 
 def rich_table(models: dict[str, Result], title: str | None = None) -> Table:
-    """A rich :class:`~rich.table.Table` of the summary.
+    """A rich :class:`~rich.table.Table` of the summary (the significance footnote, when there
+    is one, is :func:`summary_lines`' last line: a caption would wrap to the table's width).
 
     Example:
         >>> import receval
@@ -156,42 +158,69 @@ def rich_table(models: dict[str, Result], title: str | None = None) -> Table:
         >>> rich_table({"a": r}).row_count
         1
     """
+    headers, cells = _summary_cells(models)
+    return fixed_table(headers, cells, range(len(headers)), right=headers[1:],
+                       bold=("metric",), title=title, wrap=False)
+
+
+def summary_lines(models: dict[str, Result], width: int) -> list[Table | Text]:
+    """The summary as tables that fit ``width`` columns (the models cut into several tables,
+    each repeating the metric column, when they do not fit in one; no cell is ever cut), then
+    the significance footnote across the full width.
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1, 2], "item": [1, 1]},
+        ...     {"user": [1, 2], "item": [1, 2], "score": [1.0, 1.0]}, ["P@1"])
+        >>> models = {f"model_{i}": r for i in range(8)}
+        >>> [type(x).__name__ for x in summary_lines(models, 80)]
+        ['Table', 'Table', 'Text']
+        >>> [type(x).__name__ for x in summary_lines(models, 200)]
+        ['Table', 'Text']
+    """
+    headers, cells = _summary_cells(models)
     tests = marks(models)
-    table = Table(title=title, caption=tests.footnote() if tests is not None else None,
-                  caption_justify="left")
-    table.add_column("metric", style="bold")
-    for name in _columns(models, tests):
-        table.add_column(Text(safe_text(name)), justify="right")  # no markup, escaped
-    for metric, values in rows(models):
-        table.add_row(metric, *(Text(_fmt(v) + superscript(_mark(tests, name, metric)))
-                                for name, v in zip(models, values, strict=True)))
-    return table
+    lines: list[Table | Text] = [
+        fixed_table(headers, cells, part, right=headers[1:], bold=("metric",), wrap=False)
+        for part in split_to_fit(headers, cells, width, wrap=False)]
+    if tests is not None:
+        lines.append(Text(tests.footnote(), style="dim"))
+    return lines
 
 
-def strata_table(strata: pd.DataFrame, model: str = "") -> Table:
-    """A rich :class:`~rich.table.Table` of :attr:`Result.strata <receval.result.Result>`: one
-    row per group of users (``(none)``: users the mapping does not name), its users and means.
+def _summary_cells(models: dict[str, Result]) -> tuple[list[str], list[list[str]]]:
+    tests = marks(models)
+    headers = ["metric", *(safe_text(name) for name in _columns(models, tests))]
+    cells = [[safe_text(metric), *(_fmt(v) + superscript(_mark(tests, name, metric))
+                                   for name, v in zip(models, values, strict=True))]
+             for metric, values in rows(models)]
+    return headers, cells
+
+
+def strata_table(strata: pd.DataFrame, model: str = "", width: int | None = None) -> list[Table]:
+    """Rich tables of :attr:`Result.strata <receval.result.Result>`: one row per group of users
+    (``(none)``: users the mapping does not name), its users and means; several tables, each
+    repeating the group and users columns, when the metrics do not fit ``width`` columns.
 
     Example:
         >>> import receval
         >>> r = receval.evaluate({"user": [1, 2], "item": [1, 1]},
         ...     {"user": [1, 2], "item": [1, 2], "score": [1.0, 1.0]}, ["P@1"],
         ...     strata={1: "new", 2: "old"})
-        >>> strata_table(r.strata).row_count
-        2
+        >>> [t.row_count for t in strata_table(r.strata)]
+        [2]
     """
     title = f"{model}: per group of users" if model else "per group of users"
-    table = Table(title=Text(safe_text(title)))
     metrics = [c for c in strata.columns if c not in ("group", "users")]
-    table.add_column("group", style="bold")
-    table.add_column("users", justify="right")
-    for name in metrics:
-        table.add_column(Text(safe_text(name)), justify="right")
-    for row in strata.itertuples(index=False):
-        cells = dict(zip(strata.columns, row, strict=True))
-        table.add_row(Text(safe_text(str(cells["group"]))), f"{int(cells['users']):,}",
-                      *(_fmt(float(cells[m])) for m in metrics))
-    return table
+    headers = ["group", "users", *(safe_text(str(m)) for m in metrics)]
+    cells = [[safe_text(str(cells["group"])), f"{int(cells['users']):,}",
+              *(_fmt(float(cells[m])) for m in metrics)]
+             for cells in (dict(zip(strata.columns, row, strict=True))
+                           for row in strata.itertuples(index=False))]
+    parts = split_to_fit(headers, cells, width or 10**9, keys=2, wrap=False)
+    return [fixed_table(headers, cells, part, right=headers[1:], bold=("group",),
+                        title=safe_text(title) if i == 0 else None, wrap=False)
+            for i, part in enumerate(parts)]
 
 
 def marks(models: dict[str, Result]) -> Significance | None:
