@@ -248,17 +248,19 @@ def kfold_users(data: Any, k: int = 5, *, test_fraction: float | None = None,
                 test_count: int | None = None, holdout: str = "random", ties: str = "random",
                 seed: int = 0, min_train: int = 1, user_col: str = "user",
                 item_col: str = "item", timestamp_col: str | None = "timestamp") -> list[Split]:
-    """K-fold by user: users are dealt into ``k`` folds of sizes differing by at most one (by
-    their seeded key); in fold ``f``, the users of fold ``f`` hold out ``test_fraction`` (or
+    """K-fold by user: each user's fold is a seeded hash of its id alone (:func:`user_folds`),
+    so removing or adding a user moves no other user; in fold ``f``, the users of fold ``f``
+    hold out ``test_fraction`` (or
     ``test_count``) of their rows, ``holdout="random"`` or ``"temporal"`` (last by time), and
     all other rows train. ``test_fraction=1, min_train=0`` holds out the users whole (cold
-    users: "strong generalisation").
+    users: "strong generalisation"). The folds' sizes are not equal but binomial: see
+    :func:`user_folds`. A fold without users is an error (only likely with very few users).
 
     Example:
-        >>> data = {"user": [1, 1, 2, 2, 3, 3], "item": [1, 2, 1, 2, 1, 2]}
-        >>> folds = kfold_users(data, k=3, test_count=1)
+        >>> data = {"user": [1, 1, 2, 2, 3, 3, 4, 4], "item": [1, 2] * 4}
+        >>> folds = kfold_users(data, k=2, test_count=1)
         >>> [len(f.test) for f in folds], sorted(u for f in folds for u in f.test.user)
-        ([1, 1, 1], [1, 2, 3])
+        ([2, 2], [1, 2, 3, 4])
     """
     if holdout not in ("random", "temporal"):
         raise ReceValError(f"holdout must be 'random' or 'temporal'; got {holdout!r}")
@@ -271,10 +273,13 @@ def kfold_users(data: Any, k: int = 5, *, test_fraction: float | None = None,
     if frame.n_users < k:
         raise ReceValError(f"k={k} folds need at least {k} users; the data has {frame.n_users}")
     n_test = frame.n_test(test_fraction, test_count, min_train)
-    user_key = _mix(_seed_word(seed, "fold"), frame.user_hash_unique)
-    fold_of_user = np.empty(frame.n_users, dtype=np.int64)
-    fold_of_user[np.lexsort((np.arange(frame.n_users), user_key))] = (
-        np.arange(frame.n_users) % k)
+    fold_of_user = user_folds(frame.user_hash_unique, int(k), seed)
+    sizes = np.bincount(fold_of_user, minlength=int(k))
+    if not sizes.all():
+        raise ReceValError(
+            f"fold {int(np.argmin(sizes))} of k={k} holds no user ({frame.n_users} users): a "
+            "user's fold is a hash of its id alone, so with this few users some fold can be "
+            "empty; use fewer folds or another seed")
     if holdout == "random":
         order = np.lexsort((frame.key(seed), frame.user_codes))
         held = frame.first_of_each_user(order, n_test)
@@ -293,6 +298,26 @@ def kfold_users(data: Any, k: int = 5, *, test_fraction: float | None = None,
                                 kept=frame.kept_whole(n_test) & in_fold,
                                 ties=None if tie_audit is None else dict(tie_audit)))
     return out
+
+
+def user_folds(user_hashes: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
+    """The fold (``0..k-1``) of each user from the 64-bit hash of its id: splitmix64 of the
+    hash keyed by the seed, modulo ``k``. A user's fold depends on its id and the seed alone,
+    never on the other users: removing a user moves no other user to another fold.
+
+    The price is balance: each fold's size is binomial, ``n/k`` give or take
+    ``sqrt(n (1/k)(1 - 1/k))`` (one standard deviation): 20,000 +- 126 users per fold for
+    100,000 users in 5 folds (0.6 %), 200 +- 13 for 1,000 users (6 %). Dealing users
+    round-robin would make the sizes equal, but then removing one user shifts most others.
+
+    Example:
+        >>> hashes = _hash_values(np.arange(10_000))
+        >>> folds = user_folds(hashes, 5, seed=0)
+        >>> bool(np.bincount(folds).min() > 1_900), bool((user_folds(hashes[1:], 5) == folds[1:]).all())
+        (True, True)
+    """
+    key = _mix(_seed_word(seed, "fold"), np.asarray(user_hashes, dtype=np.uint64))
+    return (key % np.uint64(k)).astype(np.int64)
 
 
 # --- reading ---------------------------------------------------------------------------------
