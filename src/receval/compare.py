@@ -18,8 +18,6 @@ number of threads (:mod:`receval.stats.resample`).
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -31,7 +29,7 @@ import pandas as pd
 
 from receval.evaluation import evaluate
 from receval.exceptions import ReceValError
-from receval.io.formulas import neutralise_cell
+from receval.io.text_tables import csv_text, latex_cell, markdown_cell, safe_lines
 from receval.measures.spec import parse_metric
 from receval.result import Result
 from receval.scalars import plain
@@ -140,14 +138,9 @@ class Comparison:
             'model,baseline,metric,mean,baseline_mean,delta,ci_low,ci_high,p_value,\
 p_adjusted,effect_size,share_better,wins,ties,losses,n'
         """
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        cell = (lambda text: text) if raw else neutralise_cell
-        writer.writerow(self.table.columns)
-        for row in self.to_dicts():
-            writer.writerow([cell(v) if isinstance(v, str) else "" if v is None else repr(v)
-                             for v in row.values()])
-        return buffer.getvalue()
+        # the one text-table writer: formula cells neutralised, control characters escaped
+        return csv_text(list(self.table.columns), (row.values() for row in self.to_dicts()),
+                        raw=raw)
 
     def to_latex(self) -> str:
         """The table as LaTeX (booktabs), see :func:`to_latex`.
@@ -174,13 +167,13 @@ p_adjusted,effect_size,share_better,wins,ties,losses,n'
             '| b | a | P@1 | 0.5000 | 0.5000 | +0.0000 | [+0.0000, +0.0000] | 1 | 1 | 0.000 | \
 0.500 | 0/2/0 | 2 |'
         """
-        header = cell_header(self)
+        header = [markdown_cell(h) for h in cell_header(self)]
         lines = ["| " + " | ".join(header) + " |",
                  "|" + ":---|" * (len(header) - 10) + "---:|" * 10]
         for row in cell_rows(self):
-            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
+            lines.append("| " + " | ".join(markdown_cell(c) for c in row) + " |")
         lines.append("")
-        lines.append(footnote(self))
+        lines.append(safe_lines(footnote(self)))
         return "\n".join(lines)
 
 
@@ -197,20 +190,13 @@ def to_latex(comparison: Comparison) -> str:
     """  # noqa: E501
     header = cell_header(comparison)
     lines = [r"\begin{tabular}{" + "l" * (len(header) - 10) + "r" * 10 + "}", r"\toprule",
-             " & ".join(_latex(h) for h in header) + r" \\", r"\midrule"]
-    lines += [" & ".join(_latex(c) for c in row) + r" \\" for row in cell_rows(comparison)]
+             " & ".join(latex_cell(h) for h in header) + r" \\", r"\midrule"]
+    lines += [" & ".join(latex_cell(c) for c in row) + r" \\" for row in cell_rows(comparison)]
     lines += [r"\bottomrule",
               rf"\multicolumn{{{len(header)}}}{{p{{0.95\linewidth}}}}{{\footnotesize "
-              rf"{_latex(footnote(comparison))}}} \\", r"\end{tabular}"]
+              rf"{latex_cell(footnote(comparison))}}} \\", r"\end{tabular}"]
     return "\n".join(lines)
 
-
-_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-          "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}"}
-
-
-def _latex(text: str) -> str:
-    return "".join(_LATEX.get(ch, ch) for ch in text)
 
 
 def cell_header(comparison: Comparison) -> list[str]:
