@@ -33,6 +33,7 @@ from receval.io.text_tables import csv_text, latex_cell, markdown_cell, safe_lin
 from receval.measures.spec import parse_metric
 from receval.result import Result
 from receval.scalars import plain
+from receval.stats import MAX_RESAMPLES
 from receval.stats.corrections import CORRECTIONS, adjust
 from receval.stats.intervals import CI_METHOD
 from receval.stats.paired import paired, stream
@@ -335,6 +336,10 @@ def compare(
         raise ReceValError(f"alpha must be between 0 and 1, got {alpha!r}")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
         raise ReceValError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    if n_resamples > MAX_RESAMPLES:
+        raise ReceValError(f"n_resamples must be at most {MAX_RESAMPLES:,}, got "
+                           f"{n_resamples:,} (the p-value's Monte Carlo error is about "
+                           "1/sqrt(n_resamples) already)")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ReceValError(f"seed must be a non-negative integer, got {seed!r}")
     names = [metrics] if isinstance(metrics, str) else list(metrics)
