@@ -247,7 +247,7 @@ def test_a_literal_leading_quote_is_kept_by_doubling_it(tmp_path: Path) -> None:
 
 def test_split_api_refuses_empty_ids() -> None:
     with pytest.raises(ReceValError, match=r"column 'item' has an empty id at row 1 "):
-        receval.split.random_holdout({"user": [1, 2], "item": ["a", " "]}, test_count=1)
+        receval.split.random_holdout({"user": [1, 2], "item": ["a", ""]}, test_count=1)
     with pytest.raises(ReceValError, match=r"column 'user' has an empty id at row 0 "):
         receval.sampled.sample_candidates({"user": ["u"], "item": ["a"]},
                                           {"user": [""], "item": ["b"]}, 1)

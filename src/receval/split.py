@@ -772,7 +772,7 @@ def _as_frame(data: Any, user_col: str, item_col: str) -> pd.DataFrame:
     where = _where(df)
     for name in (user_col, item_col):
         for problem, bad in (("a missing", df[name].isna().to_numpy()),
-                             ("an empty", (df[name].astype(str).str.strip() == "").to_numpy()
+                             ("an empty", (df[name].astype(str) == "").to_numpy()
                               if df[name].dtype.kind in "OSUT" or
                               isinstance(df[name].dtype, pd.StringDtype) else None)):
             if bad is not None and bad.any():

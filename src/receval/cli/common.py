@@ -37,11 +37,13 @@ class _OneLineGroup(click.Group):
     command) is one line on stderr naming the ``--help`` to read, exit 2, instead of click's
     usage block; everything else is click's standalone behaviour."""
 
-    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+    def main(self, args: Any = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
         if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return super().main(args, prog_name, complete_var, False, **extra)
         try:
-            code = super().main(*args, standalone_mode=False, **kwargs)
+            code = super().main(args, prog_name, complete_var, False, **extra)
         except click.UsageError as err:
             if type(err).__name__ == "NoArgsIsHelpError":  # a bare ``receval``: the help
                 err.show()

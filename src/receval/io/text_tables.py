@@ -21,7 +21,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from receval.io.formulas import neutralise_cell
@@ -54,7 +54,7 @@ def text_cell(value: Any, *, raw: bool = False) -> str:
     return text if raw else neutralise_cell(text)
 
 
-def csv_text(header: Sequence[Any], rows: Iterable[Sequence[Any]], *, raw: bool = False,
+def csv_text(header: Iterable[Any], rows: Iterable[Iterable[Any]], *, raw: bool = False,
              delimiter: str = ",") -> str:
     """A CSV (or, with ``delimiter="\\t"``, TSV) table, every cell through :func:`text_cell`;
     one line per row, each ending in a newline.
