@@ -378,3 +378,48 @@ def test_cli_engine_spark(spark: Any, tmp_path: Path) -> None:
                                     str(tmp_path / "p.parquet"), "-m", "P@3", "--engine",
                                     "spark", "--train", str(tmp_path / "t.parquet")])
     assert bad.exit_code == 2 and "not available with --engine spark" in bad.output
+
+
+def test_a_killed_worker_is_one_line_naming_the_stage(spark: Any) -> None:
+    """Issue 20: a Python worker that dies mid-job was a Py4J trace; now one ReceValError
+    naming the step and the remedy, the Py4J error chained (for --debug), and Spark's log
+    level restored after the call."""
+    from receval.spark.engine import evaluate_spark
+    from receval.spark.failures import _level_now
+
+    def killed(*_: Any) -> Any:
+        os._exit(9)  # as a worker killed by the OOM killer
+
+    truth, preds = _random(15, n_users=6)
+    spark.sparkContext.setLogLevel("WARN")
+    before = _level_now(spark)
+    with pytest.raises(ReceValError, match=r"^Spark failed during the evaluation job \(rows "
+                       r"shuffled by user, each partition evaluated\): .*a Python worker died "
+                       r"\(killed, or out of memory\)") as caught:
+        evaluate_spark(spark.createDataFrame(truth), spark.createDataFrame(preds), ["P@1"],
+                       killed, profile=None, explicit={}, silence=QUIET, spark_options={},
+                       columns={})
+    assert "\n" not in str(caught.value)
+    assert type(caught.value.__cause__).__module__.startswith(("py4j", "pyspark"))
+    assert _level_now(spark) == before == "WARN"
+    spark.sparkContext.setLogLevel("ERROR")
+
+
+def test_cli_spark_failure_is_one_line_without_warn_lines_or_bars(tmp_path: Path) -> None:
+    """Issue 20: an unreadable Parquet file under --engine spark: one error line naming the
+    step and the remedy, exit 2, no Spark WARN/ERROR lines or stage progress bars on stderr
+    (a fresh process: receval starts the session); --debug shows the trace."""
+    pd.DataFrame({"user": [1, 2], "item": [1, 2]}).to_parquet(tmp_path / "t.parquet")
+    (tmp_path / "p.parquet").write_bytes(b"PAR1" + b"x" * 64 + b"PAR1")
+    args = [sys.executable, "-m", "receval.cli", "evaluate", "-t", str(tmp_path / "t.parquet"),
+            "-p", str(tmp_path / "p.parquet"), "-m", "P@1", "--engine", "spark",
+            "--spark-master", "local[1]"]
+    src = str(Path(receval.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": src}
+    out = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 2, out.stderr[-3000:]
+    errors = [line for line in out.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and re.match(
+        r"error: Spark failed during reading the truth and predictions: .*; check that the "
+        r"path is a readable Parquet file or a folder of them$", errors[0]), out.stderr
+    assert not re.search(r" (WARN|ERROR) |\[Stage \d|Traceback|Py4J", out.stderr), out.stderr

@@ -464,7 +464,7 @@ def test_parquet_keeps_ids_exact(tmp_path: Path) -> None:
 NEUTRALISED = [
     ('=HYPERLINK("http://x","y")', '\'=HYPERLINK("http://x","y")'),
     ("+1", "'+1"), ("-1", "'-1"), ("@SUM(1)", "'@SUM(1)"), ("\tx", "'\tx"), ("\rx", "'\rx"),
-    ("u=1", "u=1"), ("P@10", "P@10"), ("", ""), ("'=x", "'=x"), (" =x", " =x"),
+    ("u=1", "u=1"), ("P@10", "P@10"), ("", ""), ("'=x", "''=x"), ("'x", "'x"), (" =x", " =x"),
 ]
 
 

@@ -18,8 +18,6 @@ number of threads (:mod:`receval.stats.resample`).
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -31,10 +29,11 @@ import pandas as pd
 
 from receval.evaluation import evaluate
 from receval.exceptions import ReceValError
-from receval.io.formulas import neutralise_cell
+from receval.io.text_tables import csv_text, latex_cell, markdown_cell, safe_lines
 from receval.measures.spec import parse_metric
 from receval.result import Result
 from receval.scalars import plain
+from receval.stats import MAX_RESAMPLES
 from receval.stats.corrections import CORRECTIONS, adjust
 from receval.stats.intervals import CI_METHOD
 from receval.stats.paired import paired, stream
@@ -145,14 +144,9 @@ class Comparison:
             'model,baseline,metric,mean,baseline_mean,delta,ci_low,ci_high,p_value,\
 p_adjusted,effect_size,share_better,wins,ties,losses,n'
         """
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        cell = (lambda text: text) if raw else neutralise_cell
-        writer.writerow(self.table.columns)
-        for row in self.to_dicts():
-            writer.writerow([cell(v) if isinstance(v, str) else "" if v is None else repr(v)
-                             for v in row.values()])
-        return buffer.getvalue()
+        # the one text-table writer: formula cells neutralised, control characters escaped
+        return csv_text(list(self.table.columns), (row.values() for row in self.to_dicts()),
+                        raw=raw)
 
     def to_latex(self) -> str:
         """The table as LaTeX (booktabs), see :func:`to_latex`.
@@ -195,13 +189,13 @@ p_adjusted,effect_size,share_better,wins,ties,losses,n'
             '| b | a | P@1 | 0.5000 | 0.5000 | +0.0000 | [+0.0000, +0.0000] | 1 | 1 | 0.000 | \
 0.500 | 0/2/0 | 2 |'
         """
-        header = cell_header(self)
+        header = [markdown_cell(h) for h in cell_header(self)]
         lines = ["| " + " | ".join(header) + " |",
                  "|" + ":---|" * (len(header) - 10) + "---:|" * 10]
         for row in cell_rows(self):
-            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
+            lines.append("| " + " | ".join(markdown_cell(c) for c in row) + " |")
         lines.append("")
-        lines.append(footnote(self))
+        lines.append(safe_lines(footnote(self)))
         return "\n".join(lines)
 
 
@@ -218,20 +212,13 @@ def to_latex(comparison: Comparison) -> str:
     """  # noqa: E501
     header = cell_header(comparison)
     lines = [r"\begin{tabular}{" + "l" * (len(header) - 10) + "r" * 10 + "}", r"\toprule",
-             " & ".join(_latex(h) for h in header) + r" \\", r"\midrule"]
-    lines += [" & ".join(_latex(c) for c in row) + r" \\" for row in cell_rows(comparison)]
+             " & ".join(latex_cell(h) for h in header) + r" \\", r"\midrule"]
+    lines += [" & ".join(latex_cell(c) for c in row) + r" \\" for row in cell_rows(comparison)]
     lines += [r"\bottomrule",
               rf"\multicolumn{{{len(header)}}}{{p{{0.95\linewidth}}}}{{\footnotesize "
-              rf"{_latex(footnote(comparison))}}} \\", r"\end{tabular}"]
+              rf"{latex_cell(footnote(comparison))}}} \\", r"\end{tabular}"]
     return "\n".join(lines)
 
-
-_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-          "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}"}
-
-
-def _latex(text: str) -> str:
-    return "".join(_LATEX.get(ch, ch) for ch in text)
 
 
 def cell_header(comparison: Comparison) -> list[str]:
@@ -401,6 +388,10 @@ def compare(
         raise ReceValError(f"alpha must be between 0 and 1, got {alpha!r}")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
         raise ReceValError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    if n_resamples > MAX_RESAMPLES:
+        raise ReceValError(f"n_resamples must be at most {MAX_RESAMPLES:,}, got "
+                           f"{n_resamples:,} (the p-value's Monte Carlo error is about "
+                           "1/sqrt(n_resamples) already)")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ReceValError(f"seed must be a non-negative integer, got {seed!r}")
     names = [metrics] if isinstance(metrics, str) else list(metrics)

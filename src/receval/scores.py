@@ -115,8 +115,16 @@ def evaluate_scores(
     for i, spec_opts in enumerate(per_spec):
         _check_supported([specs[i]], spec_opts)
         groups.setdefault(spec_opts, []).append(i)
+    for name, value in (("batch_size", batch_size), ("memory_budget", memory_budget)):
+        if value is not None and (isinstance(value, bool) or
+                                  not isinstance(value, int | np.integer) or value < 1):
+            raise ReceValError(f"{name} must be a positive integer (or None for the default); "
+                               f"got {value!r}")
     where = torch_device(device)
     source = _ScoreSource.of(scores, user_ids, item_ids, where, torch)
+    if source.n_rows == 0:
+        raise ReceValError(f"scores has no rows (0 users x {source.n_items} items): there is "
+                           "no user to rank items for")
     leak = None
     if train is not None or exclude_train:
         if exclude_train and exclude is not None:

@@ -32,7 +32,38 @@ PLOT_SUFFIXES = (".png", ".svg")
 
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _OneLineGroup(click.Group):
+    """The ``receval`` group: a usage error (a missing option, a bad value, an unknown flag or
+    command) is one line on stderr naming the ``--help`` to read, exit 2, instead of click's
+    usage block; everything else is click's standalone behaviour."""
+
+    def main(self, args: Any = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.UsageError as err:
+            if type(err).__name__ == "NoArgsIsHelpError":  # a bare ``receval``: the help
+                err.show()
+                sys.exit(err.exit_code)
+            path = err.ctx.command_path if err.ctx is not None else "receval"
+            click.echo(f"error: {one_line(err.format_message())} (see '{path} --help')",
+                       err=True)
+            sys.exit(err.exit_code)
+        except click.ClickException as err:
+            err.show()
+            sys.exit(err.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        # an Exit (--help, --version, ctx.exit) comes back as its code; a command, as None
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+@click.group(cls=_OneLineGroup,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="receval")
 def main() -> None:
     """receval: exact, explicit and fast evaluation of recommender systems."""

@@ -26,6 +26,7 @@ from receval.cli.common import (
 from receval.cli.log_option import _check_log, _log_options, _log_runs
 from receval.exceptions import ReceValError
 from receval.io.terminal import safe_text
+from receval.stats import MAX_RESAMPLES
 
 
 @main.command()
@@ -53,7 +54,8 @@ from receval.io.terminal import safe_text
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True),
               default=0.05, show_default=True,
               help="Significance level; the interval is at 1 - alpha.")
-@click.option("--resamples", type=click.IntRange(1, None), default=10_000, show_default=True,
+@click.option("--resamples", type=click.IntRange(1, MAX_RESAMPLES), default=10_000,
+              show_default=True,
               help="Resamples of the bootstrap interval and of the randomization and bootstrap "
                    "tests.")
 @click.option("--seed", type=click.IntRange(0, None), default=0, show_default=True,

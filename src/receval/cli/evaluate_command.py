@@ -165,7 +165,9 @@ def _evaluate_files_spark(metrics: list[str], params: dict[str, Any],
     if params.get("train") or params.get("exclude_train"):
         raise ReceValError("--train and --exclude-train are not available with --engine spark")
     kwargs = _semantics(params)
-    kwargs["spark_options"] = {"master": params.get("spark_master"), "per_user": per_user}
+    # Spark's own log off (its failures become receval's one line); --debug: its ERROR lines
+    kwargs["spark_options"] = {"master": params.get("spark_master"), "per_user": per_user,
+                               "log_level": "ERROR" if params.get("debug") else "OFF"}
     columns = {"user_col": params["user_col"], "item_col": params["item_col"],
                "rating_col": params["rating_col"], "score_col": params["score_col"],
                "truth_columns": parse_columns_flag(params.get("truth_columns"), "truth"),

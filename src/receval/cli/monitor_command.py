@@ -12,6 +12,7 @@ from rich.text import Text
 from receval.cli.common import (
     REPORT_SUFFIXES,
     _errors_exit_2,
+    _metric_names,
     _metrics_option,
     _semantics,
     _semantics_options,
@@ -20,6 +21,7 @@ from receval.cli.common import (
     main,
 )
 from receval.io.terminal import safe_text
+from receval.stats import MAX_RESAMPLES
 
 PLOT_SUFFIXES = (".png", ".svg")
 
@@ -60,7 +62,8 @@ PLOT_SUFFIXES = (".png", ".svg")
 @click.option("--served-col", default="served_at", show_default=True)
 @click.option("--value-col", default="value", show_default=True)
 @click.option("--time-col", default="at", show_default=True)
-@click.option("--resamples", type=click.IntRange(0, None), default=1000, show_default=True,
+@click.option("--resamples", type=click.IntRange(0, MAX_RESAMPLES), default=1000,
+              show_default=True,
               help="Bootstrap resamples of each interval (0: none).")
 @click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True),
               default=0.95, show_default=True)
@@ -95,7 +98,8 @@ def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: s
                    "--plot": (plot_path, PLOT_SUFFIXES)}, inputs)
     options = _semantics(params)
     result = receval.monitor(
-        str(inputs[0]), str(inputs[1]), list(metrics), window=window, step=step,
+        # 'P@10,R@10' and 'P@10' 'R@10' are one metric set (a state must not tell them apart)
+        str(inputs[0]), str(inputs[1]), _metric_names(metrics)[0], window=window, step=step,
         attribution=attribution, lateness=lateness, min_feedback=min_feedback, state=state,
         variant_col=variant_col, baseline=baseline,
         origin=origin, user_col=user_col, item_col=item_col, score_col=score_col,

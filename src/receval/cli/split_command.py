@@ -82,9 +82,13 @@ def split(data: str, method: str, train_out: str, test_out: str, validation_out:
                              "--test-out": (test_out, TABLE_SUFFIXES),
                              "--validation-out": (validation_out, TABLE_SUFFIXES),
                              "--audit-out": (audit_out, (".json",))}, [data])
-    frame = splits.read_interactions(data, user_col=params["user_col"],
-                                     item_col=params["item_col"],
-                                     delimiter=params["delimiter"])
+    # the rows are split from a pandas frame, but written from the table as read, taken by
+    # position: every column keeps its type and values (an integer column with a gap does not
+    # become floats)
+    table = splits.read_interactions_table(data, user_col=params["user_col"],
+                                           item_col=params["item_col"],
+                                           delimiter=params["delimiter"])
+    frame = splits.interactions_frame(table, params["user_col"], params["item_col"])
     result = _run(splits, method, frame, params)
     if validation_out and result.validation is None:
         raise ReceValError("--validation-out needs a validation set: temporal-global with "
@@ -98,8 +102,8 @@ def split(data: str, method: str, train_out: str, test_out: str, validation_out:
         for flag, frame_out in tables.items():
             if flag in outputs and frame_out is not None:
                 tmp = stack.enter_context(atomic_output(outputs[flag], flag))
-                write_table(pa.Table.from_pandas(frame_out, preserve_index=False), tmp,
-                            raw=raw_csv, atomic=False)
+                rows = table.take(pa.array(frame_out.index.to_numpy(), pa.int64()))
+                write_table(rows.replace_schema_metadata(None), tmp, raw=raw_csv, atomic=False)
         if "--audit-out" in outputs:
             tmp = stack.enter_context(atomic_output(outputs["--audit-out"], "--audit-out"))
             tmp.write_text(json.dumps(result.audit, indent=2) + "\n")

@@ -2,6 +2,9 @@
 
 Ids are parsed as strings and narrowed to integers batch by batch (see :mod:`receval.io.ids`);
 an id is never a missing value (an item called ``NA`` stays an item; an empty id is an error).
+The ``'`` receval's writers put before an id that starts like a spreadsheet formula (``'-a``)
+is taken off again (:func:`receval.io.formulas.restore_array`), so the file reads back as the
+ids it was written from.
 Values are parsed as float64, where an empty field, ``NA``, ``NaN``, ``null``... are missing.
 """
 
@@ -20,6 +23,7 @@ import pyarrow.csv as pacsv
 
 from receval.exceptions import ReceValError
 from receval.io.detect import sniff_delimiter
+from receval.io.formulas import restore_array
 from receval.io.ids import ID_COLUMNS, combine, narrow
 from receval.io.lines import locator
 from receval.io.source import Progress, head_lines, is_gzip, one_line, open_stream
@@ -77,7 +81,8 @@ def read_delimited(
                     col = batch.column(src)
                     if out in ID_COLUMNS:
                         quoted = quoted or _holds_quote(col)
-                        col = narrow(col)
+                        # the ' a receval writer put before a formula-like id comes off
+                        col = narrow(restore_array(col))
                     chunks[out].append(col)
                 if progress is not None:
                     progress(done())

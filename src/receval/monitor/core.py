@@ -136,19 +136,11 @@ class Monitor:
             >>> receval.monitor(imp, fb, "P@1", n_resamples=0).to_csv().splitlines()[1][:30]
             '2023-12-28T00:00:00+00:00,2024'
         """
-        import csv
-        import io
+        from receval.io.text_tables import csv_text
 
-        from receval.io.formulas import neutralise_cell
-
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow([c if raw else neutralise_cell(str(c)) for c in self.windows.columns])
-        for row in _records(self.windows):
-            writer.writerow(["" if v is None else (v if raw or not isinstance(v, str)
-                                                   else neutralise_cell(v)) if not
-                             isinstance(v, float) else repr(v) for v in row.values()])
-        return buffer.getvalue()
+        # the one text-table writer: formula cells neutralised unless raw, controls escaped
+        return csv_text([str(c) for c in self.windows.columns],
+                        (row.values() for row in _records(self.windows)), raw=raw)
 
     def drift(self, reference: Any = None, rule: str = "interval") -> pd.DataFrame:
         """Each metric per window with its interval, the reference window's band and a flag.

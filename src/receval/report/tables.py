@@ -10,8 +10,6 @@ mean alone says nothing).
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from typing import Any
@@ -20,8 +18,8 @@ import pandas as pd
 from rich.table import Table
 from rich.text import Text
 
-from receval.io.formulas import neutralise_cell
 from receval.io.terminal import safe_text
+from receval.io.text_tables import csv_text, latex_cell, markdown_cell, safe_lines
 from receval.measures.spec import RATING, parse_metric
 from receval.report.fit import fixed_table, split_to_fit
 from receval.report.significance import Significance, significance, superscript
@@ -86,14 +84,10 @@ def to_csv(models: dict[str, Result], *, raw: bool = False) -> str:
         >>> to_csv({"a": r}).splitlines()
         ['metric,value', 'P@1,1.0']
     """
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    # formula injection (receval.io.formulas): text cells neutralised unless raw
-    cell = (lambda text: text) if raw else neutralise_cell
-    writer.writerow([cell("metric"), *map(cell, _columns(models))])
-    for metric, values in rows(models):
-        writer.writerow([cell(metric), *("" if math.isnan(v) else repr(v) for v in values)])
-    return buffer.getvalue()
+    # the one text-table writer (receval.io.text_tables): formula cells neutralised unless
+    # raw, control characters escaped
+    return csv_text(["metric", *_columns(models)],
+                    ([metric, *values] for metric, values in rows(models)), raw=raw)
 
 
 def to_markdown(models: dict[str, Result]) -> str:
@@ -107,14 +101,14 @@ def to_markdown(models: dict[str, Result]) -> str:
         '| metric | value |'
     """
     tests = marks(models)
-    header = ["metric", *(c.replace("|", "\\|") for c in _columns(models, tests))]
+    header = ["metric", *map(markdown_cell, _columns(models, tests))]
     lines = ["| " + " | ".join(header) + " |", "|:---|" + "---:|" * (len(header) - 1)]
     for metric, values in rows(models):
         cells = [_fmt(v) + superscript(_mark(tests, name, metric))
                  for name, v in zip(models, values, strict=True)]
-        lines.append("| " + " | ".join([metric, *cells]) + " |")
+        lines.append("| " + " | ".join([markdown_cell(metric), *cells]) + " |")
     if tests is not None:
-        lines += ["", tests.footnote()]
+        lines += ["", safe_lines(tests.footnote())]
     return "\n".join(lines)
 
 
@@ -357,12 +351,8 @@ def options_line(result: Result) -> str:
     return ", ".join(f"{k}={o[k]}" for k in keys if o.get(k) is not None)
 
 
-_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-          "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}"}
-
-
 def _latex_escape(text: str) -> str:
-    return "".join(_LATEX.get(ch, ch) for ch in text)
+    return latex_cell(text)  # control characters escaped too (receval.io.text_tables)
 
 
 def _json_default(value: Any) -> Any:

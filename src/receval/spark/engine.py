@@ -34,10 +34,13 @@ from receval.profiles import get as get_profile
 from receval.profiles import resolve
 from receval.result import Result, null_reasons
 from receval.scalars import plain
+from receval.spark.failures import Stage, log_level, spark_call
 from receval.spark.session import get_session
 
 #: the keys of ``evaluate(..., spark_options=...)``
-SPARK_OPTIONS = ("partitions", "order_by", "per_user", "master")
+SPARK_OPTIONS = ("partitions", "order_by", "per_user", "master", "log_level")
+#: Spark's log levels (``log_level``: Spark's level while receval's call runs)
+LOG_LEVELS = ("ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF")
 
 #: the per-partition plan :mod:`receval.evaluation` hands in: ``(truth, predictions, metrics,
 #: kwargs) -> Result`` (:func:`receval.evaluation.evaluate_partition`)
@@ -73,6 +76,8 @@ class SparkResult(Result):
     #: per partition: its id, the worker's pid, its rows, the seconds the local plan took and
     #: whether it was the worker's first (where the kernels load or compile)
     tasks: list[dict[str, Any]] = field(default_factory=list, repr=False, compare=False)
+    #: Spark's log level while receval collects the per-user values (``log_level``)
+    _log_level: str = field(default="ERROR", repr=False, compare=False)
 
     def __repr__(self) -> str:
         return Result.__repr__(self)
@@ -90,8 +95,10 @@ class SparkResult(Result):
         if self.per_user is None:
             raise ReceValError("no per-user values: evaluated with spark_options="
                                "{'per_user': False}")
-        with _quiet_pyspark():
-            frame = self.per_user.toPandas()
+        with _quiet_pyspark(), spark_call(Stage("collecting the per-user values")):
+            spark = self.per_user.sparkSession
+            with log_level(spark, self._log_level):
+                frame = self.per_user.toPandas()
         return frame.sort_values("user", kind="stable").reset_index(drop=True)
 
     def unpersist(self) -> None:
@@ -128,12 +135,16 @@ def evaluate_spark(
         ...     silence=None, spark_options={"nope": 1}, columns={})
         Traceback (most recent call last):
         ...
-        receval.exceptions.ReceValError: unknown spark_options key 'nope'; known: partitions, order_by, per_user, master
+        receval.exceptions.ReceValError: unknown spark_options key 'nope'; known: partitions, order_by, per_user, master, log_level
     """  # noqa: E501
-    with _quiet_pyspark():
+    # Spark's failures as one line naming the step (the trace chained, for --debug); its log
+    # quiet while the call runs (set in _evaluate_spark once the session is known)
+    stage = Stage("starting Spark")
+    with _quiet_pyspark(), contextlib.ExitStack() as stack, spark_call(stage):
         return _evaluate_spark(truth, predictions, metrics, partition_fn, profile=profile,
                                explicit=explicit, silence=silence,
-                               spark_options=spark_options, columns=columns)
+                               spark_options=spark_options, columns=columns, stage=stage,
+                               stack=stack)
 
 
 @contextlib.contextmanager
@@ -156,6 +167,8 @@ def _evaluate_spark(
     silence: Any,
     spark_options: Mapping[str, Any] | None,
     columns: Mapping[str, Any],
+    stage: Stage,
+    stack: contextlib.ExitStack,
 ) -> SparkResult:
     sopts = _spark_options(spark_options)
     resolved = resolve(profile, explicit)
@@ -168,6 +181,8 @@ def _evaluate_spark(
     spark = next((x.sparkSession for x in (truth, predictions) if _is_frame(x)), None)
     if spark is None:
         spark = get_session(sopts["master"])
+    stack.enter_context(log_level(spark, sopts["log_level"]))
+    stage.name = "reading the truth and predictions"
     truth_df, pred_df = _as_frame(truth, spark, "truth"), _as_frame(predictions, spark,
                                                                       "predictions")
     wt = Wanted.truth(user_col=columns.get("user_col", "user"),
@@ -201,6 +216,7 @@ def _evaluate_spark(
                                    tie_check=tie_check and not with_order)
         return union, task
 
+    stage.name = "the evaluation job (rows shuffled by user, each partition evaluated)"
     union, task = plan(ordered and not (tie_check and _has_score(wp, pred_df)))
     user_type = union.schema["u"].dataType
     out_schema = _out_schema(user_type, len(specs))
@@ -235,7 +251,7 @@ def _evaluate_spark(
                   metrics={s.name: s.canonical for s in specs})
     out = SparkResult(summary=summary, per_user=per_user, counts=counts, options=record,
                       metrics=[s.name for s in specs], sums=sums, _cached=cached,
-                      tasks=tasks)
+                      tasks=tasks, _log_level=sopts["log_level"])
     record_profile(out, specs, per_spec, options, resolved.name)
     with checks.silence(silence):
         _warn(out, specs, per_spec, options, explicit, wt, task.rating_range(metas),
@@ -327,7 +343,7 @@ def _shuffle_partitions(spark: Any, parts: int | None) -> Iterator[None]:
 
 def _spark_options(given: Mapping[str, Any] | None) -> dict[str, Any]:
     out: dict[str, Any] = {"partitions": None, "order_by": None, "per_user": True,
-                           "master": None}
+                           "master": None, "log_level": "ERROR"}
     for key, value in (given or {}).items():
         if key not in SPARK_OPTIONS:
             raise ReceValError(f"unknown spark_options key {key!r}; known: "
@@ -337,6 +353,10 @@ def _spark_options(given: Mapping[str, Any] | None) -> dict[str, Any]:
     if parts is not None and (isinstance(parts, bool) or not isinstance(parts, int)
                               or parts < 1):
         raise ReceValError(f"spark_options partitions={parts!r} must be a positive integer")
+    if str(out["log_level"]).upper() not in LOG_LEVELS:
+        raise ReceValError(f"spark_options log_level={out['log_level']!r} must be one of "
+                           f"{', '.join(LOG_LEVELS)}")
+    out["log_level"] = str(out["log_level"]).upper()
     return out
 
 

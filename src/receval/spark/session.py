@@ -51,7 +51,16 @@ def get_session(master: str | None = None) -> Any:
     if active is not None and master is None:
         return active
     check_java()
-    builder = SparkSession.builder.appName("receval")
+    # no stage progress bars on stderr around receval's output (or its one-line error), and
+    # Spark's log at ERROR from the start (a JVM receval launches; its WARN lines at start-up
+    # come before any setLogLevel could)
+    builder = SparkSession.builder.appName("receval").config("spark.ui.showConsoleProgress",
+                                                              "false")
+    quiet = Path(__file__).with_name("log4j2-quiet.properties")
+    if quiet.is_file() and not os.environ.get("PYSPARK_SUBMIT_ARGS") and \
+            "spark.driver.extraJavaOptions" not in (builder._options or {}):
+        builder = builder.config("spark.driver.extraJavaOptions",
+                                 f"-Dlog4j2.configurationFile={quiet.as_uri()}")
     if master is not None:
         builder = builder.master(master)
     return builder.getOrCreate()

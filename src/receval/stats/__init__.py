@@ -8,3 +8,8 @@ behind them) and :mod:`receval.stats.paired` (one row: both means, the differenc
 the test, the effect sizes). Nothing here imports receval above :mod:`receval.exceptions`;
 :mod:`receval.compare` and the report put them together.
 """
+
+#: the most resamples a bootstrap or randomization test takes: each resample keeps a number per
+#: row (8 bytes), so 10 million is 80 MB per row, far past where the p-value's Monte Carlo
+#: error (about 1/sqrt(resamples)) matters; more would run out of memory, not be more exact
+MAX_RESAMPLES = 10_000_000
