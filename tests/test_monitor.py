@@ -108,9 +108,63 @@ def test_min_feedback_waiting_and_unjudged_by_hand():
     assert (row["P@1"], row["R@3"]) == (0.5, 1.0)
     assert not row["closed"]
     one = receval.monitor(imp, fb, ["P@1"], window="W", attribution="3D", n_resamples=0,
-                          relevance_threshold=1)
+                          relevance_threshold=1, min_feedback=1)
     assert tuple(one.windows.iloc[0][["users_evaluated", "users_waiting",
                                        "users_unjudged"]]) == (4, 0, 1)
+    # by default every list counts: user 0's closed list without feedback is all non-relevant
+    every = receval.monitor(imp, fb, ["P@1"], window="W", attribution="3D", n_resamples=0,
+                            relevance_threshold=1)
+    assert tuple(every.windows.iloc[0][["users_evaluated", "users_waiting",
+                                         "users_unjudged"]]) == (5, 0, 0)
+    assert every.windows.iloc[0]["P@1"] == 2 / 5  # item 1 relevant for users 1 and 2 only
+
+
+def test_click_log_every_served_list_counts_p_at_5_by_hand_and_offline():
+    """A simulated click log (feedback only where a user clicked, p = 0.3 / rank): by default
+    every served list counts once closed, so P@5 is the mean over all lists of clicks in the
+    top 5 / 5 (a plain-loop oracle) and equals the offline evaluate of the same lists with
+    users='predictions'. With min_feedback=1 only clicked lists count (higher P@5)."""
+    rng = np.random.default_rng(19)
+    imp, fb = [], []
+    for day in range(7):
+        for u in range(40):
+            if rng.random() < 0.4:
+                continue
+            s = T0 + day * DAY + pd.Timedelta(minutes=int(rng.integers(0, 1440)))
+            for r, i in enumerate(rng.choice(50, 5, replace=False)):
+                imp.append((u, int(i), r + 1, s))
+                if rng.random() < 0.3 / (r + 1):
+                    fb.append((u, int(i), 1.0, s + pd.Timedelta(hours=float(rng.uniform(0, 20)))))
+    imp.append((99, 0, 1, T0 + 20 * DAY))  # a late list: the first week is closed
+    imp, fb = _imp(imp), _fb(fb)
+    m = receval.monitor(imp, fb, "P@5", window="W", attribution="2D", n_resamples=0)
+    first = m.windows.iloc[0]
+    assert bool(first["closed"])
+    lists: dict[str, int] = {}
+    truth, preds = [], []
+    clicked = {(f.user, f.item) for f in fb.itertuples()}
+    for r in imp.itertuples():
+        if r.served_at < T0 + 7 * DAY:
+            hit = (r.user, r.item) in clicked and any(
+                f.user == r.user and f.item == r.item
+                and r.served_at <= f.at <= r.served_at + pd.Timedelta("2D")
+                for f in fb.itertuples())
+            key = f"{r.user}|{r.served_at}"
+            lists[key] = lists.get(key, 0) + int(hit)
+            preds.append((key, r.item, r.rank))
+            truth += [(key, r.item, 1.0)] * hit
+    assert sum(v > 0 for v in lists.values()) < len(lists)  # some lists got no click
+    expected = sum(v / 5 for v in lists.values()) / len(lists)
+    assert first["users_evaluated"] == len(lists) and first["users_unjudged"] == 0
+    assert first["P@5"] == pytest.approx(expected, abs=1e-15)
+    offline = receval.evaluate(pd.DataFrame(truth, columns=["user", "item", "rating"]),
+                               pd.DataFrame(preds, columns=["user", "item", "rank"]),
+                               "P@5", users="predictions")
+    assert first["P@5"] == offline.summary["P@5"]
+    clicked_only = receval.monitor(imp, fb, "P@5", window="W", attribution="2D",
+                                   n_resamples=0, min_feedback=1).windows.iloc[0]
+    assert clicked_only["users_unjudged"] == len(lists) - sum(v > 0 for v in lists.values())
+    assert clicked_only["P@5"] > first["P@5"]
 
 
 def test_times_as_text_numbers_or_naive_datetimes_are_utc():
@@ -195,7 +249,7 @@ def test_rolling_windows_equal_offline_evaluate_on_their_joined_rows():
     imp, fb = _logs(seed=5, days=9)
     metrics = ["P@3", "nDCG@5"]
     m = receval.monitor(imp, fb, metrics, window="3D", step="1D", attribution="2D",
-                        relevance_threshold=4, n_resamples=0)
+                        relevance_threshold=4, n_resamples=0, min_feedback=1)
     joined = _oracle_rows(imp, fb, pd.Timedelta("2D"), 1)
     # a window starts every day with lists (9 days: 9 windows), each 3 days long
     assert len(m.windows) == 9

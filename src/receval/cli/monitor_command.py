@@ -41,7 +41,9 @@ PLOT_SUFFIXES = (".png", ".svg")
 @click.option("--lateness", default="0s", show_default=True,
               help="How late feedback may arrive: the watermark waits that much longer.")
 @click.option("--min-feedback", type=click.IntRange(1, None), default=None,
-              help="A list counts once this many of its items have feedback. [default: 1]")
+              help="A list counts only once this many of its items have feedback (rating "
+                   "logs). [default: every list counts; one without feedback is all "
+                   "non-relevant once its attribution period is over]")
 @click.option("--origin", default=None, metavar="TIME", help="Start of the first window grid.")
 @click.option("--state", default=None, metavar="FILE",
               help="State file (.parquet): read if it exists, updated (atomically) after the "
