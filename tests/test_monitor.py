@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -187,9 +188,13 @@ def test_calendar_windows_and_origin():
     fb = _fb([(1, 1, 1.0, T0 + 2 * DAY), (2, 1, 1.0, T0 + 9 * DAY)])
     weekly = receval.monitor(imp, fb, "P@1", window="W", n_resamples=0).windows
     assert weekly["window_start"].tolist() == [T0, T0 + 7 * DAY]  # Mondays
-    epoch = receval.monitor(imp, fb, "P@1", window="7D", n_resamples=0).windows
-    assert epoch["window_start"].tolist() == [pd.Timestamp("2023-12-28", tz="UTC"),
-                                              pd.Timestamp("2024-01-04", tz="UTC")]  # Thursdays
+    seven = receval.monitor(imp, fb, "P@1", window="7D", n_resamples=0).windows
+    assert seven["window_start"].tolist() == [T0, T0 + 7 * DAY]  # ISO weeks: Mondays too
+    two = receval.monitor(imp, fb, "P@1", window="14D", n_resamples=0).windows
+    assert two["window_start"].tolist() == [pd.Timestamp("2023-12-25", tz="UTC"),
+                                            pd.Timestamp("2024-01-08", tz="UTC")]  # Mondays
+    epoch = receval.monitor(imp, fb, "P@1", window="3D", n_resamples=0).windows
+    assert epoch["window_start"].tolist() == [T0 + 2 * DAY, T0 + 8 * DAY]  # from the epoch
     shifted = receval.monitor(imp, fb, "P@1", window="7D", origin="2024-01-03",
                               n_resamples=0).windows
     assert shifted["window_start"].tolist() == [T0 + 2 * DAY, T0 + 9 * DAY]
@@ -446,6 +451,68 @@ def test_drift_flags_the_window_outside_the_reference_band():
     assert named["flag"].tolist() == [True, True, False, True]
     with pytest.raises(ReceValError, match="reference window"):
         m.drift(reference="2024-02-15")
+
+
+def _sparse_logs():
+    """Week 1 (Mon 2024-01-01): three lists, no feedback; week 2: one list with a click; week
+    3: ten lists, every other one clicked; a list in week 6 closes the first three weeks."""
+    imp_rows, fb_rows = [], []
+    for u in range(3):
+        imp_rows.append((u, 1, 1, T0 + pd.Timedelta(hours=u)))
+    imp_rows.append((5, 1, 1, T0 + 7 * DAY))
+    fb_rows.append((5, 1, 1.0, T0 + 7 * DAY + pd.Timedelta(hours=1)))
+    for u in range(10):
+        s = T0 + 14 * DAY + pd.Timedelta(hours=u)
+        imp_rows.append((u, 1, 1, s))
+        if u % 2:
+            fb_rows.append((u, 1, 1.0, s + pd.Timedelta(hours=1)))
+    imp_rows.append((9, 2, 1, T0 + 40 * DAY))
+    return _imp(imp_rows), _fb(fb_rows)
+
+
+def test_drift_with_an_empty_reference_window_warns_or_errors():
+    """Issue 19.4: the first window has no evaluated list (min_feedback=1: all unjudged)."""
+    from receval.checks import EmptyReferenceWarning, silence
+
+    imp, fb = _sparse_logs()
+    m = receval.monitor(imp, fb, "P@1", window="7D", min_feedback=1, n_resamples=50)
+    assert m.windows["users_evaluated"].tolist()[:3] == [0, 1, 5]
+    with pytest.warns(EmptyReferenceWarning) as caught:
+        d = m.drift()
+    text = str(caught[0].message)
+    assert "\n" not in text and "2024-01-01" in text and "reference=" in text
+    assert "'2024-01-08T00:00:00+00:00'" in text  # the first window with an evaluated list
+    assert not d["flag"].any()
+    with pytest.raises(ReceValError, match=r"has no evaluated list.*--reference"):
+        m.drift(reference="2024-01-01")
+    with silence(["empty-reference"]), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m.drift()
+        m.drift(reference="2024-01-15")  # a window with lists: no warning
+
+
+def test_sparse_windows_in_the_table_and_report_say_n_a_and_n_1(tmp_path):
+    """Issue 19.5: no empty cell, no "[, ]", a one-list window says n = 1, 7D windows start on
+    Mondays, the report's drift table has one row per metric."""
+    imp, fb = _sparse_logs()
+    imp.to_csv(tmp_path / "imp.csv", index=False)
+    fb.to_csv(tmp_path / "fb.csv", index=False)
+    out = CliRunner().invoke(main, [
+        "monitor", "-i", str(tmp_path / "imp.csv"), "--feedback", str(tmp_path / "fb.csv"),
+        "-m", "P@1", "-m", "MRR", "--min-feedback", "1", "--resamples", "50",
+        "--report", str(tmp_path / "m.html"), "--silence", "empty-reference"])
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    week1 = next(line for line in lines if "2024-01-01" in line)
+    week2 = next(line for line in lines if "2024-01-08" in line)
+    assert week1.count("n/a") == 4 and week2.count("n = 1") == 2 and "[" not in week2
+    assert "[, ]" not in out.stdout
+    assert "2023-12-28" not in out.stdout and "n = 1: one evaluated list" in out.stdout
+    page = (tmp_path / "m.html").read_text()
+    assert "[, ]" not in page and "<td></td>" not in page and "n = 1" in page
+    drift = page[page.index("<h2>Drift</h2>"):page.index("<h2>Windows</h2>")]
+    assert drift.count("<tr") == 1 + 2  # a header and one row per metric
+    assert "n/a (no interval)" in drift  # the reference (week 1) has no band
 
 
 def test_drift_rule_interval_or_value():

@@ -13,10 +13,12 @@ Definitions (SEMANTICS.md section 14, made exact here):
   truth's rating: ``relevance_threshold``, ``gain`` and every other option mean what they mean
   offline (the keyword arguments go to :func:`receval.evaluate`). Feedback on items the list did
   not hold does not count.
-- By default **every list counts**: a list with feedback counts as soon as it has some, a list
-  without any feedback is **waiting** while its attribution period runs and, once it is over
-  (the list is closed), counts with every impression non-relevant (a click log records only
-  what was clicked: leaving out the lists nobody clicked would overstate P@k). The lists are the
+- By default **every list counts**: a list with feedback counts as soon as it has some; a list
+  without any is **waiting** while its attribution period runs and, once it is over (the list
+  is closed, see the watermark), counts with every impression non-relevant (a click log
+  records only what was clicked: leaving out the lists nobody clicked would overstate P@k).
+  An open window therefore reads high until it closes (its clicked lists count first): the
+  drift view does not flag it. The lists are the
   evaluated "users" (``users="predictions"`` unless ``users=`` is given). With
   ``min_feedback=k``, a list counts only once at least ``k`` of its impressions are judged
   (rating logs, where no feedback means "not seen"); lists short of that are **waiting**
@@ -125,7 +127,7 @@ class Monitor:
             ...     "at": pd.to_datetime(["2024-01-01"])})
             >>> out = json.loads(receval.monitor(imp, fb, "P@1", n_resamples=0).to_json())
             >>> out["windows"][0]["window_start"], out["windows"][0]["P@1_ci_low"]
-            ('2023-12-28T00:00:00+00:00', None)
+            ('2024-01-01T00:00:00+00:00', None)
         """
         import json
 
@@ -145,7 +147,7 @@ class Monitor:
             >>> fb = pd.DataFrame({"user": [1], "item": [1], "value": [1.0],
             ...     "at": pd.to_datetime(["2024-01-01"])})
             >>> receval.monitor(imp, fb, "P@1", n_resamples=0).to_csv().splitlines()[1][:30]
-            '2023-12-28T00:00:00+00:00,2024'
+            '2024-01-01T00:00:00+00:00,2024'
         """
         import csv
         import io
@@ -253,8 +255,8 @@ def monitor(
     window ``served_at <= at <= served_at + attribution``, largest value wins, ``min_feedback``,
     waiting and unjudged lists, watermark, state) are in :mod:`receval.monitor.core`.
     ``lateness``: how late feedback may arrive after the latest event passed its time (the
-    watermark waits that much longer). ``window``: ``"7D"`` (epoch-aligned, so Thursdays, unless
-    ``origin``), ``"D"``, ``"W"`` (Mondays) or any pandas duration; ``step`` (dividing it):
+    watermark waits that much longer). ``window``: ``"7D"`` or ``"W"`` (ISO weeks, from
+    Monday 00:00 UTC, unless ``origin``), ``"D"`` or any pandas duration; ``step`` (dividing it):
     rolling windows starting every step. Intervals: percentile
     bootstrap over the window's lists (``n_resamples``, 0 for none; seeded per (window, variant,
     metric) from ``seed``); NaN where the summary is not a mean of per-list values (micro
@@ -274,7 +276,7 @@ def monitor(
         >>> m = receval.monitor(imp, fb, ["P@2", "MRR"], window="W", relevance_threshold=4,
         ...                     n_resamples=0)
         >>> m.windows[["P@2", "MRR", "users_evaluated", "users_unjudged"]].values.tolist()
-        [[0.5, 0.5, 1.0, 1.0], [0.5, 0.5, 1.0, 0.0]]
+        [[0.25, 0.25, 2.0, 0.0], [0.5, 0.5, 1.0, 0.0]]
     """
     names_asked = [metrics] if isinstance(metrics, str) else list(metrics)
     if not names_asked:
