@@ -1,6 +1,6 @@
 """receval.monitor: windows over served lists and delayed feedback (issue 15).
 
-The oracles here are written from the definitions (SEMANTICS.md section 14 and
+The oracles here are written from the definitions (docs/semantics.md section 14 and
 receval.monitor.core): the join in plain Python loops, counts by hand, and the offline
 ``receval.evaluate`` on each window's joined rows.
 """
@@ -57,7 +57,7 @@ def _logs(seed: int = 1, days: int = 16, users: int = 25, variants: bool = False
 
 
 def test_attribution_window_edges_by_hand():
-    """served_at <= at <= served_at + attribution (SEMANTICS.md section 14, both ends
+    """served_at <= at <= served_at + attribution (docs/semantics.md section 14, both ends
     included): each edge, one list per edge case."""
     s = T0 + pd.Timedelta(hours=5)
     a = pd.Timedelta("2D")

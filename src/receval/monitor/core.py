@@ -1,6 +1,6 @@
 """``monitor()``: offline metrics per time window, from served lists and delayed feedback.
 
-Definitions (SEMANTICS.md section 14, made exact here):
+Definitions (docs/semantics.md section 14, made exact here):
 
 - A **list** is what one user was served at one time: the impressions of one (user,
   ``served_at``) (and one variant). Its window is the calendar window of ``served_at``
@@ -775,7 +775,7 @@ def _pair_keys(imps: pd.DataFrame, fb: pd.DataFrame) -> tuple[np.ndarray, np.nda
 
 def _judge(imps: pd.DataFrame, fb: pd.DataFrame, span: int) -> np.ndarray:
     """Each impression's value: the largest value of the feedback of its (user, item) with
-    ``served <= at <= served + span`` (SEMANTICS.md section 14: the end included); NaN when
+    ``served <= at <= served + span`` (docs/semantics.md section 14: the end included); NaN when
     there is none.
 
     Only the impressions whose (user, item) has feedback are joined: both sides' pairs get one
