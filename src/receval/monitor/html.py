@@ -50,9 +50,12 @@ def _drift_summary(table: Any, metrics: list[str], variant_col: str | None) -> l
             ref = first["reference_start"]
             band = interval_cell(first["band_low"], first["band_high"], 2)
             flagged = rows.loc[rows["flag"], "window_start"]
+            at_ref = rows.loc[rows["window_start"] == ref, "value"]
+            why = "no interval" if len(at_ref) and at_ref.notna().all() else \
+                "no evaluated list in the reference"
             out.append({"variant": "" if key is None else str(key), "metric": metric,
                         "reference": "n/a" if ref is None else _start(ref),
-                        "band": band if band != "n/a" else "n/a (no interval)",
+                        "band": band if band != "n/a" else f"n/a ({why})",
                         "judged": int(rows["value"].notna().sum()),
                         "flagged": ", ".join(_start(t) for t in flagged) or "none"})
     return out
