@@ -114,8 +114,10 @@ def main() -> None:
     args = parser.parse_args()
 
     metrics = ["P@10", "nDCG@10", "MRR"]
+    # ratings, not clicks: a list counts once it has feedback (min_feedback=1), as the
+    # offline evaluation of the joined rows below counts the users of the truth
     kw = {"window": "7D", "attribution": f"{args.attribution_days}D",
-          "relevance_threshold": 4, "n_resamples": args.resamples}
+          "relevance_threshold": 4, "n_resamples": args.resamples, "min_feedback": 1}
     tiny_imp, tiny_fb = make_logs(50, 3, args.k, 0.2, args.attribution_days, 1)
     receval.monitor(tiny_imp, tiny_fb, metrics, **kw)  # warm-up: numba compiled or loaded
 

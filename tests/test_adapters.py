@@ -51,7 +51,7 @@ def test_surprise_mixed_id_types_become_strings() -> None:
 
 
 def test_label_lists_match_the_worked_example() -> None:
-    """SEMANTICS.md 9.2: labels {0, 3}, ranking 1, 2, 0, 4, 3, 5."""
+    """docs/semantics.md 9.2: labels {0, 3}, ranking 1, 2, 0, 4, 3, 5."""
     scores = np.array([[0.5, 0.9, 0.8, 0.2, 0.3, 0.1]])
     truth, preds = from_label_lists([[0, 3]], scores)
     ks = [1, 2, 3, 4, 5]

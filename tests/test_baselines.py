@@ -27,14 +27,18 @@ def random_train(seed: int, n: int = 400, users: int = 40, items: int = 30,
 
 def popular_oracle(train: pd.DataFrame, users: list, k: int) -> pd.DataFrame:
     """For each user: every training item, ordered by (-rows, item id), minus the user's own,
-    the first k."""
+    the first k; score: rows + (n - j) / 2**b, j the item's place in id order, 2**b > n."""
     counts = train["item"].value_counts()
     order = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ids = sorted(counts.index)
+    scale = 1
+    while scale <= len(ids):
+        scale *= 2
     rows = []
     for user in users:
         own = set(train.loc[train["user"] == user, "item"])
         picked = [(item, n) for item, n in order if item not in own][:k]
-        rows += [(user, item, n) for item, n in picked]
+        rows += [(user, item, n + (len(ids) - ids.index(item)) / scale) for item, n in picked]
     return pd.DataFrame(rows, columns=["user", "item", "score"])
 
 
@@ -42,10 +46,27 @@ def test_most_popular_by_hand() -> None:
     # rows per item: 10 -> 3, 11 -> 2, 12 -> 2, 13 -> 1; ties (11, 12) by id
     train = {"user": [1, 1, 2, 3, 3, 3, 2, 4], "item": [10, 11, 10, 10, 12, 11, 12, 13]}
     got = baselines.most_popular(train, [1, 5, 3], k=2)
-    assert got.values.tolist() == [[1, 12, 2], [1, 13, 1],   # 1 has 10 and 11
-                                   [5, 10, 3], [5, 11, 2],   # 5 is cold: the catalogue
-                                   [3, 13, 1]]               # 3 has 10, 11, 12: one left
+    # score: rows + (4 - place in id order) / 8, so no two items tie
+    assert got.values.tolist() == [[1, 12, 2.25], [1, 13, 1.125],  # 1 has 10 and 11
+                                   [5, 10, 3.5], [5, 11, 2.375],   # 5 is cold: the catalogue
+                                   [3, 13, 1.125]]                 # 3 has 10, 11, 12: one left
     assert got.columns.tolist() == ["user", "item", "score"]
+
+
+def test_most_popular_scores_never_tie_so_the_default_evaluate_does_not_warn() -> None:
+    """Issue 19.6: every item of this training data has 2 rows; the default ties='stable'
+    warned that tied scores straddle the cutoff. The tie-break is in the score now."""
+    train = pd.DataFrame({"user": np.repeat(np.arange(20), 2),
+                          "item": np.tile(np.arange(20), 2)})
+    users = list(range(20, 30))  # cold: each gets the whole ranking
+    floor = baselines.most_popular(train, users, k=10)
+    assert floor.groupby("user")["score"].nunique().eq(10).all()
+    assert floor[floor["user"] == 20]["item"].tolist() == list(range(10))
+    truth = pd.DataFrame({"user": users, "item": list(range(10))})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = receval.evaluate(truth, floor, ["P@5", "nDCG@10"])
+    assert result.summary["P@5"] == 0.1  # user u's item u - 20 is in the top 5 for u < 25
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -87,8 +108,7 @@ def test_most_popular_equals_a_full_popularity_list_with_exclude_train() -> None
         warnings.simplefilter("ignore")
         excluded = receval.evaluate(truth, naive, metrics, train=train, exclude_train=True,
                                     ties="item_ascending")
-        floor = receval.evaluate(truth, baselines.most_popular(train, users, 10), metrics,
-                                 ties="item_ascending")
+        floor = receval.evaluate(truth, baselines.most_popular(train, users, 10), metrics)
     assert excluded.summary == floor.summary
 
 

@@ -114,11 +114,13 @@ def test_partitioning_changes_nothing(spark: Any, monkeypatch: pytest.MonkeyPatc
 
     truth, preds = _random(6, n_users=12)
     ref, _ = _both(spark, truth, preds, METRICS, relevance_threshold=2)
-    for parts in (1, 9, None):
+    for parts in (1, 9, "spark", "auto"):
         got = _both(spark, truth, preds, METRICS, partitions=parts, relevance_threshold=2)[1]
         _same(ref, got)
-        assert parts is None or len(got.tasks) <= parts  # empty partitions emit nothing
+        assert not isinstance(parts, int) or len(got.tasks) <= parts  # empty ones emit nothing
         assert parts != 9 or len(got.tasks) > 2
+        # auto (the default): a few hundred rows are one partition, not the session's 4
+        assert parts != "auto" or len(got.tasks) == 1
     monkeypatch.setattr(engine, "_MODE", "struct")  # one list of structs per user
     _same(ref, _both(spark, truth, preds, METRICS, partitions=4, relevance_threshold=2)[1])
 
@@ -351,7 +353,22 @@ def test_multi_process_cluster(tmp_path: Path) -> None:
     assert len(found["pids"]) >= 2  # the partitions ran in more than one Python process
 
 
-def test_cli_engine_spark(spark: Any, tmp_path: Path) -> None:
+def test_auto_partitions_from_the_number_of_rows() -> None:
+    """One partition per core while each gets 25,000 rows or more; one per million rows above
+    (issue 19: 61,000 rows under Spark's 200 shuffle partitions took far longer)."""
+    from receval.spark.engine import auto_partitions
+
+    assert [auto_partitions(rows, 2) for rows in (0, 49_999, 61_000, 2_000_000)] == \
+        [1, 1, 2, 2]
+    assert [auto_partitions(rows, 16) for rows in (49_999, 50_000, 400_000, 16_000_001)] == \
+        [1, 2, 16, 17]
+    with pytest.raises(ReceValError, match="'auto'"):
+        receval.evaluate({"user": [1], "item": [1]}, {"user": [1], "item": [1]}, "P@1",
+                         engine="spark", spark_options={"partitions": "many"})
+
+
+def test_cli_engine_spark(spark: Any, tmp_path: Path,
+                          monkeypatch: pytest.MonkeyPatch) -> None:
     """``receval evaluate --engine spark``: Spark reads the Parquet files; the same numbers and
     per-user file as the local engine."""
     from click.testing import CliRunner
@@ -423,3 +440,24 @@ def test_cli_spark_failure_is_one_line_without_warn_lines_or_bars(tmp_path: Path
         r"error: Spark failed during reading the truth and predictions: .*; check that the "
         r"path is a readable Parquet file or a folder of them$", errors[0]), out.stderr
     assert not re.search(r" (WARN|ERROR) |\[Stage \d|Traceback|Py4J", out.stderr), out.stderr
+    # --spark-partitions N reaches the shuffle; the default picks from the rows (here 1)
+    from receval.spark import engine as spark_engine
+
+    used: list[Any] = []
+    original = spark_engine._shuffle_partitions
+
+    def spy(session: Any, parts: Any) -> Any:
+        used.append(parts)
+        return original(session, parts)
+
+    monkeypatch.setattr(spark_engine, "_shuffle_partitions", spy)
+    base = ["evaluate", "-t", str(tmp_path / "t.parquet"), "-p", str(tmp_path / "p.parquet"),
+            "-m", "P@3", "--engine", "spark", "--silence", "ties", "-f", "json"]
+    for extra, want in (([], 1), (["--spark-partitions", "3"], 3),
+                        (["--spark-partitions", "spark"], None)):
+        result = CliRunner().invoke(main, [*base, *extra])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["summary"]["P@3"] == outs["numba"]["summary"]["P@3"]
+        assert used[-1] == want
+    wrong = CliRunner().invoke(main, [*base, "--spark-partitions", "0"])
+    assert wrong.exit_code == 2 and "'auto' or 'spark'" in wrong.output

@@ -1,4 +1,4 @@
-"""The layers of DESIGN.md, written as import-linter contracts in pyproject.toml, hold; and the
+"""The layers of docs/design.md, written as import-linter contracts in pyproject.toml, hold; and the
 contracts would catch an upward import or a module nobody placed (so the check can fail)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """receval.monitor: windows over served lists and delayed feedback (issue 15).
 
-The oracles here are written from the definitions (SEMANTICS.md section 14 and
+The oracles here are written from the definitions (docs/semantics.md section 14 and
 receval.monitor.core): the join in plain Python loops, counts by hand, and the offline
 ``receval.evaluate`` on each window's joined rows.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -56,7 +57,7 @@ def _logs(seed: int = 1, days: int = 16, users: int = 25, variants: bool = False
 
 
 def test_attribution_window_edges_by_hand():
-    """served_at <= at <= served_at + attribution (SEMANTICS.md section 14, both ends
+    """served_at <= at <= served_at + attribution (docs/semantics.md section 14, both ends
     included): each edge, one list per edge case."""
     s = T0 + pd.Timedelta(hours=5)
     a = pd.Timedelta("2D")
@@ -108,9 +109,63 @@ def test_min_feedback_waiting_and_unjudged_by_hand():
     assert (row["P@1"], row["R@3"]) == (0.5, 1.0)
     assert not row["closed"]
     one = receval.monitor(imp, fb, ["P@1"], window="W", attribution="3D", n_resamples=0,
-                          relevance_threshold=1)
+                          relevance_threshold=1, min_feedback=1)
     assert tuple(one.windows.iloc[0][["users_evaluated", "users_waiting",
                                        "users_unjudged"]]) == (4, 0, 1)
+    # by default every list counts: user 0's closed list without feedback is all non-relevant
+    every = receval.monitor(imp, fb, ["P@1"], window="W", attribution="3D", n_resamples=0,
+                            relevance_threshold=1)
+    assert tuple(every.windows.iloc[0][["users_evaluated", "users_waiting",
+                                         "users_unjudged"]]) == (5, 0, 0)
+    assert every.windows.iloc[0]["P@1"] == 2 / 5  # item 1 relevant for users 1 and 2 only
+
+
+def test_click_log_every_served_list_counts_p_at_5_by_hand_and_offline():
+    """A simulated click log (feedback only where a user clicked, p = 0.3 / rank): by default
+    every served list counts once closed, so P@5 is the mean over all lists of clicks in the
+    top 5 / 5 (a plain-loop oracle) and equals the offline evaluate of the same lists with
+    users='predictions'. With min_feedback=1 only clicked lists count (higher P@5)."""
+    rng = np.random.default_rng(19)
+    imp, fb = [], []
+    for day in range(7):
+        for u in range(40):
+            if rng.random() < 0.4:
+                continue
+            s = T0 + day * DAY + pd.Timedelta(minutes=int(rng.integers(0, 1440)))
+            for r, i in enumerate(rng.choice(50, 5, replace=False)):
+                imp.append((u, int(i), r + 1, s))
+                if rng.random() < 0.3 / (r + 1):
+                    fb.append((u, int(i), 1.0, s + pd.Timedelta(hours=float(rng.uniform(0, 20)))))
+    imp.append((99, 0, 1, T0 + 20 * DAY))  # a late list: the first week is closed
+    imp, fb = _imp(imp), _fb(fb)
+    m = receval.monitor(imp, fb, "P@5", window="W", attribution="2D", n_resamples=0)
+    first = m.windows.iloc[0]
+    assert bool(first["closed"])
+    lists: dict[str, int] = {}
+    truth, preds = [], []
+    clicked = {(f.user, f.item) for f in fb.itertuples()}
+    for r in imp.itertuples():
+        if r.served_at < T0 + 7 * DAY:
+            hit = (r.user, r.item) in clicked and any(
+                f.user == r.user and f.item == r.item
+                and r.served_at <= f.at <= r.served_at + pd.Timedelta("2D")
+                for f in fb.itertuples())
+            key = f"{r.user}|{r.served_at}"
+            lists[key] = lists.get(key, 0) + int(hit)
+            preds.append((key, r.item, r.rank))
+            truth += [(key, r.item, 1.0)] * hit
+    assert sum(v > 0 for v in lists.values()) < len(lists)  # some lists got no click
+    expected = sum(v / 5 for v in lists.values()) / len(lists)
+    assert first["users_evaluated"] == len(lists) and first["users_unjudged"] == 0
+    assert first["P@5"] == pytest.approx(expected, abs=1e-15)
+    offline = receval.evaluate(pd.DataFrame(truth, columns=["user", "item", "rating"]),
+                               pd.DataFrame(preds, columns=["user", "item", "rank"]),
+                               "P@5", users="predictions")
+    assert first["P@5"] == offline.summary["P@5"]
+    clicked_only = receval.monitor(imp, fb, "P@5", window="W", attribution="2D",
+                                   n_resamples=0, min_feedback=1).windows.iloc[0]
+    assert clicked_only["users_unjudged"] == len(lists) - sum(v > 0 for v in lists.values())
+    assert clicked_only["P@5"] > first["P@5"]
 
 
 def test_times_as_text_numbers_or_naive_datetimes_are_utc():
@@ -133,9 +188,13 @@ def test_calendar_windows_and_origin():
     fb = _fb([(1, 1, 1.0, T0 + 2 * DAY), (2, 1, 1.0, T0 + 9 * DAY)])
     weekly = receval.monitor(imp, fb, "P@1", window="W", n_resamples=0).windows
     assert weekly["window_start"].tolist() == [T0, T0 + 7 * DAY]  # Mondays
-    epoch = receval.monitor(imp, fb, "P@1", window="7D", n_resamples=0).windows
-    assert epoch["window_start"].tolist() == [pd.Timestamp("2023-12-28", tz="UTC"),
-                                              pd.Timestamp("2024-01-04", tz="UTC")]  # Thursdays
+    seven = receval.monitor(imp, fb, "P@1", window="7D", n_resamples=0).windows
+    assert seven["window_start"].tolist() == [T0, T0 + 7 * DAY]  # ISO weeks: Mondays too
+    two = receval.monitor(imp, fb, "P@1", window="14D", n_resamples=0).windows
+    assert two["window_start"].tolist() == [pd.Timestamp("2023-12-25", tz="UTC"),
+                                            pd.Timestamp("2024-01-08", tz="UTC")]  # Mondays
+    epoch = receval.monitor(imp, fb, "P@1", window="3D", n_resamples=0).windows
+    assert epoch["window_start"].tolist() == [T0 + 2 * DAY, T0 + 8 * DAY]  # from the epoch
     shifted = receval.monitor(imp, fb, "P@1", window="7D", origin="2024-01-03",
                               n_resamples=0).windows
     assert shifted["window_start"].tolist() == [T0 + 2 * DAY, T0 + 9 * DAY]
@@ -195,7 +254,7 @@ def test_rolling_windows_equal_offline_evaluate_on_their_joined_rows():
     imp, fb = _logs(seed=5, days=9)
     metrics = ["P@3", "nDCG@5"]
     m = receval.monitor(imp, fb, metrics, window="3D", step="1D", attribution="2D",
-                        relevance_threshold=4, n_resamples=0)
+                        relevance_threshold=4, n_resamples=0, min_feedback=1)
     joined = _oracle_rows(imp, fb, pd.Timedelta("2D"), 1)
     # a window starts every day with lists (9 days: 9 windows), each 3 days long
     assert len(m.windows) == 9
@@ -392,6 +451,68 @@ def test_drift_flags_the_window_outside_the_reference_band():
     assert named["flag"].tolist() == [True, True, False, True]
     with pytest.raises(ReceValError, match="reference window"):
         m.drift(reference="2024-02-15")
+
+
+def _sparse_logs():
+    """Week 1 (Mon 2024-01-01): three lists, no feedback; week 2: one list with a click; week
+    3: ten lists, every other one clicked; a list in week 6 closes the first three weeks."""
+    imp_rows, fb_rows = [], []
+    for u in range(3):
+        imp_rows.append((u, 1, 1, T0 + pd.Timedelta(hours=u)))
+    imp_rows.append((5, 1, 1, T0 + 7 * DAY))
+    fb_rows.append((5, 1, 1.0, T0 + 7 * DAY + pd.Timedelta(hours=1)))
+    for u in range(10):
+        s = T0 + 14 * DAY + pd.Timedelta(hours=u)
+        imp_rows.append((u, 1, 1, s))
+        if u % 2:
+            fb_rows.append((u, 1, 1.0, s + pd.Timedelta(hours=1)))
+    imp_rows.append((9, 2, 1, T0 + 40 * DAY))
+    return _imp(imp_rows), _fb(fb_rows)
+
+
+def test_drift_with_an_empty_reference_window_warns_or_errors():
+    """Issue 19.4: the first window has no evaluated list (min_feedback=1: all unjudged)."""
+    from receval.checks import EmptyReferenceWarning, silence
+
+    imp, fb = _sparse_logs()
+    m = receval.monitor(imp, fb, "P@1", window="7D", min_feedback=1, n_resamples=50)
+    assert m.windows["users_evaluated"].tolist()[:3] == [0, 1, 5]
+    with pytest.warns(EmptyReferenceWarning) as caught:
+        d = m.drift()
+    text = str(caught[0].message)
+    assert "\n" not in text and "2024-01-01" in text and "reference=" in text
+    assert "'2024-01-08T00:00:00+00:00'" in text  # the first window with an evaluated list
+    assert not d["flag"].any()
+    with pytest.raises(ReceValError, match=r"has no evaluated list.*--reference"):
+        m.drift(reference="2024-01-01")
+    with silence(["empty-reference"]), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m.drift()
+        m.drift(reference="2024-01-15")  # a window with lists: no warning
+
+
+def test_sparse_windows_in_the_table_and_report_say_n_a_and_n_1(tmp_path):
+    """Issue 19.5: no empty cell, no "[, ]", a one-list window says n = 1, 7D windows start on
+    Mondays, the report's drift table has one row per metric."""
+    imp, fb = _sparse_logs()
+    imp.to_csv(tmp_path / "imp.csv", index=False)
+    fb.to_csv(tmp_path / "fb.csv", index=False)
+    out = CliRunner().invoke(main, [
+        "monitor", "-i", str(tmp_path / "imp.csv"), "--feedback", str(tmp_path / "fb.csv"),
+        "-m", "P@1", "-m", "MRR", "--min-feedback", "1", "--resamples", "50",
+        "--report", str(tmp_path / "m.html"), "--silence", "empty-reference"])
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    week1 = next(line for line in lines if "2024-01-01" in line)
+    week2 = next(line for line in lines if "2024-01-08" in line)
+    assert week1.count("n/a") == 4 and week2.count("n = 1") == 2 and "[" not in week2
+    assert "[, ]" not in out.stdout
+    assert "2023-12-28" not in out.stdout and "n = 1: one evaluated list" in out.stdout
+    page = (tmp_path / "m.html").read_text()
+    assert "[, ]" not in page and "<td></td>" not in page and "n = 1" in page
+    drift = page[page.index("<h2>Drift</h2>"):page.index("<h2>Windows</h2>")]
+    assert drift.count("<tr") == 1 + 2  # a header and one row per metric
+    assert drift.count("n/a (no evaluated list in the reference)") == 2  # week 1: no band
 
 
 def test_drift_rule_interval_or_value():

@@ -1,4 +1,4 @@
-"""SEMANTICS.md section 9: the worked examples, verbatim, with the expected values typed in
+"""docs/semantics.md section 9: the worked examples, verbatim, with the expected values typed in
 from the document. Each example also runs through the reference oracle, so a wrong oracle is
 caught here before it is trusted by the generated tests."""
 

@@ -11,7 +11,7 @@ Example:
     >>> import receval
     >>> train = {"user": [1, 1, 2, 3], "item": [10, 11, 10, 12]}
     >>> most_popular(train, [1, 2], k=2).values.tolist()
-    [[1, 12, 1], [2, 11, 1], [2, 12, 1]]
+    [[1.0, 12.0, 1.25], [2.0, 11.0, 1.5], [2.0, 12.0, 1.25]]
 """
 
 from __future__ import annotations
@@ -31,8 +31,12 @@ def most_popular(train: Any, users: Iterable[Any], k: int, *, user_col: str = "u
     """The ``k`` items with the most training rows, for each of ``users``, leaving out the
     user's own training items.
 
-    ``score`` is the item's number of training rows (interactions); items with as many are
-    ranked by item id (ascending), so the lists are the same for any row order of ``train``.
+    ``score`` is the item's number of training rows (interactions) plus a tie-break below 1:
+    ``(n - j) / 2**b``, ``j`` the item's place among the ``n`` training items in id order and
+    ``2**b`` the first power of two above ``n`` (exact in a float). Items with as many rows are
+    so ranked by item id (ascending), the lists are the same for any row order of ``train``,
+    and no two items share a score: :func:`receval.evaluate` ranks them the same under any
+    ``ties`` policy, without a ties warning. ``int(score)`` is the count.
     Columns: ``user_col``, ``item_col``, ``score``; users in the order given (each once), each
     user's items best first. A user gets fewer than ``k`` items only when the catalogue has
     fewer left.
@@ -41,11 +45,11 @@ def most_popular(train: Any, users: Iterable[Any], k: int, *, user_col: str = "u
         >>> train = {"user": ["a", "a", "b", "c", "c"], "item": ["x", "y", "x", "z", "y"]}
         >>> most_popular(train, ["a", "b", "new"], k=2)
           user item  score
-        0    a    z      1
-        1    b    y      2
-        2    b    z      1
-        3  new    x      2
-        4  new    y      2
+        0    a    z   1.25
+        1    b    y   2.50
+        2    b    z   1.25
+        3  new    x   2.75
+        4  new    y   2.50
     """
     k = _check_k(k)
     t_users, t_items, wanted, row_of = _inputs(train, users, user_col, item_col)
@@ -65,8 +69,11 @@ def most_popular(train: Any, users: Iterable[Any], k: int, *, user_col: str = "u
     start = np.repeat(np.cumsum(take) - take, take)
     first_kept = (kept_before - kept_before[start]) < k
     rows = keep & first_kept
+    # count + (n - j) / 2**b: distinct per item, exact while counts stay below 2**(52 - b)
+    scale = 2.0 ** len(items).bit_length()
+    score = counts + (len(items) - np.arange(len(items))) / scale
     return pd.DataFrame({user_col: wanted[owner[rows]], item_col: items[cand[rows]],
-                         "score": counts[cand[rows]]})
+                         "score": score[cand[rows]]})
 
 
 def random(train: Any, users: Iterable[Any], k: int, seed: int = 0, *, user_col: str = "user",

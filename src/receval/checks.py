@@ -12,6 +12,7 @@ Each warning names the option that handles it and can be silenced by its code
 ``train-items``     many predictions are items of the user's training data (``exclude_train``)
 ``train-overlap``   many truth rows are training rows (is the truth the test set?)
 ``train-future``    many training rows are dated after their user's first test row
+``empty-reference`` the drift view's reference window has no evaluated list (no band)
 ==================  =====================================================================
 """
 
@@ -54,11 +55,17 @@ class TrainFutureWarning(ReceValWarning):
     code = "train-future"
 
 
+class EmptyReferenceWarning(ReceValWarning):
+    """The drift view's reference window has no evaluated list, so no band (``reference=``)."""
+
+    code = "empty-reference"
+
+
 WARNINGS: dict[str, type[UserWarning]] = {
     w.code: w
     for w in (RelevanceThresholdWarning, NoMatchWarning, IdMismatchWarning, TiesWarning,
               UndefinedMetricWarning, TrainItemsWarning, TrainOverlapWarning,
-              TrainFutureWarning)
+              TrainFutureWarning, EmptyReferenceWarning)
 }
 #: users with no hit at all above this share, with ids barely shared, suggest mismatched ids
 NO_HIT_SHARE = 0.5

@@ -7,7 +7,7 @@ from both sides; ``n`` counts the pairs). For each model against the baseline (o
 models when there is none) and each metric, with d_u = model_u - baseline_u: both means, the
 mean difference, its paired bootstrap percentile interval, the test's p-value and its value
 corrected across every (pair x metric) row, Cohen's d_z (mean d / sd d), the probability of
-superiority ((wins + ties/2) / n) and the wins, ties and losses (SEMANTICS.md section 12).
+superiority ((wins + ties/2) / n) and the wins, ties and losses (docs/semantics.md section 12).
 
 Reproducible bit for bit: the random stream of each (model, baseline, metric) row comes from
 ``numpy.random.SeedSequence(seed, spawn_key=...)`` keyed by a stable hash of the three names

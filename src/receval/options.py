@@ -1,8 +1,8 @@
 """Every evaluation option in one validated, immutable record.
 
-Each option is a named variant of SEMANTICS.md; the defaults are stated here once and repeated in
-the README. An :class:`Options` travels with every :class:`~receval.result.Result`, so a number
-never leaves receval without its definition.
+Each option is a named variant of docs/semantics.md; the defaults are stated here once and
+repeated in the README. An :class:`Options` travels with every
+:class:`~receval.result.Result`, so a number never leaves receval without its definition.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ UNSET: Any = _Unset()
 
 @dataclass(frozen=True)
 class Options:
-    """The options that decide what every number means (SEMANTICS.md sections 2-8).
+    """The options that decide what every number means (docs/semantics.md sections 2-8).
 
     Attributes:
         relevance_threshold: a truth row is relevant when ``rating >= threshold``. ``None``

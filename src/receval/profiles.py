@@ -1,4 +1,4 @@
-"""Profiles: one switch that reproduces another tool's numbers (SEMANTICS.md section 10).
+"""Profiles: one switch that reproduces another tool's numbers (docs/semantics.md section 10).
 
 A :class:`Profile` is a named bundle of :class:`~receval.options.Options`, plus the options a
 tool sets differently for some metric families (TensorFlow averages precision micro but AP
@@ -327,7 +327,7 @@ _register(Profile(
     metrics=(("P@k", "precision_at_k"), ("R@k", "recall_at_k"),
              ("AP@k", "average_precision_at_k")),
     gaps=(
-        "not installed here: tested against the numbers of peer-semantics.md (run there)",
+        "not installed here: tested against numbers TensorFlow computed (tests/test_profiles.py)",
         "dense labels padded with -1 count as false negatives in recall_at_k; not modelled",
         "duplicate predictions are deduplicated by P/R but counted twice by AP; receval raises",
         "precision_at_top_k with fewer than k distinct ids divides by the ids given",

@@ -1,6 +1,6 @@
 """Sampled evaluation done right: shared, seeded candidates and the corrected estimators.
 
-The protocol (SEMANTICS.md section 13): each test user's test items plus ``m`` negatives
+The protocol (docs/semantics.md section 13): each test user's test items plus ``m`` negatives
 sampled from the catalogue less the user's training and test items (:func:`sample_candidates`,
 uniform or proportional to ``pop(i) ** alpha``, seeded per user so that the candidates depend
 on the seed and the user only). Every model scores the same candidates table.

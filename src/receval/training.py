@@ -1,7 +1,7 @@
 """The training data in the picture: the leakage audit, training-item exclusion and strata.
 
 receval sees the predictions and the held-out truth; with ``train=`` it also sees what the
-model was trained on (SEMANTICS.md section 15), and can say what the numbers cannot show:
+model was trained on (docs/semantics.md section 15), and can say what the numbers cannot show:
 
 - ``predictions_in_train``: prediction rows whose (user, item) is a training row. Under the
   full-ranking protocol these items take places in the top k that a held-out item could have

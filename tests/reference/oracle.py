@@ -1,6 +1,6 @@
-"""A plain-Python reference for every receval metric, written from SEMANTICS.md.
+"""A plain-Python reference for every receval metric, written from docs/semantics.md.
 
-Nothing here imports receval: each definition is typed in from the formulas of SEMANTICS.md
+Nothing here imports receval: each definition is typed in from the formulas of docs/semantics.md
 (sections 2-8) and the option list of the public API, one user at a time, with no prefix sums,
 no numba and no shared helpers, so that a mistake in receval cannot hide in both places.
 
@@ -14,7 +14,7 @@ Entry point: :func:`evaluate`, which takes rows as plain tuples and returns an
 :class:`Outcome` (summary, per-user values, undefined counts, the row and user audit), or
 raises an :class:`OracleError` where receval must refuse the input.
 
-Definitions that SEMANTICS.md leaves to an option or to the implementation, as the public API
+Definitions that docs/semantics.md leaves to an option or to the implementation, as the public API
 documents them:
 
 - micro averaging sums each user's numerator and denominator (an undefined value adds 0 to
@@ -182,7 +182,7 @@ def metric_on_ranking(
     ideal_gains: Sequence[float],
     opts: Opts,
 ) -> Value:
-    """SEMANTICS.md section 6 for one user whose list, in rank order, has relevance ``rels``
+    """docs/semantics.md section 6 for one user whose list, in rank order, has relevance ``rels``
     and nDCG gains ``gains``; ``n_relevant`` is L_u, ``ideal_gains`` the gains of all the
     user's relevant truth items."""
     n = len(rels)
@@ -218,7 +218,7 @@ def metric_on_ranking(
         b2 = metric.beta**2
         f = (1 + b2) * p.value * r.value / (b2 * p.value + r.value)
         return Value(f, p.num, p.den, r.den)
-    if fam == "hits":  # SEMANTICS.md section 2: hits@k, a count, defined for every user
+    if fam == "hits":  # docs/semantics.md section 2: hits@k, a count, defined for every user
         return Value(float(hits), float(hits), 1.0)
     if fam == "DCG":  # section 6's DCG@k = sum_{j<=k} g_j / log2(j+1), unnormalised
         exact = sum((Fraction(gains[j]) / Fraction(math.log2(j + 2)) for j in range(c)),
@@ -255,7 +255,7 @@ def metric_on_ranking(
     if fam == "nDCG":
         ideal = sorted(ideal_gains, reverse=True)
         top = len(ideal) if k is None else min(k, len(ideal))
-        if not ideal or ideal[0] < 2**900:  # floats, as SEMANTICS.md writes it
+        if not ideal or ideal[0] < 2**900:  # floats, as docs/semantics.md writes it
             dcg = sum(float(gains[j]) / math.log2(j + 2) for j in range(c))
             idcg = sum(float(ideal[j]) / math.log2(j + 2) for j in range(top))
             if idcg <= 0:
@@ -494,7 +494,7 @@ def evaluate(
     in input order; a rating may be NaN (unknown: the row is dropped).
 
     A duplicate row is an input error (``duplicates="error"``) wherever it is, also among the
-    rows of a user who is not evaluated (SEMANTICS.md: duplicates are an input error); the
+    rows of a user who is not evaluated (docs/semantics.md: duplicates are an input error); the
     ``first`` and ``max`` policies drop, and count, the repeated rows of every user, evaluated
     or not. The audit accounts for every row read: kept (the evaluated users' truth, and the
     predictions in their lists) or dropped for one reason."""
@@ -600,7 +600,7 @@ def evaluate(
 
 
 def _micro(metric: Metric, vals: list[Value]) -> float:
-    """Sum numerators and denominators over users first (SEMANTICS.md section 8)."""
+    """Sum numerators and denominators over users first (docs/semantics.md section 8)."""
     if any(isinstance(v.num, Fraction) for v in vals):  # huge nDCG gains: exact sums
         num_x = sum((Fraction(v.num) for v in vals), Fraction(0))
         den_x = sum((Fraction(v.den) for v in vals), Fraction(0))

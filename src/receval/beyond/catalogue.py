@@ -1,7 +1,7 @@
 """Catalogue-level metrics of the exposure counts: coverage, distributional coverage
 (entropy) and Gini. Each reduces over the union of all lists (one number, no per-user value).
 
-Formulas (SEMANTICS.md section 11; x_i = lists holding item i, S_u,k = u's top k):
+Formulas (docs/semantics.md section 11; x_i = lists holding item i, S_u,k = u's top k):
 
 - coverage@k = |(∪_u S_u,k) ∩ I| / |I| (Shani & Gunawardana, Evaluating Recommendation
   Systems, 2010, "catalog coverage"); switches: the catalogue I, raw count, items outside I.

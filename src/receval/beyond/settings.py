@@ -39,7 +39,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class BeyondOptions:
-    """The switches of the beyond-accuracy metrics; the defaults follow SEMANTICS.md
+    """The switches of the beyond-accuracy metrics; the defaults follow docs/semantics.md
     section 11.
 
     Attributes:

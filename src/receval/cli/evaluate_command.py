@@ -58,6 +58,11 @@ from receval.report.tables import FORMATS as OUTPUT_FORMATS  # one list: the ren
               help="With --engine spark: the Spark master (local[4], spark://host:7077, "
                    "yarn; default: the active session or local[*]); files are read by Spark "
                    "(Parquet).")
+@click.option("--spark-partitions", default="auto", show_default=True, metavar="N|auto|spark",
+              callback=lambda _ctx, _param, value: _partitions(value),
+              help="With --engine spark: shuffle partitions by user; auto: from the number of "
+                   "rows (one per core down to 50,000 rows each, one per million rows above); "
+                   "spark: the session's spark.sql.shuffle.partitions.")
 @click.option("--raw-csv", is_flag=True,
               help="Write CSV/TSV text cells as they are: by default a cell starting with =, +, "
                    "-, @, tab or CR gets a ' in front, so a spreadsheet does not run it.")
@@ -149,6 +154,16 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
     runs.print_notes()
 
 
+def _partitions(value: str) -> int | str:
+    """``--spark-partitions``: a positive whole number, ``auto`` or ``spark``."""
+    text = str(value).strip().lower()
+    if text in ("auto", "spark"):
+        return text
+    if text.isdigit() and int(text) > 0:
+        return int(text)
+    raise click.BadParameter(f"{value!r} is not a positive whole number, 'auto' or 'spark'")
+
+
 def _evaluate_files_spark(metrics: list[str], params: dict[str, Any],
                           per_user: bool) -> _Runs:
     """``--engine spark``: Spark reads the truth and each predictions file (Parquet); the
@@ -167,6 +182,7 @@ def _evaluate_files_spark(metrics: list[str], params: dict[str, Any],
     kwargs = _semantics(params)
     # Spark's own log off (its failures become receval's one line); --debug: its ERROR lines
     kwargs["spark_options"] = {"master": params.get("spark_master"), "per_user": per_user,
+                               "partitions": params.get("spark_partitions", "auto"),
                                "log_level": "ERROR" if params.get("debug") else "OFF"}
     columns = {"user_col": params["user_col"], "item_col": params["item_col"],
                "rating_col": params["rating_col"], "score_col": params["score_col"],

@@ -34,7 +34,7 @@ PLOT_SUFFIXES = (".png", ".svg")
               help="What users did: user, item, value, at.")
 @_metrics_option(("P@10", "R@10", "nDCG@10", "MRR"))
 @click.option("--window", default="7D", show_default=True,
-              help="Calendar windows: 7D (epoch-aligned, Thursdays), D, W (Mondays), 12h, ...")
+              help="Calendar windows: 7D or W (weeks from Monday, unless --origin), D, 12h, ...")
 @click.option("--step", default=None, metavar="DURATION",
               help="Rolling windows: a window of --window starts every --step (which divides "
                    "it). [default: calendar windows]")
@@ -43,7 +43,9 @@ PLOT_SUFFIXES = (".png", ".svg")
 @click.option("--lateness", default="0s", show_default=True,
               help="How late feedback may arrive: the watermark waits that much longer.")
 @click.option("--min-feedback", type=click.IntRange(1, None), default=None,
-              help="A list counts once this many of its items have feedback. [default: 1]")
+              help="A list counts only once this many of its items have feedback (rating "
+                   "logs). [default: every list counts; one without feedback is all "
+                   "non-relevant once its attribution period is over]")
 @click.option("--origin", default=None, metavar="TIME", help="Start of the first window grid.")
 @click.option("--state", default=None, metavar="FILE",
               help="State file (.parquet): read if it exists, updated (atomically) after the "
@@ -124,6 +126,8 @@ def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: s
 
 
 def _print_table(result: Any, reference: str | None) -> None:
+    from receval.monitor.cells import NOTE, interval_cell, value_cell
+
     drift = result.drift(reference)
     variant_col = result.options.get("variant_col")
     table = Table(title="monitor")
@@ -133,7 +137,7 @@ def _print_table(result: Any, reference: str | None) -> None:
     for name in result.metrics:
         table.add_column(name, justify="right")
         table.add_column("interval", justify="right")
-    for name in ("evaluated", "waiting", "unjudged", "drift"):
+    for name in ("evaluated (n)", "waiting", "unjudged", "drift"):
         table.add_column(name, justify="right")
     for _, w in result.windows.iterrows():
         start = w["window_start"]
@@ -145,8 +149,9 @@ def _print_table(result: Any, reference: str | None) -> None:
         if variant_col:
             cells.append(str(w[variant_col]))
         for name in result.metrics:
-            cells.append(_num(w[name]))
-            cells.append(f"[{_num(w[f'{name}_ci_low'])}, {_num(w[f'{name}_ci_high'])}]")
+            cells.append(value_cell(w[name]))
+            cells.append(interval_cell(w[f"{name}_ci_low"], w[f"{name}_ci_high"],
+                                       int(w["users_evaluated"])))
         cells += [str(w["users_evaluated"]), str(w["users_waiting"]),
                   str(w["users_unjudged"]), f"outside: {flagged}" if flagged else ""]
         table.add_row(*(Text(safe_text(c)) for c in cells))
@@ -157,10 +162,9 @@ def _print_table(result: Any, reference: str | None) -> None:
                    f"{c['late_impressions_ignored']} impressions, "
                    f"{c['late_feedback_ignored']} feedback; counts are served lists"),
               style="dim", highlight=False)
-
-
-def _num(value: Any) -> str:
-    import math
-
-    v = float(value)
-    return "" if math.isnan(v) else f"{v:.4f}"
+    shown = [cell for _, w in result.windows.iterrows() for name in result.metrics
+             for cell in (value_cell(w[name]),
+                          interval_cell(w[f"{name}_ci_low"], w[f"{name}_ci_high"],
+                                        int(w["users_evaluated"])))]
+    if any(cell in ("n/a", "n = 1") for cell in shown):
+        out.print(Text(NOTE), style="dim", highlight=False)

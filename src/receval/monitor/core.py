@@ -1,6 +1,6 @@
 """``monitor()``: offline metrics per time window, from served lists and delayed feedback.
 
-Definitions (SEMANTICS.md section 14, made exact here):
+Definitions (docs/semantics.md section 14, made exact here):
 
 - A **list** is what one user was served at one time: the impressions of one (user,
   ``served_at``) (and one variant). Its window is the calendar window of ``served_at``
@@ -13,9 +13,17 @@ Definitions (SEMANTICS.md section 14, made exact here):
   truth's rating: ``relevance_threshold``, ``gain`` and every other option mean what they mean
   offline (the keyword arguments go to :func:`receval.evaluate`). Feedback on items the list did
   not hold does not count.
-- A list **counts** once at least ``min_feedback`` of its impressions are judged (default 1: a
-  list without feedback has no truth). Lists short of that are **waiting** while their
-  attribution period runs, **unjudged** once it is over; both are counted, never dropped.
+- By default **every list counts**: a list with feedback counts as soon as it has some; a list
+  without any is **waiting** while its attribution period runs and, once it is over (the list
+  is closed, see the watermark), counts with every impression non-relevant (a click log
+  records only what was clicked: leaving out the lists nobody clicked would overstate P@k).
+  An open window therefore reads high until it closes (its clicked lists count first): the
+  drift view does not flag it. The lists are the
+  evaluated "users" (``users="predictions"`` unless ``users=`` is given). With
+  ``min_feedback=k``, a list counts only once at least ``k`` of its impressions are judged
+  (rating logs, where no feedback means "not seen"); lists short of that are **waiting**
+  while their attribution period runs, **unjudged** once it is over; both are counted, never
+  dropped.
 - A window's numbers are those of ``receval.evaluate(truth, predictions, metrics, **options)``
   on its counted lists, each list one "user" (truth: the judged impressions with their values;
   predictions: every impression of the list with its rank or score). ``users_evaluated`` counts
@@ -52,7 +60,12 @@ from receval.accumulate import Accumulator
 from receval.aggregate import reductions
 from receval.compare import stream
 from receval.evaluation import evaluate
-from receval.exceptions import ReceValError, UndefinedMetricWarning
+from receval.exceptions import (
+    IdMismatchWarning,
+    NoMatchWarning,
+    ReceValError,
+    UndefinedMetricWarning,
+)
 from receval.measures.spec import RATING, parse_metrics
 from receval.monitor.inputs import read_feedback, read_impressions
 from receval.monitor.intervals import resampled_means
@@ -114,7 +127,7 @@ class Monitor:
             ...     "at": pd.to_datetime(["2024-01-01"])})
             >>> out = json.loads(receval.monitor(imp, fb, "P@1", n_resamples=0).to_json())
             >>> out["windows"][0]["window_start"], out["windows"][0]["P@1_ci_low"]
-            ('2023-12-28T00:00:00+00:00', None)
+            ('2024-01-01T00:00:00+00:00', None)
         """
         import json
 
@@ -134,7 +147,7 @@ class Monitor:
             >>> fb = pd.DataFrame({"user": [1], "item": [1], "value": [1.0],
             ...     "at": pd.to_datetime(["2024-01-01"])})
             >>> receval.monitor(imp, fb, "P@1", n_resamples=0).to_csv().splitlines()[1][:30]
-            '2023-12-28T00:00:00+00:00,2024'
+            '2024-01-01T00:00:00+00:00,2024'
         """
         from receval.io.text_tables import csv_text
 
@@ -234,8 +247,8 @@ def monitor(
     window ``served_at <= at <= served_at + attribution``, largest value wins, ``min_feedback``,
     waiting and unjudged lists, watermark, state) are in :mod:`receval.monitor.core`.
     ``lateness``: how late feedback may arrive after the latest event passed its time (the
-    watermark waits that much longer). ``window``: ``"7D"`` (epoch-aligned, so Thursdays, unless
-    ``origin``), ``"D"``, ``"W"`` (Mondays) or any pandas duration; ``step`` (dividing it):
+    watermark waits that much longer). ``window``: ``"7D"`` or ``"W"`` (ISO weeks, from
+    Monday 00:00 UTC, unless ``origin``), ``"D"`` or any pandas duration; ``step`` (dividing it):
     rolling windows starting every step. Intervals: percentile
     bootstrap over the window's lists (``n_resamples``, 0 for none; seeded per (window, variant,
     metric) from ``seed``); NaN where the summary is not a mean of per-list values (micro
@@ -255,7 +268,7 @@ def monitor(
         >>> m = receval.monitor(imp, fb, ["P@2", "MRR"], window="W", relevance_threshold=4,
         ...                     n_resamples=0)
         >>> m.windows[["P@2", "MRR", "users_evaluated", "users_unjudged"]].values.tolist()
-        [[0.5, 0.5, 1.0, 1.0], [0.5, 0.5, 1.0, 0.0]]
+        [[0.25, 0.25, 2.0, 0.0], [0.5, 0.5, 1.0, 0.0]]
     """
     names_asked = [metrics] if isinstance(metrics, str) else list(metrics)
     if not names_asked:
@@ -269,10 +282,9 @@ def monitor(
                            "start every step and hold a whole number of steps)")
     span = parse_attribution(attribution)
     late_span = 0 if lateness in ("0s", "0", 0) else parse_attribution(lateness, "lateness")
-    if min_feedback is None:
-        min_feedback = 1
-    if isinstance(min_feedback, bool) or not isinstance(min_feedback, int | np.integer) \
-            or min_feedback < 1:
+    if min_feedback is not None and (
+            isinstance(min_feedback, bool) or not isinstance(min_feedback, int | np.integer)
+            or min_feedback < 1):
         raise ReceValError(f"min_feedback must be a positive integer, got {min_feedback!r}")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 0:
         raise ReceValError(f"n_resamples must be a whole number >= 0, got {n_resamples!r}")
@@ -297,7 +309,8 @@ def monitor(
         "origin": windows.origin, "width": windows.width, "step": step_ns,
         "attribution": span,
         "lateness": late_span,
-        "min_feedback": int(min_feedback), "variant_col": variant_col,
+        "min_feedback": None if min_feedback is None else int(min_feedback),
+        "variant_col": variant_col,
         "baseline": plain(baseline), "order": order_kind, "n_resamples": n_resamples,
         "confidence": confidence, "seed": seed,
         "options": {k: _jsonable(v) for k, v in sorted(options.items()) if k != "silence"},
@@ -307,8 +320,8 @@ def monitor(
         st = read_state(state)
         check_params(st, params, state)
     run = _Run(specs, names, windows.origin, windows.width, step_ns, span, late_span,
-               int(min_feedback), order_kind, variant_col, baseline, n_resamples, confidence,
-               seed, options)
+               params["min_feedback"], order_kind, variant_col, baseline, n_resamples,
+               confidence, seed, options)
     out, new_state = run.advance(st, imps, fb)
     if state is not None:
         write_state(new_state, state, names)
@@ -334,7 +347,8 @@ class _Run:
 
     def __init__(self, specs: list[Any], names: list[str], origin: int, width: int, step: int,
                  span: int, late_span: int,
-                 min_feedback: int, order_kind: str, variant_col: str | None, baseline: Any,
+                 min_feedback: int | None, order_kind: str, variant_col: str | None,
+                 baseline: Any,
                  n_resamples: int, confidence: float, seed: int, options: dict[str, Any]):
         self.specs, self.names, self.origin = specs, names, origin
         self.width, self.step, self.span = width, step, span
@@ -385,7 +399,7 @@ class _Run:
         closed_now = lists["served"].to_numpy() < mark
         buckets = dict(st.buckets)
         self._fold(buckets, imps, judged, lists[closed_now])
-        open_parts = self._evaluate_groups(imps, judged, lists[~closed_now])
+        open_parts = self._evaluate_groups(imps, judged, lists[~closed_now], closed=False)
         rows = list(st.closed_rows)
         comparisons = list(st.closed_comparisons)
         # per step bucket (the window itself for calendar windows): closed lists + open ones
@@ -496,19 +510,21 @@ class _Run:
     def _fold(self, buckets: dict[tuple[int, Any], Bucket], imps: pd.DataFrame,
               judged: np.ndarray, lists: pd.DataFrame) -> None:
         """Evaluate the lists that just closed and add them to their windows' sums."""
-        for key, part in self._evaluate_groups(imps, judged, lists).items():
+        for key, part in self._evaluate_groups(imps, judged, lists, closed=True).items():
             old = buckets.get(key) or self._empty_bucket()
             buckets[key] = Bucket(old.sums.merge(part.sums), _concat(old.values, part.values),
                                   old.evaluated + part.evaluated, old.unjudged + part.unjudged)
 
-    def _evaluate_groups(self, imps: pd.DataFrame, judged: np.ndarray,
-                         lists: pd.DataFrame) -> dict[tuple[int, Any], Bucket]:
-        """Per (window, variant): the counted lists evaluated; ``unjudged`` = lists short of
-        ``min_feedback``."""
+    def _evaluate_groups(self, imps: pd.DataFrame, judged: np.ndarray, lists: pd.DataFrame,
+                         closed: bool) -> dict[tuple[int, Any], Bucket]:
+        """Per (window, variant): the counted lists evaluated; ``unjudged`` = lists not counted
+        (short of ``min_feedback``; by default, open lists without feedback)."""
         out: dict[tuple[int, Any], Bucket] = {}
         if not len(lists):
             return out
-        counted = lists["judged"].to_numpy() >= self.min_feedback
+        counted = lists["judged"].to_numpy() >= (self.min_feedback or 1)
+        if self.min_feedback is None and closed:
+            counted[:] = True  # no feedback once the period is over: nothing was relevant
         list_ids = lists.index.to_numpy()
         row_list = imps["list"].to_numpy()
         group_of = np.full(int(row_list.max()) + 1, -1, np.int64)
@@ -537,13 +553,22 @@ class _Run:
         has = ~np.isnan(judged)
         truth = pd.DataFrame({"user": imps["list"].to_numpy()[has],
                               "item": imps["item"].to_numpy()[has], "rating": judged[has]})
+        options = {"users": "predictions", **self.options}
+        if not has.any() and options["users"] in ("predictions", "union"):
+            # closed lists without any feedback: evaluate refuses an empty truth, so one row
+            # for list -1 (no list has it; users="predictions" leaves it out of every mean)
+            truth = pd.DataFrame({"user": [-1], "item": imps["item"].iloc[:1].to_numpy(),
+                                  "rating": [0.0]})
         preds = pd.DataFrame({"user": imps["list"].to_numpy(), "item": imps["item"].to_numpy(),
                               self.order_kind: imps["order"].to_numpy()})
         try:
             with warnings.catch_warnings():
                 # per-window calls; the policy's counts are the offline ones
                 warnings.simplefilter("ignore", UndefinedMetricWarning)
-                result = evaluate(truth, preds, self.names, **self.options)
+                # lists nobody clicked are expected in a click log, not a sign of bad ids
+                warnings.simplefilter("ignore", IdMismatchWarning)
+                warnings.simplefilter("ignore", NoMatchWarning)
+                result = evaluate(truth, preds, self.names, **options)
         except ReceValError as err:
             if str(err).startswith("duplicate (user, item) rows in"):
                 self._refuse_duplicates(imps, preds)  # the same error, named by user and time
@@ -742,7 +767,7 @@ def _pair_keys(imps: pd.DataFrame, fb: pd.DataFrame) -> tuple[np.ndarray, np.nda
 
 def _judge(imps: pd.DataFrame, fb: pd.DataFrame, span: int) -> np.ndarray:
     """Each impression's value: the largest value of the feedback of its (user, item) with
-    ``served <= at <= served + span`` (SEMANTICS.md section 14: the end included); NaN when
+    ``served <= at <= served + span`` (docs/semantics.md section 14: the end included); NaN when
     there is none.
 
     Only the impressions whose (user, item) has feedback are joined: both sides' pairs get one

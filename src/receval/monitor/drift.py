@@ -7,7 +7,15 @@ time); with ``rule="value"`` when its value does (strictly below the band or abo
 narrow bands, about one window in six of an unchanged system). A window without an interval is
 judged by its value. The reference is the first window of each variant, or the window that
 starts at ``reference``. A window without a value, or a reference without an interval, is
-never flagged.
+never flagged; nor is an open window still waiting for feedback when every list counts (the
+default ``min_feedback=None``: its clicked lists count first, so it reads high until it
+closes).
+
+A reference window without any evaluated list has no band: a named one (``reference=``) is an
+error, the default first window a warning (code ``empty-reference``) that names the first
+window with evaluated lists to pass as ``reference=`` (``--reference``). The default only warns
+because the drift view is drawn by ``receval monitor``'s table and report, which should still
+show the windows.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from receval.checks import EmptyReferenceWarning, warn
 from receval.exceptions import ReceValError
 
 if TYPE_CHECKING:
@@ -61,6 +70,7 @@ def drift_table(result: Monitor, reference: Any = None, rule: str = "interval") 
             raise ReceValError(f"reference window {str(ref_start)!r} is not one of the "
                                f"windows ({starts}{', ...' if len(frame) > 5 else ''})")
     rows = []
+    every_list = result.options.get("min_feedback") is None
     for variant in list(dict.fromkeys(variants.tolist())):
         mine = frame[(variants == variant).to_numpy() if variant is not None
                      else variants.isna().to_numpy()]
@@ -69,6 +79,8 @@ def drift_table(result: Monitor, reference: Any = None, rule: str = "interval") 
         else:
             hit = mine[mine["window_start"] == ref_start]
             ref = hit.iloc[0] if len(hit) else None
+        if ref is not None and int(ref["users_evaluated"]) == 0:
+            _empty_reference(ref, mine, variant, named=ref_start is not None)
         for metric in result.metrics:
             low_band = float(ref[f"{metric}_ci_low"]) if ref is not None else math.nan
             high_band = float(ref[f"{metric}_ci_high"]) if ref is not None else math.nan
@@ -77,7 +89,8 @@ def drift_table(result: Monitor, reference: Any = None, rule: str = "interval") 
                 low, high = float(w[f"{metric}_ci_low"]), float(w[f"{metric}_ci_high"])
                 if rule == "value" or math.isnan(low):
                     low = high = value
-                flag = not (math.isnan(value) or math.isnan(low_band)) and \
+                provisional = every_list and not w["closed"] and w["users_waiting"] > 0
+                flag = not (math.isnan(value) or math.isnan(low_band) or provisional) and \
                     (high < low_band or low > high_band)
                 rows.append({"window_start": w["window_start"], "variant": variant,
                              "metric": metric, "value": value,
@@ -92,3 +105,20 @@ def drift_table(result: Monitor, reference: Any = None, rule: str = "interval") 
     else:
         out = out.rename(columns={"variant": variant_col})
     return out
+
+
+def _empty_reference(ref: pd.Series, windows: pd.DataFrame, variant: Any, named: bool) -> None:
+    """The reference window has no evaluated list: an error if named, else a warning; both
+    name the first window that has some."""
+    start = ref["window_start"]
+    who = "" if variant is None else f" of variant {variant!r}"
+    counts = f"{int(ref['users_waiting'])} waiting, {int(ref['users_unjudged'])} unjudged"
+    usable = windows.loc[windows["users_evaluated"] > 0, "window_start"]
+    hint = (f"pass reference= (--reference) another window start, e.g. "
+            f"'{usable.iloc[0].isoformat()}'" if len(usable)
+            else "no window has an evaluated list yet")
+    text = (f"drift: reference window {start.isoformat()}{who} has no evaluated list "
+            f"({counts}), so there is no band and no window can be flagged; {hint}")
+    if named:
+        raise ReceValError(text)
+    warn(EmptyReferenceWarning, text)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from receval._version import __version__
+from receval.monitor.cells import NOTE, interval_cell, value_cell
 
 if TYPE_CHECKING:
     from receval.monitor.core import Monitor
@@ -21,13 +22,43 @@ def _num(value: Any, spec: str = ".4f") -> str:
         v = float(value)
     except (TypeError, ValueError):
         return str(value)
-    return "" if math.isnan(v) else format(v, spec)
+    return "n/a" if math.isnan(v) else format(v, spec)
 
 
 def _duration(ns: Any) -> str:
     import pandas as pd
 
     return "" if ns is None else str(pd.Timedelta(int(ns), unit="ns"))
+
+
+def _start(ts: Any) -> str:
+    return str(ts.date()) if ts.hour == 0 and ts.minute == 0 else str(ts)
+
+
+def _drift_summary(table: Any, metrics: list[str], variant_col: str | None) -> list[dict]:
+    """The drift table collapsed: one row per (variant, metric) with the reference window, its
+    band and the windows flagged (the per-window rows are the windows table's drift column)."""
+    out = []
+    keys = [None] if not variant_col else list(dict.fromkeys(table[variant_col]))
+    for key in keys:
+        part = table if key is None else table[table[variant_col] == key]
+        for metric in metrics:
+            rows = part[part["metric"] == metric]
+            if not len(rows):
+                continue
+            first = rows.iloc[0]
+            ref = first["reference_start"]
+            band = interval_cell(first["band_low"], first["band_high"], 2)
+            flagged = rows.loc[rows["flag"], "window_start"]
+            at_ref = rows.loc[rows["window_start"] == ref, "value"]
+            why = "no interval" if len(at_ref) and at_ref.notna().all() else \
+                "no evaluated list in the reference"
+            out.append({"variant": "" if key is None else str(key), "metric": metric,
+                        "reference": "n/a" if ref is None else _start(ref),
+                        "band": band if band != "n/a" else f"n/a ({why})",
+                        "judged": int(rows["value"].notna().sum()),
+                        "flagged": ", ".join(_start(t) for t in flagged) or "none"})
+    return out
 
 
 def render_monitor(result: Monitor, path: str | Path | None = None, reference: Any = None,
@@ -55,23 +86,24 @@ def render_monitor(result: Monitor, path: str | Path | None = None, reference: A
     table = result.drift(reference)
     windows = []
     for _, w in result.windows.iterrows():
+        n = int(w["users_evaluated"])
+        mine = table[table["window_start"] == w["window_start"]]
+        if variant_col:
+            mine = mine[mine[variant_col] == w[variant_col]]
         windows.append({
-            "start": str(w["window_start"].date()) if w["window_start"].hour == 0
-            else str(w["window_start"]),
+            "start": _start(w["window_start"]),
             "variant": "" if not variant_col else str(w[variant_col]),
-            "values": [(_num(w[m]), f"[{_num(w[f'{m}_ci_low'])}, {_num(w[f'{m}_ci_high'])}]")
+            "values": [(value_cell(w[m]),
+                        interval_cell(w[f"{m}_ci_low"], w[f"{m}_ci_high"], n))
                        for m in result.metrics],
-            "evaluated": int(w["users_evaluated"]), "waiting": int(w["users_waiting"]),
-            "unjudged": int(w["users_unjudged"]), "closed": bool(w["closed"])})
-    drift = [{"start": str(r["window_start"].date()),
-              "variant": "" if not variant_col else str(r[variant_col]),
-              "metric": r["metric"], "value": _num(r["value"]),
-              "band": f"[{_num(r['band_low'])}, {_num(r['band_high'])}]",
-              "flag": bool(r["flag"])} for _, r in table.iterrows()]
+            "evaluated": n, "waiting": int(w["users_waiting"]),
+            "unjudged": int(w["users_unjudged"]), "closed": bool(w["closed"]),
+            "outside": ", ".join(mine.loc[mine["flag"], "metric"])})
+    drift = _drift_summary(table, result.metrics, variant_col)
     comparisons = [{"start": str(r["window_start"].date()), "variant": str(r["variant"]),
                     "baseline": str(r["baseline"]), "metric": r["metric"],
                     "delta": _num(r["delta"], "+.4f"),
-                    "ci": f"[{_num(r['ci_low'], '+.4f')}, {_num(r['ci_high'], '+.4f')}]",
+                    "ci": interval_cell(r["ci_low"], r["ci_high"], 2, "+.4f"),
                     "p": _num(r["p_value"], ".3g"), "p_adjusted": _num(r["p_adjusted"], ".3g"),
                     "n": f"{int(r['n'])} / {int(r['baseline_n'])}"}
                    for _, r in result.comparisons.iterrows()]
@@ -83,13 +115,15 @@ def render_monitor(result: Monitor, path: str | Path | None = None, reference: A
     page = env.get_template("monitor.html.j2").render(
         title=title, version=__version__, metrics=result.metrics, variant_col=variant_col,
         windows=windows, drift=drift, comparisons=comparisons, figure=figure,
-        flagged=sum(1 for d in drift if d["flag"]), counts=result.counts,
+        flagged=sum(1 for w in windows if w["outside"]),
+        cells_note=NOTE, counts=result.counts,
         settings={"window": o.get("window"),
                   "step": _duration(o.get("step")) if o.get("step") != o.get("width")
                   else "calendar windows",
                   "attribution": _duration(o.get("attribution")),
                   "lateness": _duration(o.get("lateness")),
-                  "min_feedback": o.get("min_feedback"), "resamples": o.get("n_resamples"),
+                  "min_feedback": o.get("min_feedback") or "none: every list counts",
+                  "resamples": o.get("n_resamples"),
                   "confidence": o.get("confidence"), "seed": o.get("seed"),
                   "options": ", ".join(f"{k}={v!r}" for k, v in o.get("options", {}).items())
                   or "defaults"})

@@ -1,9 +1,9 @@
 """Calendar windows and the attribution period: parsing and assigning times (int64 ns, UTC).
 
-``window="7D"`` cuts time into 7-day windows aligned to the Unix epoch (1970-01-01 00:00 UTC,
-a Thursday) unless ``origin`` is given; ``"D"`` is one day; ``"W"`` (``"2W"``, ...) is weeks
-starting on Mondays (origin 1970-01-05 00:00 UTC). Any pandas duration (``"12h"``, ``"3D"``)
-works. A time ``t`` falls in the window ``[start, start + width)`` with
+``window="7D"`` and ``"W"`` (``"2W"``, ``"14D"``: any whole number of weeks) cut time into
+weeks starting on Mondays, 00:00 UTC (ISO weeks; origin 1970-01-05) unless ``origin`` is
+given; ``"D"`` is one day; any other pandas duration (``"12h"``, ``"3D"``) is aligned to the
+Unix epoch (1970-01-01 00:00 UTC). A time ``t`` falls in the window ``[start, start + width)`` with
 ``start = origin + floor((t - origin) / width) * width``.
 """
 
@@ -64,11 +64,13 @@ def parse_window(window: str, origin: str | pd.Timestamp | None = None) -> Windo
     Example:
         >>> parse_window("7D").width == 7 * 86_400 * 10**9, parse_window("D").origin
         (True, 0)
+        >>> pd.Timestamp(parse_window("7D").origin, tz="UTC").day_name()  # ISO weeks
+        'Monday'
     """
     if not isinstance(window, str):
         raise ReceValError(f"window must be a duration text such as '7D', got {window!r}")
     width = _duration(window, "window")
-    weekly = bool(re.fullmatch(r"\d*W", window.strip(), re.I))
+    weekly = width % pd.Timedelta("7D") == pd.Timedelta(0)  # "7D" is a week, as "W" is
     if origin is None:
         start = MONDAY if weekly else EPOCH
     else:
