@@ -395,6 +395,27 @@ def test_cli_engine_spark(spark: Any, tmp_path: Path,
                                     str(tmp_path / "p.parquet"), "-m", "P@3", "--engine",
                                     "spark", "--train", str(tmp_path / "t.parquet")])
     assert bad.exit_code == 2 and "not available with --engine spark" in bad.output
+    # --spark-partitions N reaches the shuffle; the default picks from the rows (here 1)
+    from receval.spark import engine as spark_engine
+
+    used: list[Any] = []
+    original = spark_engine._shuffle_partitions
+
+    def spy(session: Any, parts: Any) -> Any:
+        used.append(parts)
+        return original(session, parts)
+
+    monkeypatch.setattr(spark_engine, "_shuffle_partitions", spy)
+    base = ["evaluate", "-t", str(tmp_path / "t.parquet"), "-p", str(tmp_path / "p.parquet"),
+            "-m", "P@3", "--engine", "spark", "--silence", "ties", "-f", "json"]
+    for extra, want in (([], 1), (["--spark-partitions", "3"], 3),
+                        (["--spark-partitions", "spark"], None)):
+        result = CliRunner().invoke(main, [*base, *extra])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["summary"]["P@3"] == outs["numba"]["summary"]["P@3"]
+        assert used[-1] == want
+    wrong = CliRunner().invoke(main, [*base, "--spark-partitions", "0"])
+    assert wrong.exit_code == 2 and "'auto' or 'spark'" in wrong.output
 
 
 def test_a_killed_worker_is_one_line_naming_the_stage(spark: Any) -> None:
@@ -440,24 +461,3 @@ def test_cli_spark_failure_is_one_line_without_warn_lines_or_bars(tmp_path: Path
         r"error: Spark failed during reading the truth and predictions: .*; check that the "
         r"path is a readable Parquet file or a folder of them$", errors[0]), out.stderr
     assert not re.search(r" (WARN|ERROR) |\[Stage \d|Traceback|Py4J", out.stderr), out.stderr
-    # --spark-partitions N reaches the shuffle; the default picks from the rows (here 1)
-    from receval.spark import engine as spark_engine
-
-    used: list[Any] = []
-    original = spark_engine._shuffle_partitions
-
-    def spy(session: Any, parts: Any) -> Any:
-        used.append(parts)
-        return original(session, parts)
-
-    monkeypatch.setattr(spark_engine, "_shuffle_partitions", spy)
-    base = ["evaluate", "-t", str(tmp_path / "t.parquet"), "-p", str(tmp_path / "p.parquet"),
-            "-m", "P@3", "--engine", "spark", "--silence", "ties", "-f", "json"]
-    for extra, want in (([], 1), (["--spark-partitions", "3"], 3),
-                        (["--spark-partitions", "spark"], None)):
-        result = CliRunner().invoke(main, [*base, *extra])
-        assert result.exit_code == 0, result.output
-        assert json.loads(result.stdout)["summary"]["P@3"] == outs["numba"]["summary"]["P@3"]
-        assert used[-1] == want
-    wrong = CliRunner().invoke(main, [*base, "--spark-partitions", "0"])
-    assert wrong.exit_code == 2 and "'auto' or 'spark'" in wrong.output
