@@ -206,8 +206,9 @@ def open_state(path: str | Path, lock_timeout: float = 600.0) -> Iterator[Store]
     path = Path(path)
     _check_file_kind(path)
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         con = sqlite3.connect(path, timeout=lock_timeout, isolation_level=None)
-    except sqlite3.Error as err:
+    except (sqlite3.Error, OSError) as err:
         raise StateFileError(f"state {str(path)!r} cannot be opened: {err}") from None
     try:
         try:
