@@ -904,9 +904,12 @@ def _judge(imps: pd.DataFrame, fb: pd.DataFrame,
     imp_key, fb_key = _pair_keys(imps, fb)
     # a bitmap of the feedback keys' low bits first (a gather per impression), then the exact
     # hash lookup for the few impressions it lets through
-    bits = np.zeros(1 << 24, dtype=np.bool_)
-    bits[fb_key & 0xFFFFFF] = True
-    maybe = np.flatnonzero(bits[imp_key & 0xFFFFFF] & (imp_key >= 0))
+    if len(imps) > 1 << 18:
+        bits = np.zeros(1 << 24, dtype=np.bool_)
+        bits[fb_key & 0xFFFFFF] = True
+        maybe = np.flatnonzero(bits[imp_key & 0xFFFFFF] & (imp_key >= 0))
+    else:  # small: the 16 MB bitmap would cost more than it saves
+        maybe = np.flatnonzero(imp_key >= 0)
     rows = maybe[pd.Index(pd.unique(fb_key)).get_indexer(imp_key[maybe]) >= 0]
     left = pd.DataFrame({"key": imp_key[rows], "row": rows,
                          "served": imps["served"].to_numpy()[rows]})
