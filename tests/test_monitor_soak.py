@@ -114,7 +114,7 @@ def test_a_year_of_daily_runs_equals_one_batch_run(tmp_path):
                     barrier.wait(timeout=60)
                     receval.monitor(a[a["user"] % 2 == part], b[b["user"] % 2 == part],
                                     METRICS, state=state, **KW)
-                except BaseException as err:  # noqa: BLE001 - reported below
+                except BaseException as err:  # reported below
                     errors.append(err)
 
             threads = [threading.Thread(target=half, args=(p,)) for p in (0, 1)]

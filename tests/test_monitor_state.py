@@ -82,7 +82,7 @@ def test_two_concurrent_runs_on_one_state_lose_no_list(tmp_path):
                 barrier.wait(timeout=60)  # both start the day's run together
                 receval.monitor(imp[imp["user"] % 2 == part], fb[fb["user"] % 2 == part],
                                 ["P@3"], state=state, **kw)
-        except BaseException as err:  # noqa: BLE001 - reported below
+        except BaseException as err:  # reported below
             errors.append(err)
             barrier.abort()
 
@@ -103,10 +103,10 @@ def test_two_concurrent_runs_on_one_state_lose_no_list(tmp_path):
 def test_a_second_run_waits_for_the_lock_then_fails_with_one_line(tmp_path):
     state = tmp_path / "s.sqlite"
     imp, fb = _days(seed=4, days=2)[0]
-    with open_state(state):  # another run holds the write lock
-        with pytest.raises(StateFileError, match=r"^state '.*s\.sqlite' is locked by another "
-                                                 r"receval monitor run \(waited 0\.2 s\)"):
-            receval.monitor(imp, fb, "P@1", state=state, lock_timeout=0.2, **KW)
+    locked = pytest.raises(StateFileError, match=r"^state '.*s\.sqlite' is locked by another "
+                                                 r"receval monitor run \(waited 0\.2 s\)")
+    with open_state(state), locked:  # another run holds the write lock
+        receval.monitor(imp, fb, "P@1", state=state, lock_timeout=0.2, **KW)
     out = receval.monitor(imp, fb, "P@1", state=state, lock_timeout=0.2, **KW)
     assert out.counts["impressions_read"] == len(imp)
 
@@ -156,7 +156,7 @@ def _set_column(name, make):
 
 DAMAGE = {
     "bad kind code": (None, _set_column("kind", lambda t: pa.array(
-        [7] + t.column("kind").to_pylist()[1:], pa.int8())),
+        [7, *t.column("kind").to_pylist()[1:]], pa.int8())),
         r"has a row kind 7 \(1 rows\) that is not one of 0, 1, 2, 3"),
     "user column changed to text": (None, _set_column("user", lambda t: pa.array(
         [str(v) for v in t.column("user").to_pylist()])),
@@ -193,7 +193,7 @@ def test_a_damaged_file_an_old_parquet_state_and_the_command_line(tmp_path):
     data = bytearray(state.read_bytes())
     data[120:4000] = b"\xff" * len(data[120:4000])  # the header and the first page
     state.write_bytes(bytes(data))
-    with pytest.raises(StateFileError, match="damaged|not a SQLite database"):
+    with pytest.raises(StateFileError, match=r"damaged|not a SQLite database"):
         receval.monitor(_imp([]), _fb([]), ["P@1", "MRR"], state=state, **KW)
     old = tmp_path / "old.parquet"
     pq.write_table(pa.table({"kind": pa.array([0], pa.int8())}), old)
@@ -380,8 +380,8 @@ def test_ids_from_text_files_keep_leading_zeros(tmp_path):
 
 
 def test_rating_metrics_an_item_served_twice_and_an_unknown_baseline_are_refused():
-    with pytest.raises(ReceValError, match="monitor cannot compute RMSE, MAE: .* not "
-                                           "predicted ratings"):
+    with pytest.raises(ReceValError, match=r"monitor cannot compute RMSE, MAE: .* not "
+                                           r"predicted ratings"):
         receval.monitor(_imp([(1, 1, 1, T0)]), _fb([]), ["RMSE", "MAE", "P@1"], **KW)
     twice = _imp([(1, 5, 1, T0), (1, 6, 2, T0), (1, 5, 3, T0)])  # no feedback at all
     with pytest.raises(ReceValError, match=r"item 5 served twice in one list .* at row 2 "

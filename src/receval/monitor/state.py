@@ -8,9 +8,10 @@ integrity check. Table ``receval_monitor`` holds, by key:
 
 - ``format`` and ``version`` (:data:`FORMAT`, :data:`VERSION`);
 - ``meta``: JSON: the parameters of the run (a later run must ask the same), the largest event
-  time seen, the id types, the time zone kind, the running counts (late rows, rows read), each open window's exact sums
-  (:meth:`receval.accumulate.Accumulator.to_dict`) and counts, the final rows of the closed
-  windows (floats as hexadecimal text: exact) and the number of batches replayed;
+  time seen, the id types, the time zone kind, the running counts (late rows, rows read),
+  each open window's exact sums (:meth:`receval.accumulate.Accumulator.to_dict`) and counts,
+  the final rows of the closed windows (floats as hexadecimal text: exact) and the number of
+  batches replayed;
 - ``rows``: a Parquet table of the pending impressions (lists whose attribution period is not
   over), the feedback that can still judge them, the per-list values of the lists already
   closed in windows still open (the bootstrap resamples them) and the impressions of lists
@@ -491,7 +492,8 @@ def decode(meta_bytes: bytes, rows_bytes: bytes, batches: set[str],
     check(isinstance(meta["buckets"], list), "has buckets that are not a list")
     for b in meta["buckets"]:
         check(isinstance(b, dict) and {"window", "variant", "sums", "evaluated",
-                                        "unjudged"} <= set(b), f"has a malformed bucket {b!r}"[:200])
+                                        "unjudged"} <= set(b),
+              f"has a malformed bucket {str(b)[:100]}")
         check(_in_time_range(b["window"]), f"has a bucket window {b['window']!r}")
         check(all(_is_int(b[k]) and b[k] >= 0 for k in ("evaluated", "unjudged")),
               f"has bucket counts {b['evaluated']!r}, {b['unjudged']!r} (whole numbers >= 0)")
@@ -505,14 +507,14 @@ def decode(meta_bytes: bytes, rows_bytes: bytes, batches: set[str],
         check(all(m.n_users == b["evaluated"] for m in sums.metrics),
               f"has sums over another number of lists than the {b['evaluated']} evaluated "
               f"in the bucket of window {b['window']}")
-        key = (int(b["window"]), b["variant"])
-        check(key not in buckets, f"has the bucket of window {b['window']} twice")
+        bucket_key = (int(b["window"]), b["variant"])
+        check(bucket_key not in buckets, f"has the bucket of window {b['window']} twice")
         mine = values[_same(values["variant"], b["variant"])] if len(values) else values
         if len(mine):
-            mine = mine[_window_of(mine["served"], params) == key[0]]
+            mine = mine[_window_of(mine["served"], params) == bucket_key[0]]
         check(len(mine) == b["evaluated"], f"has {len(mine)} per-list values for the "
               f"{b['evaluated']} lists evaluated in the bucket of window {b['window']}")
-        buckets[key] = Bucket(sums, mine.drop(columns="variant").reset_index(drop=True),
+        buckets[bucket_key] = Bucket(sums, mine.drop(columns="variant").reset_index(drop=True),
                               int(b["evaluated"]), int(b["unjudged"]))
     held = sum(len(b.values) for b in buckets.values())
     check(held == len(values), f"has {len(values) - held} per-list values outside every "
