@@ -357,6 +357,24 @@ def test_milliseconds_with_their_unit_and_zones_never_mixed(tmp_path):
                         state=state, **KW)
 
 
+def test_time_unit_on_the_command_line(tmp_path):
+    imp, fb = tmp_path / "imp.csv", tmp_path / "fb.csv"
+    ms = int(T0.timestamp()) * 1000
+    imp.write_text(f"user,item,rank,served_at\n1,1,1,{ms}\n")
+    fb.write_text(f"user,item,value,at\n1,1,1,{ms + 60_000}\n")
+    args = ["monitor", "-i", str(imp), "--feedback", str(fb), "-m", "P@1", "--resamples", "0",
+            "-f", "json"]
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 2
+    assert refused.output.strip().splitlines() == [
+        "error: impressions: column 'served_at' holds numbers (row 0: 1704067200000) and a "
+        "number does not say its unit; pass time_unit='s', 'ms', 'us' or 'ns' "
+        "(--time-unit s|ms|us|ns)"]
+    ok = CliRunner().invoke(main, [*args, "--time-unit", "ms"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.stdout)["counts"]["max_time"] == "2024-01-01T00:01:00+00:00"
+
+
 def test_feedback_dated_before_serving_never_judges_and_is_counted():
     imp = _imp([(1, 1, 1, T0 + DAY), (2, 1, 1, T0 + DAY), (9, 1, 1, T0 + 20 * DAY)])
     fb = _fb([(1, 1, 1.0, T0 + pd.Timedelta(hours=20)),   # 4 h before serving

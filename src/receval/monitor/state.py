@@ -230,6 +230,9 @@ def open_state(path: str | Path, lock_timeout: float = 600.0) -> Iterator[Store]
             con.execute("CREATE TABLE IF NOT EXISTS receval_monitor "
                         "(key TEXT PRIMARY KEY, value BLOB NOT NULL)")
             con.execute("CREATE TABLE IF NOT EXISTS applied_batches (hash TEXT PRIMARY KEY)")
+        except sqlite3.OperationalError as err:  # read-only file or folder, disk full...
+            con.execute("ROLLBACK")
+            raise StateFileError(f"state {str(path)!r} cannot be written: {err}") from None
         except sqlite3.DatabaseError as err:
             con.execute("ROLLBACK")
             raise StateFileError(f"state {str(path)!r} is damaged (SQLite: {err})") from None
