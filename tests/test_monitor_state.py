@@ -24,7 +24,14 @@ from hypothesis import strategies as st
 import receval
 from receval.cli import main
 from receval.exceptions import ReceValError
-from receval.monitor.state import StateFileError, checksum, open_state, read_state
+from receval.monitor.state import (
+    StateFileError,
+    checksum,
+    from_ipc,
+    open_state,
+    read_state,
+    to_ipc,
+)
 
 DAY = pd.Timedelta("1D")
 T0 = pd.Timestamp("2024-01-01", tz="UTC")  # a Monday
@@ -134,10 +141,7 @@ def _edit(state, meta=None, rows=None, fix_checksum=True):
         meta(doc)
         m = json.dumps(doc).encode()
     if rows is not None:
-        table = pq.read_table(pa.BufferReader(r))
-        sink = pa.BufferOutputStream()
-        pq.write_table(rows(table), sink)
-        r = sink.getvalue().to_pybytes()
+        r = to_ipc(rows(from_ipc(r)))
     batches = [h for (h,) in con.execute("SELECT hash FROM applied_batches")]
     values = {"meta": m, "rows": r}
     if fix_checksum:

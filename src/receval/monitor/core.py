@@ -26,10 +26,16 @@ Definitions (SEMANTICS.md section 14, made exact here):
   final and go into the window's exact sums; a window ``[start, end)`` is closed when
   ``end <= W``. Impressions dated before the previous run's watermark and feedback rows dated
   before it arrive too late to change anything: they are counted (``Monitor.counts``) and
-  ignored.
-- **Incremental**: with ``state=path``, a run reads the state, adds the new logs, and writes the
-  state back (atomically): open lists' impressions and the feedback that can still judge them,
-  closed lists' values of open windows, exact sums, and closed windows' final rows. A run over
+  ignored; so is feedback that would judge a list an earlier run closed (``late_out``
+  receives these rows with the reason).
+- Every list is in exactly one of ``users_evaluated``, ``users_waiting`` and
+  ``users_unjudged`` (of its calendar window): a closed list that ``evaluate`` leaves out
+  (``users="relevant"`` and no relevant judged item) is unjudged.
+- **Incremental**: with ``state=path`` (a SQLite file, :mod:`receval.monitor.state`: one
+  run at a time, atomic, checksummed; a batch fed twice is applied once), a run reads the
+  state, adds the new logs, and writes the state back: open lists' impressions and the
+  feedback that can still judge them, closed lists' values of open windows, exact sums, and
+  closed windows' final rows. A run over
   logs split in several pieces gives exactly, bit for bit, the numbers of one run over all of
   them, as long as no feedback arrives after its list closed: a feedback row dated ``at``
   must arrive no later than the run whose latest event passes ``at + lateness`` (logs
@@ -480,8 +486,12 @@ class _Run:
             late_parts.append(fb[late_fb].assign(reason="before_watermark"))
             imps = imps[~late_imp].reset_index(drop=True)
             fb = fb[~late_fb].reset_index(drop=True)
-            # feedback that would judge a list closed by an earlier run: too late for it
-            _, closed_hit, _ = _judge(st.closed, fb, self.span)
+            # feedback that would judge a list closed by an earlier run: too late for it (only
+            # feedback dated within an attribution period of the watermark can)
+            closed_hit = np.zeros(len(fb), dtype=bool)
+            near = np.flatnonzero(fb["at"].to_numpy() < old_mark + self.span)
+            if len(near) and len(st.closed):
+                closed_hit[near] = _judge(st.closed, fb.iloc[near], self.span)[1]
             late_parts.append(fb[closed_hit].assign(reason="list_closed"))
             tally["feedback"] += int(late_fb.sum()) + int(closed_hit.sum())
         times = [t for t in (st.max_time,
@@ -494,10 +504,10 @@ class _Run:
         n_pending = len(st.pending)
         imps = _concat(st.pending, imps)
         fb = _concat(st.feedback, fb)
-        if self.options.get("duplicates", "error") == "error":
-            _refuse_repeated_items(imps, n_pending)
         judged, _, early = _judge(imps, fb, self.span)
         lists = self._lists(imps, judged)
+        if self.options.get("duplicates", "error") == "error":
+            _refuse_repeated_items(imps, n_pending)
         closed_now = lists["served"].to_numpy() < mark
         # counted once, when its list closes (all the feedback that could be early is in)
         closing_rows = np.isin(imps["list"].to_numpy(), lists.index[closed_now])
@@ -961,16 +971,34 @@ def _align_ids(st: State, imps: pd.DataFrame,
 
 def _refuse_repeated_items(imps: pd.DataFrame, n_pending: int) -> None:
     """An item served twice in one list (user, served_at): one line naming the first repeat
-    (its row in this run's impressions) and how many there are."""
-    dup = imps.duplicated(["user", "served", "item"]).to_numpy()
-    if dup.any():
-        row = int(np.flatnonzero(dup)[0])
-        raise ReceValError(
-            f"impressions: item {plain(imps['item'].iloc[row])!r} served twice in one list "
-            f"(user {plain(imps['user'].iloc[row])!r}, served_at "
-            f"{_ts(int(imps['served'].iloc[row]))}) at row {row - n_pending} "
-            f"({int(dup.sum())} repeated rows in all); an item is served once per list: "
-            "pass duplicates='first' or 'max' to keep one")
+    (its row in this run's impressions) and how many there are. ``imps["list"]``: the list
+    codes of :meth:`_Run._lists`; the pending rows were checked by the run that read them, so
+    only the lists holding new rows are."""
+    lists = imps["list"].to_numpy(dtype=np.int64)
+    rows = np.arange(len(imps))
+    if n_pending:
+        touched = np.zeros(int(lists.max(initial=0)) + 1, dtype=bool)
+        touched[lists[n_pending:]] = True
+        rows = rows[touched[lists]]
+    items = imps["item"].to_numpy()[rows]
+    if pd.api.types.is_integer_dtype(imps["item"]) and len(rows):
+        items = items.astype(np.int64) - int(items.min())
+    if not (pd.api.types.is_integer_dtype(imps["item"])
+            and (int(items.max(initial=0)) + 1) * (int(lists.max(initial=0)) + 1) < 2**62):
+        items = pd.factorize(items)[0].astype(np.int64)
+    key = lists[rows] * (int(items.max(initial=0)) + 1) + items
+    ordered = np.sort(key)  # a sort is several times faster than a hash set here
+    if not (ordered[1:] == ordered[:-1]).any():
+        return
+    dup = np.zeros(len(imps), dtype=bool)
+    dup[rows[pd.Index(key).duplicated()]] = True
+    row = int(np.flatnonzero(dup)[0])
+    raise ReceValError(
+        f"impressions: item {plain(imps['item'].iloc[row])!r} served twice in one list "
+        f"(user {plain(imps['user'].iloc[row])!r}, served_at "
+        f"{_ts(int(imps['served'].iloc[row]))}) at row {row - n_pending} "
+        f"({int(dup.sum())} repeated rows in all); an item is served once per list: "
+        "pass duplicates='first' or 'max' to keep one")
 
 
 def _known_baseline(baseline: Any, variant_col: str, seen: set[Any]) -> Any:
