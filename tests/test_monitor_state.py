@@ -420,6 +420,16 @@ def test_rating_metrics_an_item_served_twice_and_an_unknown_baseline_are_refused
     assert m.comparisons["baseline"].tolist() == [2]
 
 
+def test_text_ids_from_files_across_runs(tmp_path):
+    state, imp, fb = tmp_path / "s.sqlite", tmp_path / "imp.csv", tmp_path / "fb.csv"
+    for day, user in ((0, "-a"), (1, "b")):
+        s = (T0 + day * DAY).isoformat()
+        imp.write_text(f"user,item,rank,served_at\n{user},007,1,{s}\n{user},7,2,{s}\n")
+        fb.write_text(f"user,item,value,at\n{user},7,1,{s}\n")
+        m = receval.monitor(imp, fb, "MRR", state=state, **KW)
+    assert m.windows[["MRR", "users_evaluated"]].values.tolist() == [[0.5, 2]]
+
+
 def test_integer_ids_then_text_ids_between_runs(tmp_path):
     state = tmp_path / "s.sqlite"
     receval.monitor(_imp([(1, 1, 1, T0), (2, 1, 1, T0)]), _fb([(1, 1, 1.0, T0)]), "P@1",

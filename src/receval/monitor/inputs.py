@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from receval.exceptions import ReceValError
 from receval.io.ids import narrow
@@ -127,8 +128,17 @@ def zone_of(series: pd.Series, side: str, name: str) -> str | None:
         return "naive"
     if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
         return None
-    aware = np.array([(v.tzinfo is not None) if isinstance(v, dt.datetime)
-                      else bool(_OFFSET.search(str(v).strip())) for v in series], dtype=bool)
+    if series.dtype == object and any(isinstance(v, dt.datetime) for v in series):
+        aware = np.array([(v.tzinfo is not None) if isinstance(v, dt.datetime)
+                          else bool(_OFFSET.search(str(v).strip())) for v in series], dtype=bool)
+    else:  # text: one vectorised regular expression (RE2) over the column
+        try:
+            raw = pa.array(series, from_pandas=True).cast(pa.string())
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            raw = pa.array(series.astype(str).to_numpy(dtype=object), pa.string())
+        text = pc.utf8_trim_whitespace(raw)
+        aware = pc.match_substring_regex(text, _OFFSET.pattern, ignore_case=True) \
+            .to_numpy(zero_copy_only=False)
     if aware.all():
         return "aware"
     if not aware.any():

@@ -294,7 +294,10 @@ def _text(value: Any) -> str:
 def _array(values: pd.Series | None, n: int, kind: pa.DataType | None = None) -> pa.Array:
     if values is None:
         return pa.nulls(n, kind or pa.null())
-    return pa.array(values.reset_index(drop=True), from_pandas=True)
+    out = pa.array(values.reset_index(drop=True), from_pandas=True)
+    if pa.types.is_large_string(out.type) or pa.types.is_string_view(out.type):
+        out = out.cast(pa.string())  # pandas' str dtype: one text type in the state
+    return out
 
 
 def _column(parts: list[tuple[pd.Series | None, int]], name: str) -> pa.ChunkedArray:
@@ -468,8 +471,8 @@ def decode(meta_bytes: bytes, rows_bytes: bytes, batches: set[str],
         actual = table.schema.field(name).type
         want = id_types.get(name)
         if actual != pa.null():
-            shown = "int64" if actual == pa.int64() else "string" if actual == pa.string() \
-                else str(actual)
+            shown = "int64" if actual == pa.int64() else "string" \
+                if pa.types.is_string(actual) or pa.types.is_large_string(actual) else str(actual)
             check(want is not None and shown == want,
                   f"has {name} ids of type {shown} where its meta says "
                   f"{want or 'none were stored'}")
