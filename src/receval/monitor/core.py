@@ -88,7 +88,11 @@ class Monitor:
             ``closed``.
         comparisons: with a variant column, one row per (window, variant, metric) against the
             baseline variant (:data:`COMPARISON_COLUMNS`); empty otherwise.
-        counts: the watermark, the largest event time, and the late rows ignored.
+        counts: the watermark, the largest event time, the late rows ignored
+            (``late_impressions_ignored``, ``late_feedback_ignored``), the rows read
+            (``impressions_read``, ``feedback_read``, over every run of a state), the log
+            batches fed again and skipped (``batches_replayed``) and the unjudged impressions
+            with feedback dated before serving (``impressions_with_feedback_before_serving``).
         options: the parameters of the run.
 
     Example:
