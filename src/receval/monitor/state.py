@@ -247,7 +247,13 @@ def open_state(path: str | Path, lock_timeout: float = 600.0) -> Iterator[Store]
 
 def read_state(path: str | Path, lock_timeout: float = 600.0) -> State | None:
     """The state in ``path``, checked (``None`` for a file without one); see
-    :func:`open_state`."""
+    :func:`open_state`.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> read_state(pathlib.Path(tempfile.mkdtemp()) / "new.sqlite") is None
+        True
+    """
     with open_state(path, lock_timeout) as store:
         return store.read()
 
@@ -383,7 +389,12 @@ def to_ipc(table: pa.Table) -> bytes:
 
 
 def from_ipc(data: bytes) -> pa.Table:
-    """The table of :func:`to_ipc`'s bytes."""
+    """The table of :func:`to_ipc`'s bytes.
+
+    Example:
+        >>> from_ipc(to_ipc(pa.table({"a": ["x"]}))).column("a").to_pylist()
+        ['x']
+    """
     with pa.ipc.open_stream(pa.BufferReader(data)) as reader:
         return reader.read_all()
 
