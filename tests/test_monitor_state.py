@@ -118,6 +118,25 @@ def test_a_second_run_waits_for_the_lock_then_fails_with_one_line(tmp_path):
     assert out.counts["impressions_read"] == len(imp)
 
 
+def test_a_second_run_waits_while_the_first_holds_the_lock(tmp_path):
+    state = tmp_path / "s.sqlite"
+    imp, fb = _days(seed=4, days=2)[0]
+    held, release = threading.Event(), threading.Event()
+
+    def first() -> None:
+        with open_state(state):
+            held.set()
+            release.wait(timeout=60)
+
+    holder = threading.Thread(target=first)
+    holder.start()
+    held.wait(timeout=60)
+    threading.Timer(0.3, release.set).start()
+    out = receval.monitor(imp, fb, "P@1", state=state, lock_timeout=60, **KW)
+    holder.join()
+    assert release.is_set() and out.counts["impressions_read"] == len(imp)
+
+
 # --- a damaged or hand-edited state is refused ------------------------------------------------
 
 
