@@ -138,7 +138,7 @@ def main() -> None:
     served = ns(imp["served_at"])
     at = ns(fb["at"])
     with tempfile.TemporaryDirectory() as tmp:
-        state = Path(tmp) / "state.parquet"
+        state = Path(tmp) / "state.sqlite"
         _, t_state = timed(receval.monitor, imp[served < last], fb[at < last], metrics,
                            state=state, **kw)
         size = state.stat().st_size

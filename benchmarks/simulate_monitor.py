@@ -56,7 +56,7 @@ def main() -> None:
     kw = {"window": "W", "attribution": "3D", "n_resamples": 1000, "seed": 0}
     metrics = ["P@10", "MRR"]
     with tempfile.TemporaryDirectory() as tmp:
-        state = Path(tmp) / "state.parquet"
+        state = Path(tmp) / "state.sqlite"
         for day in range(37):  # two more days: the last clicks of the month arrive
             lo, hi = T0 + day * DAY, T0 + (day + 1) * DAY
             result = receval.monitor(imp[(imp["served_at"] >= lo) & (imp["served_at"] < hi)],

@@ -48,8 +48,17 @@ PLOT_SUFFIXES = (".png", ".svg")
                    "non-relevant once its attribution period is over]")
 @click.option("--origin", default=None, metavar="TIME", help="Start of the first window grid.")
 @click.option("--state", default=None, metavar="FILE",
-              help="State file (.parquet): read if it exists, updated (atomically) after the "
-                   "run, so the next run reads only the new logs.")
+              help="State file (.sqlite): read if it exists, updated (atomically, one run at "
+                   "a time) after the run, so the next run reads only the new logs; a batch "
+                   "fed twice is applied once.")
+@click.option("--lock-timeout", type=click.FloatRange(0, None), default=600, show_default=True,
+              help="Seconds to wait for another run holding the state file.")
+@click.option("--late-out", default=None, metavar="FILE",
+              help="Write this run's late feedback rows, with the reason each was ignored "
+                   "(.csv, .tsv or .parquet).")
+@click.option("--time-unit", type=click.Choice(("s", "ms", "us", "ns")), default=None,
+              help="Unit of numeric times (since 1970-01-01 UTC); required when a time column "
+                   "holds numbers.")
 @click.option("--report", default=None, metavar="FILE", help="Write the HTML report.")
 @click.option("--plot", "plot_path", default=None, metavar="FILE",
               help="Write the drift plot (.png or .svg).")
@@ -78,7 +87,8 @@ PLOT_SUFFIXES = (".png", ".svg")
 def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: str,
             step: str | None, attribution: str, lateness: str, min_feedback: int | None,
             origin: str | None,
-            state: str | None, report: str | None, plot_path: str | None,
+            state: str | None, lock_timeout: float, late_out: str | None,
+            time_unit: str | None, report: str | None, plot_path: str | None,
             reference: str | None, variant_col: str | None, baseline: str | None,
             user_col: str, item_col: str, score_col: str | None, served_col: str,
             value_col: str, time_col: str, resamples: int, confidence: float, seed: int,
@@ -88,14 +98,18 @@ def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: s
 
     \b
     receval monitor -i served.parquet --feedback clicks.parquet -m P@10 --window 7D \\
-        --attribution 7D --state state.parquet --report monitor.html
+        --attribution 7D --state state.sqlite --report monitor.html
     """
     import receval
     from receval.io.output import check_outputs
     from receval.io.source import check_file
 
     inputs = [check_file(impressions, "impressions"), check_file(feedback, "feedback")]
-    check_outputs({"--state": (state, (".parquet", ".pq")),
+    from receval.io.output import TABLE_SUFFIXES
+    from receval.monitor.state import SUFFIXES
+
+    check_outputs({"--state": (state, (*SUFFIXES, ".parquet", ".pq")),
+                   "--late-out": (late_out, TABLE_SUFFIXES),
                    "--report": (report, REPORT_SUFFIXES),
                    "--plot": (plot_path, PLOT_SUFFIXES)}, inputs)
     options = _semantics(params)
@@ -106,7 +120,8 @@ def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: s
         variant_col=variant_col, baseline=baseline,
         origin=origin, user_col=user_col, item_col=item_col, score_col=score_col,
         served_col=served_col, value_col=value_col, time_col=time_col, n_resamples=resamples,
-        confidence=confidence, seed=seed, **options)
+        confidence=confidence, seed=seed, time_unit=time_unit, late_out=late_out,
+        lock_timeout=lock_timeout, **options)
     if reference is not None:
         result.drift(reference)  # a bad reference fails before anything is written
     if plot_path:
@@ -119,7 +134,8 @@ def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: s
         click.echo(result.to_csv().rstrip("\n"))
     else:
         _print_table(result, reference)
-    for label, path in (("state", state), ("report", report), ("plot", plot_path)):
+    for label, path in (("state", state), ("late feedback", late_out), ("report", report),
+                        ("plot", plot_path)):
         if path:
             err_console.print(Text(f"wrote {label}: {safe_text(str(path))}"), style="dim",
                               highlight=False, soft_wrap=True)

@@ -34,10 +34,16 @@ Definitions (docs/semantics.md section 14, made exact here):
   final and go into the window's exact sums; a window ``[start, end)`` is closed when
   ``end <= W``. Impressions dated before the previous run's watermark and feedback rows dated
   before it arrive too late to change anything: they are counted (``Monitor.counts``) and
-  ignored.
-- **Incremental**: with ``state=path``, a run reads the state, adds the new logs, and writes the
-  state back (atomically): open lists' impressions and the feedback that can still judge them,
-  closed lists' values of open windows, exact sums, and closed windows' final rows. A run over
+  ignored; so is feedback that would judge a list an earlier run closed (``late_out``
+  receives these rows with the reason).
+- Every list is in exactly one of ``users_evaluated``, ``users_waiting`` and
+  ``users_unjudged`` (of its calendar window): a closed list that ``evaluate`` leaves out
+  (``users="relevant"`` and no relevant judged item) is unjudged.
+- **Incremental**: with ``state=path`` (a SQLite file, :mod:`receval.monitor.state`: one
+  run at a time, atomic, checksummed; a batch fed twice is applied once), a run reads the
+  state, adds the new logs, and writes the state back: open lists' impressions and the
+  feedback that can still judge them, closed lists' values of open windows, exact sums, and
+  closed windows' final rows. A run over
   logs split in several pieces gives exactly, bit for bit, the numbers of one run over all of
   them, as long as no feedback arrives after its list closed: a feedback row dated ``at``
   must arrive no later than the run whose latest event passes ``at + lateness`` (logs
@@ -67,9 +73,9 @@ from receval.exceptions import (
     UndefinedMetricWarning,
 )
 from receval.measures.spec import RATING, parse_metrics
-from receval.monitor.inputs import read_feedback, read_impressions
+from receval.monitor.inputs import UNITS, read_feedback, read_impressions
 from receval.monitor.intervals import resampled_means
-from receval.monitor.state import Bucket, State, check_params, read_state, write_state
+from receval.monitor.state import SUFFIXES, Bucket, State, check_params, open_state
 from receval.monitor.windows import parse_attribution, parse_window
 from receval.options import Options
 from receval.scalars import plain
@@ -95,7 +101,11 @@ class Monitor:
             ``closed``.
         comparisons: with a variant column, one row per (window, variant, metric) against the
             baseline variant (:data:`COMPARISON_COLUMNS`); empty otherwise.
-        counts: the watermark, the largest event time, and the late rows ignored.
+        counts: the watermark, the largest event time, the late rows ignored
+            (``late_impressions_ignored``, ``late_feedback_ignored``), the rows read
+            (``impressions_read``, ``feedback_read``, over every run of a state), the log
+            batches fed again and skipped (``batches_replayed``) and the unjudged impressions
+            with feedback dated before serving (``impressions_with_feedback_before_serving``).
         options: the parameters of the run.
 
     Example:
@@ -236,6 +246,9 @@ def monitor(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    time_unit: str | None = None,
+    late_out: str | Path | None = None,
+    lock_timeout: float = 600.0,
     **options: Any,
 ) -> Monitor:
     """Metrics per calendar window (and variant) from served lists and delayed feedback.
@@ -243,7 +256,9 @@ def monitor(
     ``impressions``: one row per served item (``user``, ``item``, ``rank`` (1 best) or
     ``score``, ``served_at``, optionally ``variant_col``); ``feedback``: (``user``, ``item``,
     ``value``, ``at``). DataFrames, Arrow tables, dicts of arrays or CSV/TSV/Parquet/JSON Lines
-    paths; times as datetimes (naive = UTC), ISO text or Unix seconds. The definitions (judging
+    paths; times as datetimes (naive = UTC, never mixed with zoned ones), ISO text, or numbers
+    since the Unix epoch in ``time_unit`` (``"s"``, ``"ms"``, ``"us"``, ``"ns"``; required for
+    a numeric time column), within 1677-09-22 .. 2262-04-11. The definitions (judging
     window ``served_at <= at <= served_at + attribution``, largest value wins, ``min_feedback``,
     waiting and unjudged lists, watermark, state) are in :mod:`receval.monitor.core`.
     ``lateness``: how late feedback may arrive after the latest event passed its time (the
@@ -256,7 +271,11 @@ def monitor(
     (default: the first in sorted order) per window: Welch's unpaired t-test (variants serve
     different users, so the paired tests of :func:`receval.compare` do not apply) and a
     bootstrap interval of the difference, Holm-corrected across every row. ``**options`` go to
-    :func:`receval.evaluate`.
+    :func:`receval.evaluate`. ``state``: a SQLite file (:mod:`receval.monitor.state`) locked
+    for the run (another run waits up to ``lock_timeout`` seconds); a log batch already applied
+    to it is skipped (counted in ``counts["batches_replayed"]``). ``late_out``: a CSV, TSV or
+    Parquet file that receives this run's late feedback rows, with the reason each was
+    ignored.
 
     Example:
         >>> import receval, pandas as pd
@@ -275,6 +294,14 @@ def monitor(
         raise ReceValError("monitor needs at least one metric")
     specs = parse_metrics(names_asked)
     names = [s.name for s in specs]
+    rating = [s.name for s in specs if s.family in RATING]
+    if rating:
+        raise ReceValError(
+            f"monitor cannot compute {', '.join(rating)}: it compares predicted ratings with "
+            "the truth, and a served list holds an order (rank or score), not predicted "
+            "ratings; ask ranking metrics (P@k, nDCG@k, MRR, ...)")
+    if time_unit is not None and time_unit not in UNITS:
+        raise ReceValError(f"time_unit must be one of 's', 'ms', 'us', 'ns'; got {time_unit!r}")
     windows = parse_window(window, origin)
     step_ns = windows.width if step is None else parse_attribution(step, "step")
     if windows.width % step_ns:
@@ -297,13 +324,13 @@ def monitor(
     if unknown:
         raise ReceValError(f"monitor got unknown option(s) {', '.join(unknown)}; known: the "
                            "options of receval.evaluate")
-    if state is not None:
-        _refuse_input_paths(state, impressions, feedback)
-    imps, order_kind = read_impressions(impressions, user_col=user_col, item_col=item_col,
-                                        score_col=score_col, served_col=served_col,
-                                        variant_col=variant_col)
-    fb = read_feedback(feedback, user_col=user_col, item_col=item_col, value_col=value_col,
-                       time_col=time_col)
+    _refuse_input_paths(state, late_out, impressions, feedback)
+    imps, order_kind, imp_zone = read_impressions(
+        impressions, user_col=user_col, item_col=item_col, score_col=score_col,
+        served_col=served_col, variant_col=variant_col, time_unit=time_unit)
+    fb, fb_zone = read_feedback(feedback, user_col=user_col, item_col=item_col,
+                                value_col=value_col, time_col=time_col, time_unit=time_unit)
+    zone = _one_zone([("impressions", served_col, imp_zone), ("feedback", time_col, fb_zone)])
     params = {
         "metrics": names_asked, "metric_names": names, "window": window,
         "origin": windows.origin, "width": windows.width, "step": step_ns,
@@ -315,17 +342,86 @@ def monitor(
         "confidence": confidence, "seed": seed,
         "options": {k: _jsonable(v) for k, v in sorted(options.items()) if k != "silence"},
     }
-    st = State(params=params)
-    if state is not None and Path(state).exists():
-        st = read_state(state)
-        check_params(st, params, state)
     run = _Run(specs, names, windows.origin, windows.width, step_ns, span, late_span,
                params["min_feedback"], order_kind, variant_col, baseline, n_resamples,
                confidence, seed, options)
-    out, new_state = run.advance(st, imps, fb)
-    if state is not None:
-        write_state(new_state, state, names)
+    if state is None:
+        out, _, late_rows = run.advance(State(params=params), imps, fb, zone)
+        if late_out is not None:
+            _write_late(late_rows, late_out)
+        return out
+    with open_state(state, lock_timeout) as store:
+        st = store.read(names) or State(params=params)
+        check_params(st, params, state)
+        if st.zone is not None and zone is not None and st.zone != zone:
+            raise ReceValError(
+                f"state {str(state)!r} holds times {_ZONES[st.zone]}, this run's logs times "
+                f"{_ZONES[zone]}; write every time the same way (with its offset, or none)")
+        applied = set()
+        for side, frame in (("impressions", imps), ("feedback", fb)):
+            if not len(frame):
+                continue
+            digest = batch_hash(frame, side)
+            if digest in st.batches:  # fed before: applied once, the replay counted
+                st.replayed += 1
+                if side == "impressions":
+                    imps = imps.iloc[:0]
+                else:
+                    fb = fb.iloc[:0]
+            else:
+                applied.add(digest)
+        out, new_state, late_rows = run.advance(st, imps, fb, zone)
+        new_state.batches = st.batches | applied
+        store.write(new_state, names)
+        if late_out is not None:
+            _write_late(late_rows, late_out)  # before the commit: both or neither
     return out
+
+
+_ZONES = {"aware": "with a time zone", "naive": "without a time zone (naive)"}
+
+
+def _one_zone(sides: list[tuple[str, str, str | None]]) -> str | None:
+    """The time zone kind shared by the logs' time columns (aware and naive never mix)."""
+    kinds = {zone: (side, col) for side, col, zone in sides if zone is not None}
+    if len(kinds) > 1:
+        (a_side, a_col), (n_side, n_col) = kinds["aware"], kinds["naive"]
+        raise ReceValError(
+            f"{a_side} column {a_col!r} holds times with a time zone and {n_side} column "
+            f"{n_col!r} times without one (naive); write every time the same way (with its "
+            "offset, or none) so that no time is silently read as UTC")
+    return next(iter(kinds), None)
+
+
+def batch_hash(frame: pd.DataFrame, side: str) -> str:
+    """A content hash of a log batch as read: the same rows in any order give the same hash.
+
+    Example:
+        >>> a = pd.DataFrame({"user": [1, 2], "at": [5, 6]})
+        >>> batch_hash(a, "feedback") == batch_hash(a.iloc[::-1], "feedback")
+        True
+        >>> batch_hash(a, "feedback") == batch_hash(a.iloc[:1], "feedback")
+        False
+    """
+    import hashlib
+
+    rows = np.sort(pd.util.hash_pandas_object(frame, index=False).to_numpy())
+    h = hashlib.sha256(side.encode())
+    for col in frame.columns:
+        h.update(f"\0{col}:{frame[col].dtype}".encode())
+    h.update(rows.tobytes())
+    return h.hexdigest()
+
+
+def _write_late(rows: pd.DataFrame, path: str | Path) -> None:
+    """The late feedback rows (times as UTC ISO text) to ``path`` (CSV, TSV or Parquet)."""
+    import pyarrow as pa
+
+    from receval.io.output import write_table
+
+    frame = rows.copy()
+    frame["at"] = pd.to_datetime(frame["at"].to_numpy(dtype=np.int64), unit="ns", utc=True)
+    write_table(pa.Table.from_pandas(frame, preserve_index=False), path, label="late feedback")
 
 
 def _jsonable(value: Any) -> Any:
@@ -335,11 +431,19 @@ def _jsonable(value: Any) -> Any:
     return value if isinstance(value, str | int | float | bool | type(None)) else repr(value)
 
 
-def _refuse_input_paths(state: str | Path, *inputs: Any) -> None:
-    from receval.io.output import check_outputs
+def _refuse_input_paths(state: str | Path | None, late_out: str | Path | None,
+                       *inputs: Any) -> None:
+    from receval.io.output import TABLE_SUFFIXES, check_outputs
 
     paths = [p for p in inputs if isinstance(p, str | Path)]
-    check_outputs({"state": (state, (".parquet", ".pq"))}, paths)
+    if state is not None and Path(state).suffix.lower() in (".parquet", ".pq") \
+            and not Path(state).exists():
+        raise ReceValError(f"state {str(state)!r}: the state is a SQLite file now; name it "
+                           f"{Path(state).stem}.sqlite")
+    check_outputs({"state": (state, (*SUFFIXES, ".parquet", ".pq")),
+                   "late_out": (late_out, TABLE_SUFFIXES)}, paths)
+    if state is not None and late_out is not None and Path(state) == Path(late_out):
+        raise ReceValError(f"late_out {str(late_out)!r} is the state file; choose another path")
 
 
 class _Run:
@@ -375,16 +479,31 @@ class _Run:
 
     # --- the run ---------------------------------------------------------------------------
 
-    def advance(self, st: State, imps: pd.DataFrame, fb: pd.DataFrame) -> tuple[Monitor, State]:
+    def advance(self, st: State, imps: pd.DataFrame, fb: pd.DataFrame,
+                zone: str | None = None) -> tuple[Monitor, State, pd.DataFrame]:
+        """The new logs added to ``st``: the result, the next state and this run's late
+        feedback rows (with the reason each was ignored)."""
+        imps, fb = _align_ids(st, imps, fb)
+        tally = dict(st.tally)
+        tally["impressions_read"] += len(imps)
+        tally["feedback_read"] += len(fb)
         old_mark = None if st.max_time is None else st.max_time - self.hold
-        late = dict(st.late)
+        late_parts = [fb.iloc[:0].assign(reason=pd.Series([], dtype=object))]
         if old_mark is not None:
             late_imp = imps["served"].to_numpy() < old_mark
             late_fb = fb["at"].to_numpy() < old_mark
-            late["impressions"] += int(late_imp.sum())
-            late["feedback"] += int(late_fb.sum())
-            imps = imps[~late_imp]
-            fb = fb[~late_fb]
+            tally["impressions"] += int(late_imp.sum())
+            late_parts.append(fb[late_fb].assign(reason="before_watermark"))
+            imps = imps[~late_imp].reset_index(drop=True)
+            fb = fb[~late_fb].reset_index(drop=True)
+            # feedback that would judge a list closed by an earlier run: too late for it (only
+            # feedback dated within an attribution period of the watermark can)
+            closed_hit = np.zeros(len(fb), dtype=bool)
+            near = np.flatnonzero(fb["at"].to_numpy() < old_mark + self.span)
+            if len(near) and len(st.closed):
+                closed_hit[near] = _judge(st.closed, fb.iloc[near], self.span)[1]
+            late_parts.append(fb[closed_hit].assign(reason="list_closed"))
+            tally["feedback"] += int(late_fb.sum()) + int(closed_hit.sum())
         times = [t for t in (st.max_time,
                              int(imps["served"].max()) if len(imps) else None,
                              int(fb["at"].max()) if len(fb) else None) if t is not None]
@@ -392,11 +511,17 @@ class _Run:
             raise ReceValError("monitor: no impression and no feedback to read")
         max_time = max(times)
         mark = max_time - self.hold
+        n_pending = len(st.pending)
         imps = _concat(st.pending, imps)
         fb = _concat(st.feedback, fb)
-        judged = _judge(imps, fb, self.span)
+        judged, _, early = _judge(imps, fb, self.span)
         lists = self._lists(imps, judged)
+        if self.options.get("duplicates", "error") == "error":
+            _refuse_repeated_items(imps, n_pending)
         closed_now = lists["served"].to_numpy() < mark
+        # counted once, when its list closes (all the feedback that could be early is in)
+        closing_rows = np.isin(imps["list"].to_numpy(), lists.index[closed_now])
+        tally["before_served"] += int((closing_rows & early & np.isnan(judged)).sum())
         buckets = dict(st.buckets)
         self._fold(buckets, imps, judged, lists[closed_now])
         open_parts = self._evaluate_groups(imps, judged, lists[~closed_now], closed=False)
@@ -416,6 +541,9 @@ class _Run:
                                  bucket.evaluated + part.evaluated, part.unjudged,
                                  bucket.unjudged)
         done = {(r["window_start"], r["variant"]) for r in st.closed_rows}
+        if self.variant_col is not None and self.baseline is not None:
+            self.baseline = _known_baseline(self.baseline, self.variant_col,
+                                            {k[1] for k in combined} | {k[1] for k in done})
         by_window: dict[int, dict[Any, tuple[Accumulator, pd.DataFrame]]] = {}
         window_rows: dict[int, list[dict[str, Any]]] = {}
         for key in sorted(combined, key=_key_order):  # a window starts at each step with lists
@@ -448,18 +576,34 @@ class _Run:
                               if c["window_start"] + self.width <= mark]
         keep_pending = ~closed_now
         pending_rows = lists.index[keep_pending]
-        pending = imps[imps["list"].isin(pending_rows)].drop(columns="list")
+        in_pending = imps["list"].isin(pending_rows).to_numpy()
+        pending = imps[in_pending].drop(columns="list")
+        # closed lists' impressions that feedback of a later run could still have judged
+        recent = imps[~in_pending & (imps["served"].to_numpy() >= mark - self.span)]
+        closed = _concat(st.closed, recent[["user", "item", "served"]])
+        closed = closed[closed["served"].to_numpy() >= mark - self.span]
         new_state = State(params=st.params, max_time=max_time,
                           pending=pending.reset_index(drop=True),
-                          feedback=fb[fb["at"].to_numpy() >= mark].reset_index(drop=True),
+                          # an attribution period more than can still judge: the feedback
+                          # an impression closing later may have been dated before
+                          feedback=fb[fb["at"].to_numpy() >= mark - self.span]
+                          .reset_index(drop=True),
                           buckets=new_buckets, closed_rows=closed_rows,
-                          closed_comparisons=closed_comparisons, late=late)
+                          closed_comparisons=closed_comparisons, tally=tally,
+                          closed=closed.reset_index(drop=True), batches=set(st.batches),
+                          replayed=st.replayed, zone=st.zone or zone,
+                          id_types=dict(st.id_types))
         out = Monitor(windows=self._frame(rows), comparisons=self._comparison_frame(comparisons),
                       counts={"max_time": _ts(max_time), "watermark": _ts(mark),
-                              "late_impressions_ignored": late["impressions"],
-                              "late_feedback_ignored": late["feedback"]},
+                              "late_impressions_ignored": tally["impressions"],
+                              "late_feedback_ignored": tally["feedback"],
+                              "impressions_with_feedback_before_serving":
+                                  tally["before_served"],
+                              "impressions_read": tally["impressions_read"],
+                              "feedback_read": tally["feedback_read"],
+                              "batches_replayed": st.replayed},
                       options=dict(st.params), metrics=list(self.names))
-        return out, new_state
+        return out, new_state, pd.concat(late_parts, ignore_index=True)
 
     def _empty_bucket(self) -> Bucket:
         return Bucket(Accumulator.empty(self.names, self.kinds, self.betas),
@@ -574,8 +718,8 @@ class _Run:
                 self._refuse_duplicates(imps, preds)  # the same error, named by user and time
             if not str(err).startswith("no user to evaluate with users='relevant'"):
                 raise
-            bucket = self._empty_bucket()
-            return Bucket(bucket.sums, bucket.values, 0, unjudged)
+            bucket = self._empty_bucket()  # no list has a relevant item: all left out
+            return Bucket(bucket.sums, bucket.values, 0, unjudged + len(lists))
         if result.sums is None:  # pragma: no cover - every engine keeps them
             raise ReceValError("monitor needs the exact sums of the evaluation (Result.sums)")
         per = result.per_user
@@ -584,7 +728,10 @@ class _Run:
                                "served": lists.loc[ids, "served"].to_numpy(dtype=np.int64)})
         for name in self.names:
             values[name] = per[name].to_numpy(dtype=np.float64)
-        return Bucket(result.sums, values, int(result.counts["users"]["evaluated"]), unjudged)
+        evaluated = int(result.counts["users"]["evaluated"])
+        # a list evaluate leaves out (users='relevant': no relevant item) is unjudged, so that
+        # every list is in exactly one of evaluated / waiting / unjudged
+        return Bucket(result.sums, values, evaluated, unjudged + len(lists) - evaluated)
 
     def _refuse_duplicates(self, imps: pd.DataFrame, preds: pd.DataFrame) -> None:
         """An item served twice in one list, named by the list's user and time (evaluate would
@@ -765,35 +912,125 @@ def _pair_keys(imps: pd.DataFrame, fb: pd.DataFrame) -> tuple[np.ndarray, np.nda
     return np.where((imp_user >= 0) & (imp_item >= 0), imp_user * width + imp_item, -1), fb_key
 
 
-def _judge(imps: pd.DataFrame, fb: pd.DataFrame, span: int) -> np.ndarray:
+def _judge(imps: pd.DataFrame, fb: pd.DataFrame,
+           span: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each impression's value: the largest value of the feedback of its (user, item) with
-    ``served <= at <= served + span`` (docs/semantics.md section 14: the end included); NaN when
-    there is none.
+    ``served <= at <= served + span`` (docs/semantics.md section 14: the end
+    included); NaN when
+    there is none. Also whether each feedback row judges an impression, and whether each
+    impression has feedback of its (user, item) dated at most ``span`` before it was served
+    (such feedback never judges it: it is counted, see :func:`monitor`).
 
     Only the impressions whose (user, item) has feedback are joined: both sides' pairs get one
     integer code (hash lookups into the feedback's users and items), so the join is small.
     """
     out = np.full(len(imps), np.nan)
+    judging = np.zeros(len(fb), dtype=bool)
+    early = np.zeros(len(imps), dtype=bool)
     if not len(imps) or not len(fb):
-        return out
-    for col in ("user", "item"):
+        return out, judging, early
+    for col in ("user", "item"):  # _align_ids gave them one type
         if pd.api.types.is_numeric_dtype(imps[col]) != pd.api.types.is_numeric_dtype(fb[col]):
             raise ReceValError(f"impressions and feedback hold {col} ids of different types "
                                f"({imps[col].dtype} and {fb[col].dtype}): they never match")
     imp_key, fb_key = _pair_keys(imps, fb)
     # a bitmap of the feedback keys' low bits first (a gather per impression), then the exact
     # hash lookup for the few impressions it lets through
-    bits = np.zeros(1 << 24, dtype=np.bool_)
-    bits[fb_key & 0xFFFFFF] = True
-    maybe = np.flatnonzero(bits[imp_key & 0xFFFFFF] & (imp_key >= 0))
+    if len(imps) > 1 << 18:
+        bits = np.zeros(1 << 24, dtype=np.bool_)
+        bits[fb_key & 0xFFFFFF] = True
+        maybe = np.flatnonzero(bits[imp_key & 0xFFFFFF] & (imp_key >= 0))
+    else:  # small: the 16 MB bitmap would cost more than it saves
+        maybe = np.flatnonzero(imp_key >= 0)
     rows = maybe[pd.Index(pd.unique(fb_key)).get_indexer(imp_key[maybe]) >= 0]
     left = pd.DataFrame({"key": imp_key[rows], "row": rows,
                          "served": imps["served"].to_numpy()[rows]})
-    right = pd.DataFrame({"key": fb_key, "value": fb["value"].to_numpy(),
-                          "at": fb["at"].to_numpy()})
+    right = pd.DataFrame({"key": fb_key, "at": fb["at"].to_numpy(),
+                          "fb": np.arange(len(fb))})
+    if "value" in fb.columns:
+        right["value"] = fb["value"].to_numpy()
     pairs = left.merge(right, on="key", how="inner", sort=False)
     at, served = pairs["at"].to_numpy(), pairs["served"].to_numpy()
+    early[pairs["row"].to_numpy()[(served - span <= at) & (at < served)]] = True
     pairs = pairs[(served <= at) & (at <= served + span)]
-    best = pairs.groupby("row", sort=False)["value"].max()
-    out[best.index.to_numpy()] = best.to_numpy()
-    return out
+    judging[pairs["fb"].to_numpy()] = True
+    if "value" in fb.columns:
+        best = pairs.groupby("row", sort=False)["value"].max()
+        out[best.index.to_numpy()] = best.to_numpy()
+    return out, judging, early
+
+
+def _id_kind(series: pd.Series) -> str:
+    return "int64" if pd.api.types.is_integer_dtype(series) else "string"
+
+
+def _align_ids(st: State, imps: pd.DataFrame,
+               fb: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One id type per column across both logs and the state, by receval.io's policy
+    (:func:`receval.io.ids.align_id_types`): text as soon as any side holds text, the integers
+    then written as the text they are (so ``7`` matches ``"7"``, never ``"007"``). The state's
+    frames are converted in place and its ``id_types`` updated."""
+    frames = [imps, fb, st.pending, st.feedback, st.closed]
+    for col in ("user", "item"):
+        kinds = {_id_kind(f[col]) for f in frames if col in f.columns and len(f)}
+        if col in st.id_types:
+            kinds.add(st.id_types[col])
+        if not kinds:
+            continue
+        kind = "string" if "string" in kinds else "int64"
+        st.id_types[col] = kind
+        if kinds == {kind}:
+            continue
+        for f in frames:
+            if col in f.columns and len(f) and _id_kind(f[col]) != kind:
+                f[col] = f[col].astype(str).astype(object)
+        if col == "user":
+            for bucket in st.buckets.values():
+                if len(bucket.values) and _id_kind(bucket.values["user"]) != kind:
+                    bucket.values["user"] = bucket.values["user"].astype(str).astype(object)
+    return imps, fb
+
+
+def _refuse_repeated_items(imps: pd.DataFrame, n_pending: int) -> None:
+    """An item served twice in one list (user, served_at): one line naming the first repeat
+    (its row in this run's impressions) and how many there are. ``imps["list"]``: the list
+    codes of :meth:`_Run._lists`; the pending rows were checked by the run that read them, so
+    only the lists holding new rows are."""
+    lists = imps["list"].to_numpy(dtype=np.int64)
+    rows = np.arange(len(imps))
+    if n_pending:
+        touched = np.zeros(int(lists.max(initial=0)) + 1, dtype=bool)
+        touched[lists[n_pending:]] = True
+        rows = rows[touched[lists]]
+    items = imps["item"].to_numpy()[rows]
+    if pd.api.types.is_integer_dtype(imps["item"]) and len(rows):
+        items = items.astype(np.int64) - int(items.min())
+    if not (pd.api.types.is_integer_dtype(imps["item"])
+            and (int(items.max(initial=0)) + 1) * (int(lists.max(initial=0)) + 1) < 2**62):
+        items = pd.factorize(items)[0].astype(np.int64)
+    key = lists[rows] * (int(items.max(initial=0)) + 1) + items
+    ordered = np.sort(key)  # a sort is several times faster than a hash set here
+    if not (ordered[1:] == ordered[:-1]).any():
+        return
+    dup = np.zeros(len(imps), dtype=bool)
+    dup[rows[pd.Index(key).duplicated()]] = True
+    row = int(np.flatnonzero(dup)[0])
+    raise ReceValError(
+        f"impressions: item {plain(imps['item'].iloc[row])!r} served twice in one list "
+        f"(user {plain(imps['user'].iloc[row])!r}, served_at "
+        f"{_ts(int(imps['served'].iloc[row]))}) at row {row - n_pending} "
+        f"({int(dup.sum())} repeated rows in all); an item is served once per list: "
+        "pass duplicates='first' or 'max' to keep one")
+
+
+def _known_baseline(baseline: Any, variant_col: str, seen: set[Any]) -> Any:
+    """The baseline among the variants seen (a text ``"2"`` names a variant ``2``), or an
+    error naming them."""
+    if baseline in seen:
+        return baseline
+    same = [v for v in seen if str(v) == str(baseline)]
+    if len(same) == 1:
+        return same[0]
+    shown = ", ".join(repr(v) for v in sorted(seen, key=repr)) or "(none)"
+    raise ReceValError(f"baseline {baseline!r} is not a variant of column {variant_col!r}; "
+                       f"variants seen: {shown}")
