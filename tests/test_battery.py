@@ -292,7 +292,7 @@ def test_a_comma_list_is_the_same_metric_set_for_a_monitor_state(tmp_path: Path)
         return CliRunner().invoke(cli.main, [
             "monitor", "-i", str(tmp_path / f"imp{day}.csv"), "--feedback",
             str(tmp_path / f"fb{day}.csv"), "--window", "7D", "--resamples", "0", "--state",
-            str(tmp_path / "s.parquet"), "-f", "csv", *metrics])
+            str(tmp_path / "s.sqlite"), "-f", "csv", *metrics])
 
     first = run(1, "-m", "P@1,R@1")
     assert first.exit_code == 0, first.output

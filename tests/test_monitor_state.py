@@ -266,7 +266,9 @@ def test_feedback_for_a_closed_list_is_counted_and_written(tmp_path):
     attribution 7D). Its feedback at T0 + 5D arrives in run 2: after the watermark, yet its
     list is closed: late, counted, written to late_out (before: dropped, not counted)."""
     state, late = tmp_path / "s.sqlite", tmp_path / "late.csv"
-    kw = {"window": "W", "attribution": "7D", "n_resamples": 0}
+    # min_feedback=1: a list needs feedback to be judged (the default judges it all
+    # non-relevant when its attribution period ends; the late row is counted all the same)
+    kw = {"window": "W", "attribution": "7D", "n_resamples": 0, "min_feedback": 1}
     imp = _imp([(1, 1, 1, T0), (2, 1, 1, T0 + 8 * DAY)])
     receval.monitor(imp, _fb([]), "P@1", state=state, **kw)
     second = receval.monitor(_imp([]), _fb([(1, 1, 1.0, T0 + 5 * DAY),
@@ -402,9 +404,14 @@ def test_feedback_dated_before_serving_never_judges_and_is_counted():
     imp = _imp([(1, 1, 1, T0 + DAY), (2, 1, 1, T0 + DAY), (9, 1, 1, T0 + 20 * DAY)])
     fb = _fb([(1, 1, 1.0, T0 + pd.Timedelta(hours=20)),   # 4 h before serving
               (2, 1, 1.0, T0 + DAY)])
-    m = receval.monitor(imp, fb, "P@1", **KW)
+    m = receval.monitor(imp, fb, "P@1", **KW, min_feedback=1)
     first = m.windows.iloc[0]
     assert (first["users_evaluated"], first["users_unjudged"], first["P@1"]) == (1, 1, 1.0)
+    assert m.counts["impressions_with_feedback_before_serving"] == 1
+    # by default every closed list counts: the early click does not judge list 1 (P@1 0)
+    m = receval.monitor(imp, fb, "P@1", **KW)
+    first = m.windows.iloc[0]
+    assert (first["users_evaluated"], first["users_unjudged"], first["P@1"]) == (2, 0, 0.5)
     assert m.counts["impressions_with_feedback_before_serving"] == 1
 
 
