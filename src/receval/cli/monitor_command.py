@@ -13,6 +13,7 @@ from receval.cli.common import (
     REPORT_SUFFIXES,
     _errors_exit_2,
     _metrics_option,
+    _no_beyond,
     _semantics,
     _semantics_options,
     _stdout,
@@ -30,7 +31,7 @@ PLOT_SUFFIXES = (".png", ".svg")
                    "(CSV, TSV, Parquet or JSON Lines).")
 @click.option("--feedback", required=True, metavar="FILE",
               help="What users did: user, item, value, at.")
-@_metrics_option(("P@10", "R@10", "nDCG@10", "MRR"))
+@_metrics_option(("P@10", "R@10", "nDCG@10", "MRR"), beyond=False)
 @click.option("--window", default="7D", show_default=True,
               help="Calendar windows: 7D (epoch-aligned, Thursdays), D, W (Mondays), 12h, ...")
 @click.option("--step", default=None, metavar="DURATION",
@@ -89,6 +90,8 @@ def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: s
     from receval.io.output import check_outputs
     from receval.io.source import check_file
 
+    _no_beyond(metrics, "monitor", "it has no training data per window (receval evaluate "
+               "--train does)")
     inputs = [check_file(impressions, "impressions"), check_file(feedback, "feedback")]
     check_outputs({"--state": (state, (".parquet", ".pq")),
                    "--report": (report, REPORT_SUFFIXES),

@@ -390,9 +390,18 @@ def torch_device(device: Any = None) -> torch.device:
     Example:
         >>> torch_device("cpu").type
         'cpu'
+        >>> torch_device("gpu0")
+        Traceback (most recent call last):
+        ...
+        receval.exceptions.ReceValError: device 'gpu0' is not a torch device (e.g. 'cpu', \
+'cuda', 'cuda:1')
     """
     if device is not None:
-        return torch.device(device)
+        try:
+            return torch.device(device)
+        except (RuntimeError, TypeError):
+            raise ReceValError(f"device {device!r} is not a torch device (e.g. 'cpu', 'cuda', "
+                               "'cuda:1')") from None
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
