@@ -133,7 +133,7 @@ def test_compare_refuses_catalogue_metrics_up_front_and_pairs_per_user_ones(
                        r"lists \(catalogue level\): no per-user values to pair"):
         receval.compare(truth, runs, ["P@10", "coverage@10"], train=train)
     table = receval.compare(truth, runs, ["novelty@10"], train=train,
-                            silence=["train-items"]).table
+                            silence=["train-items", "no-match"]).table
     assert table["metric"].tolist() == ["novelty@10"] and table["p_value"].iloc[0] < 0.05
 
 

@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from receval import checks
 from receval._version import __version__
+from receval.beyond.names import split_metrics
 from receval.exceptions import ReceValError
 from receval.finalize import merge_parts, record_profile
 from receval.measures.spec import RATING, MetricSpec, parse_metrics
@@ -103,6 +104,11 @@ def evaluate_scores(
     from receval.engines.torch_engine import torch_device
     from receval.profiles import resolve
 
+    beyond = split_metrics(metrics)[1]
+    if beyond:
+        raise ReceValError(f"{beyond[0].name!r} is a beyond-accuracy metric, which "
+                           "evaluate_scores does not compute yet: evaluate the long table "
+                           "with receval.evaluate (train=, item_features=)")
     unknown = sorted(set(options) - set(OPTION_NAMES))
     if unknown:
         raise ReceValError(f"unknown option {unknown[0]!r} for evaluate_scores (options: "
