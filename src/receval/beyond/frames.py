@@ -9,7 +9,7 @@ and the features' (integer and text ids of different sources are compared as tex
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import PurePath
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -80,7 +80,7 @@ def read_features(item_features: Any, item_col: str = "item", *,
     from receval.io.features import features_columns, read_item_features
 
     item_col, feature = features_columns(columns, item_col)
-    if isinstance(item_features, str | PurePath):
+    if isinstance(item_features, str | Path):
         table = read_item_features(item_features, columns={"item": item_col, **(
             {"features": feature} if feature is not None else {})})
         item_features, item_col = table.to_pandas(), "item"

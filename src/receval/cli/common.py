@@ -309,26 +309,12 @@ def _beyond_kwargs(params: dict[str, Any], beyond: list[str]) -> dict[str, Any]:
 
 
 def _read_item_table(path: str, flag: str, item_col: str = "item") -> Any:
-    """An item table (``--items``: CSV, TSV or Parquet, by suffix; CSV delimiter sniffed) as
-    a pandas frame with its item column named ``item``."""
-    import pandas as pd
+    """An item table (``--items``: CSV, TSV, Parquet or JSON Lines) as a pandas frame with its
+    item column named ``item``, read by :mod:`receval.io` (``007`` stays ``007``)."""
+    from receval.io.features import read_item_features
 
-    from receval.io.source import check_file
-
-    file = check_file(path, flag.lstrip("-"))
-    name = file.name.lower().removesuffix(".gz")
-    try:
-        if name.endswith(".parquet"):
-            frame = pd.read_parquet(file)
-        else:
-            frame = pd.read_csv(file, sep="\t" if name.endswith(".tsv") else None,
-                                engine="python")
-    except (ValueError, pd.errors.ParserError) as err:
-        raise ReceValError(f"{flag} {path}: {one_line(str(err))[:200]}") from None
-    if item_col not in frame.columns:
-        raise ReceValError(f"{flag} {path} has no column {item_col!r} (columns: "
-                           f"{', '.join(map(str, frame.columns))}); name it with --item-col")
-    return frame.rename(columns={item_col: "item"})
+    return read_item_features(path, columns={"item": item_col}, side=flag.lstrip("-"),
+                              fix="--item-col NAME").to_pandas()
 
 
 def _errors_exit_2(command: Callable[..., Any]) -> Callable[..., Any]:

@@ -86,11 +86,13 @@ separated by commas (e.g. item=movieId,features=genres); got 'genres'
 
 
 def read_item_features(path: str | Path, *, columns: Mapping[str, str] | None = None,
-                       item_col: str = "item", delimiter: str | None = None) -> pa.Table:
+                       item_col: str = "item", delimiter: str | None = None,
+                       side: str = SIDE, fix: str | None = None) -> pa.Table:
     """The item features file (CSV, TSV, Parquet or JSON Lines; gzip welcome) as a table
     with the item column first, named ``item`` (int64 when every id is a canonical integer,
     else text), then the feature column named by ``columns["features"]``, or every other
-    column.
+    column. ``side`` and ``fix`` (the flag that names the item column) are for another item
+    table read the same way (the report's ``--items`` titles).
 
     Example:
         >>> import tempfile, pathlib
@@ -103,16 +105,16 @@ def read_item_features(path: str | Path, *, columns: Mapping[str, str] | None = 
         >>> read_item_features(p, columns={"item": "movieId"}).column("item").type
         DataType(int64)
     """
-    file = check_file(path, SIDE)
+    file = check_file(path, side)
     item, feature = features_columns(columns, item_col)
-    kind = detect_format(file, SIDE)
+    kind = detect_format(file, side)
     try:
         if kind == "parquet":
             table = pq.read_table(file)
         elif kind == "jsonl":
             table = pajson.read_json(file)
         elif kind in ("csv", "tsv"):
-            lines = head_lines(file, SIDE)
+            lines = head_lines(file, side)
             sep = delimiter or ("\t" if kind == "tsv" else sniff_delimiter(lines))
             table = pacsv.read_csv(
                 file, parse_options=pacsv.ParseOptions(delimiter=sep),
@@ -120,21 +122,21 @@ def read_item_features(path: str | Path, *, columns: Mapping[str, str] | None = 
                 convert_options=pacsv.ConvertOptions(column_types={item: pa.string()},
                                                      strings_can_be_null=False))
         else:
-            raise ReceValError(f"item features file {file}: a {kind} file holds no item "
-                               "features; use CSV, TSV, Parquet or JSON Lines")
+            raise ReceValError(f"{side} file {file}: a {kind} file holds no item table; use "
+                               "CSV, TSV, Parquet or JSON Lines")
     except (pa.ArrowInvalid, OSError) as err:
-        raise ReceValError(f"item features file {file}: {one_line(str(err))[:200]}") from None
+        raise ReceValError(f"{side} file {file}: {one_line(err)}") from None
     names = table.column_names
     wanted = [item] + ([feature] if feature is not None else [])
     missing = [n for n in wanted if n not in names]
     if missing:
         roles = ",".join(f"{r}=NAME" for r, n in zip(ROLES, wanted, strict=False)
                          if n in missing)
-        raise ReceValError(f"item features file {file} has no column {missing[0]!r}; its "
-                           f"columns are: {', '.join(map(repr, names))} (pass {FLAG} {roles} / "
-                           f"{ARGUMENT}={{...}})")
+        hint = fix or f"{FLAG} {roles} / {ARGUMENT}={{...}}"
+        raise ReceValError(f"{side} file {file} has no column {missing[0]!r}; its "
+                           f"columns are: {', '.join(map(repr, names))} (pass {hint})")
     keep = wanted if feature is not None else [item] + [n for n in names if n != item]
     table = table.select(keep)
     where = locator(file, "csv" if kind in ("csv", "tsv") else kind, 1)
-    ids = check_id_column(table.column(0), SIDE, item, where)
+    ids = check_id_column(table.column(0), side, item, where)
     return table.set_column(0, "item", pa.chunked_array([narrow(ids.combine_chunks())]))
