@@ -5,7 +5,7 @@ hand), at every door -- ``evaluate`` on the numba engine, ``evaluate(engine="tor
 ``evaluate_scores`` -- under a few option sets, on random inputs with heavy ties, empty
 lists, users with nothing relevant and truth users without a row, equal to the independent
 reference of tests/reference (``oracle.py``, ``beyond.py``). Where a door cannot compute a
-family (what the registry entry declares: the judged items' ranks, ratings, ties="average"),
+family (what the registry entry declares: ratings at a score matrix, ties="average"),
 the door must refuse in one line, and the reference must refuse the same cases.
 
 A family the references do not define FAILS :func:`test_every_family_has_an_oracle`: adding
@@ -57,8 +57,6 @@ OPTION_SETS: dict[str, dict[str, Any]] = {
 SEEDS = (0, 1)
 SILENCE = ["ties", "undefined", "no-threshold", "no-match", "id-mismatch", "train-items",
            "train-overlap"]
-#: the picture fields only the long-table engines build (the judged items, in rank order)
-JUDGED_FIELDS = {"judged_ranks", "judged_rel", "judged_rating", "n_judged", "max_rel_rating"}
 K = 3
 
 
@@ -84,8 +82,8 @@ def expected_refusal(entry: Entry, door: str, options: dict[str, Any]) -> bool:
     """Where the registry entry says a door cannot compute the family."""
     if options.get("ties") == "average" and not entry.ties_average:
         return True
-    if door == "scores":
-        return entry.family in RATING or bool(JUDGED_FIELDS & set(entry.reads))
+    if door == "scores":  # a score matrix ranks items: no predicted rating to compare
+        return entry.family in RATING
     return False
 
 

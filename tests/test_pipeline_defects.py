@@ -230,3 +230,23 @@ def test_torch_engine_takes_a_device() -> None:
         receval.evaluate(TRUTH, SVD, metrics, engine="torch", device="gpu0")
     with pytest.raises(receval.ReceValError, match="takes no device"):
         receval.evaluate(TRUTH, SVD, metrics, device="cpu")
+
+
+def test_evaluate_scores_computes_judged_families_and_max_list() -> None:
+    pytest.importorskip("torch")
+    truth = pd.DataFrame({"user": [0, 0, 1, 1, 1], "item": [0, 1, 2, 3, 0],
+                          "rating": [5.0, 1.0, 4.0, 2.0, 3.0]})
+    scores = np.array([[0.9, 0.8, 0.1, 0.7], [0.2, 0.3, 0.9, 0.5]])
+    long = pd.DataFrame({"user": np.repeat([0, 1], 4), "item": np.tile(np.arange(4), 2),
+                         "score": scores.ravel()})
+    metrics = ["bpref", "ERR@2", "Judged@2", "RBP@0.5", "iprec@0.5", "P@2"]
+    for max_list in (None, 1, 3):
+        want = receval.evaluate(truth, long, metrics, relevance_threshold=3,
+                                max_list=max_list)
+        got = receval.evaluate_scores(truth, scores, metrics, relevance_threshold=3,
+                                      max_list=max_list, device="cpu")
+        assert got.summary == want.summary, max_list
+    # max_list=1: user 0 keeps item 0 (rated 5), user 1 item 2 (rated 4): P@2 = 1/2 each
+    got = receval.evaluate_scores(truth, scores, ["P@2"], relevance_threshold=3, max_list=1,
+                                  device="cpu")
+    assert got.summary["P@2"] == 0.5
