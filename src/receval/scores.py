@@ -564,8 +564,7 @@ def _run(judged: _Judged, source: _ScoreSource, excluded: _Excluded, specs: list
          options: Options, device: Any, batch_size: int | None, memory_budget: int | None,
          torch: Any) -> Result:
     from receval.aggregate import aggregate
-    from receval.engines.numba_engine import KernelOutput
-    from receval.engines.numba_engine import JUDGED_FIELDS
+    from receval.engines.numba_engine import JUDGED_FIELDS, KernelOutput
     from receval.engines.torch_engine import cut_rows, judged_in_order, picture_of_rows
     from receval.measures.registry import compute, cutoffs_needed, needs
 
