@@ -108,7 +108,8 @@ def test_two_models_every_format(files: Path, tmp_path: Path) -> None:
                     and "not tested" not in x)
         assert "0.333" in line and "0.666" in line, (fmt, line)
     table = evaluate(files, *metrics, *common, "-f", "markdown", models=("svd", "pop"))
-    assert "not tested (not a mean over users): coverage@2, gini@2" in table.stdout
+    assert ("not tested (one number over all lists, no per-user values): coverage@2, gini@2"
+            in table.stdout)
     # per-user values: the per-user metrics only
     per_user = tmp_path / "users.csv"
     out = evaluate(files, *metrics, *common, "--per-user", str(per_user),

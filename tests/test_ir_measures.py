@@ -268,20 +268,22 @@ def test_pasting_a_trec_eval_list() -> None:
 # --- where they are not defined ---------------------------------------------------------------
 
 
-def test_average_ties_and_other_engines_refuse_clearly() -> None:
+def test_average_ties_refuse_clearly_and_score_matrices_compute_them() -> None:
     truth, preds = ADVERSARIAL["ties"]
     t, p = _frames(truth, preds)
     with pytest.raises(ReceValError, match="ties='average'"):
         receval.evaluate(t, p, ["bpref"], ties="average", relevance_threshold=2)
     pytest.importorskip("torch")
-    scores = np.array([[1.0, 0.5]])  # evaluate_scores' engine has no judged items
-    with pytest.raises(ReceValError, match="cannot be computed by this engine"):
-        receval.evaluate_scores(t, scores, ["Judged@2"], user_ids=["a"], item_ids=["x", "y"],
-                                device="cpu", relevance_threshold=2, silence=SILENCE)
-    with pytest.raises(ReceValError, match=r"max_list .* not applied by this engine"):
-        receval.evaluate_scores(t, scores, ["P@2"], user_ids=["a"], item_ids=["x", "y"],
-                                device="cpu", max_list=2, relevance_threshold=2,
-                                silence=SILENCE)
+    # evaluate_scores builds the judged items and applies max_list as evaluate does (issue 21)
+    scores = np.array([[1.0, 0.5]])
+    long = {"user": ["a", "a"], "item": ["x", "y"], "score": [1.0, 0.5]}
+    for metrics, extra in ((["Judged@2", "bpref"], {}), (["P@2"], {"max_list": 1})):
+        got = receval.evaluate_scores(t, scores, metrics, user_ids=["a"], item_ids=["x", "y"],
+                                      device="cpu", relevance_threshold=2, silence=SILENCE,
+                                      **extra)
+        want = receval.evaluate(t[t["user"] == "a"], long, metrics, relevance_threshold=2,
+                                silence=SILENCE, **extra)
+        assert got.summary == want.summary
 
 
 @pytest.mark.parametrize("ties", ["stable", "item", "pessimistic", "optimistic"])

@@ -316,6 +316,29 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def check_pairable(metrics: Iterable[str]) -> None:
+    """A one-line error for the first catalogue-level beyond-accuracy metric (coverage@k,
+    gini@k, ...): one number over all lists, no per-user values to pair. Per-user beyond
+    metrics (novelty@k, diversity@k, ...) are paired like the accuracy metrics.
+
+    Example:
+        >>> check_pairable(["P@10", "novelty@10"])
+        >>> check_pairable(["coverage@10"])
+        Traceback (most recent call last):
+        ...
+        receval.exceptions.ReceValError: 'coverage@10' is one number over all lists \
+(catalogue level): no per-user values to pair; receval.evaluate (receval evaluate) shows it \
+per model
+    """
+    from receval.beyond.names import split_metrics
+
+    for spec in split_metrics(list(metrics))[1]:
+        if spec.entry.reduction == "catalogue":
+            raise ReceValError(f"{spec.name!r} is one number over all lists (catalogue level): "
+                               "no per-user values to pair; receval.evaluate (receval evaluate) "
+                               "shows it per model")
+
+
 def compare(
     truth: Any,
     runs: Mapping[str, Any],
@@ -397,6 +420,7 @@ def compare(
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     if not names:
         raise ReceValError("compare needs at least one metric")
+    check_pairable(names)
     popular = baseline == POPULAR and train is not None and POPULAR not in runs
     if len(runs) + popular < 2:
         raise ReceValError(f"compare needs at least two models, got {len(runs)}")

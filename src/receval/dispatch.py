@@ -4,6 +4,7 @@ engine pass over users who are not evaluated."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from typing import Any
 
@@ -62,14 +63,15 @@ def kernel_arguments(
 
 def run(prepared: Prepared, selected: np.ndarray, specs: list[MetricSpec], options: Options,
          cutoffs: np.ndarray, cut_ks: np.ndarray, fields: set[str], iopts: np.ndarray,
-         fopts: np.ndarray, engine: str = "numba") -> ne.KernelOutput:
-    """The engine's picture of the ``selected`` users, the metrics computed from it."""
+         fopts: np.ndarray, engine: str = "numba", device: Any = None) -> ne.KernelOutput:
+    """The engine's picture of the ``selected`` users, the metrics computed from it;
+    ``device``: where the torch engine runs."""
     t, p = prepared.truth, prepared.predictions
     run_kernel: Any = ne.run_kernel
     if engine == "torch":
         from receval.engines.torch_engine import run_kernel as torch_kernel
 
-        run_kernel = torch_kernel
+        run_kernel = functools.partial(torch_kernel, device=device)
     picture, audit = run_kernel(selected, t.indptr, t.items, t.values, p.indptr, p.items,
                                    p.values, cutoffs, cut_ks, fields, iopts, fopts)
     return ne.kernel_output(compute(picture, specs, options), picture, audit)

@@ -74,6 +74,7 @@ def evaluate(
     truth_columns: Mapping[str, str] | None = None,
     prediction_columns: Mapping[str, str] | None = None,
     engine: str = "numba",
+    device: Any = None,
     silence: str | Iterable[str] | None = None,
     spark_options: Mapping[str, Any] | None = None,
     train: Any = None,
@@ -81,6 +82,7 @@ def evaluate(
     train_columns: Mapping[str, str] | None = None,
     timestamp_col: str = "timestamp",
     item_features: Any = None,
+    item_features_columns: Mapping[str, str] | None = None,
     beyond: Any = None,
     strata: Any = None,
 ) -> Result:
@@ -120,13 +122,20 @@ def evaluate(
     others: ``coverage@k``, ``distributional_coverage@k``, ``gini@k``, ``personalization@k``,
     ``PopREO@k``, ``PopRSP@k`` (one number over all lists: summary only) and ``novelty@k``,
     ``diversity@k``, ``serendipity@k``, ``ARP@k``, ``APLT@k``, ``ACLT@k`` (per user), read
-    from the ranked lists with ``train`` (popularity) and ``item_features`` (a frame or dict of
-    item -> categories or vector); ``beyond`` holds their switches
+    from the ranked lists with ``train`` (popularity) and ``item_features`` (a file, read as
+    the command line reads ``--item-features``, a frame or a dict of item -> categories, ``a|b``
+    category lists or a vector; ``item_features_columns={"item": "movieId", "features":
+    "genres"}`` names its columns, see :func:`receval.beyond.frames.read_features`);
+    ``beyond`` holds their switches
     (:class:`~receval.beyond.settings.BeyondOptions` or a dict).
 
     ``strata``: a user -> group mapping (a dict, a Series, or a frame with a ``user`` column and
     a group column); ``Result.strata`` then holds each group's users and summary, reconciled
     exactly with the whole (:mod:`receval.strata`; users it does not name: group ``(none)``).
+
+    ``engine="torch"`` ranks the lists with torch on ``device`` (a torch device or its name,
+    ``"cpu"``, ``"cuda:1"``; default: CUDA when there is one, else the CPU), with the numbers
+    of ``engine="numba"``; ``device`` is refused with any other engine.
 
     ``engine="spark"`` (or pyspark DataFrames, or Parquet paths read by Spark) evaluates on
     Spark with the same numbers bit for bit (:mod:`receval.spark`; ``spark_options``:
@@ -158,6 +167,9 @@ def evaluate(
     resolved = resolve(profile, explicit)
     options = resolved.options
     check_engine(engine)
+    if device is not None and engine != "torch":
+        raise ReceValError(f"device= chooses where engine='torch' runs; engine={engine!r} "
+                           "takes no device (pass engine='torch')")
     metrics, beyond_specs, requested = split_metrics(metrics)
     if beyond_specs:
         _check_beyond(beyond_specs, beyond, resolved.name, engine, train, item_features)
@@ -217,7 +229,8 @@ def evaluate(
                                                rating_col=rating_col, score_col=score_col)
             parts.append((members, evaluate_prepared(prepared_by_key[key],
                                                      [specs[i] for i in members], opts,
-                                                     engine=engine, strata=mapping)))
+                                                     engine=engine, strata=mapping,
+                                                     device=device)))
     result = parts[0][1] if len(parts) == 1 else merge_parts(specs, parts, options)
     if mapping is not None and len(parts) > 1:  # the groups' metric columns side by side
         result.strata = merge_metric_parts([p.strata for _, p in parts], [s.name for s in specs])
@@ -236,13 +249,14 @@ def evaluate(
             prepared_by_key[key] = prepare(truth_cols, pred_cols, options,
                                            rating_col=rating_col, score_col=score_col)
         _add_beyond(result, beyond_specs, requested, prepared_by_key[key], options, engine,
-                    None if leak is None else leak.train, item_features, beyond, resolved.name)
+                    None if leak is None else leak.train, item_features, beyond, resolved.name,
+                    item_features_columns, device)
     return result
 
 
 def evaluate_prepared(
     prepared: Prepared, specs: list[MetricSpec], options: Options, *, engine: str = "numba",
-    strata: pd.Series | None = None,
+    strata: pd.Series | None = None, device: Any = None,
 ) -> Result:
     """Run the engine on prepared inputs and build the :class:`Result` (with ``strata``, a
     user -> group Series, its per-group sums: :func:`receval.strata.stratify`)."""
@@ -250,7 +264,7 @@ def evaluate_prepared(
                 if _IN_PARTITION.get() else audit.select_users(prepared, options))
     iopts, fopts, cutoffs, cut_ks, fields = kernel_arguments(specs, options)
     out = run(prepared, selected, specs, options, cutoffs, cut_ks, fields, iopts, fopts,
-               engine)
+              engine, device)
     if options.duplicates == "error":
         audit.raise_on_duplicates(prepared, selected, out)
         check_duplicates_outside(prepared, selected, iopts, fopts)
@@ -259,7 +273,7 @@ def evaluate_prepared(
         # is the same whichever users are evaluated
         prepared = audit.resolve_duplicates(prepared, options)
         out = run(prepared, selected, specs, options, cutoffs, cut_ks, fields, iopts, fopts,
-                   engine)
+                  engine, device)
     if options.users == "relevant":
         keep = out.n_relevant > 0
         if not keep.any() and not _IN_PARTITION.get():
@@ -342,7 +356,8 @@ def _check_beyond(specs: list[Any], beyond: Any, profile: str | None, engine: st
 
 def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared: Prepared,
                 options: Options, engine: str, trained: Any, item_features: Any, beyond: Any,
-                profile: str | None) -> None:
+                profile: str | None, features_columns: Mapping[str, str] | None = None,
+                device: Any = None) -> None:
     """The beyond-accuracy metrics from the engine's ranked top-k lists of the same users
     (:mod:`receval.beyond.attach`); a second pass of the engine, asking for the lists only."""
     from receval.beyond.attach import attach, relevant_rows
@@ -353,11 +368,12 @@ def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared
     cutoffs = np.array([k], dtype=np.int64)
     fields = {"top_items", "n_list"}
     iopts, fopts = ne.kernel_options(options, cutoffs, fields, top_k=k)
-    out = run(prepared, selected, [], options, cutoffs, cutoffs, fields, iopts, fopts, engine)
+    out = run(prepared, selected, [], options, cutoffs, cutoffs, fields, iopts, fopts, engine,
+              device)
     if has_duplicates(out) or duplicates_outside(prepared, selected, iopts, fopts):
         prepared = audit.resolve_duplicates(prepared, options)
         out = run(prepared, selected, [], options, cutoffs, cutoffs, fields, iopts, fopts,
-                  engine)
+                  engine, device)
     if options.users == "relevant":
         keep = out.n_relevant > 0
         selected, out = selected[keep], out.take(keep)
@@ -366,4 +382,7 @@ def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared
     attach(result, specs, requested, top=out.top_items, n_list=out.n_list,
            user_ids=prepared.users.decode(selected), decode=prepared.items.decode, truth=truth,
            train=None if trained is None else (trained.users, trained.items),
-           item_features=item_features, options=options, beyond=beyond, profile=profile)
+           item_features=item_features, options=options, beyond=beyond, profile=profile,
+           # the catalogue: every truth item, relevant or not (not moved by the threshold)
+           truth_items=np.unique(np.asarray(t.items, dtype=np.int64)),
+           features_columns=features_columns)

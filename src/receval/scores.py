@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from receval import checks
 from receval._version import __version__
+from receval.beyond.names import split_metrics
 from receval.exceptions import ReceValError
 from receval.finalize import merge_parts, record_profile
 from receval.measures.spec import RATING, MetricSpec, parse_metrics
@@ -77,7 +78,10 @@ def evaluate_scores(
     ``options`` are :func:`receval.evaluate`'s (:class:`~receval.options.Options`) and mean the
     same: the numbers are those of ``evaluate(truth, long_table)`` with the long table holding
     every (row, column) score outside ``exclude``. Not available here, each with an error that
-    says so: ``ties="ranx"``, ``duplicates="keep"``, RMSE and MAE.
+    says so: ``ties="ranx"``, ``duplicates="keep"``, RMSE and MAE. The families that read
+    the judged items (bpref, ERR, RBP, Judged@k, iprec, ...) and ``max_list`` are computed by
+    the functions ``evaluate(engine="torch")`` uses (:func:`receval.engines.torch_engine.
+    judged_in_order`, :func:`~receval.engines.torch_engine.cut_rows`).
 
     ``train``, ``exclude_train``, ``train_columns``, ``timestamp_col``: as in
     :func:`receval.evaluate`; ``exclude_train=True`` masks each user's training items in the
@@ -103,6 +107,11 @@ def evaluate_scores(
     from receval.engines.torch_engine import torch_device
     from receval.profiles import resolve
 
+    beyond = split_metrics(metrics)[1]
+    if beyond:
+        raise ReceValError(f"{beyond[0].name!r} is a beyond-accuracy metric, which "
+                           "evaluate_scores does not compute yet: evaluate the long table "
+                           "with receval.evaluate (train=, item_features=)")
     unknown = sorted(set(options) - set(OPTION_NAMES))
     if unknown:
         raise ReceValError(f"unknown option {unknown[0]!r} for evaluate_scores (options: "
@@ -376,7 +385,10 @@ class _Judged:
     t_cols: np.ndarray
     t_rel: np.ndarray
     t_gain: np.ndarray
+    t_rating: np.ndarray
     n_relevant: np.ndarray
+    n_truth: np.ndarray  # the user's truth rows, in the scores' items or not (judged items)
+    max_rel: np.ndarray  # the highest rating of the user's relevant items (-inf: none)
     g_indptr: np.ndarray  # gains of every relevant truth row (the ideal DCG), graded only
     g_values: np.ndarray
     counts: dict[str, int]
@@ -470,12 +482,16 @@ def _judge_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, optio
     t_indptr = _indptr(t_owner, len(picked))
     rel_rows = mine & relevant
     g_order = np.argsort(owner[rel_rows], kind="stable")
+    n_truth = np.bincount(owner[mine], minlength=len(picked)).astype(np.int64)
+    max_rel = np.full(len(picked), -np.inf)
+    np.maximum.at(max_rel, owner[rel_rows], ratings[rel_rows])
     counts["truth_kept"] = int(mine.sum())
     counts["truth_not_in_items"] = int((mine & (col < 0)).sum())
     return _Judged(
         users=np.asarray(ids), rows=rows.astype(np.int64), t_indptr=t_indptr,
         t_cols=col[listed][order], t_rel=relevant[listed][order].astype(np.float64),
-        t_gain=gains[listed][order], n_relevant=n_relevant,
+        t_gain=gains[listed][order], t_rating=ratings[listed][order], n_relevant=n_relevant,
+        n_truth=n_truth, max_rel=max_rel,
         g_indptr=_indptr(owner[rel_rows][g_order], len(picked)),
         g_values=gains[rel_rows][g_order], counts=counts, in_truth=int(in_truth.sum()))
 
@@ -556,8 +572,8 @@ def _run(judged: _Judged, source: _ScoreSource, excluded: _Excluded, specs: list
          options: Options, device: Any, batch_size: int | None, memory_budget: int | None,
          torch: Any) -> Result:
     from receval.aggregate import aggregate
-    from receval.engines.numba_engine import KernelOutput
-    from receval.engines.torch_engine import picture_of_rows
+    from receval.engines.numba_engine import JUDGED_FIELDS, KernelOutput
+    from receval.engines.torch_engine import cut_rows, judged_in_order, picture_of_rows
     from receval.measures.registry import compute, cutoffs_needed, needs
 
     cutoffs = cutoffs_needed(specs, options)
@@ -568,14 +584,26 @@ def _run(judged: _Judged, source: _ScoreSource, excluded: _Excluded, specs: list
     if step < 1:
         raise ReceValError(f"batch_size must be positive; got {batch_size}")
     item_key = torch.from_numpy(_item_keys(source.item_ids, options)).to(device)
+    # the judged items in rank order, and max_list, as evaluate(engine="torch") has them
+    want_judged = any(name in fields for name in JUDGED_FIELDS) or options.max_list is not None
     values, nums, dens, den2s, n_lists, ties = [], [], [], [], [], []
     for lo in range(0, n_users, step):
         hi = min(lo + step, n_users)
         rows = _block_rows(judged, source, excluded, options, lo, hi, device, item_key, torch)
+        if options.max_list is not None:
+            rows = cut_rows(rows, options.max_list, options.ties)
         block = picture_of_rows(rows, cutoffs, options.ties,
                                 need_rprec="hits_at_r" in fields,
-                                top_items="top_items" in fields,
-                                ap_over_hits="ap_over_hits" in fields)
+                                top_items="top_items" in fields or want_judged,
+                                ap_over_hits="ap_over_hits" in fields,
+                                top_k=source.n_items if want_judged else None)
+        if want_judged:
+            pic = block.picture
+            rating = _block_ratings(judged, lo, hi, source.n_items, device, torch)
+            pic.judged_ranks, pic.judged_rel, pic.judged_rating = judged_in_order(
+                pic.top_items, rows, rating)
+            pic.n_judged = torch.from_numpy(judged.n_truth[lo:hi]).to(device)
+            pic.max_rel_rating = torch.from_numpy(judged.max_rel[lo:hi]).to(device)
         out = compute(block.picture, specs, options)
         values.append(out.value.cpu().numpy())
         nums.append(out.num.cpu().numpy())
@@ -596,6 +624,16 @@ def _run(judged: _Judged, source: _ScoreSource, excluded: _Excluded, specs: list
         tie_at_cut=np.concatenate(ties)[:, cut_cols], gain_shift=np.zeros(n_users))
     return _result(judged, kout, specs, options, [cutoffs[c] for c in cut_cols], aggregate,
                    str(device))
+
+
+def _block_ratings(judged: _Judged, lo: int, hi: int, width: int, device: Any,
+                   torch: Any) -> Any:
+    """Users ``lo:hi``'s truth rating of each column of the scores (NaN: no truth row)."""
+    t_user, t_pos = _expand(judged.t_indptr[lo:hi], judged.t_indptr[lo + 1 : hi + 1], None)
+    rating = torch.full((hi - lo, width), torch.nan, dtype=torch.float64, device=device)
+    rating[torch.from_numpy(t_user).to(device), torch.from_numpy(judged.t_cols[t_pos]).to(
+        device)] = torch.from_numpy(judged.t_rating[t_pos]).to(device)
+    return rating
 
 
 def _item_keys(item_ids: np.ndarray, options: Options) -> np.ndarray:

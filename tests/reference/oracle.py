@@ -71,14 +71,53 @@ class Metric:
     family: str
     k: int | None
     beta: float = 1.0
+    param: float | None = None
+
+
+#: the trec_eval / ir_measures families (issue 14): lower-case name -> (family, what follows
+#: ``@``: "cut" a cutoff k, "param" a real parameter, "none" nothing)
+TREC = {
+    "bpref": ("bpref", "none"),
+    "rbp": ("RBP", "param"),
+    "rbp_resid": ("RBP_resid", "param"),
+    "err": ("ERR", "cut"),
+    "judged": ("Judged", "cut"),
+    "iprec": ("iprec", "param"),
+    "11pt_avg": ("11pt_avg", "none"),
+    "rprec_mult": ("Rprec_mult", "param"),
+    "num_rel": ("num_rel", "none"),
+    "num_ret": ("num_ret", "none"),
+    "gm_map": ("gm_AP", "cut"),
+    "gm_ap": ("gm_AP", "cut"),
+}
+#: their defaults where ``@`` is left out: RBP's persistence, iprec's recall level,
+#: Rprec_mult's multiple of R
+DEFAULT_PARAM = {"RBP": 0.9, "RBP_resid": 0.9, "iprec": 0.0, "Rprec_mult": 1.0}
+#: the families read from the judged items of the list (truth rows, whatever their rating)
+JUDGED = ("bpref", "RBP", "RBP_resid", "ERR", "Judged", "iprec", "11pt_avg", "Rprec_mult")
+#: trec_eval's floor of a value under the geometric mean (MIN_GEO_MEAN)
+GEO_FLOOR = 1e-5
 
 
 def parse(name: str) -> Metric:
-    """``P@3``, ``F0.5@2``, ``MAP``, ``MRR``, ``Rprec``, ``RMSE``...
+    """``P@3``, ``F0.5@2``, ``MAP``, ``MRR``, ``Rprec``, ``RMSE``, ``RBP@0.8``, ``bpref``...
 
     >>> parse("F0.5@2")
-    Metric(name='F0.5@2', family='F', k=2, beta=0.5)
+    Metric(name='F0.5@2', family='F', k=2, beta=0.5, param=None)
+    >>> parse("RBP@0.8")
+    Metric(name='RBP@0.8', family='RBP', k=None, beta=1.0, param=0.8)
     """
+    base, at, tail = name.partition("@")
+    if base.lower() in TREC:
+        family, kind = TREC[base.lower()]
+        if kind == "none" and at:
+            raise ValueError(f"oracle: {family} takes nothing after '@'")
+        if kind == "cut":
+            return Metric(name, family, int(tail) if at else None)
+        if kind == "param":
+            return Metric(name, family, None, param=float(tail) if at
+                          else DEFAULT_PARAM[family])
+        return Metric(name, family, None)
     m = _NAME.match(name)
     if m is None:
         raise ValueError(f"oracle does not know metric {name!r}")
@@ -190,7 +229,7 @@ def metric_on_ranking(
     c = n if k is None else min(k, n)
     hits = sum(1 for j in range(c) if rels[j])
     L = n_relevant
-    fam = metric.family
+    fam = "AP" if metric.family == "gm_AP" else metric.family
 
     def precision() -> Value:
         assert k is not None
@@ -278,6 +317,94 @@ def metric_on_ranking(
     raise ValueError(f"not a ranking metric: {metric.name}")
 
 
+def trec_measure(metric: Metric, ranked: Sequence[Row], n_relevant: int, n_judged: int,
+                 top_rating: float) -> Value:
+    """The trec_eval / ir_measures families on one user's ranked list (fixed order), each
+    typed in from its definition: ``ranked`` rows carry relevance, judged (a truth row) and
+    the truth rating; ``n_judged`` counts the user's truth rows, ``top_rating`` is the highest
+    rating of their relevant items."""
+    fam = metric.family
+    n = len(ranked)
+    R = n_relevant
+    rels = [r.rel for r in ranked]
+    if fam == "num_rel":
+        return Value(float(R), float(R), 1.0)
+    if fam == "num_ret":
+        return Value(float(n), float(n), 1.0)
+    if fam == "Judged":  # judged share of the top min(k, n)
+        c = n if metric.k is None else min(metric.k, n)
+        judged = sum(1 for r in ranked[:c] if r.judged)
+        return Value(judged / c if c else None, float(judged), float(c))
+    if fam in ("RBP", "RBP_resid"):
+        p = metric.param
+        assert p is not None
+        if fam == "RBP":  # (1 - p) sum_i rel_i p^(i-1)
+            v = (1 - p) * sum(p ** i for i in range(n) if rels[i])
+        else:  # 1 - (1 - p) sum over the judged ranks of p^(i-1)
+            v = 1 - (1 - p) * sum(p ** i for i in range(n) if ranked[i].judged)
+        return Value(v, v, 1.0)
+    if R == 0:
+        return Value(None, 0.0, 0.0)
+    if fam == "bpref":
+        N = n_judged - R  # judged non-relevant items of the user
+        total = 0.0
+        nonrel_above = 0
+        for row in ranked:
+            if not row.judged:
+                continue  # unjudged items are skipped
+            if row.rel:
+                if nonrel_above == 0:
+                    total += 1.0
+                else:
+                    total += 1 - min(nonrel_above, R) / min(N, R)
+            else:
+                nonrel_above += 1
+        return Value(total / R, total, float(R))
+    if fam == "ERR":  # stopping probability R_r = (2^g - 1) / 2^g_max
+        c = n if metric.k is None else min(metric.k, n)
+        total, still = 0.0, 1.0
+        for j in range(c):
+            g = max(ranked[j].rating, 0.0) if rels[j] else 0.0
+            stop = (2.0 ** g - 1) / 2.0 ** top_rating if rels[j] else 0.0
+            total += still * stop / (j + 1)
+            still *= 1 - stop
+        return Value(total, total, 1.0)
+    if fam == "Rprec_mult":  # hits in the top c over c, c = floor(x R + 0.9)
+        assert metric.param is not None
+        c = math.floor(metric.param * R + 0.9)
+        if c == 0:
+            return Value(None, 0.0, 0.0)
+        hits = sum(1 for j in range(min(c, n)) if rels[j])
+        return Value(hits / c, float(hits), float(c))
+    if n == 0:
+        return Value(None, 0.0, 0.0)
+
+    def interpolated(x: float) -> float:
+        # the best precision at or after the rank holding c relevant items (the list's end
+        # included); 0 when the list never holds c
+        c = math.floor(x * R + 0.9)
+        seen, start = 0, 1
+        for j in range(n):
+            if seen >= c:
+                break
+            if rels[j]:
+                seen += 1
+                start = j + 1
+        if seen < c:
+            return 0.0
+        precisions = [sum(rels[:j]) / j for j in range(max(start, 1), n + 1)]
+        return max(precisions)
+
+    if fam == "iprec":
+        assert metric.param is not None
+        v = interpolated(metric.param)
+        return Value(v, v, 1.0)
+    if fam == "11pt_avg":
+        v = sum(interpolated(i / 10) for i in range(11)) / 11
+        return Value(v, v, 1.0)
+    raise ValueError(f"not a trec_eval family: {metric.name}")
+
+
 # --- ties ------------------------------------------------------------------------------------
 
 
@@ -289,6 +416,8 @@ class Row:
     score: float
     rel: bool
     gain: float
+    judged: bool = False  # the item has a truth row (whatever its rating)
+    rating: float = 0.0  # its truth rating (0 without one)
 
 
 def rank(rows: Sequence[Row], ties: str) -> list[Row]:
@@ -392,11 +521,13 @@ def user_values(
         if opts.score_threshold is not None and score < opts.score_threshold:
             continue
         rel = relevant.get(item, False)
-        rows.append(Row(item, score, rel, gain_of(truth.get(item, 0.0), rel, opts.gain)))
+        rows.append(Row(item, score, rel, gain_of(truth.get(item, 0.0), rel, opts.gain),
+                        item in truth, truth.get(item, 0.0)))
     ranked = rank(rows, opts.ties)
 
     out: dict[str, Value] = {}
-    ranking_metrics = [m for m in metrics if m.family in RANKING]
+    # gm_AP per user is AP itself (the geometric mean is the summary's)
+    ranking_metrics = [m for m in metrics if m.family in RANKING or m.family == "gm_AP"]
     if opts.ties == "average":
         orderings = label_orderings(ranked)
         for m in ranking_metrics:
@@ -419,6 +550,13 @@ def user_values(
         for m in ranking_metrics:
             out[m.name] = metric_on_ranking(m, rels, gains, n_rel, ideal, opts)
 
+    top_rating = max((r for item, r in truth.items() if relevant[item]), default=0.0)
+    for m in metrics:
+        if m.family in JUDGED and opts.ties == "average":
+            raise OracleError(f"{m.name} reads the judged items' ranks, which average ties "
+                              "do not fix")
+        if m.family in JUDGED or m.family in ("num_rel", "num_ret"):
+            out[m.name] = trec_measure(m, ranked, n_rel, len(truth), top_rating)
     pairs = [(score, truth[item]) for item, score in predictions if item in truth]
     if all(abs(s) < 1e100 and abs(t) < 1e100 for s, t in pairs):
         sq: float | Fraction = sum((s - t) ** 2 for s, t in pairs)
@@ -588,10 +726,24 @@ def evaluate(
             elif opts.empty == "error":
                 raise Undefined(f"{m.name} undefined for user {u!r}")
             else:
-                filled[u] = {"zero": 0.0, "one": 1.0, "skip": math.nan}[opts.empty]
+                filled[u] = {"zero": 0.0, "one": 1.0, "skip": math.nan,
+                             "nan": math.nan}[opts.empty]
         for u, x in filled.items():
             per_user[u][m.name] = x
-        if opts.average == "micro":
+        if m.family == "gm_AP":  # exp of the mean log of max(value, 1e-5), as trec_eval
+            logs = [math.log(max(v.value, GEO_FLOOR)) for v in col.values()
+                    if v.value is not None]
+            n_undef = undefined[m.name]
+            if opts.empty == "nan" and n_undef:
+                summary[m.name] = math.nan
+                continue
+            if opts.empty in ("zero", "one"):  # an undefined user counts as 0 or as 1
+                logs += [math.log(GEO_FLOOR if opts.empty == "zero" else 1.0)] * n_undef
+            summary[m.name] = math.exp(math.fsum(logs) / len(logs)) if logs else math.nan
+            continue
+        if opts.empty == "nan" and undefined[m.name]:  # any undefined user: NaN
+            summary[m.name] = math.nan
+        elif opts.average == "micro":
             summary[m.name] = _micro(m, list(col.values()))
         else:
             used = [x for x in filled.values() if not math.isnan(x)]

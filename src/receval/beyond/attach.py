@@ -108,14 +108,19 @@ def attach(
     options: Options,
     beyond: BeyondOptions | Mapping[str, Any] | None,
     profile: str | None,
+    truth_items: np.ndarray | None = None,
+    features_columns: Mapping[str, str] | None = None,
 ) -> Result:
     """Compute ``specs`` from the engine's lists and add them to ``result`` (in place, also
-    returned), the summary and metrics in the ``requested`` order.
+    returned), the summary and metrics in the ``requested`` order. ``truth`` holds each
+    list's relevant items; ``truth_items`` every truth item (the catalogue's, whatever the
+    relevance threshold).
     """
     opts = resolve(profile, beyond)
     if top is None:  # pragma: no cover - the engine was asked for the lists
         raise ReceValError("the engine returned no top-k lists")
-    top_mine, ctx = build(top, n_list, decode, user_ids, truth, train, item_features, opts)
+    top_mine, ctx = build(top, n_list, decode, user_ids, truth, train, item_features, opts,
+                          truth_items=truth_items, features_columns=features_columns)
     per_user, summary = compute(specs, top_mine, ctx, opts)
     empty = options.empty if opts.empty == "inherit" else opts.empty
     names = [s.name for s in specs if s.name in per_user]

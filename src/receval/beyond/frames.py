@@ -9,6 +9,7 @@ and the features' (integer and text ids of different sources are compared as tex
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -50,14 +51,21 @@ def _one_space(arrays: list[np.ndarray]) -> list[np.ndarray]:
     return arrays
 
 
-def read_features(item_features: Any, item_col: str = "item"
+def read_features(item_features: Any, item_col: str = "item", *,
+                  columns: Mapping[str, str] | None = None
                   ) -> tuple[np.ndarray, np.ndarray]:
-    """``(item ids, (n, F) float matrix)`` from a features table.
+    """``(item ids, (n, F) float matrix)`` from the item features: a path (read by
+    :func:`receval.io.features.read_item_features`, as the command line reads it), a frame
+    or a dict. The one place that says what the values mean, for files and frames alike.
 
-    Accepted: a dict item -> vector (embedding) or item -> category / list of categories; a
-    DataFrame with ``item_col`` and one other column of vectors, categories or lists of
-    categories (several rows per item add categories); or ``item_col`` plus numeric columns
-    (an embedding per row). Categories become a multi-hot row.
+    ``columns`` (``item_features_columns``: ``{"item": "movieId", "features": "genres"}``)
+    names the item column (default ``item_col``) and the feature column. Without a feature
+    column named, the columns besides the item are: numeric columns (an embedding per row),
+    or exactly one column of vectors, categories or lists of categories; several candidate
+    columns that are not all numeric are an error naming ``item_features_columns``, never a
+    silent pick. A dict maps item -> vector (embedding) or item -> category / list of
+    categories. Categories become a multi-hot row; a text value ``"a|b"`` is the categories
+    ``a`` and ``b`` (MovieLens genres); several rows of one item add categories.
 
     Example:
         >>> ids, m = read_features({"a": ["x", "y"], "b": "y"})
@@ -66,22 +74,41 @@ def read_features(item_features: Any, item_col: str = "item"
         >>> read_features(pd.DataFrame({"item": [1, 2], "f0": [0.5, 1.0], "f1": [1, 0]}))[1]
         array([[0.5, 1. ],
                [1. , 0. ]])
+        >>> read_features(pd.DataFrame({"item": [1, 2], "genres": ["x|y", "y"]}))[1].tolist()
+        [[1.0, 1.0], [0.0, 1.0]]
     """
+    from receval.io.features import features_columns, read_item_features
+
+    item_col, feature = features_columns(columns, item_col)
+    if isinstance(item_features, str | Path):
+        table = read_item_features(item_features, columns={"item": item_col, **(
+            {"features": feature} if feature is not None else {})})
+        item_features, item_col = table.to_pandas(), "item"
     if isinstance(item_features, Mapping):
         frame = pd.DataFrame({item_col: list(item_features.keys()),
                               "features": list(item_features.values())})
     elif isinstance(item_features, pd.DataFrame):
         frame = item_features
     else:
-        raise ReceValError(f"item_features must be a DataFrame or a dict item -> features; "
-                           f"got {type(item_features).__name__}")
+        raise ReceValError(f"item_features must be a path, a DataFrame or a dict item -> "
+                           f"features; got {type(item_features).__name__}")
     if item_col not in frame.columns:
         raise ReceValError(f"item_features has no column {item_col!r} (columns: "
+                           f"{', '.join(map(str, frame.columns))}); name it with "
+                           f"item_features_columns={{'item': NAME}} / --item-features-columns "
+                           f"item=NAME")
+    if feature is not None and feature not in frame.columns:
+        raise ReceValError(f"item_features has no column {feature!r} (columns: "
                            f"{', '.join(map(str, frame.columns))})")
-    others = [c for c in frame.columns if c != item_col]
+    others = [feature] if feature is not None else [c for c in frame.columns if c != item_col]
     if not others:
         raise ReceValError("item_features has no feature column besides the item")
     numeric = all(pd.api.types.is_numeric_dtype(frame[c]) for c in others)
+    if len(others) > 1 and not numeric:
+        raise ReceValError(
+            f"item_features has {len(others)} candidate feature columns "
+            f"({', '.join(map(repr, others))}): name the one to use with "
+            f"item_features_columns={{'features': NAME}} / --item-features-columns features=NAME")
     ids = plain_ids(frame[item_col].to_numpy())
     if numeric and (len(others) > 1 or not frame[others[0]].map(np.ndim).any()):
         matrix = frame[others].to_numpy(dtype=np.float64)
@@ -98,9 +125,10 @@ def read_features(item_features: Any, item_col: str = "item"
     # categories: one per row, or a list per row
     rows, cats = [], []
     for r, v in enumerate(col):
-        values = v if isinstance(v, list | tuple | np.ndarray | set) else [v]
+        values = v if isinstance(v, list | tuple | np.ndarray | set) else \
+            v.split("|") if isinstance(v, str) else [v]
         for c in values:
-            if c is None or (isinstance(c, float) and np.isnan(c)):
+            if c is None or c == "" or (isinstance(c, float) and np.isnan(c)):
                 continue
             rows.append(r)
             cats.append(c)
@@ -149,13 +177,17 @@ def build(
     options: BeyondOptions,
     *,
     item_col: str = "item",
+    truth_items: np.ndarray | None = None,
+    features_columns: Mapping[str, str] | None = None,
 ) -> tuple[np.ndarray, Context]:
     """Recode an evaluation's lists into a fresh item space and build its context.
 
-    ``top_codes`` (``(U, K)``) and ``truth`` (a per-row CSR ``(indptr, codes)``) hold codes
-    that ``decode`` turns into ids; the first ``n_list`` entries of each row are the list
-    (``-1`` can be a real id); ``row_users`` the rows' user ids; ``train`` ``(user ids,
-    item ids)``.
+    ``top_codes`` (``(U, K)``) and ``truth`` (a per-row CSR ``(indptr, codes)`` of each row's
+    relevant items) hold codes that ``decode`` turns into ids; the first ``n_list`` entries
+    of each row are the list (``-1`` can be a real id); ``row_users`` the rows' user ids;
+    ``train`` ``(user ids, item ids)``. ``truth_items``: the codes of every truth item,
+    relevant or not (the catalogue ``train+truth`` takes them, so it does not move with the
+    relevance threshold); by default the relevant ones of ``truth``.
 
     Example:
         >>> ids = np.array(["x", "y", "z"], dtype=object)
@@ -171,8 +203,9 @@ def build(
     valid = np.arange(width)[None, :] < np.minimum(np.asarray(n_list), width)[:, None]
     t_ptr = truth[0] if truth is not None else np.zeros(n_rows + 1, np.int64)
     t_codes = np.asarray(truth[1] if truth is not None else [], dtype=np.int64)
+    all_truth = t_codes if truth_items is None else np.asarray(truth_items, dtype=np.int64)
     shown = top_codes[valid]
-    every = np.concatenate([shown, t_codes])
+    every = np.concatenate([shown, t_codes, all_truth])
     lo = int(every.min()) if len(every) else 0
     span = int(every.max()) - lo + 1 if len(every) else 0
     dense = span <= 4 * len(every) + 1_000_000  # codes from a dense dictionary: a table
@@ -184,7 +217,7 @@ def build(
     train_users = train_items = None
     if train is not None:
         train_users, train_items = plain_ids(train[0]), plain_ids(train[1])
-    feat_ids, feat_matrix = (read_features(item_features, item_col)
+    feat_ids, feat_matrix = (read_features(item_features, item_col, columns=features_columns)
                              if item_features is not None else (None, None))
     parts = [uniq_ids] + ([train_items] if train_items is not None else []) + (
         [feat_ids] if feat_ids is not None else [])
@@ -206,6 +239,7 @@ def build(
             return my_uniq[np.searchsorted(uniq, codes)]
     top[valid] = recode(shown)
     truth_mine = recode(t_codes) if len(t_codes) else t_codes
+    catalogue_truth = recode(all_truth) if len(all_truth) else all_truth
     pos = 1
     t_user_codes = t_item_codes = None
     row_train = None
@@ -224,7 +258,7 @@ def build(
         features[feat_codes] = feat_matrix
     mask = _catalogue_mask(options.catalogue, n_items,
                            t_item_codes if t_item_codes is not None else np.zeros(0, np.int64),
-                           truth_mine, feat_codes, top[valid])
+                           catalogue_truth, feat_codes, top[valid])
     ctx = context(t_user_codes, t_item_codes, n_items, row_users=row_train,
                   truth=(np.asarray(t_ptr, np.int64), truth_mine) if truth is not None
                   else None, features=features, catalogue=mask)
@@ -243,14 +277,16 @@ def beyond_metrics(
     user_col: str = "user",
     item_col: str = "item",
     score_col: str = "score",
+    item_features_columns: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, float], pd.DataFrame]:
     """Beyond-accuracy metrics of ranked lists given as a frame, without an evaluation:
     ``(summary, per_user)``.
 
     ``lists`` has ``user_col``, ``item_col`` and ``score_col`` (higher first; equal scores
     keep their input order) or a ``rank`` column (1 best). ``train`` and ``truth`` are frames
-    of (user, item) rows. Per-user metrics average over the users of ``lists`` (undefined
-    values skipped); catalogue ones are in the summary only.
+    of (user, item) rows; ``item_features`` and ``item_features_columns`` as
+    :func:`receval.evaluate` takes them. Per-user metrics average over the users of ``lists``
+    (undefined values skipped); catalogue ones are in the summary only.
 
     Example:
         >>> lists = pd.DataFrame({"user": [1, 1, 2, 2], "item": [10, 11, 10, 12],
@@ -308,7 +344,8 @@ def beyond_metrics(
         tf = pd.DataFrame(train) if not isinstance(train, pd.DataFrame) else train
         train_pair = (tf[user_col].to_numpy(), tf[item_col].to_numpy())
     top_mine, ctx = build(top, n_list, lambda c: item_ids[c], plain_ids(np.asarray(users)),
-                          truth_csr, train_pair, item_features, opts, item_col=item_col)
+                          truth_csr, train_pair, item_features, opts, item_col=item_col,
+                          features_columns=item_features_columns)
     per_user, summary = compute(specs, top_mine, ctx, opts)
     out: dict[str, float] = {}
     for spec in specs:

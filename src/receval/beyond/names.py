@@ -30,12 +30,15 @@ class BeyondEntry:
             ``"catalogue"`` (one number over the union of all lists, in the summary only).
         needs: what it reads besides the lists: ``"train"``, ``"features"`` (or co-occurrence
             from ``train``), ``"truth"``.
+        better: ``"higher"``, or ``"lower"`` for the concentration and popularity-bias
+            measures (Gini, ARP, PopREO, PopRSP): which way a significance mark points.
     """
 
     name: str
     aliases: tuple[str, ...]
     reduction: Literal["user", "catalogue"]
     needs: tuple[str, ...]
+    better: Literal["higher", "lower"] = "higher"
 
 
 ENTRIES: dict[str, BeyondEntry] = {e.name: e for e in (
@@ -45,18 +48,18 @@ ENTRIES: dict[str, BeyondEntry] = {e.name: e for e in (
     BeyondEntry("distributional_coverage", ("distributional_coverage", "entropy",
                                             "shannon_entropy", "shannonentropy"),
                 "catalogue", ()),
-    BeyondEntry("gini", ("gini", "gini_index", "giniindex"), "catalogue", ()),
+    BeyondEntry("gini", ("gini", "gini_index", "giniindex"), "catalogue", (), "lower"),
     BeyondEntry("novelty", ("novelty", "miuf", "meaninvuserfreq", "mean_inv_user_freq"),
                 "user", ("train",)),
     BeyondEntry("diversity", ("diversity", "ild", "intra_list_diversity",
                               "intralistdiversity"), "user", ("features",)),
     BeyondEntry("serendipity", ("serendipity",), "user", ("train", "truth")),
     BeyondEntry("ARP", ("arp", "avgrecpopularity", "average_recommendation_popularity"),
-                "user", ("train",)),
+                "user", ("train",), "lower"),
     BeyondEntry("APLT", ("aplt",), "user", ("train",)),
     BeyondEntry("ACLT", ("aclt",), "user", ("train",)),
-    BeyondEntry("PopREO", ("popreo", "pop_reo"), "catalogue", ("train", "truth")),
-    BeyondEntry("PopRSP", ("poprsp", "pop_rsp"), "catalogue", ("train",)),
+    BeyondEntry("PopREO", ("popreo", "pop_reo"), "catalogue", ("train", "truth"), "lower"),
+    BeyondEntry("PopRSP", ("poprsp", "pop_rsp"), "catalogue", ("train",), "lower"),
     BeyondEntry("personalization", ("personalization", "personalisation"), "catalogue", ()),
 )}
 
@@ -110,6 +113,36 @@ def parse_beyond(name: str) -> BeyondSpec | None:
         raise ReceValError(f"metric {name!r}: cutoff k must be a positive integer; got "
                            f"{cut.strip()!r}")
     return BeyondSpec(name=text, metric=metric, k=int(cut))
+
+
+def lower_is_better(name: str) -> bool:
+    """Whether a smaller value of the metric ``name`` (accuracy or beyond accuracy) is better:
+    RMSE and MAE, and the beyond-accuracy entries declared ``better="lower"``.
+
+    Example:
+        >>> lower_is_better("RMSE"), lower_is_better("nDCG@10"), lower_is_better("ARP@10")
+        (True, False, True)
+        >>> lower_is_better("novelty@10")
+        False
+    """
+    from receval.measures.spec import RATING, parse_metric
+
+    spec = parse_beyond(name)
+    if spec is not None:
+        return spec.entry.better == "lower"
+    return parse_metric(name).family in RATING
+
+
+def catalogue_level(name: str) -> bool:
+    """Whether ``name`` is a beyond-accuracy metric of one number over all lists (no
+    per-user values to pair or resample).
+
+    Example:
+        >>> catalogue_level("coverage@10"), catalogue_level("novelty@10"), catalogue_level("P@5")
+        (True, False, False)
+    """
+    spec = parse_beyond(name)
+    return spec is not None and spec.entry.reduction == "catalogue"
 
 
 def split_metrics(names: str | Iterable[str]) -> tuple[list[str], list[BeyondSpec], list[str]]:

@@ -8,6 +8,7 @@ import dataclasses
 import functools
 import re
 import sys
+import typing
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -103,14 +104,19 @@ def _semantics_options(f: Callable[..., Any]) -> Callable[..., Any]:
     from receval import options as core
 
     helps = _option_help()
+    hints = typing.get_type_hints(core.Options)
     names = [field.name for field in dataclasses.fields(core.Options)]
     for name in reversed(names):
+        # the flag's type from the field's annotation (an int field read as text was refused)
+        kinds = set(typing.get_args(hints[name])) - {type(None)} or {hints[name]}
         if name == "relevance_threshold":
             kind: Any = _Threshold()
-        elif name == "score_threshold":
-            kind = float
         elif name in core.CHOICES:
             kind = click.Choice(core.CHOICES[name])
+        elif kinds == {float}:
+            kind = float
+        elif kinds == {int}:
+            kind = int
         else:
             kind = str
         f = click.option(f"--{name.replace('_', '-')}", name, type=kind, default=None,
@@ -192,13 +198,28 @@ def _train_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
-def _metrics_option(default: tuple[str, ...] = DEFAULT_METRICS) -> Callable[..., Any]:
+def _metrics_option(default: tuple[str, ...] = DEFAULT_METRICS, *,
+                    beyond: bool = True) -> Callable[..., Any]:
+    """``-m``; ``beyond=False``: a command that computes no beyond-accuracy metric does not
+    offer them (and refuses them with :func:`_no_beyond`)."""
+    offer = (" beyond accuracy (docs/beyond-accuracy.md): coverage@10, novelty@10, "
+             "diversity@10, gini@10, ... (most need --train)." if beyond else "")
     return click.option(
         "-m", "--metric", "metrics", multiple=True, default=default, show_default=True,
         help="A metric, e.g. P@10, nDCG@5, MAP@10, MRR, F1@10, Rprec, RMSE; 'P@5,10,20' gives "
-             "three cutoffs; beyond accuracy (docs/beyond-accuracy.md): coverage@10, "
-             "novelty@10, diversity@10, gini@10, ... (most need --train). Repeat for more.",
+             f"three cutoffs.{offer} Repeat for more.",
     )
+
+
+def _no_beyond(metrics: tuple[str, ...] | list[str], command: str, why: str) -> None:
+    """A one-line error, before any work, for the first beyond-accuracy metric asked of a
+    command that does not compute them."""
+    from receval.beyond.names import split_metrics
+
+    beyond = split_metrics(list(metrics))[1]
+    if beyond:
+        raise ReceValError(f"{beyond[0].name!r} is a beyond-accuracy metric, which receval "
+                           f"{command} does not compute: {why}")
 
 
 # --- beyond-accuracy metrics (receval.beyond): names, --item-features, --beyond ---------------
@@ -211,11 +232,16 @@ def _beyond_options(f: Callable[..., Any]) -> Callable[..., Any]:
         help="Switches of the beyond-accuracy metrics: a tool's bundle (recommenders, "
              "rectools, evidently) or switches, e.g. novelty_popularity=users,"
              "similarity=cooccurrence (docs/beyond-accuracy.md).")(f)
+    f = click.option(
+        "--item-features-columns", metavar="ROLE=NAME,...", default=None,
+        help="The item features file's columns: item=movieId,features=genres (default: "
+             "--item-col, and the one column besides it, or all numeric ones).")(f)
     return click.option(
         "--item-features", metavar="FILE", default=None,
-        help="Item features for diversity@k / serendipity@k (CSV, TSV or Parquet): an item "
-             "column and one category column (several rows per item, or 'a|b' lists) or "
-             "numeric columns (an embedding per item).")(f)
+        help="Item features for diversity@k / serendipity@k (CSV, TSV, Parquet or JSON "
+             "Lines): an item column and one category column (several rows per item, or "
+             "'a|b' lists) or numeric columns (an embedding per item); several candidate "
+             "columns: name one with --item-features-columns.")(f)
 
 
 def _metric_names(metrics: tuple[str, ...] | list[str]) -> tuple[list[str], list[str]]:
@@ -281,9 +307,19 @@ def _beyond_kwargs(params: dict[str, Any], beyond: list[str]) -> dict[str, Any]:
         kwargs["beyond"] = switches
     elif text:
         kwargs["beyond"] = text
-    if params.get("item_features"):
-        kwargs["item_features"] = _read_item_table(params["item_features"], "--item-features",
-                                                   params.get("item_col") or "item")
+    if params.get("item_features"):  # read once, by receval.io, as Python reads a path
+        from receval.beyond.frames import read_features
+        from receval.io.features import parse_features_flag, read_item_features
+
+        columns = {"item": params.get("item_col") or "item",
+                   **(parse_features_flag(params.get("item_features_columns")) or {})}
+        table = read_item_features(params["item_features"], columns=columns,
+                                   delimiter=params.get("delimiter"))
+        kwargs["item_features"] = table.to_pandas()
+        read_features(kwargs["item_features"])  # a bad file fails before any evaluation
+    elif params.get("item_features_columns"):
+        raise ReceValError("--item-features-columns names the columns of --item-features FILE; "
+                           "pass it too")
     if beyond:
         specs = [s for s in (parse_beyond(n) for n in beyond) if s is not None]
         options = resolve(params.get("profile"), kwargs.get("beyond"))
@@ -304,34 +340,12 @@ def _beyond_kwargs(params: dict[str, Any], beyond: list[str]) -> dict[str, Any]:
 
 
 def _read_item_table(path: str, flag: str, item_col: str = "item") -> Any:
-    """An item table (CSV, TSV or Parquet, by suffix; CSV delimiter sniffed) as a pandas
-    frame with its item column named ``item``; a single text column of ``a|b`` values becomes
-    lists (MovieLens genres)."""
-    import pandas as pd
+    """An item table (``--items``: CSV, TSV, Parquet or JSON Lines) as a pandas frame with its
+    item column named ``item``, read by :mod:`receval.io` (``007`` stays ``007``)."""
+    from receval.io.features import read_item_features
 
-    from receval.io.source import check_file
-
-    file = check_file(path, flag.lstrip("-"))
-    name = file.name.lower().removesuffix(".gz")
-    try:
-        if name.endswith(".parquet"):
-            frame = pd.read_parquet(file)
-        else:
-            frame = pd.read_csv(file, sep="\t" if name.endswith(".tsv") else None,
-                                engine="python")
-    except (ValueError, pd.errors.ParserError) as err:
-        raise ReceValError(f"{flag} {path}: {one_line(str(err))[:200]}") from None
-    if item_col not in frame.columns:
-        raise ReceValError(f"{flag} {path} has no column {item_col!r} (columns: "
-                           f"{', '.join(map(str, frame.columns))}); name it with --item-col")
-    frame = frame.rename(columns={item_col: "item"})
-    others = [c for c in frame.columns if c != "item"]
-    if flag == "--item-features" and len(others) == 1 and not \
-            pd.api.types.is_numeric_dtype(frame[others[0]]) and \
-            frame[others[0]].astype(str).str.contains("|", regex=False).any():
-        frame[others[0]] = frame[others[0]].map(
-            lambda v: [c for c in str(v).split("|") if c] if isinstance(v, str) else v)
-    return frame
+    return read_item_features(path, columns={"item": item_col}, side=flag.lstrip("-"),
+                              fix="--item-col NAME").to_pandas()
 
 
 def _errors_exit_2(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -341,8 +355,12 @@ def _errors_exit_2(command: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **params: Any) -> Any:
+        from receval import checks
+
         try:
-            with warnings.catch_warnings(record=True) as caught:
+            # --silence holds for every warning of the command, the CLI's own included
+            with warnings.catch_warnings(record=True) as caught, \
+                    checks.silence(params.get("silence")):
                 warnings.simplefilter("default")
                 out = command(*args, **params)
             # each distinct warning once (one per model or per call is noise)
@@ -587,7 +605,9 @@ def _reading(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _warn_undefined(models: dict[str, Result]) -> None:
-    """One line per model whose asked metrics were undefined for some users and filled in."""
+    """One warning per model whose asked metrics were undefined for some users and filled
+    in (through :mod:`receval.checks`, so ``--silence undefined`` holds)."""
+    from receval import checks
     from receval.measures.spec import RATING, parse_metric
 
     for name, result in models.items():
@@ -601,8 +621,7 @@ def _warn_undefined(models: dict[str, Result]) -> None:
         text = (f"{prefix}{len(touched)} metric(s) undefined for some users (up to "
                 f"{touched[worst]} users, for {worst}) were set by "
                 f"empty={undefined['policy']!r}; counts.undefined has the count per metric")
-        err_console.print(Text("warning: ", style="yellow") + Text(safe_text(text)),
-                          soft_wrap=True)
+        checks.warn(UndefinedMetricWarning, text)  # --silence undefined holds
 
 
 def _semantics(params: dict[str, Any]) -> dict[str, Any]:

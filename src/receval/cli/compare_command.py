@@ -79,8 +79,7 @@ def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correctio
     receval compare -t test.csv -p pop.csv -p svd.csv -m P@10 -m nDCG@10 --baseline pop
     receval compare -t test.csv -p a.csv -p b.csv -p c.csv --test randomization -f json
     """
-    from receval.beyond.names import parse_beyond
-    from receval.compare import POPULAR
+    from receval.compare import POPULAR, check_pairable
     from receval.compare import compare as compare_models
 
     popular = baseline == POPULAR and not any(Path(p).stem == POPULAR
@@ -91,12 +90,8 @@ def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correctio
         raise ReceValError("compare needs at least two --predictions files")
     _check_columns(params)
     _check_log(params)
-    asked, beyond = _metric_names(metrics)
-    specs = [parse_beyond(n) for n in beyond]
-    catalogue = [s.name for s in specs if s is not None and s.entry.reduction == "catalogue"]
-    if catalogue:
-        raise ReceValError(f"{catalogue[0]!r} is one number over all lists (catalogue level): "
-                           f"no per-user values to pair; receval evaluate shows it")
+    asked, _ = _metric_names(metrics)
+    check_pairable(asked)  # before any file is read
     runs = _evaluate_files(asked, params)
     if popular:
         runs.results[POPULAR] = _popular_result(asked, params, runs)

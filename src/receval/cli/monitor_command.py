@@ -14,6 +14,7 @@ from receval.cli.common import (
     _errors_exit_2,
     _metric_names,
     _metrics_option,
+    _no_beyond,
     _semantics,
     _semantics_options,
     _stdout,
@@ -32,7 +33,7 @@ PLOT_SUFFIXES = (".png", ".svg")
                    "(CSV, TSV, Parquet or JSON Lines).")
 @click.option("--feedback", required=True, metavar="FILE",
               help="What users did: user, item, value, at.")
-@_metrics_option(("P@10", "R@10", "nDCG@10", "MRR"))
+@_metrics_option(("P@10", "R@10", "nDCG@10", "MRR"), beyond=False)
 @click.option("--window", default="7D", show_default=True,
               help="Calendar windows: 7D or W (weeks from Monday, unless --origin), D, 12h, ...")
 @click.option("--step", default=None, metavar="DURATION",
@@ -104,6 +105,8 @@ def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: s
     from receval.io.output import check_outputs
     from receval.io.source import check_file
 
+    _no_beyond(metrics, "monitor", "it has no training data per window (receval evaluate "
+               "--train does)")
     inputs = [check_file(impressions, "impressions"), check_file(feedback, "feedback")]
     from receval.io.output import TABLE_SUFFIXES
     from receval.monitor.state import SUFFIXES

@@ -390,9 +390,18 @@ def torch_device(device: Any = None) -> torch.device:
     Example:
         >>> torch_device("cpu").type
         'cpu'
+        >>> torch_device("gpu0")
+        Traceback (most recent call last):
+        ...
+        receval.exceptions.ReceValError: device 'gpu0' is not a torch device (e.g. 'cpu', \
+'cuda', 'cuda:1')
     """
     if device is not None:
-        return torch.device(device)
+        try:
+            return torch.device(device)
+        except (RuntimeError, TypeError):
+            raise ReceValError(f"device {device!r} is not a torch device (e.g. 'cpu', 'cuda', "
+                               "'cuda:1')") from None
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
@@ -474,7 +483,7 @@ def run_kernel(
         hi = min(lo + step, n_users)
         rows = _list_rows(lists, lo, hi, where, gain)
         if max_list:
-            rows = _cut_rows(rows, max_list, tie_policy)
+            rows = cut_rows(rows, max_list, tie_policy)
         # the judged items need the whole order of the list
         width_b = rows.scores.shape[1]
         block = picture_of_rows(rows, cut_list, tie_policy,
@@ -527,7 +536,7 @@ def run_kernel(
     return picture, audit
 
 
-def _cut_rows(rows: Rows, max_list: int, ties: str) -> Rows:
+def cut_rows(rows: Rows, max_list: int, ties: str) -> Rows:
     """The rows with each list cut to its top ``max_list`` (trec_eval ``-M``), in the order
     the picture ranks them."""
     if rows.scores.shape[1] <= max_list:
@@ -543,14 +552,33 @@ def _cut_rows(rows: Rows, max_list: int, ties: str) -> Rows:
 
 def _judged_in_order(order: torch.Tensor, rows: Rows, lists: dict[str, np.ndarray], lo: int,
                      hi: int, device: torch.device) -> tuple[np.ndarray, ...]:
-    """Ranks (from 1), relevance and rating of the judged items of each list, in rank order
-    (``Picture.judged_*``), from the columns of the whole list in rank order."""
+    """:func:`judged_in_order` of a block of a long table's lists (host arrays)."""
     a, b = int(lists["starts"][lo]), int(lists["starts"][hi])
     width = rows.scores.shape[1]
     rating = torch.full((hi - lo, width), torch.nan, dtype=F64, device=device)
     owner = torch.from_numpy(lists["owner"][a:b] - lo).to(device)
     col = torch.from_numpy(np.arange(b - a) - (lists["starts"][lists["owner"][a:b]] - a))
     rating[owner, col.to(device)] = torch.from_numpy(lists["rating"][a:b]).to(device)
+    return tuple(x.cpu().numpy() for x in judged_in_order(order, rows, rating))
+
+
+def judged_in_order(order: torch.Tensor, rows: Rows,
+                    rating: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Ranks (from 1), relevance and rating of the judged items of each list, in rank order
+    (``Picture.judged_*``), from the columns of the whole list in rank order (``order``) and
+    each column's truth rating (``rating``, NaN: not judged). Shared by long tables and score
+    matrices.
+
+    Example:
+        >>> rows = Rows(scores=torch.tensor([[0.5, 0.9, 0.1]]),
+        ...             valid=torch.ones(1, 3, dtype=torch.bool),
+        ...             rel=torch.tensor([[0.0, 0.0, 1.0]], dtype=torch.float64),
+        ...             gain=torch.tensor([[0.0, 0.0, 1.0]], dtype=torch.float64),
+        ...             n_relevant=torch.tensor([1]))
+        >>> rating = torch.tensor([[2.0, float("nan"), 5.0]], dtype=torch.float64)
+        >>> [x.tolist() for x in judged_in_order(torch.tensor([[1, 0, 2]]), rows, rating)]
+        [[[2, 3]], [[0.0, 1.0]], [[2.0, 5.0]]]
+    """
     inside = order >= 0
     at = order.clamp(min=0)
     r = rating.gather(1, at)
@@ -563,7 +591,7 @@ def _judged_in_order(order: torch.Tensor, rows: Rows, lists: dict[str, np.ndarra
     ranks = torch.where(kept, pick + 1, 0)
     rel = torch.where(kept, rows.rel.gather(1, at).gather(1, pick), 0.0)
     rat = torch.where(kept, r.gather(1, pick), 0.0)
-    return ranks.cpu().numpy(), rel.cpu().numpy(), rat.cpu().numpy()
+    return ranks, rel, rat
 
 
 def _judge_lists(users: np.ndarray, t_indptr: np.ndarray, t_items: np.ndarray,

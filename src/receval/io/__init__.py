@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from receval.io.delimited import read_delimited
 from receval.io.detect import FORMATS, detect_format
+from receval.io.features import read_item_features
 from receval.io.ids import ID_COLUMNS, align_id_types
 from receval.io.jsonl import read_jsonl
 from receval.io.lines import locator
@@ -45,6 +46,7 @@ __all__ = [
     "align_id_types",
     "detect_format",
     "model_names",
+    "read_item_features",
     "read_predictions",
     "read_table",
     "read_truth",

@@ -77,6 +77,7 @@ ENTRY = Entry(
     undefined="no relevant item",
     compute=average_precision,
     extra=_extra,
+    bounds=(0.0, 1.0),
 )
 
 #: AP averaged geometrically over users (trec_eval's ``gm_map``): ``exp(mean(log(max(AP,
@@ -93,4 +94,5 @@ GM_ENTRY = Entry(
     undefined="no relevant item",
     compute=average_precision,
     extra=_extra,
+    bounds=(0.0, 1.0),
 )

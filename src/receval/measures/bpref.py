@@ -62,4 +62,5 @@ ENTRY = Entry(
     undefined="no relevant item",
     compute=bpref,
     ties_average=False,
+    bounds=(0.0, 1.0),
 )

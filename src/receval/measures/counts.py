@@ -51,9 +51,9 @@ def num_ret(pic: Picture, c: int, spec: MetricSpec, options: Options, xp: Any) -
 NUM_REL_ENTRY = Entry(
     family=Family.NUM_REL, name="num_rel", aliases=("num_rel",), cutoff="none",
     reads=("n_relevant",), options=(), reduction="mean", undefined="",
-    compute=num_rel)
+    compute=num_rel, bounds=(0.0, float("inf")))
 
 NUM_RET_ENTRY = Entry(
     family=Family.NUM_RET, name="num_ret", aliases=("num_ret",), cutoff="none",
     reads=("n_list",), options=("protocol",), reduction="mean",
-    undefined="", compute=num_ret)
+    undefined="", compute=num_ret, bounds=(0.0, float("inf")))

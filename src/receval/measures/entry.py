@@ -66,6 +66,10 @@ class Entry:
             <receval.measures.spec.MetricSpec.param>`), in the range, else the default.
         ties_average: whether it is defined under ``ties="average"`` (the families that read
             the judged items' ranks are not).
+        bounds: ``(low, high)`` that every defined per-user value lies in, whatever the
+            options (``None``: not declared); tests/test_conformance_matrix.py checks it.
+        grows_with_k: whether a user's value never decreases as the cutoff grows (the list
+            fixed); checked by the same test.
     """
 
     family: Family
@@ -80,3 +84,5 @@ class Entry:
     extra: Callable[[Options], frozenset[str]] = field(default=_no_extra)
     parameter: tuple[str, float, float, float, bool, bool] | None = None
     ties_average: bool = True
+    bounds: tuple[float, float] | None = None
+    grows_with_k: bool = False

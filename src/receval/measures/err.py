@@ -62,4 +62,6 @@ ENTRY = Entry(
     undefined="no relevant item",
     compute=err,
     ties_average=False,
+    bounds=(0.0, 1.0),
+    grows_with_k=True,
 )

@@ -68,4 +68,5 @@ ENTRY = Entry(
     reduction="mean",
     undefined="no relevant item, or nothing recommended",
     compute=f_measure,
+    bounds=(0.0, 1.0),
 )

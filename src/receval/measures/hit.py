@@ -43,4 +43,6 @@ ENTRY = Entry(
     reduction="mean",
     undefined="no relevant item",
     compute=hit,
+    bounds=(0.0, 1.0),
+    grows_with_k=True,
 )

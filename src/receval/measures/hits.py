@@ -45,4 +45,6 @@ ENTRY = Entry(
     reduction="mean",
     undefined="",
     compute=hits,
+    bounds=(0.0, float("inf")),
+    grows_with_k=True,
 )

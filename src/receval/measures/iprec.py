@@ -102,6 +102,7 @@ ENTRY = Entry(
     compute=iprec,
     parameter=PARAMETER,
     ties_average=False,
+    bounds=(0.0, 1.0),
 )
 
 ELEVEN_ENTRY = Entry(
@@ -115,4 +116,5 @@ ELEVEN_ENTRY = Entry(
     undefined="no relevant item, or nothing recommended",
     compute=eleven_point,
     ties_average=False,
+    bounds=(0.0, 1.0),
 )

@@ -48,4 +48,5 @@ ENTRY = Entry(
     undefined="nothing recommended",
     compute=judged,
     ties_average=False,
+    bounds=(0.0, 1.0),
 )

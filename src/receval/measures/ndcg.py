@@ -50,4 +50,5 @@ ENTRY = Entry(
     reduction="mean",
     undefined="no relevant item, or the ideal DCG is 0 (every relevant gain 0)",
     compute=ndcg,
+    bounds=(0.0, 1.0),
 )

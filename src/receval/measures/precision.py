@@ -50,4 +50,5 @@ ENTRY = Entry(
     reduction="mean",
     undefined="nothing recommended",
     compute=precision,
+    bounds=(0.0, 1.0),
 )

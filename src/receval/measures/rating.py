@@ -77,6 +77,7 @@ RMSE_ENTRY = Entry(
     reduction="pooled",
     undefined="no (user, item) pair with both a rating and a prediction",
     compute=rmse,
+    bounds=(0.0, float("inf")),
 )
 
 MAE_ENTRY = Entry(
@@ -89,6 +90,7 @@ MAE_ENTRY = Entry(
     reduction="pooled",
     undefined="no (user, item) pair with both a rating and a prediction",
     compute=mae,
+    bounds=(0.0, float("inf")),
 )
 
 

@@ -80,6 +80,7 @@ ENTRY = Entry(
     compute=rbp,
     parameter=PARAMETER,
     ties_average=False,
+    bounds=(0.0, 1.0),
 )
 
 RESID_ENTRY = Entry(
@@ -94,4 +95,5 @@ RESID_ENTRY = Entry(
     compute=rbp_residual,
     parameter=PARAMETER,
     ties_average=False,
+    bounds=(0.0, 1.0),
 )

@@ -49,4 +49,5 @@ ENTRY = Entry(
     reduction="mean",
     undefined="no relevant item",
     compute=recall,
+    bounds=(0.0, 1.0),
 )

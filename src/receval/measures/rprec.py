@@ -42,4 +42,5 @@ ENTRY = Entry(
     reduction="mean",
     undefined="no relevant item",
     compute=r_precision,
+    bounds=(0.0, 1.0),
 )

@@ -53,4 +53,5 @@ ENTRY = Entry(
     compute=rprec_mult,
     parameter=PARAMETER,
     ties_average=False,
+    bounds=(0.0, 1.0),
 )

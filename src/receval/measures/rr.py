@@ -47,4 +47,6 @@ ENTRY = Entry(
     reduction="mean",
     undefined="no relevant item",
     compute=reciprocal_rank,
+    bounds=(0.0, 1.0),
+    grows_with_k=True,
 )

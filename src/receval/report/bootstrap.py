@@ -3,9 +3,9 @@
 Users are resampled with replacement (percentile interval), drawn compressed by
 :func:`receval.stats.intervals.bootstrap_means`: multinomial counts of the distinct per-user
 values, exact in distribution and O(distinct values) per resample instead of O(users), the same
-numbers on any thread count. Each (model, metric) pair draws from its own child of
-``numpy.random.SeedSequence(seed)``, so an interval does not change when other models or
-metrics are added after it, nor between runs.
+numbers on any thread count. Each (model, metric) pair draws from its own stream keyed by
+its names (:func:`receval.stats.paired.stream`, as :func:`receval.compare` keys its rows), so
+an interval does not change when models are reordered, added or removed, nor between runs.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import math
 import numpy as np
 
 from receval.result import Result
-from receval.stats.intervals import bootstrap_means
+from receval.stats.intervals import bootstrap_means, percentile_interval
+from receval.stats.paired import stream
 
 
 def bootstrap_ci(
@@ -23,9 +24,10 @@ def bootstrap_ci(
     *,
     confidence: float = 0.95,
     n_resamples: int = 1000,
-    seed: int | np.random.SeedSequence = 0,
+    seed: int | np.random.SeedSequence | np.random.Generator = 0,
 ) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of ``values`` (NaNs left out).
+    """Percentile bootstrap interval of the mean of ``values`` (NaNs left out); ``seed``: a
+    seed, or the stream to draw from (:func:`receval.stats.paired.stream`).
 
     Example:
         >>> lo, hi = bootstrap_ci(np.array([0.0, 1.0] * 50), seed=1)
@@ -40,11 +42,8 @@ def bootstrap_ci(
     x = x[~np.isnan(x)]
     if len(x) == 0:
         return (math.nan, math.nan)
-    sequence = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    means = bootstrap_means(x, n_resamples, np.random.default_rng(sequence))
-    alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(means, [alpha, 1 - alpha])
-    return (float(lo), float(hi))
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    return percentile_interval(bootstrap_means(x, n_resamples, rng), 1 - confidence)
 
 
 def metric_cis(
@@ -66,10 +65,8 @@ def metric_cis(
         >>> metric_cis({"a": r}, ["P@1"], seed=3)[("a", "P@1")]
         (0.0, 1.0)
     """
-    pairs = [(name, m) for name in models for m in metrics]
-    children = np.random.SeedSequence(seed).spawn(len(pairs))
     out: dict[tuple[str, str], tuple[float, float] | None] = {}
-    for (name, metric), child in zip(pairs, children, strict=True):
+    for name, metric in ((name, m) for name in models for m in metrics):
         result = models[name]
         values = result.per_user[metric].to_numpy(dtype=np.float64)
         mean = float(np.nanmean(values)) if (~np.isnan(values)).any() else math.nan
@@ -77,5 +74,6 @@ def metric_cis(
             out[(name, metric)] = None
             continue
         out[(name, metric)] = bootstrap_ci(values, confidence=confidence,
-                                           n_resamples=n_resamples, seed=child)
+                                           n_resamples=n_resamples,
+                                           seed=stream(seed, "interval", name, metric))
     return out

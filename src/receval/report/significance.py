@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from receval.measures.spec import RATING, parse_metric
+from receval.beyond.names import catalogue_level, lower_is_better
 from receval.result import Result
 from receval.stats.corrections import adjust
 from receval.stats.paired import paired, stream
@@ -45,7 +45,8 @@ class Significance:
             ``delta`` (model - baseline), ``ci_low``, ``ci_high``, ``p_value``, ``p_adjusted``,
             ``n``.
         options: ``test``, ``correction``, ``alpha``, ``resamples``, ``seed``.
-        skipped: metrics not tested (their summary is not a mean of per-user values).
+        skipped: metrics not tested (their summary is not a mean of per-user values; the
+            catalogue-level beyond-accuracy metrics among them, shown per model unmarked).
     """
 
     letters: dict[str, str]
@@ -74,8 +75,13 @@ class Significance:
             text += (f"; intervals: paired bootstrap percentile, {o['resamples']:,} resamples, "
                      f"seed {o['seed']}")
         text += "); no mark: no significant difference"
-        if self.skipped:
-            text += f"; not tested (not a mean over users): {', '.join(self.skipped)}"
+        catalogue = [m for m in self.skipped if catalogue_level(m)]
+        others = [m for m in self.skipped if m not in catalogue]
+        if others:
+            text += f"; not tested (not a mean over users): {', '.join(others)}"
+        if catalogue:
+            text += (f"; not tested (one number over all lists, no per-user values): "
+                     f"{', '.join(catalogue)}")
         return text
 
 
@@ -96,6 +102,8 @@ def _letter(i: int) -> str:
 
 
 def _per_user_mean(result: Result, metric: str) -> bool:
+    if catalogue_level(metric) or metric not in result.per_user.columns:
+        return False
     values = result.per_user[metric].to_numpy(dtype=np.float64)
     if not (~np.isnan(values)).any():
         return False
@@ -155,7 +163,7 @@ def significance(models: dict[str, Result], metrics: Sequence[str], *, test: str
     for r in table.itertuples(index=False):
         if not r.p_adjusted < alpha or r.delta == 0:
             continue
-        lower_better = parse_metric(str(r.metric)).family in RATING
+        lower_better = lower_is_better(str(r.metric))
         winner, loser = (r.model, r.baseline) if (r.delta > 0) != lower_better else \
             (r.baseline, r.model)
         marks[(winner, r.metric)] = "".join(sorted(marks[(winner, r.metric)] + letters[loser]))

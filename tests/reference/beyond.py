@@ -1,0 +1,142 @@
+"""A plain-Python reference for receval's beyond-accuracy metrics under their default switches,
+typed in from the definitions of docs/beyond-accuracy.md ("Definitions"), one list at a time,
+with sets and loops: nothing here imports receval.
+
+Inputs: ``lists`` user -> the ranked top-k list (a list of items, possibly shorter than k),
+``train`` (user, item) rows, ``relevant`` user -> their relevant truth items, ``truth_items``
+every item of the truth (relevant or not), ``features`` item -> a set of categories.
+
+Defaults (``BeyondOptions()``): the catalogue ``I`` is the training items plus every truth
+item; coverage is the share of ``I`` listed (items outside ``I`` dropped); entropy in base 2
+over the recommended items; Gini over ``I`` plus the recommended items (unexposed: 0), ``G``
+with denominator n; novelty ``-log2 p``, p = the item's training rows / all training rows, a
+cold item adding 0 but counting; diversity 1 - the mean cosine of the multi-hot categories (a
+list shorter than two: undefined); serendipity "auralist" with the truth's relevant items;
+ARP on training rows (cold: 0); the short head holds 80% of the training rows.
+
+Entry point: :func:`beyond_value` -> ``(summary value, {user: value or None})``; ``None`` per
+user for the catalogue-level metrics (they are one number over all lists).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from itertools import combinations
+
+#: the metrics of one number over all lists
+CATALOGUE = ("coverage", "distributional_coverage", "gini", "personalization", "PopREO",
+             "PopRSP")
+#: every metric this reference defines (canonical names, as receval's beyond registry names
+#: them)
+DEFINED = (*CATALOGUE, "novelty", "diversity", "serendipity", "ARP", "APLT", "ACLT")
+HEAD_SHARE = 0.8
+
+
+def _cosine(a: set[object], b: set[object]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / math.sqrt(len(a) * len(b))
+
+
+def _mean(xs: Sequence[float]) -> float | None:
+    return sum(xs) / len(xs) if xs else None
+
+
+def beyond_value(
+    metric: str,
+    k: int,
+    lists: Mapping[object, list[object]],
+    train: Sequence[tuple[object, object]],
+    relevant: Mapping[object, set[object]],
+    truth_items: set[object],
+    features: Mapping[object, set[object]],
+) -> tuple[float | None, dict[object, float | None]]:
+    """The metric over ``lists`` (each already cut to its top k): the catalogue value, or
+    (``None``, the per-user values) for a per-user metric."""
+    lists = {u: list(items[:k]) for u, items in lists.items()}
+    catalogue = {i for _, i in train} | set(truth_items)
+    exposure = Counter(i for items in lists.values() for i in items)
+    pop = Counter(i for _, i in train)  # training rows per item
+    total_rows = len(train)
+    train_of: dict[object, set[object]] = {}
+    for u, i in train:
+        train_of.setdefault(u, set()).add(i)
+    # the short head: items by popularity, descending, the shortest prefix with 80% of it;
+    # the long tail: every other item, cold ones included
+    ranked = sorted(pop, key=lambda i: -pop[i])
+    head: set[object] = set()
+    held = 0
+    for item in ranked:
+        if held >= HEAD_SHARE * total_rows:
+            break
+        head.add(item)
+        held += pop[item]
+
+    if metric == "coverage":
+        return len(set(exposure) & catalogue) / len(catalogue), {}
+    if metric == "distributional_coverage":
+        slots = sum(exposure.values())
+        return -sum(x / slots * math.log2(x / slots) for x in exposure.values()), {}
+    if metric == "gini":
+        values = sorted([exposure.get(i, 0) for i in catalogue | set(exposure)])
+        n = len(values)
+        total = sum(values)
+        if total == 0:
+            return None, {}
+        return sum((2 * (j + 1) - n - 1) * x for j, x in enumerate(values)) / (n * total), {}
+    if metric == "personalization":
+        users = [u for u, items in lists.items() if items]
+        pairs = list(combinations(users, 2))
+        if not pairs:
+            return None, {}
+        overlap = [len(set(lists[a]) & set(lists[b])) / k for a, b in pairs]
+        return 1 - sum(overlap) / len(overlap), {}
+    if metric in ("PopRSP", "PopREO"):
+        rates = []
+        for group in (head, catalogue - head):
+            if metric == "PopRSP":
+                num = sum(len(set(items) & group) for items in lists.values())
+                den = sum(len((group & catalogue) - train_of.get(u, set())) for u in lists)
+            else:
+                num = sum(len(set(items) & group & relevant.get(u, set()))
+                          for u, items in lists.items())
+                den = sum(len((group & relevant.get(u, set())) - train_of.get(u, set()))
+                          for u in lists)
+            if den == 0:
+                return None, {}
+            rates.append(num / den)
+        mean = sum(rates) / 2
+        std = math.sqrt(sum((r - mean) ** 2 for r in rates) / 2)
+        return (std / mean if mean else None), {}
+
+    per_user: dict[object, float | None] = {}
+    for u, items in lists.items():
+        if metric == "novelty":
+            per_user[u] = _mean([-math.log2(pop[i] / total_rows) if pop[i] else 0.0
+                                 for i in items])
+        elif metric == "ARP":
+            per_user[u] = _mean([float(pop[i]) for i in items])
+        elif metric == "APLT":
+            per_user[u] = _mean([float(i not in head) for i in items])
+        elif metric == "ACLT":
+            per_user[u] = float(sum(i not in head for i in items))
+        elif metric == "diversity":
+            pairs = list(combinations(items, 2))
+            sims = [_cosine(features.get(a, set()), features.get(b, set())) for a, b in pairs]
+            per_user[u] = None if not pairs else 1 - sum(sims) / len(sims)
+        elif metric == "serendipity":
+            history = train_of.get(u, set())
+            if not history or not items:
+                per_user[u] = None
+                continue
+            terms = []
+            for i in items:
+                unexpected = 1 - sum(_cosine(features.get(i, set()), features.get(j, set()))
+                                     for j in history) / len(history)
+                terms.append(unexpected * (1.0 if i in relevant.get(u, set()) else 0.0))
+            per_user[u] = sum(terms) / len(terms)
+        else:
+            raise ValueError(f"the beyond reference does not define {metric!r}")
+    return None, per_user
