@@ -244,7 +244,7 @@ def _warn_weights(target: str, rows: list[dict[str, Any]]) -> None:
     for row in rows:
         if row["estimator"] not in UNNORMALISED or not np.isfinite(row["ess"]):
             continue
-        n = row["n_rows"] if row["estimator"] != "sips" else row["n_requests"]
+        n = row["n_requests"] if row["estimator"] in ("sips", "pi") else row["n_rows"]
         # a tiny log always has a large largest share: the share rule needs 100 rows
         if row["ess"] < ESS_SHARE * n or (row["max_weight_share"] > MAX_SHARE and n >= 100):
             warn(OffPolicyWeightsWarning,

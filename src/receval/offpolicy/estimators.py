@@ -208,6 +208,30 @@ def rips(ctx: Context) -> Terms:
     return Terms(ctx.per_request(w * ctx.log.reward), weights=w)
 
 
+def sn_sips(ctx: Context) -> Terms:
+    """Self-normalised standard slate IPS (OBP ``SelfNormalizedSlateStandardIPS``):
+    V = sum_i W_i sum_k r_ik / sum_i W_i. Consistent under SIPS's conditions, biased in small
+    samples, far less variable. OBP divides by the mean of W over rows; here over requests
+    (the same when every list has the same length)."""
+    t = sips(ctx)
+    w = t.weights
+    assert w is not None
+    ones = np.ones(ctx.log.n_requests)
+    return Terms(np.zeros(ctx.log.n_requests), [(t.c, w, ones)], weights=w)
+
+
+def sn_rips(ctx: Context) -> Terms:
+    """Self-normalised RIPS (OBP ``SelfNormalizedSlateRewardInteractionIPS``): per position
+    k, sum_i W_i(1..k) r_ik / sum_i W_i(1..k), times n_k / n. Consistent under RIPS's
+    conditions, biased in small samples."""
+    w = rips(ctx).weights
+    assert w is not None
+    wr = w * ctx.log.reward
+    ratios = [(a, b, m) for (a, m), (b, _) in zip(ctx.by_position(wr), ctx.by_position(w),
+                                                  strict=True)]
+    return Terms(np.zeros(ctx.log.n_requests), ratios, weights=w)
+
+
 def pi(ctx: Context) -> Terms:
     """Pseudo-inverse estimator (Swaminathan et al. 2017, "Off-policy evaluation for slate
     recommendation"; VW estimators ``slates/pseudo_inverse.py``):
@@ -248,5 +272,6 @@ def _column(values: np.ndarray | None, estimator: str, column: str) -> np.ndarra
 #: the estimators by name
 ESTIMATORS: dict[str, Callable[[Context], Terms]] = {
     "ips": ips, "snips": snips, "dm": dm, "dr": dr, "sndr": sndr, "switch_dr": switch_dr,
-    "iips": iips, "sips": sips, "rips": rips, "pi": pi, "pbm": pbm,
+    "iips": iips, "sips": sips, "rips": rips, "sn_sips": sn_sips, "sn_rips": sn_rips,
+    "pi": pi, "pbm": pbm,
 }
