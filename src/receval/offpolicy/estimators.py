@@ -39,9 +39,11 @@ class Terms:
     weights: np.ndarray | None = None
 
     def value(self) -> float:
+        """The estimate; NaN when a self-normalised part has no weight at all (0 / 0)."""
         v = float(np.mean(self.c))
         for a, b, m in self.ratios:
-            v += float(np.mean(a)) * float(np.mean(m)) / float(np.mean(b))
+            bb = float(np.mean(b))
+            v = v + float(np.mean(a)) * float(np.mean(m)) / bb if bb != 0 else float("nan")
         return v
 
 

@@ -149,7 +149,7 @@ def _theta(theta: np.ndarray | None, length: np.ndarray) -> np.ndarray:
     """theta_1..theta_Lmax (ones when None)."""
     top = int(length.max())
     if theta is None:
-        return np.ones(top + 1)
+        return np.concatenate([[0.0], np.ones(top)])
     t = np.asarray(theta, dtype=np.float64)
     if t.size < top:
         raise ReceValError(f"examination= has {t.size} value(s) but the log has position {top}")
@@ -228,7 +228,14 @@ def _from_table(name: str, table: pd.DataFrame, log: Log, items: ItemCodes) -> R
     def on_log(column: str) -> np.ndarray | None:
         if column not in frame.columns:
             return None
-        values = _number(frame, column, what)
+        # read on the rows the log holds; elsewhere (other items) the column may be empty
+        values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=np.float64)
+        used = np.zeros(len(frame), dtype=bool)
+        used[at[hit]] = True
+        bad = used & ~((values >= 0) & (values <= 1))
+        if bad.any():
+            raise _first_bad(frame, bad, f"on a logged row with a {column!r} that is not a "
+                             "probability in [0, 1]", what)
         return np.where(hit, values[np.maximum(at, 0)], 0.0)
 
     p = np.where(hit, prob[np.maximum(at, 0)], 0.0)
@@ -236,6 +243,8 @@ def _from_table(name: str, table: pd.DataFrame, log: Log, items: ItemCodes) -> R
     unlogged = positive & (item >= items.n_logged)
     support = int(np.unique(req[unlogged]).size)
     prefix, slate = on_log("probability_prefix"), on_log("probability_slate")
+    if slate is not None:  # one value per list: the one on its last logged row
+        slate = slate[np.repeat(log.starts[1:] - 1, log.length)]
 
     def mass(by_position: bool, theta: np.ndarray | None) -> pd.DataFrame:
         within = positive & (pos <= log.length[req])
