@@ -15,7 +15,7 @@ import pytest
 from receval.offpolicy import Policy, estimate
 
 sys.path.insert(0, str(Path(__file__).parent / "reference"))
-import offpolicy_oracle as oracle  # noqa: E402
+import offpolicy_oracle as oracle
 
 TOL = 1e-10
 ITEMS = [f"i{j}" for j in range(8)]

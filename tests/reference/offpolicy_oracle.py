@@ -165,6 +165,7 @@ def normal_se_snips_one_slot(log: list[list[Row]], target: list[TargetOnRequest]
     n = len(log)
     w = [target[i].marginal(req[0].item, 1) / req[0].mu for i, req in enumerate(log)]
     r = [req[0].reward for req in log]
-    v = sum(a * b for a, b in zip(w, r)) / sum(w)
+    v = sum(a * b for a, b in zip(w, r, strict=True)) / sum(w)
     wbar = _mean(w)
-    return math.sqrt(sum((a * (b - v)) ** 2 for a, b in zip(w, r)) / (n * (n - 1) * wbar ** 2))
+    squares = sum((a * (b - v)) ** 2 for a, b in zip(w, r, strict=True))
+    return math.sqrt(squares / (n * (n - 1) * wbar ** 2))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,10 +13,12 @@ import pandas as pd
 
 from receval.checks import OffPolicyWeightsWarning, silence, warn
 from receval.exceptions import ReceValError
+from receval.io.formulas import neutralise_cell
 from receval.offpolicy.estimators import ESTIMATORS, Context, Terms
 from receval.offpolicy.intervals import bootstrap, normal
 from receval.offpolicy.logs import Log, _first_bad, _number, read_log
 from receval.offpolicy.policies import ItemCodes, Resolved, _join, resolve
+from receval.scalars import plain
 
 #: the options ``estimate`` takes besides its named arguments
 OPTIONS = ("clip", "switch_threshold", "rule", "epsilon", "temperature", "examination",
@@ -46,9 +50,40 @@ class OffPolicyResult:
     def __repr__(self) -> str:
         return f"OffPolicyResult(\n{self.table.to_string(index=False)}\n)"
 
+    def to_csv(self) -> str:
+        """The table as CSV (text cells that a spreadsheet would run as formulas neutralised).
+
+        Example:
+            >>> import pandas as pd
+            >>> r = OffPolicyResult(pd.DataFrame({"target": ["=a"], "value": [0.5]}))
+            >>> r.to_csv().splitlines()
+            ['target,value', "'=a,0.5"]
+        """
+        table = self.table.copy()
+        for column in ("target", "estimator"):
+            if column in table.columns:
+                table[column] = table[column].map(lambda v: neutralise_cell(str(v)))
+        return str(table.to_csv(index=False, float_format="%.17g"))
+
+    def to_json(self) -> str:
+        """The estimates and the options as JSON (NaN as null).
+
+        Example:
+            >>> import pandas as pd, json
+            >>> json.loads(OffPolicyResult(pd.DataFrame({"value": [float("nan")]})).to_json())
+            {'estimates': [{'value': None}], 'options': {}}
+        """
+        rows = [{k: (None if isinstance(v, float) and not math.isfinite(v) else plain(v))
+                 for k, v in row.items()} for row in self.table.to_dict(orient="records")]
+        return json.dumps({"estimates": rows, "options": self.options}, default=str)
+
+
+#: the default estimators; dr is left out (and the options say so) when no reward model is given
+DEFAULT_ESTIMATORS = ("ips", "snips", "dr")
+
 
 def estimate(log: Any, targets: Mapping[str, Any], *,
-             estimators: Iterable[str] = ("ips", "snips", "dr"),
+             estimators: Iterable[str] = DEFAULT_ESTIMATORS,
              reward_model: pd.DataFrame | None = None, seed: int = 0,
              n_resamples: int = 1000, **options: Any) -> OffPolicyResult:
     """Off-policy estimates of each target's value (expected total reward per served list)
@@ -62,7 +97,8 @@ def estimate(log: Any, targets: Mapping[str, Any], *,
     :class:`~receval.offpolicy.Policy`. ``reward_model``: ``request``, ``item``, ``position``
     (optional: the same prediction at every position), ``prediction``. Options: ``clip``,
     ``switch_threshold`` (10), ``rule`` / ``epsilon`` / ``temperature`` (score tables),
-    ``examination`` and ``logger`` (pbm), ``alpha`` (0.05), ``silence``.
+    ``examination`` and ``logger`` (pbm), ``alpha`` (0.05), ``silence``. Left at its default,
+    ``estimators`` drops ``dr`` when no reward model is given (``options["left_out"]`` says so).
 
     Example:
         >>> import pandas as pd
@@ -84,6 +120,9 @@ def estimate(log: Any, targets: Mapping[str, Any], *,
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 0:
         raise ReceValError(f"n_resamples must be a non-negative integer, got {n_resamples!r}")
     names = [estimators] if isinstance(estimators, str) else list(estimators)
+    left_out = []
+    if estimators is DEFAULT_ESTIMATORS and reward_model is None:
+        names, left_out = ["ips", "snips"], ["dr (no reward_model)"]
     bad = [e for e in names if e not in ESTIMATORS]
     if bad or not names:
         raise ReceValError(f"unknown estimator {bad[0] if bad else None!r}; known: "
@@ -116,7 +155,7 @@ def estimate(log: Any, targets: Mapping[str, Any], *,
     table = pd.DataFrame(rows, columns=list(COLUMNS))
     used = {"estimators": names, "seed": seed, "n_resamples": n_resamples, "alpha": alpha,
             "clip": clip, "switch_threshold": threshold,
-            "ci_method": "bootstrap percentile over requests"}
+            "ci_method": "bootstrap percentile over requests", "left_out": left_out}
     return OffPolicyResult(table, used)
 
 

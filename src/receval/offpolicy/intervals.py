@@ -45,7 +45,8 @@ def _resample_block(lo: int, hi: int, table: np.ndarray, key: np.uint64,
                     out[b, j] += c * table[i, j]
 
 
-def _columns(terms: list[Terms]) -> tuple[np.ndarray, list[tuple[int, list[tuple[int, ...]]]]]:
+def _columns(terms: list[Terms]
+             ) -> tuple[np.ndarray, list[tuple[int, list[tuple[int, int, int]]]]]:
     """The distinct per-request columns of all terms (shared arrays once) and, per term, the
     index of its ``c`` and of each (a, b, m)."""
     index: dict[int, int] = {}

@@ -113,8 +113,9 @@ def read_log(log: pd.DataFrame) -> Log:
             frame = frame.assign(request=list(zip(frame["user"], frame["served_at"],
                                                   strict=True)))
         else:
+            columns = ", ".join(map(str, log.columns))
             raise ReceValError("log has no column 'request' (one served list), nor 'user' and "
-                               f"'served_at' to make it; columns: {', '.join(map(str, log.columns))}")
+                               f"'served_at' to make it; columns: {columns}")
     missing = [c for c in REQUIRED if c not in frame.columns]
     if missing:
         raise ReceValError(f"log has no column {missing[0]!r}; columns: "

@@ -280,7 +280,7 @@ def _from_scores(name: str, policy: Policy, log: Log, items: ItemCodes) -> Resol
     n_req = log.n_requests
     n_cand = np.bincount(req, minlength=n_req).astype(np.int64)
     cstart = np.concatenate([[0], np.cumsum(n_cand)]).astype(np.int64)
-    rank = np.arange(req.size) - cstart[req] + 1
+    rank: np.ndarray = np.arange(req.size) - cstart[req] + 1
     rule = policy.rule
     temp = policy.temperature or 1.0
     # softmax probabilities within request (max subtracted: no overflow)
@@ -289,10 +289,11 @@ def _from_scores(name: str, policy: Policy, log: Log, items: ItemCodes) -> Resol
         top = np.full(n_req, -np.inf)
         np.maximum.at(top, req, z)
         e = np.exp(z - top[req])
-        total = np.bincount(req, weights=e, minlength=n_req)
+        total: np.ndarray = np.bincount(req, weights=e, minlength=n_req)
         p1 = e / total[req]
     else:
-        e = p1 = total = np.zeros(req.size)
+        e = p1 = np.zeros(req.size)
+        total = np.zeros(n_req)
     eps = policy.epsilon or 0.0
     n_items = np.int64(len(items.index) + 1)
     at = _join(log.request * n_items + log.item, req * n_items + item)
@@ -341,10 +342,7 @@ def _from_scores(name: str, policy: Policy, log: Log, items: ItemCodes) -> Resol
         missing = "the log's requests do not all hold positions 1..L without a gap"
     length = log.length[req]
     within = rank <= length
-    if rule == "topk":
-        mass_on = within
-    else:
-        mass_on = np.ones(req.size, dtype=bool)
+    mass_on = within if rule == "topk" else np.ones(req.size, dtype=bool)
     unlogged = mass_on & (item >= items.n_logged)
     support = int(np.unique(req[unlogged]).size)
 
