@@ -94,8 +94,9 @@ def estimate(log: Any, targets: Mapping[str, Any], *,
     name -> a probability table (``request``, ``item``, ``position``, ``probability``; absent
     rows are 0; optionally ``probability_prefix`` / ``probability_slate`` on the logged rows),
     a score table (``request``, ``item``, ``score``) with ``rule=``, or a
-    :class:`~receval.offpolicy.Policy`. ``reward_model``: ``request``, ``item``, ``position``
-    (optional: the same prediction at every position), ``prediction``. Options: ``clip``,
+    :class:`~receval.offpolicy.Policy`. ``reward_model``: ``request``, ``item``, ``position``,
+    ``prediction`` (without ``request``: the same for every request; without ``position``:
+    the same at every position). Options: ``clip``,
     ``switch_threshold`` (10), ``rule`` / ``epsilon`` / ``temperature`` (score tables),
     ``examination`` and ``logger`` (pbm), ``alpha`` (0.05), ``silence``. Left at its default,
     ``estimators`` drops ``dr`` when no reward model is given (``options["left_out"]`` says so).
@@ -202,14 +203,18 @@ class _RewardModel:
     def __init__(self, frame: pd.DataFrame, data: Log, items: ItemCodes) -> None:
         if not isinstance(frame, pd.DataFrame):
             raise ReceValError(f"reward_model must be a table; got {type(frame).__name__}")
-        missing = [c for c in ("request", "item", "prediction") if c not in frame.columns]
+        missing = [c for c in ("item", "prediction") if c not in frame.columns]
         if missing:
             raise ReceValError(f"reward_model has no column {missing[0]!r}; columns: "
                                f"{', '.join(map(str, frame.columns))}")
         frame = frame.reset_index(drop=True)
-        req = data.requests.get_indexer(frame["request"])
+        # without a request column the model is the same for every request
+        self.by_request = "request" in frame.columns
+        req = (data.requests.get_indexer(frame["request"]) if self.by_request
+               else np.zeros(len(frame), np.int64))
         frame = frame[req >= 0].reset_index(drop=True)
         self.data = data
+        self.items = items
         self.by_position = "position" in frame.columns
         self.request = req[req >= 0].astype(np.int64)
         self.item = items.codes(frame["item"])
@@ -227,6 +232,7 @@ class _RewardModel:
 
     def _key(self, req: np.ndarray, item: np.ndarray, pos: np.ndarray) -> np.ndarray:
         pos = pos if self.by_position else np.zeros_like(pos)
+        req = req if self.by_request else np.zeros_like(req)
         return (req * self.n_items + item) * self.top + np.minimum(pos, self.top)
 
     def on_log(self) -> np.ndarray:
@@ -234,9 +240,10 @@ class _RewardModel:
         at = _join(self._key(d.request, d.item, d.position), self.key)
         if (at < 0).any():
             i = int(np.flatnonzero(at < 0)[0])
+            first = plain(d.requests[d.request[i]])
             raise ReceValError(f"reward_model has no prediction for {int((at < 0).sum())} "
-                               f"logged row(s); first: request {d.requests[d.request[i]]!r}, "
-                               f"item {d.items[d.item[i]]!r}, position {d.position[i]}")
+                               f"logged row(s); first: request {first!r}, "
+                               f"item {plain(d.items[d.item[i]])!r}, position {d.position[i]}")
         return self.prediction[at]
 
     def expected(self, target: Resolved) -> np.ndarray:
@@ -252,7 +259,8 @@ class _RewardModel:
                 f"reward_model has no prediction for {int((at < 0).sum())} (request, item"
                 f"{', position' if self.by_position else ''}) row(s) where target "
                 f"{target.name!r} puts mass; first: request "
-                f"{self.data.requests[req[i]]!r}, item code {int(mass['item'].iloc[i])}"
+                f"{plain(self.data.requests[req[i]])!r}, item "
+                f"{plain(self.items.index[int(mass['item'].iloc[i])])!r}"
                 + (f", position {pos[i]}" if self.by_position else ""))
         contrib = mass["probability"].to_numpy() * self.prediction[at]
         return np.bincount(req, weights=contrib, minlength=self.data.n_requests)
