@@ -149,7 +149,7 @@ def estimate(log: Any, targets: Mapping[str, Any], *,
             resolved = resolve(str(target), targets[target], data, items, options=options)
             ctx = _context(data, resolved, model, logger, options, clip, threshold)
             terms = {name: ESTIMATORS[name](ctx) for name in names}
-            intervals = bootstrap(list(terms.values()), n_resamples, seed, str(target), alpha)
+            intervals = bootstrap(list(terms.values()), n_resamples, seed, alpha)
             for (name, term), (low, high) in zip(terms.items(), intervals, strict=True):
                 rows.append(_row(str(target), name, term, low, high, resolved, data, alpha))
             _warn_weights(str(target), rows[-len(names):])
@@ -224,6 +224,7 @@ class _RewardModel:
                          if self.by_position else np.zeros(len(frame), np.int64))
         self.prediction = _number(frame, "prediction", "reward_model")
         self.key = self._key(self.request, self.item, self.position)
+        self.dense: np.ndarray | None = None
         srt = np.sort(self.key)
         if (srt[1:] == srt[:-1]).any():
             dup = pd.Series(self.key).duplicated().to_numpy()
@@ -235,9 +236,22 @@ class _RewardModel:
         req = req if self.by_request else np.zeros_like(req)
         return (req * self.n_items + item) * self.top + np.minimum(pos, self.top)
 
+    def _find(self, req: np.ndarray, item: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        """The model's row of each (request, item, position), else -1: a direct look-up
+        when the model is the same for every request (its keys are small), else a join."""
+        if self.by_request:
+            return _join(self._key(req, item, pos), self.key)
+        if self.dense is None:
+            size = int(self.key.max()) + 1 if self.key.size else 0
+            self.dense = np.full(size, -1, dtype=np.int64)
+            self.dense[self.key] = np.arange(self.key.size)
+        key = self._key(req, item, pos)
+        inside = key < self.dense.size
+        return np.where(inside, self.dense[np.where(inside, key, 0)], -1)
+
     def on_log(self) -> np.ndarray:
         d = self.data
-        at = _join(self._key(d.request, d.item, d.position), self.key)
+        at = self._find(d.request, d.item, d.position)
         if (at < 0).any():
             i = int(np.flatnonzero(at < 0)[0])
             first = plain(d.requests[d.request[i]])
@@ -252,7 +266,7 @@ class _RewardModel:
         mass = mass[mass["probability"].to_numpy() > 0]
         req = mass["request"].to_numpy()
         pos = mass["position"].to_numpy() if self.by_position else np.zeros(len(mass), np.int64)
-        at = _join(self._key(req, mass["item"].to_numpy(), pos), self.key)
+        at = self._find(req, mass["item"].to_numpy(), pos)
         if (at < 0).any():
             i = int(np.flatnonzero(at < 0)[0])
             raise ReceValError(

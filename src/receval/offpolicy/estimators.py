@@ -59,6 +59,9 @@ class Context:
     q_fn: Callable[[], np.ndarray] | None
     dm_fn: Callable[[], np.ndarray] | None
     pbm_fn: Callable[[], np.ndarray] | None
+    _memo: dict[tuple[str, bool], np.ndarray] = field(default_factory=dict)
+    _split: dict[int, list[tuple[np.ndarray, np.ndarray]]] = field(default_factory=dict)
+    _kept: list[np.ndarray] = field(default_factory=list)
 
     def per_request(self, x: np.ndarray) -> np.ndarray:
         return np.add.reduceat(x, self.log.starts[:-1]) if x.size else np.zeros(0)
@@ -70,8 +73,13 @@ class Context:
         return self.log.propensity
 
     def w(self, estimator: str, clipped: bool = True) -> np.ndarray:
-        w = self.target.need("p", estimator) / self.mu(estimator)
-        return np.minimum(w, self.clip) if clipped and self.clip is not None else w
+        """pi / mu on the logged rows (clipped when asked); one array shared by the
+        estimators, so their bootstrap columns are shared too."""
+        if ("w", clipped) not in self._memo:
+            w = self.target.need("p", estimator) / self.mu(estimator)
+            self._memo[("w", clipped)] = (np.minimum(w, self.clip)
+                                          if clipped and self.clip is not None else w)
+        return self._memo[("w", clipped)]
 
     def q(self, estimator: str) -> np.ndarray:
         if self.q_fn is None:
@@ -86,15 +94,24 @@ class Context:
         return self.dm_fn()
 
     def by_position(self, x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Per position k: (x on the row of each request at k, 0 where absent; indicator)."""
+        """Per position k: (x on the row of each request at k, 0 where absent; indicator).
+        The same arrays for the same x, and one indicator per position for all x."""
+        if id(x) in self._split:
+            return self._split[id(x)]
+        if not self._split.get(-1):
+            self._split[-1] = []
+            for k in np.unique(self.log.position):
+                rows = np.flatnonzero(self.log.position == k)
+                m = np.zeros(self.log.n_requests)
+                m[self.log.request[rows]] = 1.0
+                self._split[-1].append((rows, m))
         out = []
-        for k in np.unique(self.log.position):
-            rows = self.log.position == k
+        for rows, m in self._split[-1]:
             v = np.zeros(self.log.n_requests)
-            m = np.zeros(self.log.n_requests)
             v[self.log.request[rows]] = x[rows]
-            m[self.log.request[rows]] = 1.0
             out.append((v, m))
+        self._split[id(x)] = out
+        self._kept.append(x)  # x stays alive, so its id stays its own
         return out
 
 

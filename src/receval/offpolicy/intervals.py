@@ -1,14 +1,15 @@
 """Intervals of an off-policy estimate: a seeded bootstrap over requests and the normal
 (delta-method) interval.
 
-The bootstrap draws n requests with replacement and recomputes every estimator of a target
-from the resampled sums of its per-request terms (:class:`~receval.offpolicy.estimators.Terms`),
-ratios included. Resample b of target t draws from the counter-based stream of
-(key(seed, t), b) (:func:`receval.stats.paired.stream` gives the key, the SplitMix64 stream of
-:mod:`receval.stats.resample` the draws), so a row's interval depends on neither the order of
-the targets nor the other estimators asked for, and is the same on any number of threads
-(each resample is summed in one fixed order by one thread). All estimators of a target share
-its resamples, so their intervals are paired.
+The bootstrap draws n requests with replacement and recomputes every estimator from the
+resampled sums of its per-request terms (:class:`~receval.offpolicy.estimators.Terms`), ratios
+included. Resample b draws from the counter-based stream of (key, b), the key from
+``stream(seed, "offpolicy", "requests")`` (:func:`receval.stats.paired.stream`; the SplitMix64
+draws of :mod:`receval.stats.resample`): every (target, estimator) row sees the same resampled
+requests (common random numbers: rows are paired), so a row's interval depends on neither the
+order of the targets nor the other estimators asked for, and it is the same on any number of
+threads (each resample is summed in one fixed order by one thread). The per-request terms are
+held sparse (most are 0: no click, no weight) and constant columns are not summed.
 """
 
 from __future__ import annotations
@@ -24,29 +25,55 @@ from receval.stats.resample import _run, _uniform
 
 
 @numba.njit(cache=True, nogil=True)
-def _resample_block(lo: int, hi: int, table: np.ndarray, key: np.uint64,
-                    out: np.ndarray) -> None:
-    """Column sums of resamples lo..hi-1 of the rows of ``table`` (n x m): resample b draws n
+def _resample_block(lo: int, hi: int, dense: np.ndarray, indptr: np.ndarray, col: np.ndarray,
+                    val: np.ndarray, key: np.uint64, out: np.ndarray) -> None:
+    """Column sums of resamples lo..hi-1 of n rows, held as a dense block (n x d, its columns
+    first in ``out``) and CSR (indptr, col, val) for the sparse columns: resample b draws n
     row indices from the stream of (key, b), then adds count_i * row_i in row order."""
-    n, m = table.shape
+    n, d = dense.shape
     counts = np.zeros(n, dtype=np.int32)
+    acc = np.zeros(out.shape[1])
     for b in range(lo, hi):
         state = key ^ (np.uint64(b) * np.uint64(0xD1B54A32D192ED03))
         counts[:] = 0
         for _ in range(n):
             state, u = _uniform(state)
             counts[min(int(u * n), n - 1)] += 1
-        for j in range(m):
-            out[b, j] = 0.0
+        acc[:] = 0.0
         for i in range(n):
             c = counts[i]
             if c:
-                for j in range(m):
-                    out[b, j] += c * table[i, j]
+                row = dense[i]
+                for j in range(d):  # contiguous: vectorised, each column summed in row order
+                    acc[j] += c * row[j]
+                for j in range(indptr[i], indptr[i + 1]):
+                    acc[col[j]] += c * val[j]
+        out[b, :] = acc
+
+
+@numba.njit(cache=True, nogil=True)
+def _by_row(n: int, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """CSR from (row, col, value) triples listed column by column (a counting sort by row:
+    within a row the columns stay in order)."""
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    for r in rows:
+        indptr[r + 1] += 1
+    for i in range(n):
+        indptr[i + 1] += indptr[i]
+    fill = indptr[:-1].copy()
+    col = np.empty(rows.size, dtype=np.int32)
+    val = np.empty(rows.size)
+    for t in range(rows.size):
+        at = fill[rows[t]]
+        col[at] = cols[t]
+        val[at] = vals[t]
+        fill[rows[t]] += 1
+    return indptr, col, val
 
 
 def _columns(terms: list[Terms]
-             ) -> tuple[np.ndarray, list[tuple[int, list[tuple[int, int, int]]]]]:
+             ) -> tuple[list[np.ndarray], list[tuple[int, list[tuple[int, int, int]]]]]:
     """The distinct per-request columns of all terms (shared arrays once) and, per term, the
     index of its ``c`` and of each (a, b, m)."""
     index: dict[int, int] = {}
@@ -59,35 +86,63 @@ def _columns(terms: list[Terms]
         return index[id(x)]
 
     layout = [(at(t.c), [(at(a), at(b), at(m)) for a, b, m in t.ratios]) for t in terms]
-    return np.ascontiguousarray(np.stack(cols, axis=1)), layout
+    return cols, layout
 
 
-def bootstrap(terms: list[Terms], n_resamples: int, seed: int, target: str,
-              alpha: float) -> list[tuple[float, float]]:
+#: a column with at least this share of non-zero requests is summed densely
+DENSE_SHARE = 0.25
+#: the name of the random stream of the resamples (with the seed, its only key)
+STREAM = ("offpolicy", "requests")
+
+
+def bootstrap(terms: list[Terms], n_resamples: int, seed: int, alpha: float
+              ) -> list[tuple[float, float]]:
     """The percentile interval of each term's estimate over ``n_resamples`` resamples of the
-    requests, from the stream of (seed, target).
+    requests. Resample b draws the same requests for every term (the stream of the seed
+    alone), so estimates are paired across estimators and targets and a row's interval
+    depends on nothing else in the call.
 
     Example:
         >>> import numpy as np
         >>> t = Terms(np.arange(10.0))
-        >>> bootstrap([t], 200, 0, "x", 0.05) == bootstrap([t], 200, 0, "x", 0.05)
+        >>> bootstrap([t], 200, 0, 0.05) == bootstrap([Terms(np.ones(10)), t], 200, 0, 0.05)[1:]
         True
     """
     if n_resamples <= 0 or not terms:
         return [(float("nan"), float("nan"))] * len(terms)
-    table, layout = _columns(terms)
-    n = table.shape[0]
-    sums = np.empty((n_resamples, table.shape[1]))
-    key = np.uint64(stream(seed, "offpolicy", target).integers(0, 2**63, dtype=np.int64))
-    _run(_resample_block, 0, n_resamples, n_resamples * n * (1 + table.shape[1]), table, key,
-         sums)
-    means = sums / n
+    cols, layout = _columns(terms)
+    n = cols[0].size
+    # a constant column resamples to itself: only the others are summed
+    const = [bool(x.size and np.all(x == x[0])) for x in cols]
+    varying = [j for j, c in enumerate(const) if not c]
+    # columns mostly non-zero go to a dense block, the others to CSR
+    nonzero = {j: np.flatnonzero(cols[j]) for j in varying}
+    dense_cols = [j for j in varying if nonzero[j].size >= DENSE_SHARE * n]
+    sparse_cols = [j for j in varying if nonzero[j].size < DENSE_SHARE * n]
+    slot = {j: s for s, j in enumerate(dense_cols + sparse_cols)}
+    rows = [nonzero[j] for j in sparse_cols]
+    cidx = [np.full(nonzero[j].size, slot[j], dtype=np.int32) for j in sparse_cols]
+    vals = [cols[j][nonzero[j]] for j in sparse_cols]
+    sums = np.zeros((n_resamples, max(len(varying), 1)))
+    if varying:
+        block = (np.ascontiguousarray(np.stack([cols[j] for j in dense_cols], axis=1))
+                 if dense_cols else np.zeros((n, 0)))
+        indptr, col, val = _by_row(n, np.concatenate(rows or [np.zeros(0, np.int64)]),
+                                   np.concatenate(cidx or [np.zeros(0, np.int32)]),
+                                   np.concatenate(vals or [np.zeros(0)]))
+        key = np.uint64(stream(seed, *STREAM).integers(0, 2**63, dtype=np.int64))
+        _run(_resample_block, 0, n_resamples, n_resamples * (n + block.size + val.size), block,
+             indptr, col, val, key, sums)
+
+    def mean(j: int) -> np.ndarray | np.float64:
+        return np.float64(cols[j][0]) if const[j] else sums[:, slot[j]] / n
+
     out = []
     with np.errstate(divide="ignore", invalid="ignore"):
         for c, ratios in layout:
-            v = means[:, c].copy()
+            v = np.zeros(n_resamples) + mean(c)
             for a, b, m in ratios:
-                v += means[:, a] * means[:, m] / means[:, b]
+                v = v + mean(a) * mean(m) / mean(b)
             out.append(percentile_interval(v[np.isfinite(v)], alpha))
     return out
 

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from receval.exceptions import ReceValError
-from receval.offpolicy.logs import Log, _codes, _first_bad, _number
+from receval.offpolicy.logs import Log, _first_bad, _number
 
 RULES = ("topk", "epsilon_greedy", "softmax", "plackett_luce")
 
@@ -71,6 +71,17 @@ class ItemCodes:
         self.index = logged
         self.n_logged = len(logged)
 
+    def sort_rank(self) -> np.ndarray:
+        """Each code's rank among the items in sorted order (code order when they do not
+        sort): ties between scores go to the smaller item."""
+        try:
+            order = np.argsort(self.index.to_numpy(), kind="stable")
+        except TypeError:
+            order = np.arange(len(self.index))
+        rank = np.empty(len(self.index), dtype=np.int64)
+        rank[order] = np.arange(len(self.index))
+        return rank
+
     def codes(self, values: pd.Series) -> np.ndarray:
         codes = self.index.get_indexer(values)
         new = codes < 0
@@ -112,6 +123,94 @@ def _segment_cumsum_before(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
             out[i] = acc
             acc += x[i]
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _rank_groups(starts: np.ndarray, score: np.ndarray, tie: np.ndarray, item: np.ndarray
+                 ) -> tuple[np.ndarray, int]:
+    """Within each group [starts[g], starts[g+1]): the rows ordered by score descending, ties
+    by ``tie`` ascending (a permutation of all rows), and the first row repeating an item of
+    its group (-1 when none)."""
+    perm = np.empty(score.size, dtype=np.int64)
+    dup = -1
+    for g in range(starts.size - 1):
+        s, e = starts[g], starts[g + 1]
+        if e == s:
+            continue
+        idx = np.argsort(-score[s:e], kind="mergesort")
+        # equal scores: insertion sort of each run by the tie key
+        j = 0
+        while j < idx.size:
+            k = j + 1
+            while k < idx.size and score[s + idx[k]] == score[s + idx[j]]:
+                k += 1
+            for a in range(j + 1, k):
+                v = idx[a]
+                b = a - 1
+                while b >= j and tie[s + idx[b]] > tie[s + v]:
+                    idx[b + 1] = idx[b]
+                    b -= 1
+                idx[b + 1] = v
+            j = k
+        for a in range(idx.size):
+            perm[s + a] = s + idx[a]
+        if dup < 0:
+            items = np.sort(item[s:e])
+            for a in range(1, items.size):
+                if items[a] == items[a - 1]:
+                    dup = s + a
+                    break
+    return perm, dup
+
+
+@numba.njit(cache=True, nogil=True)
+def _find_in_groups(log_starts: np.ndarray, log_item: np.ndarray, starts: np.ndarray,
+                    item: np.ndarray) -> np.ndarray:
+    """For each logged row, the row of its request's group holding its item, else -1 (both
+    grouped by request; a linear scan of small groups, a binary search of large ones)."""
+    out = np.full(log_item.size, -1, dtype=np.int64)
+    for g in range(log_starts.size - 1):
+        s, e = starts[g], starts[g + 1]
+        if e == s:
+            continue
+        if e - s <= 64:
+            for r in range(log_starts[g], log_starts[g + 1]):
+                for j in range(s, e):
+                    if item[j] == log_item[r]:
+                        out[r] = j
+                        break
+        else:
+            order = np.argsort(item[s:e])
+            srt = item[s:e][order]
+            for r in range(log_starts[g], log_starts[g + 1]):
+                at = np.searchsorted(srt, log_item[r])
+                if at < srt.size and srt[at] == log_item[r]:
+                    out[r] = s + order[at]
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _softmax_groups(starts: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                 np.ndarray]:
+    """exp(z - the group's max), its sum per group, and the softmax per row."""
+    e = np.empty_like(z)
+    p = np.empty_like(z)
+    total = np.zeros(starts.size - 1)
+    for g in range(starts.size - 1):
+        s, t = starts[g], starts[g + 1]
+        if t == s:
+            continue
+        top = z[s]
+        for j in range(s, t):
+            top = max(top, z[j])
+        acc = 0.0
+        for j in range(s, t):
+            e[j] = np.exp(z[j] - top)
+            acc += e[j]
+        total[g] = acc
+        for j in range(s, t):
+            p[j] = e[j] / acc
+    return e, total, p
 
 
 @dataclass
@@ -267,36 +366,29 @@ def _from_scores(name: str, policy: Policy, log: Log, items: ItemCodes) -> Resol
     frame, req, item, dropped = _encode(what, policy.scores, log, items,
                                         ("request", "item", "score"))
     score = _number(frame, "score", what)
-    # rank within request: score descending, then the item (its code order: sorted values)
-    item_rank_key, _ = _codes(frame["item"])
-    order = np.lexsort((item_rank_key, -score, req))
-    req, item, score = req[order], item[order], score[order]
-    frame = frame.iloc[order].reset_index(drop=True)
-    same = (req[1:] == req[:-1]) & (item[1:] == item[:-1])
-    if same.any():
-        dup = np.zeros(req.size, dtype=bool)
-        dup[1:] = same
-        raise _first_bad(frame, dup, "repeating a (request, item)", what)
+    # rank within request: score descending, ties by the item (in sorted order)
     n_req = log.n_requests
+    if req.size > 1 and (req[1:] < req[:-1]).any():
+        by_request = np.argsort(req, kind="stable")
+        req, item, score = req[by_request], item[by_request], score[by_request]
     n_cand = np.bincount(req, minlength=n_req).astype(np.int64)
     cstart = np.concatenate([[0], np.cumsum(n_cand)]).astype(np.int64)
+    order, dup_at = _rank_groups(cstart, score, items.sort_rank()[item], item)
+    if dup_at >= 0:  # the error path: pandas names the row
+        bad = frame.duplicated(["request", "item"]).to_numpy()
+        raise _first_bad(frame, bad, "repeating a (request, item)", what)
+    req, item, score = req[order], item[order], score[order]
     rank: np.ndarray = np.arange(req.size) - cstart[req] + 1
     rule = policy.rule
     temp = policy.temperature or 1.0
     # softmax probabilities within request (max subtracted: no overflow)
     if rule in ("softmax", "plackett_luce") and req.size:
-        z = score / temp
-        top = np.full(n_req, -np.inf)
-        np.maximum.at(top, req, z)
-        e = np.exp(z - top[req])
-        total: np.ndarray = np.bincount(req, weights=e, minlength=n_req)
-        p1 = e / total[req]
+        e, total, p1 = _softmax_groups(cstart, score / temp)
     else:
         e = p1 = np.zeros(req.size)
         total = np.zeros(n_req)
     eps = policy.epsilon or 0.0
-    n_items = np.int64(len(items.index) + 1)
-    at = _join(log.request * n_items + log.item, req * n_items + item)
+    at = _find_in_groups(log.starts, log.item, cstart, item)
     hit = at >= 0
     a = np.maximum(at, 0)
     lrank = np.where(hit, rank[a], 0)
