@@ -74,6 +74,29 @@ def test_bad_options_and_missing_inputs_are_named() -> None:
         estimate(log, t, estimators=["dr"], reward_model=model, n_resamples=0)
 
 
+def test_repeated_rows_of_a_target_are_named() -> None:
+    log, scores = _small()
+    twice = pd.concat([scores, scores.head(1).assign(score=-5.0)], ignore_index=True)
+    with pytest.raises(ReceValError, match=r"repeating a \(request, item\); first: row 1000"):
+        estimate(log, {"t": Policy(twice)}, n_resamples=0)
+    table = log[["request", "item", "position"]].assign(probability=0.5)
+    with pytest.raises(ReceValError, match=r"repeating a \(request, item, position\)"):
+        estimate(log, {"t": pd.concat([table, table.tail(1)])}, n_resamples=0)
+
+
+def test_ties_in_scores_go_to_the_smaller_item_whatever_the_row_order() -> None:
+    log = pd.DataFrame({"request": [1, 1], "item": ["b", "a"], "position": [1, 2],
+                        "reward": [1.0, 0.0], "propensity": [0.5, 0.5]})
+    scores = pd.DataFrame({"request": [1, 1, 1], "item": ["c", "b", "a"],
+                           "score": [0.5, 0.5, 0.5]})
+    for frame in (scores, scores.iloc[::-1]):
+        row = estimate(log, {"t": Policy(frame)}, estimators=["ips"], n_resamples=0).table
+        assert row["value"].iloc[0] == 0.0  # the target shows (a, b): neither row agrees
+    scores.loc[scores["item"] == "b", "score"] = 0.9
+    row = estimate(log, {"t": Policy(scores)}, estimators=["ips"], n_resamples=0).table
+    assert row["value"].iloc[0] == 2.0  # (b, a): both agree, the click at 1 weighs 2
+
+
 def test_default_estimators_leave_dr_out_without_a_reward_model_and_say_so() -> None:
     log, scores = _small()
     r = estimate(log, {"t": Policy(scores)}, n_resamples=0)
@@ -230,3 +253,18 @@ def test_cli_bad_input_exits_2_with_one_line(tmp_path: Path, args: tuple, messag
     done = _cli(*args, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_the_benchmark_runs_on_tiny_data(tmp_path: Path) -> None:
+    """benchmarks/bench_offpolicy.py end to end (its numbers are in benchmarks/README.md)."""
+    out = tmp_path / "bench.json"
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_offpolicy.py"),
+                           "--lists", "300", "--items", "500", "--resamples", "20",
+                           "--obp-rounds", "5", "--obp-items", "50", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                          env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(out.read_text())
+    assert results["impressions"] == 3000 and results["receval_s"] > 0
+    assert "obp" in results
