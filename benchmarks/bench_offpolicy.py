@@ -136,16 +136,17 @@ def main() -> None:
     made = time.perf_counter() - t0
     estimate(log.head(200), {"t": targets["topk"]}, estimators=ALL, reward_model=model,
              n_resamples=10, silence="weights")  # compile the kernels outside the timing
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     result = estimate(log, targets, estimators=ALL, reward_model=model,
                       n_resamples=args.resamples, silence="weights")
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     t0 = time.perf_counter()
     estimate(log, targets, estimators=ALL, reward_model=model, n_resamples=0, silence="weights")
     point = time.perf_counter() - t0
     report = {"lists": args.lists, "impressions": len(log), "items": args.items,
               "targets": len(targets), "estimators": ALL, "resamples": args.resamples,
-              "make_s": made, "receval_s": seconds, "receval_no_bootstrap_s": point,
+              "make_s": made, "receval_s": seconds, "receval_cpu_s": cpu,
+              "receval_no_bootstrap_s": point, "load_average": os.getloadavg(),
               "receval_us_per_impression": 1e6 * seconds / len(log),
               "threads": numba.get_num_threads(), "python": sys.version.split()[0],
               "machine": platform.machine(), "cpus": os.cpu_count()}

@@ -97,6 +97,18 @@ def test_ties_in_scores_go_to_the_smaller_item_whatever_the_row_order() -> None:
     assert row["value"].iloc[0] == 2.0  # (b, a): both agree, the click at 1 weighs 2
 
 
+def test_a_log_without_request_ids_takes_user_and_served_at() -> None:
+    log, scores = _small()
+    log = log.assign(user=log["request"] % 7, served_at=log["request"] // 7)
+    scores = scores.assign(request=list(zip(scores["request"] % 7, scores["request"] // 7,
+                                            strict=True)))
+    with_ids = estimate(log, {"t": Policy(_small()[1])}, estimators=["ips", "snips"],
+                        n_resamples=50).table
+    without = estimate(log.drop(columns="request"), {"t": Policy(scores)},
+                       estimators=["ips", "snips"], n_resamples=50).table
+    assert without["value"].tolist() == pytest.approx(with_ids["value"].tolist(), rel=1e-12)
+
+
 def test_default_estimators_leave_dr_out_without_a_reward_model_and_say_so() -> None:
     log, scores = _small()
     r = estimate(log, {"t": Policy(scores)}, n_resamples=0)
