@@ -84,7 +84,7 @@ action_dist = np.zeros((rounds, items, 10))
 q_hat = np.zeros((rounds, items, 10))
 q_hat += rng.uniform(0, 0.1, (1, items, 1))
 # a 0.1-greedy target over 15 candidates a round (its mass spread over positions)
-cand = rng.integers(0, items, (rounds, 15))
+cand = np.argsort(rng.uniform(size=(rounds, items)), axis=1)[:, :15]  # 15 distinct
 for k in range(10):
     action_dist[np.arange(rounds)[:, None], cand, k] += 0.1 / 15
     action_dist[np.arange(rounds), cand[:, k], k] += 0.9
