@@ -109,6 +109,20 @@ def test_a_log_without_request_ids_takes_user_and_served_at() -> None:
     assert without["value"].tolist() == pytest.approx(with_ids["value"].tolist(), rel=1e-12)
 
 
+@pytest.mark.parametrize("n", [3, 40])  # an insertion sort below 33 candidates, a merge sort above
+def test_ties_order_the_same_in_small_and_large_candidate_sets(n: int) -> None:
+    log = pd.DataFrame({"request": [1, 1], "item": ["i01", "i00"], "position": [1, 2],
+                        "reward": [1.0, 1.0], "propensity": [0.5, 0.25]})
+    items = [f"i{j:02d}" for j in range(n)]
+    scores = pd.DataFrame({"request": 1, "item": items[::-1], "score": 0.5})
+    scores.loc[scores["item"] == "i02", "score"] = 0.0  # below the ties
+    row = estimate(log, {"t": Policy(scores)}, estimators=["ips"], n_resamples=0).table
+    assert row["value"].iloc[0] == 0.0  # (i00, i01): neither logged row agrees
+    scores.loc[scores["item"] == "i01", "score"] = 1.0
+    row = estimate(log, {"t": Policy(scores)}, estimators=["ips"], n_resamples=0).table
+    assert row["value"].iloc[0] == 2.0 + 4.0  # (i01, i00): both agree
+
+
 def test_default_estimators_leave_dr_out_without_a_reward_model_and_say_so() -> None:
     log, scores = _small()
     r = estimate(log, {"t": Policy(scores)}, n_resamples=0)

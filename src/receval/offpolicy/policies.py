@@ -137,6 +137,24 @@ def _rank_groups(starts: np.ndarray, score: np.ndarray, tie: np.ndarray, item: n
         s, e = starts[g], starts[g + 1]
         if e == s:
             continue
+        if e - s <= 32:  # small groups: an insertion sort, no allocation
+            for a in range(s, e):
+                v = a
+                b = a - 1
+                while b >= s and (score[perm[b]] < score[v] or (
+                        score[perm[b]] == score[v] and tie[perm[b]] > tie[v])):
+                    perm[b + 1] = perm[b]
+                    b -= 1
+                perm[b + 1] = v
+            if dup < 0:
+                for a in range(s, e):
+                    for b in range(s, a):
+                        if item[a] == item[b]:
+                            dup = a
+                            break
+                    if dup >= 0:
+                        break
+            continue
         idx = np.argsort(-score[s:e], kind="mergesort")
         # equal scores: insertion sort of each run by the tie key
         j = 0
@@ -340,7 +358,7 @@ def _from_table(name: str, table: pd.DataFrame, log: Log, items: ItemCodes) -> R
     p = np.where(hit, prob[np.maximum(at, 0)], 0.0)
     positive = prob > 0
     unlogged = positive & (item >= items.n_logged)
-    support = int(np.unique(req[unlogged]).size)
+    support = int(np.count_nonzero(np.bincount(req[unlogged], minlength=log.n_requests)))
     prefix, slate = on_log("probability_prefix"), on_log("probability_slate")
     if slate is not None:  # one value per list: the one on its last logged row
         slate = slate[np.repeat(log.starts[1:] - 1, log.length)]
@@ -436,7 +454,7 @@ def _from_scores(name: str, policy: Policy, log: Log, items: ItemCodes) -> Resol
     within = rank <= length
     mass_on = within if rule == "topk" else np.ones(req.size, dtype=bool)
     unlogged = mass_on & (item >= items.n_logged)
-    support = int(np.unique(req[unlogged]).size)
+    support = int(np.count_nonzero(np.bincount(req[unlogged], minlength=log.n_requests)))
 
     def mass(by_position: bool, theta: np.ndarray | None) -> pd.DataFrame:
         t = _theta(theta, log.length)
