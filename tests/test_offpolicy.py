@@ -294,3 +294,19 @@ def test_the_benchmark_runs_on_tiny_data(tmp_path: Path) -> None:
     results = json.loads(out.read_text())
     assert results["impressions"] == 3000 and results["receval_s"] > 0
     assert "obp" in results
+
+
+def test_reward_model_rows_beyond_the_lists_and_unknown_items_are_ignored() -> None:
+    log = pd.DataFrame({"request": [1, 1], "item": ["a", "b"], "position": [1, 2],
+                        "reward": [1.0, 0.0], "propensity": [0.5, 0.5]})
+    model = pd.DataFrame({"item": ["a", "b", "a", "b", "a", "zz"], "position": [1, 2, 2, 1, 3, 1],
+                          "prediction": [0.25, 0.5, 0.125, 1.0, 9.0, 9.0]})
+    target = pd.DataFrame({"request": 1, "item": ["a", "b", "new"], "position": [1, 2, 1],
+                           "probability": [0.5, 1.0, 0.5]})
+    with pytest.raises(ReceValError, match="no prediction for 1 .* item 'new', position 1"):
+        estimate(log, {"t": target}, estimators=["dm"], reward_model=model, n_resamples=0)
+    target = target[target["item"] != "new"]
+    row = estimate(log, {"t": target}, estimators=["dm", "dr"], reward_model=model,
+                   n_resamples=0).table
+    dm = 0.5 * 0.25 + 1.0 * 0.5
+    assert row["value"].tolist() == [dm, dm + (0.5 / 0.5) * (1 - 0.25) + (1.0 / 0.5) * (0 - 0.5)]

@@ -212,13 +212,23 @@ class _RewardModel:
         self.by_request = "request" in frame.columns
         req = (data.requests.get_indexer(frame["request"]) if self.by_request
                else np.zeros(len(frame), np.int64))
-        frame = frame[req >= 0].reset_index(drop=True)
+        self.by_position = "position" in frame.columns
+        keep = req >= 0
+        if self.by_position:
+            pos = _number(frame, "position", "reward_model")
+            bad = (pos < 1) | (pos != np.floor(pos))
+            if bad.any():
+                raise _first_bad(frame, bad, "with a 'position' that is not an integer >= 1",
+                                 "reward_model")
+            keep &= pos <= data.position.max()  # positions no list reaches are never read
+        frame = frame[keep].reset_index(drop=True)
         self.data = data
         self.items = items
-        self.by_position = "position" in frame.columns
-        self.request = req[req >= 0].astype(np.int64)
+        self.request = req[keep].astype(np.int64)
         self.item = items.codes(frame["item"])
-        self.n_items = np.int64(len(items.index) + 10**6)  # room for items the targets add
+        # items the targets add later get larger codes: the model has none of them
+        self.n_known = len(items.index)
+        self.n_items = np.int64(self.n_known + 1)
         self.top = np.int64(int(data.position.max()) + 1)
         self.position = (_number(frame, "position", "reward_model").astype(np.int64)
                          if self.by_position else np.zeros(len(frame), np.int64))
@@ -239,6 +249,12 @@ class _RewardModel:
     def _find(self, req: np.ndarray, item: np.ndarray, pos: np.ndarray) -> np.ndarray:
         """The model's row of each (request, item, position), else -1: a direct look-up
         when the model is the same for every request (its keys are small), else a join."""
+        known = item < self.n_known
+        if known.all():
+            return self._find_known(req, item, pos)
+        return np.where(known, self._find_known(req, np.where(known, item, 0), pos), -1)
+
+    def _find_known(self, req: np.ndarray, item: np.ndarray, pos: np.ndarray) -> np.ndarray:
         if self.by_request:
             return _join(self._key(req, item, pos), self.key)
         if self.dense is None:
