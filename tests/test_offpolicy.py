@@ -303,7 +303,7 @@ def test_reward_model_rows_beyond_the_lists_and_unknown_items_are_ignored() -> N
                           "prediction": [0.25, 0.5, 0.125, 1.0, 9.0, 9.0]})
     target = pd.DataFrame({"request": 1, "item": ["a", "b", "new"], "position": [1, 2, 1],
                            "probability": [0.5, 1.0, 0.5]})
-    with pytest.raises(ReceValError, match="no prediction for 1 .* item 'new', position 1"):
+    with pytest.raises(ReceValError, match=r"no prediction for 1 .* item 'new', position 1"):
         estimate(log, {"t": target}, estimators=["dm"], reward_model=model, n_resamples=0)
     target = target[target["item"] != "new"]
     row = estimate(log, {"t": target}, estimators=["dm", "dr"], reward_model=model,
