@@ -15,6 +15,29 @@ w = pi / mu, q = the reward model's prediction for the logged item, and
 DM_i = sum_k sum_a pi(a at k | i) q(i, a, k).
 
 Conventions are those of Open Bandit Pipeline 0.5.7 (``obp.ope``); where they differ, it says.
+
+Example (every estimator on two lists of two; by hand: ips = (1.6 * 1) / 2 = 0.8, the target
+putting 0.8 on the logged a at the top of list 1 and nothing on list 2's logged items;
+dm = 0.8 * 0.5 + 0.8 * 0.25 = 0.6 a list; pi = ((1)(1 - 2 + 3.2) + (1)(1 - 2 + 0)) / 2 = 0.6;
+pbm weighs list 1's a by (1 * 0.8) / (1 * 0.5 + 0.5 * 0.5) and list 2's by 0.8 / 0.75):
+
+    >>> import pandas as pd
+    >>> from receval.offpolicy import estimate, ESTIMATORS
+    >>> log = pd.DataFrame({"request": [1, 1, 2, 2], "item": ["a", "b", "b", "a"],
+    ...     "position": [1, 2, 1, 2], "reward": [1.0, 0.0, 0.0, 1.0], "propensity": 0.5,
+    ...     "propensity_prefix": [0.5, 0.25, 0.5, 0.25], "propensity_slate": 0.25})
+    >>> target = pd.DataFrame({"request": [1, 1, 2, 2], "item": ["a", "b", "a", "b"],
+    ...     "position": [1, 2, 1, 2], "probability": 0.8,
+    ...     "probability_prefix": [0.8, 0.6, 0.8, 0.6], "probability_slate": 0.6})
+    >>> model = pd.DataFrame({"item": ["a", "b"], "prediction": [0.5, 0.25]})
+    >>> logger = target[["request", "item"]].merge(pd.DataFrame({"position": [1, 2]}),
+    ...                                            how="cross").assign(probability=0.5)
+    >>> r = estimate(log, {"t": target}, estimators=list(ESTIMATORS), reward_model=model,
+    ...              n_resamples=0, examination=[1.0, 0.5], logger=logger, silence="weights")
+    >>> dict(zip(r.table["estimator"], r.table["value"].round(4)))  # doctest: +NORMALIZE_WHITESPACE
+    {'ips': 0.8, 'snips': 1.0, 'dm': 0.6, 'dr': 0.8, 'sndr': 0.85, 'switch_dr': 0.8,
+     'iips': 0.8, 'sips': 1.2, 'rips': 0.8, 'sn_sips': 1.0, 'sn_rips': 1.0, 'pi': 0.6,
+     'pbm': 1.0667}
 """
 
 from __future__ import annotations
