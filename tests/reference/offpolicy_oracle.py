@@ -169,3 +169,40 @@ def normal_se_snips_one_slot(log: list[list[Row]], target: list[TargetOnRequest]
     wbar = _mean(w)
     squares = sum((a * (b - v)) ** 2 for a, b in zip(w, r, strict=True))
     return math.sqrt(squares / (n * (n - 1) * wbar ** 2))
+
+
+MASK = (1 << 64) - 1
+
+
+def splitmix_uniforms(key: int, b: int, n: int) -> list[float]:
+    """The n uniforms of resample b: SplitMix64 from key ^ (b * 0xD1B54A32D192ED03), each
+    the top 53 bits over 2^53 (the stream receval.stats.resample documents)."""
+    state = (key ^ (b * 0xD1B54A32D192ED03)) & MASK
+    out = []
+    for _ in range(n):
+        state = (state + 0x9E3779B97F4A7C15) & MASK
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+        z ^= z >> 31
+        out.append((z >> 11) * (1.0 / 9007199254740992.0))
+    return out
+
+
+def bootstrap_counts(key: int, n_resamples: int, n: int) -> list[list[int]]:
+    """How many times each of the n requests is drawn in each resample."""
+    counts = []
+    for b in range(n_resamples):
+        c = [0] * n
+        for u in splitmix_uniforms(key, b, n):
+            c[min(int(u * n), n - 1)] += 1
+        counts.append(c)
+    return counts
+
+
+def percentile(values: list[float], q: float) -> float:
+    """numpy's default (linear) quantile."""
+    v = sorted(values)
+    h = (len(v) - 1) * q
+    lo = math.floor(h)
+    return v[lo] + (h - lo) * (v[min(lo + 1, len(v) - 1)] - v[lo])
