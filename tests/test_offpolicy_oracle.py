@@ -38,9 +38,12 @@ def _world(seed: int, n_requests: int = 30) -> dict:
             rows.append(oracle.Row(a, k, float(rng.integers(0, 2) * rng.uniform(0.5, 1.5)),
                                    logger.marginal(a, k), logger.prefix(list(seq[:k])),
                                    logger.prefix(list(seq))))
-        requests.append({"id": f"q{r:02d}", "cands": cands, "length": length, "rows": rows,
-                         "logger": logger, "target_scores": {a: float(rng.normal())
-                                                            for a in cands},
+        # the target scores only some of the logger's candidates in a third of the requests:
+        # a logged item it never shows has probability 0 everywhere
+        target_cands = cands[1:] if r % 3 == 0 and len(cands) > length else cands
+        requests.append({"id": f"q{r:02d}", "cands": target_cands, "length": length,
+                         "rows": rows, "logger": logger, "logger_cands": cands,
+                         "target_scores": {a: float(rng.normal()) for a in target_cands},
                          "q": {(a, k): float(rng.uniform()) for a in cands
                                for k in range(1, length + 1)},
                          "q_item": {a: float(rng.uniform()) for a in cands}})
@@ -180,7 +183,7 @@ def test_pbm_matches_oracle(seed: int) -> None:
                         / sum(theta[k - 1] * q["logger"].marginal(r.item, k) for k in ks)
                         for r in q["rows"]])
         logger_rows += [{"request": q["id"], "item": a, "position": k,
-                         "probability": q["logger"].marginal(a, k)} for a in q["cands"]
+                         "probability": q["logger"].marginal(a, k)} for a in q["logger_cands"]
                         for k in ks]
     expected = oracle.estimators([q["rows"] for q in reqs], target, pbm_weight=weights)
     got = estimate(_log(world), {"t": Policy(_scores(world), "epsilon_greedy", epsilon=0.4)},
