@@ -190,6 +190,18 @@ def test_diagnostics_on_a_hand_computed_log() -> None:
     assert row["support_missing"] == 1  # request 4 puts mass on 'z', never shown
 
 
+def test_support_counts_requests_whose_target_mass_falls_on_items_never_shown() -> None:
+    log = pd.DataFrame({"request": [1, 1, 2, 2], "item": ["a", "b", "a", "b"],
+                        "position": [1, 2, 1, 2], "reward": 0.0, "propensity": 0.5})
+    scores = pd.DataFrame({"request": [1, 1, 1, 2, 2, 2], "item": ["a", "b", "new"] * 2,
+                           "score": [3.0, 2.0, 1.0, 3.0, 1.0, 2.0]})
+    table = estimate(log, {"topk": Policy(scores),
+                           "greedy": Policy(scores, "epsilon_greedy", epsilon=0.1)},
+                     estimators=["ips"], n_resamples=0).table.set_index("target")
+    assert table.loc["topk", "support_missing"] == 1  # only request 2 shows 'new' in its top 2
+    assert table.loc["greedy", "support_missing"] == 2  # exploration reaches 'new' everywhere
+
+
 def test_weights_that_blow_up_warn_naming_the_estimator_to_prefer() -> None:
     n = 2000
     log = pd.DataFrame({"request": np.arange(n), "item": np.arange(n) % 2, "position": 1,
