@@ -181,7 +181,10 @@ def test_diagnostics_on_a_hand_computed_log() -> None:
                         "reward": [1.0, 0.0, 0.0, 1.0], "propensity": [0.5, 0.5, 0.25, 0.5]})
     target = pd.DataFrame({"request": [1, 2, 3, 4, 4], "item": ["a", "a", "a", "b", "z"],
                            "position": 1, "probability": [1.0, 1.0, 1.0, 0.5, 0.5]})
-    row = estimate(log, {"t": target}, estimators=["ips"], n_resamples=0).table.iloc[0]
+    extra = pd.DataFrame({"request": [99], "item": ["a"], "position": [1], "probability": [1.0]})
+    row = estimate(log, {"t": pd.concat([target, extra])}, estimators=["ips"],
+                   n_resamples=0).table.iloc[0]
+    assert row["target_rows_dropped"] == 1  # request 99 is not in the log
     w = np.array([2.0, 0.0, 4.0, 1.0])  # pi / mu on the logged rows
     assert row["value"] == pytest.approx((2.0 * 1 + 1.0 * 1) / 4)
     assert row["ess"] == pytest.approx(w.sum() ** 2 / (w ** 2).sum())
@@ -318,7 +321,9 @@ def test_reward_model_rows_beyond_the_lists_and_unknown_items_are_ignored() -> N
     with pytest.raises(ReceValError, match=r"no prediction for 1 .* item 'new', position 1"):
         estimate(log, {"t": target}, estimators=["dm"], reward_model=model, n_resamples=0)
     target = target[target["item"] != "new"]
-    row = estimate(log, {"t": target}, estimators=["dm", "dr"], reward_model=model,
-                   n_resamples=0).table
+    result = estimate(log, {"t": target}, estimators=["dm", "dr"], reward_model=model,
+                      n_resamples=0)
+    assert result.options["reward_model_rows_dropped"] == 1  # position 3: no list reaches it
+    row = result.table
     dm = 0.5 * 0.25 + 1.0 * 0.5
     assert row["value"].tolist() == [dm, dm + (0.5 / 0.5) * (1 - 0.25) + (1.0 / 0.5) * (0 - 0.5)]

@@ -31,7 +31,7 @@ ESS_SHARE = 0.01
 MAX_SHARE = 0.1
 COLUMNS = ("target", "estimator", "value", "ci_low", "ci_high", "ess", "max_weight",
            "max_weight_share", "mean_weight", "support_missing", "se", "normal_low",
-           "normal_high", "n_requests", "n_rows")
+           "normal_high", "n_requests", "n_rows", "target_rows_dropped")
 
 
 @dataclass
@@ -42,7 +42,10 @@ class OffPolicyResult:
     sample size, (sum w)^2 / sum w^2 over the weighted rows), ``max_weight`` and its share of
     the total ``max_weight_share``, ``mean_weight`` (near 1 when the target's mass lies where
     the logger showed items) and ``support_missing`` (requests where the target puts mass on
-    an item the log never shows). ``options`` records what was used."""
+    an item the log never shows); ``target_rows_dropped`` counts the target's rows for
+    requests the log does not hold (ignored). ``options`` records what was used, and
+    ``reward_model_rows_dropped`` the reward model's rows for no logged request or a position
+    no list reaches."""
 
     table: pd.DataFrame
     options: dict[str, Any] = field(default_factory=dict)
@@ -156,7 +159,8 @@ def estimate(log: Any, targets: Mapping[str, Any], *,
     table = pd.DataFrame(rows, columns=list(COLUMNS))
     used = {"estimators": names, "seed": seed, "n_resamples": n_resamples, "alpha": alpha,
             "clip": clip, "switch_threshold": threshold,
-            "ci_method": "bootstrap percentile over requests", "left_out": left_out}
+            "ci_method": "bootstrap percentile over requests", "left_out": left_out,
+            "reward_model_rows_dropped": model.dropped if model is not None else 0}
     return OffPolicyResult(table, used)
 
 
@@ -221,6 +225,7 @@ class _RewardModel:
                 raise _first_bad(frame, bad, "with a 'position' that is not an integer >= 1",
                                  "reward_model")
             keep &= pos <= data.position.max()  # positions no list reaches are never read
+        self.dropped = int((~keep).sum())
         frame = frame[keep].reset_index(drop=True)
         self.data = data
         self.items = items
@@ -313,7 +318,7 @@ def _row(target: str, name: str, term: Terms, low: float, high: float, resolved:
             "ci_high": high, "ess": ess, "max_weight": max_w, "max_weight_share": share,
             "mean_weight": mean_w, "support_missing": resolved.support_missing, "se": se,
             "normal_low": nlo, "normal_high": nhi, "n_requests": data.n_requests,
-            "n_rows": data.n_rows}
+            "n_rows": data.n_rows, "target_rows_dropped": resolved.dropped}
 
 
 def _warn_weights(target: str, rows: list[dict[str, Any]]) -> None:
