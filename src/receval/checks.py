@@ -13,6 +13,7 @@ Each warning names the option that handles it and can be silenced by its code
 ``train-overlap``   many truth rows are training rows (is the truth the test set?)
 ``train-future``    many training rows are dated after their user's first test row
 ``empty-reference`` the drift view's reference window has no evaluated list (no band)
+``weights``         off-policy importance weights blow up (snips, sndr, switch_dr, ``clip=``)
 ==================  =====================================================================
 """
 
@@ -61,11 +62,18 @@ class EmptyReferenceWarning(ReceValWarning):
     code = "empty-reference"
 
 
+class OffPolicyWeightsWarning(ReceValWarning):
+    """An off-policy estimator's importance weights blow up (``receval.offpolicy``): prefer a
+    self-normalised estimator, switch_dr or ``clip=``."""
+
+    code = "weights"
+
+
 WARNINGS: dict[str, type[UserWarning]] = {
     w.code: w
     for w in (RelevanceThresholdWarning, NoMatchWarning, IdMismatchWarning, TiesWarning,
               UndefinedMetricWarning, TrainItemsWarning, TrainOverlapWarning,
-              TrainFutureWarning, EmptyReferenceWarning)
+              TrainFutureWarning, EmptyReferenceWarning, OffPolicyWeightsWarning)
 }
 #: users with no hit at all above this share, with ids barely shared, suggest mismatched ids
 NO_HIT_SHARE = 0.5

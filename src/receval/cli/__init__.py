@@ -13,6 +13,7 @@ from receval.cli import (  # noqa: F401  (importing a command module registers i
     evaluate_command,
     explain_command,
     monitor_command,
+    offpolicy_command,
     plot_command,
     sample_command,
     split_command,

@@ -1,0 +1,134 @@
+"""The ``receval offpolicy`` command: what each target policy would earn online, estimated
+from the served log (:func:`receval.offpolicy.estimate`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from receval.checks import WARNINGS
+from receval.cli.common import _errors_exit_2, _stdout, main
+from receval.exceptions import ReceValError
+from receval.io.terminal import safe_text
+
+SHOWN = ("value", "ci_low", "ci_high", "ess", "max_weight", "max_weight_share",
+         "support_missing")
+
+
+def _read(path: str, flag: str) -> Any:
+    """A table (CSV, TSV, Parquet or JSON Lines, by suffix) as a pandas frame; one-line
+    errors naming the flag and the file."""
+    import pandas as pd
+
+    from receval.io.source import check_file
+    from receval.io.terminal import one_line
+
+    file = check_file(path, flag.lstrip("-"))
+    name = file.name.lower().removesuffix(".gz")
+    try:
+        if name.endswith(".parquet"):
+            return pd.read_parquet(file)
+        if name.endswith((".jsonl", ".ndjson", ".json")):
+            return pd.read_json(file, lines=True)
+        return pd.read_csv(file, sep="\t" if name.endswith(".tsv") else ",")
+    except (ValueError, pd.errors.ParserError, OSError) as err:
+        raise ReceValError(f"{flag} {path}: {one_line(str(err))[:200]}") from None
+
+
+def _targets(specs: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise ReceValError(f"--target takes NAME=FILE; got {spec!r}")
+        if name in out:
+            raise ReceValError(f"--target {name!r} given twice")
+        out[name] = _read(path, f"--target {name}")
+    return out
+
+
+@main.command()
+@click.option("--log", "log_path", required=True, metavar="FILE",
+              help="The served log, one row per shown item: request, item, position (1 = "
+                   "top), reward, propensity [, propensity_prefix, propensity_slate].")
+@click.option("--target", "targets", required=True, multiple=True, metavar="NAME=FILE",
+              help="A target policy: request, item, position, probability; or request, item, "
+                   "score with --rule. Repeat for several.")
+@click.option("--estimators", "-e", default=None,
+              help="Comma-separated: ips, snips, dm, dr, sndr, switch_dr, iips, sips, rips, "
+                   "sn_sips, sn_rips, pi, pbm. [default: ips,snips, and dr with "
+                   "--reward-model]")
+@click.option("--reward-model", default=None, metavar="FILE",
+              help="request, item [, position], prediction (dm, dr, sndr, switch_dr).")
+@click.option("--rule", type=click.Choice(("topk", "epsilon_greedy", "softmax",
+                                           "plackett_luce")), default="topk", show_default=True,
+              help="How a score table becomes a distribution.")
+@click.option("--epsilon", type=click.FloatRange(0, 1), default=None,
+              help="epsilon of --rule epsilon_greedy.")
+@click.option("--temperature", type=click.FloatRange(0, None, min_open=True), default=None,
+              help="temperature of --rule softmax / plackett_luce.")
+@click.option("--clip", type=click.FloatRange(0, None, min_open=True), default=None,
+              help="Cap every importance weight at this value.")
+@click.option("--switch-threshold", type=click.FloatRange(0, None, min_open=True), default=10.0,
+              show_default=True, help="switch_dr: rows with a larger weight use the model.")
+@click.option("--resamples", type=click.IntRange(0, None), default=1000, show_default=True,
+              help="Bootstrap resamples over requests (0: the normal interval only).")
+@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=0.95, show_default=True)
+@click.option("--seed", type=click.IntRange(0, None), default=0, show_default=True)
+@click.option("--silence", multiple=True, type=click.Choice(sorted(WARNINGS)), metavar="CODE",
+              help="Silence a warning by its code (weights: importance weights blow up).")
+@click.option("--format", "-f", "fmt", type=click.Choice(("table", "json", "csv")),
+              default="table", show_default=True)
+@click.option("--debug", is_flag=True, help="Show the traceback of an error.")
+@_errors_exit_2
+def offpolicy(log_path: str, targets: tuple[str, ...], estimators: str | None,
+              reward_model: str | None, rule: str, epsilon: float | None,
+              temperature: float | None, clip: float | None, switch_threshold: float,
+              resamples: int, confidence: float, seed: int, silence: tuple[str, ...], fmt: str,
+              debug: bool) -> None:
+    """Estimate what each target policy would earn online from the served log (IPS, SNIPS,
+    DR, ...), with bootstrap intervals over requests and the importance weights' diagnostics."""
+    from receval.offpolicy import estimate
+
+    log = _read(log_path, "--log")
+    tables = _targets(targets)
+    model = _read(reward_model, "--reward-model") if reward_model else None
+    if estimators is None:
+        estimators = "ips,snips,dr" if model is not None else "ips,snips"
+    names = [e.strip() for e in estimators.split(",") if e.strip()]
+    options: dict[str, Any] = {"rule": rule, "switch_threshold": switch_threshold,
+                               "alpha": round(1 - confidence, 12), "silence": list(silence)}
+    for key, value in (("epsilon", epsilon), ("temperature", temperature), ("clip", clip)):
+        if value is not None:
+            options[key] = value
+    result = estimate(log, tables, estimators=names, reward_model=model, seed=seed,
+                      n_resamples=resamples, **options)
+    if fmt == "json":
+        click.echo(result.to_json())
+    elif fmt == "csv":
+        click.echo(result.to_csv().rstrip("\n"))
+    else:
+        _print(result.table, Path(log_path).name, confidence, resamples)
+
+
+def _print(frame: Any, log_name: str, confidence: float, resamples: int) -> None:
+    table = Table(title=Text(f"off-policy estimates from {safe_text(log_name)} "
+                             f"({int(frame['n_requests'].iloc[0])} requests)"),
+                  caption=f"ci: {confidence:.0%} bootstrap percentile over requests, "
+                          f"{resamples} resamples; ess: effective sample size of the weights")
+    table.add_column("target")
+    table.add_column("estimator")
+    for column in SHOWN:
+        table.add_column(column, justify="right")
+    for row in frame.to_dict(orient="records"):
+        cells = [Text(safe_text(str(row["target"]))), Text(str(row["estimator"]))]
+        for column in SHOWN:
+            v = row[column]
+            cells.append(Text(str(int(v)) if column == "support_missing" else f"{v:.4g}"))
+        table.add_row(*cells)
+    _stdout().print(table)

@@ -1,0 +1,16 @@
+"""Off-policy estimates: what would a new recommender earn online, from the served logs?
+
+:func:`estimate` takes the log of what the old policy showed (one row per shown item, with
+the logger's propensity and the reward) and target policies (probability tables, or scores
+and a rule) and returns, per (target, estimator), the estimate, a seeded bootstrap interval
+over requests, a normal interval and the importance weights' diagnostics. The estimators:
+``ips``, ``snips``, ``dm``, ``dr``, ``sndr``, ``switch_dr`` and, for lists, ``iips``,
+``sips``, ``rips``, ``pi``, ``pbm`` (:mod:`receval.offpolicy.estimators` says when each is
+unbiased). Never a dense requests x items array. See docs/offpolicy.md.
+"""
+
+from receval.offpolicy.estimate import OffPolicyResult, estimate
+from receval.offpolicy.estimators import ESTIMATORS
+from receval.offpolicy.policies import RULES, Policy
+
+__all__ = ["ESTIMATORS", "RULES", "OffPolicyResult", "Policy", "estimate"]

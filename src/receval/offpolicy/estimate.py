@@ -1,0 +1,337 @@
+"""``estimate()``: what would each target policy earn online, estimated from the served log."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from receval.checks import OffPolicyWeightsWarning, silence, warn
+from receval.exceptions import ReceValError
+from receval.io.formulas import neutralise_cell
+from receval.offpolicy.estimators import ESTIMATORS, Context, Terms
+from receval.offpolicy.intervals import bootstrap, normal
+from receval.offpolicy.logs import Log, _first_bad, _number, read_log
+from receval.offpolicy.policies import ItemCodes, Resolved, _join, resolve
+from receval.scalars import plain
+
+#: the options ``estimate`` takes besides its named arguments
+OPTIONS = ("clip", "switch_threshold", "rule", "epsilon", "temperature", "examination",
+           "logger", "alpha", "silence")
+#: the estimators whose weights are not normalised: they get the blow-up warning
+UNNORMALISED = ("ips", "iips", "dr", "sips", "rips", "pi", "pbm")
+#: a target's weights "blow up" when the effective sample size falls below this share of
+#: the weighted rows, or one weight holds more than MAX_SHARE of their total
+ESS_SHARE = 0.01
+MAX_SHARE = 0.1
+COLUMNS = ("target", "estimator", "value", "ci_low", "ci_high", "ess", "max_weight",
+           "max_weight_share", "mean_weight", "support_missing", "se", "normal_low",
+           "normal_high", "n_requests", "n_rows", "target_rows_dropped")
+
+
+@dataclass
+class OffPolicyResult:
+    """The estimates, one row per (target, estimator): ``value``, the bootstrap interval
+    (``ci_low``, ``ci_high``), the normal interval (``normal_low``, ``normal_high``) and its
+    standard error ``se``, and the diagnostics of the importance weights: ``ess`` (effective
+    sample size, (sum w)^2 / sum w^2 over the weighted rows), ``max_weight`` and its share of
+    the total ``max_weight_share``, ``mean_weight`` (near 1 when the target's mass lies where
+    the logger showed items) and ``support_missing`` (requests where the target puts mass on
+    an item the log never shows); ``target_rows_dropped`` counts the target's rows for
+    requests the log does not hold (ignored). ``options`` records what was used, and
+    ``reward_model_rows_dropped`` the reward model's rows for no logged request or a position
+    no list reaches."""
+
+    table: pd.DataFrame
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return f"OffPolicyResult(\n{self.table.to_string(index=False)}\n)"
+
+    def to_csv(self) -> str:
+        """The table as CSV (text cells that a spreadsheet would run as formulas neutralised).
+
+        Example:
+            >>> import pandas as pd
+            >>> r = OffPolicyResult(pd.DataFrame({"target": ["=a"], "value": [0.5]}))
+            >>> r.to_csv().splitlines()
+            ['target,value', "'=a,0.5"]
+        """
+        table = self.table.copy()
+        for column in ("target", "estimator"):
+            if column in table.columns:
+                table[column] = table[column].map(lambda v: neutralise_cell(str(v)))
+        return str(table.to_csv(index=False, float_format="%.17g"))
+
+    def to_json(self) -> str:
+        """The estimates and the options as JSON (NaN as null).
+
+        Example:
+            >>> import pandas as pd, json
+            >>> json.loads(OffPolicyResult(pd.DataFrame({"value": [float("nan")]})).to_json())
+            {'estimates': [{'value': None}], 'options': {}}
+        """
+        rows = [{k: (None if isinstance(v, float) and not math.isfinite(v) else plain(v))
+                 for k, v in row.items()} for row in self.table.to_dict(orient="records")]
+        return json.dumps({"estimates": rows, "options": self.options}, default=str)
+
+
+#: the default estimators; dr is left out (and the options say so) when no reward model is given
+DEFAULT_ESTIMATORS = ("ips", "snips", "dr")
+
+
+def estimate(log: Any, targets: Mapping[str, Any], *,
+             estimators: Iterable[str] = DEFAULT_ESTIMATORS,
+             reward_model: pd.DataFrame | None = None, seed: int = 0,
+             n_resamples: int = 1000, **options: Any) -> OffPolicyResult:
+    """Off-policy estimates of each target's value (expected total reward per served list)
+    from the served log, with intervals and weight diagnostics.
+
+    ``log``: one row per shown item (``request``, ``item``, ``position`` 1-based, ``reward``,
+    ``propensity``, optionally ``propensity_prefix`` / ``propensity_slate``). ``targets``:
+    name -> a probability table (``request``, ``item``, ``position``, ``probability``; absent
+    rows are 0; optionally ``probability_prefix`` / ``probability_slate`` on the logged rows),
+    a score table (``request``, ``item``, ``score``) with ``rule=``, or a
+    :class:`~receval.offpolicy.Policy`. ``reward_model``: ``request``, ``item``, ``position``,
+    ``prediction`` (without ``request``: the same for every request; without ``position``:
+    the same at every position). Options: ``clip``,
+    ``switch_threshold`` (10), ``rule`` / ``epsilon`` / ``temperature`` (score tables),
+    ``examination`` and ``logger`` (pbm), ``alpha`` (0.05), ``silence``. Left at its default,
+    ``estimators`` drops ``dr`` when no reward model is given (``options["left_out"]`` says so).
+
+    Example:
+        >>> import pandas as pd
+        >>> log = pd.DataFrame({"request": [1, 2, 3, 4], "item": ["a", "b", "a", "b"],
+        ...     "position": 1, "reward": [1, 0, 0, 1], "propensity": 0.5})
+        >>> new = pd.DataFrame({"request": [1, 2, 3, 4], "item": "a", "position": 1,
+        ...                     "probability": 1.0})
+        >>> r = estimate(log, {"always a": new}, estimators=["ips", "snips"], n_resamples=0)
+        >>> r.table[["target", "estimator", "value", "ess"]]
+             target estimator  value  ess
+        0  always a       ips    0.5  2.0
+        1  always a     snips    0.5  2.0
+    """
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise ReceValError(f"unknown option {unknown[0]!r}; known: {', '.join(OPTIONS)}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ReceValError(f"seed must be a non-negative integer, got {seed!r}")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 0:
+        raise ReceValError(f"n_resamples must be a non-negative integer, got {n_resamples!r}")
+    names = [estimators] if isinstance(estimators, str) else list(estimators)
+    left_out = []
+    if estimators is DEFAULT_ESTIMATORS and reward_model is None:
+        names, left_out = ["ips", "snips"], ["dr (no reward_model)"]
+    bad = [e for e in names if e not in ESTIMATORS]
+    if bad or not names:
+        raise ReceValError(f"unknown estimator {bad[0] if bad else None!r}; known: "
+                           f"{', '.join(ESTIMATORS)}")
+    if not isinstance(targets, Mapping) or not targets:
+        raise ReceValError("targets must be a non-empty mapping name -> table")
+    clip = options.get("clip")
+    if clip is not None and not (isinstance(clip, int | float) and clip > 0):
+        raise ReceValError(f"clip must be a number > 0; got {clip!r}")
+    threshold = float(options.get("switch_threshold", 10.0))
+    alpha = float(options.get("alpha", 0.05))
+    if not 0 < alpha < 1:
+        raise ReceValError(f"alpha must be in (0, 1); got {alpha!r}")
+    with silence(options.get("silence")):
+        data = read_log(log)
+        items = ItemCodes(data.items)
+        model = _RewardModel(reward_model, data, items) if reward_model is not None else None
+        logger = None
+        if "logger" in options:
+            logger = resolve("logger", options["logger"], data, items, options=options)
+        rows = []
+        for target in sorted(targets, key=str):
+            resolved = resolve(str(target), targets[target], data, items, options=options)
+            ctx = _context(data, resolved, model, logger, options, clip, threshold)
+            terms = {name: ESTIMATORS[name](ctx) for name in names}
+            intervals = bootstrap(list(terms.values()), n_resamples, seed, alpha)
+            for (name, term), (low, high) in zip(terms.items(), intervals, strict=True):
+                rows.append(_row(str(target), name, term, low, high, resolved, data, alpha))
+            _warn_weights(str(target), rows[-len(names):])
+    table = pd.DataFrame(rows, columns=list(COLUMNS))
+    used = {"estimators": names, "seed": seed, "n_resamples": n_resamples, "alpha": alpha,
+            "clip": clip, "switch_threshold": threshold,
+            "ci_method": "bootstrap percentile over requests", "left_out": left_out,
+            "reward_model_rows_dropped": model.dropped if model is not None else 0}
+    return OffPolicyResult(table, used)
+
+
+def _context(data: Log, target: Resolved, model: _RewardModel | None, logger: Resolved | None,
+             options: dict[str, Any], clip: float | None, threshold: float) -> Context:
+    cache: dict[str, np.ndarray] = {}
+
+    def once(key: str, fn: Any) -> Any:
+        def get() -> np.ndarray:
+            if key not in cache:
+                cache[key] = fn()
+            return cache[key]
+        return get
+
+    q_fn = dm_fn = pbm_fn = None
+    if model is not None:
+        q_fn = once("q", model.on_log)
+        dm_fn = once("dm", lambda: model.expected(target))
+    if logger is not None and "examination" in options:
+        theta = np.asarray(options["examination"], dtype=np.float64)
+        pbm_fn = once("pbm", lambda: _item_weight(target, data, theta)
+                      / _item_weight(logger, data, theta, logger=True))
+    return Context(data, target, clip, threshold, q_fn, dm_fn, pbm_fn)
+
+
+def _item_weight(policy: Resolved, data: Log, theta: np.ndarray, logger: bool = False
+                 ) -> np.ndarray:
+    """sum_j theta_j P(logged item at j) on each logged row."""
+    mass = policy.mass(False, theta)
+    n_items = np.int64(max(int(data.item.max()), int(mass["item"].max()) if len(mass) else 0)
+                       + 1)
+    at = _join(data.request * n_items + data.item,
+               mass["request"].to_numpy() * n_items + mass["item"].to_numpy())
+    out = np.where(at >= 0, mass["probability"].to_numpy()[np.maximum(at, 0)], 0.0)
+    if logger and (out <= 0).any():
+        raise ReceValError(f"logger= gives {int((out <= 0).sum())} logged row(s) probability 0 "
+                           "at every position (the logger did show them)")
+    return out
+
+
+class _RewardModel:
+    """The reward model's predictions, keyed by (request, item[, position])."""
+
+    def __init__(self, frame: pd.DataFrame, data: Log, items: ItemCodes) -> None:
+        if not isinstance(frame, pd.DataFrame):
+            raise ReceValError(f"reward_model must be a table; got {type(frame).__name__}")
+        missing = [c for c in ("item", "prediction") if c not in frame.columns]
+        if missing:
+            raise ReceValError(f"reward_model has no column {missing[0]!r}; columns: "
+                               f"{', '.join(map(str, frame.columns))}")
+        frame = frame.reset_index(drop=True)
+        # without a request column the model is the same for every request
+        self.by_request = "request" in frame.columns
+        req = (data.requests.get_indexer(frame["request"]) if self.by_request
+               else np.zeros(len(frame), np.int64))
+        self.by_position = "position" in frame.columns
+        keep = req >= 0
+        if self.by_position:
+            pos = _number(frame, "position", "reward_model")
+            bad = (pos < 1) | (pos != np.floor(pos))
+            if bad.any():
+                raise _first_bad(frame, bad, "with a 'position' that is not an integer >= 1",
+                                 "reward_model")
+            keep &= pos <= data.position.max()  # positions no list reaches are never read
+        self.dropped = int((~keep).sum())
+        frame = frame[keep].reset_index(drop=True)
+        self.data = data
+        self.items = items
+        self.request = req[keep].astype(np.int64)
+        self.item = items.codes(frame["item"])
+        # items the targets add later get larger codes: the model has none of them
+        self.n_known = len(items.index)
+        self.n_items = np.int64(self.n_known + 1)
+        self.top = np.int64(int(data.position.max()) + 1)
+        self.position = (_number(frame, "position", "reward_model").astype(np.int64)
+                         if self.by_position else np.zeros(len(frame), np.int64))
+        self.prediction = _number(frame, "prediction", "reward_model")
+        self.key = self._key(self.request, self.item, self.position)
+        self.dense: np.ndarray | None = None
+        srt = np.sort(self.key)
+        if (srt[1:] == srt[:-1]).any():
+            dup = pd.Series(self.key).duplicated().to_numpy()
+            raise _first_bad(frame, dup, "repeating a (request, item"
+                             + (", position)" if self.by_position else ")"), "reward_model")
+
+    def _key(self, req: np.ndarray, item: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        pos = pos if self.by_position else np.zeros_like(pos)
+        req = req if self.by_request else np.zeros_like(req)
+        return (req * self.n_items + item) * self.top + np.minimum(pos, self.top)
+
+    def _find(self, req: np.ndarray, item: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        """The model's row of each (request, item, position), else -1: a direct look-up
+        when the model is the same for every request (its keys are small), else a join."""
+        known = item < self.n_known
+        if known.all():
+            return self._find_known(req, item, pos)
+        return np.where(known, self._find_known(req, np.where(known, item, 0), pos), -1)
+
+    def _find_known(self, req: np.ndarray, item: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        if self.by_request:
+            return _join(self._key(req, item, pos), self.key)
+        if self.dense is None:
+            size = int(self.key.max()) + 1 if self.key.size else 0
+            self.dense = np.full(size, -1, dtype=np.int64)
+            self.dense[self.key] = np.arange(self.key.size)
+        key = self._key(req, item, pos)
+        inside = key < self.dense.size
+        return np.where(inside, self.dense[np.where(inside, key, 0)], -1)
+
+    def on_log(self) -> np.ndarray:
+        d = self.data
+        at = self._find(d.request, d.item, d.position)
+        if (at < 0).any():
+            i = int(np.flatnonzero(at < 0)[0])
+            first = plain(d.requests[d.request[i]])
+            raise ReceValError(f"reward_model has no prediction for {int((at < 0).sum())} "
+                               f"logged row(s); first: request {first!r}, "
+                               f"item {plain(d.items[d.item[i]])!r}, position {d.position[i]}")
+        return self.prediction[at]
+
+    def expected(self, target: Resolved) -> np.ndarray:
+        """DM_i = sum over the target's mass of probability x prediction, per request."""
+        mass = target.mass(self.by_position, None)
+        mass = mass[mass["probability"].to_numpy() > 0]
+        req = mass["request"].to_numpy()
+        pos = mass["position"].to_numpy() if self.by_position else np.zeros(len(mass), np.int64)
+        at = self._find(req, mass["item"].to_numpy(), pos)
+        if (at < 0).any():
+            i = int(np.flatnonzero(at < 0)[0])
+            raise ReceValError(
+                f"reward_model has no prediction for {int((at < 0).sum())} (request, item"
+                f"{', position' if self.by_position else ''}) row(s) where target "
+                f"{target.name!r} puts mass; first: request "
+                f"{plain(self.data.requests[req[i]])!r}, item "
+                f"{plain(self.items.index[int(mass['item'].iloc[i])])!r}"
+                + (f", position {pos[i]}" if self.by_position else ""))
+        contrib = mass["probability"].to_numpy() * self.prediction[at]
+        return np.bincount(req, weights=contrib, minlength=self.data.n_requests)
+
+
+def _row(target: str, name: str, term: Terms, low: float, high: float, resolved: Resolved,
+         data: Log, alpha: float) -> dict[str, Any]:
+    se, nlo, nhi = normal(term, alpha)
+    w = term.weights
+    if w is None or w.size == 0:
+        ess = max_w = share = mean_w = float("nan")
+    else:
+        total, sq = float(np.sum(w)), float(np.sum(w * w))
+        ess = total * total / sq if sq > 0 else float("nan")
+        max_w = float(np.max(w))
+        absolute = float(np.sum(np.abs(w)))
+        share = float(np.max(np.abs(w))) / absolute if absolute > 0 else float("nan")
+        mean_w = float(np.mean(w))
+    return {"target": target, "estimator": name, "value": term.value(), "ci_low": low,
+            "ci_high": high, "ess": ess, "max_weight": max_w, "max_weight_share": share,
+            "mean_weight": mean_w, "support_missing": resolved.support_missing, "se": se,
+            "normal_low": nlo, "normal_high": nhi, "n_requests": data.n_requests,
+            "n_rows": data.n_rows, "target_rows_dropped": resolved.dropped}
+
+
+def _warn_weights(target: str, rows: list[dict[str, Any]]) -> None:
+    """One warning per target whose unnormalised weights blow up, naming what to use."""
+    for row in rows:
+        if row["estimator"] not in UNNORMALISED or not np.isfinite(row["ess"]):
+            continue
+        n = row["n_requests"] if row["estimator"] in ("sips", "pi") else row["n_rows"]
+        # a tiny log always has a large largest share: the share rule needs 100 rows
+        if row["ess"] < ESS_SHARE * n or (row["max_weight_share"] > MAX_SHARE and n >= 100):
+            warn(OffPolicyWeightsWarning,
+                 f"target {target!r}: the importance weights of {row['estimator']} blow up "
+                 f"(effective sample size {row['ess']:.1f} of {n} rows; the largest weight, "
+                 f"{row['max_weight']:.4g}, holds {100 * row['max_weight_share']:.0f}% of the "
+                 "total): prefer snips or sndr (self-normalised), switch_dr, or clip=")
+            return
