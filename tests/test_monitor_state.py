@@ -427,6 +427,20 @@ def test_ids_from_text_files_keep_leading_zeros(tmp_path):
     assert m.windows[["P@1", "MRR"]].values.tolist() == [[0.0, 0.5]]  # "7" is second
 
 
+def test_ids_neutralised_by_receval_s_csv_writer_read_back_as_written(tmp_path):
+    """receval's CSV writers put a ' before ids that start like a formula (-a, @b, =c);
+    the monitor reads them back as the ids they were, as receval evaluate does (before:
+    "'-a" never met the feedback on "-a")."""
+    imp, fb = tmp_path / "imp.csv", tmp_path / "fb.csv"
+    imp.write_text("user,item,rank,served_at\n"
+                   "'-a,x,1,2024-01-01T00:00:00Z\n'@b,y,1,2024-01-01T00:00:00Z\n"
+                   "c,'=z,1,2024-01-01T00:00:00Z\n")
+    fb.write_text("user,item,value,at\n-a,x,1,2024-01-01T01:00:00Z\n"
+                  "@b,y,1,2024-01-01T01:00:00Z\nc,=z,1,2024-01-01T01:00:00Z\n")
+    m = receval.monitor(imp, fb, ["P@1"], **KW, min_feedback=1)
+    assert m.windows["P@1"].tolist() == [1.0]
+
+
 def test_rating_metrics_an_item_served_twice_and_an_unknown_baseline_are_refused():
     with pytest.raises(ReceValError, match=r"monitor cannot compute RMSE, MAE: .* not "
                                            r"predicted ratings"):

@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from receval.exceptions import ReceValError
+from receval.io.formulas import restore_array
 from receval.io.ids import narrow
 from receval.io.values import check_id_column
 from receval.scalars import plain
@@ -87,9 +88,10 @@ def _read_path(path: Path, side: str, ids: tuple[str, ...]) -> pd.DataFrame:
             frame = pd.read_csv(path, sep=sep, dtype=dict.fromkeys(text, str),
                                 keep_default_na=False,
                                 na_values={c: NA_TEXT for c in header if c not in text})
-            for c in text:  # receval.io's id policy: integers only when all are canonical
-                frame[c] = narrow(pa.array(frame[c].to_numpy(dtype=object), pa.string())) \
-                    .to_pandas()
+            for c in text:  # receval.io's id policy: the neutralising ' receval's CSV writer
+                # adds taken off again, integers only when all are canonical
+                ids_read = restore_array(pa.array(frame[c].to_numpy(dtype=object), pa.string()))
+                frame[c] = narrow(ids_read).to_pandas()
             return frame
     except (ValueError, OSError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
