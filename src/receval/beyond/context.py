@@ -36,6 +36,10 @@ class Context:
         train_pairs: all training (user code, item code) pairs without duplicates, for the
             co-occurrence similarity, or ``None``.
         has_train: whether training data was given (the popularity metrics need it).
+        groups: ``(n_items, G)`` float64 group alignment of each item (a row sums to 1 over
+            the item's groups, equal shares; a zero row: no group known), or ``None``
+            (:mod:`receval.beyond.groups`).
+        group_names: the ``G`` group names, in column order.
     """
 
     n_items: int
@@ -52,6 +56,8 @@ class Context:
     raw_features: np.ndarray | None = None
     train_pairs: tuple[np.ndarray, np.ndarray] | None = None
     has_train: bool = True
+    groups: np.ndarray | None = None
+    group_names: tuple[Any, ...] = ()
     _cooc: Any = field(default=None, repr=False)
 
     def cooccurrence(self) -> sp.csr_matrix:

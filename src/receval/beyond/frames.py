@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from receval.beyond.compute import compute
 from receval.beyond.context import Context, context
+from receval.beyond.groups import read_groups
 from receval.beyond.names import split_metrics
 from receval.beyond.settings import BeyondOptions, resolve
 from receval.exceptions import ReceValError
@@ -149,13 +150,16 @@ def build(
     options: BeyondOptions,
     *,
     item_col: str = "item",
+    item_groups: Any = None,
+    groups_needed: bool = False,
 ) -> tuple[np.ndarray, Context]:
     """Recode an evaluation's lists into a fresh item space and build its context.
 
     ``top_codes`` (``(U, K)``) and ``truth`` (a per-row CSR ``(indptr, codes)``) hold codes
     that ``decode`` turns into ids; the first ``n_list`` entries of each row are the list
     (``-1`` can be a real id); ``row_users`` the rows' user ids; ``train`` ``(user ids,
-    item ids)``.
+    item ids)``. ``groups_needed``: read the item groups (``item_groups``, else the
+    categories of ``item_features``: :func:`receval.beyond.groups.read_groups`).
 
     Example:
         >>> ids = np.array(["x", "y", "z"], dtype=object)
@@ -186,8 +190,13 @@ def build(
         train_users, train_items = plain_ids(train[0]), plain_ids(train[1])
     feat_ids, feat_matrix = (read_features(item_features, item_col)
                              if item_features is not None else (None, None))
+    group_ids = group_align = None
+    group_names: tuple[Any, ...] = ()
+    if groups_needed:
+        group_ids, group_align, group_names = read_groups(item_groups, item_features, item_col)
     parts = [uniq_ids] + ([train_items] if train_items is not None else []) + (
-        [feat_ids] if feat_ids is not None else [])
+        [feat_ids] if feat_ids is not None else []) + (
+        [group_ids] if group_ids is not None else [])
     parts = _one_space(parts)
     _, space = pd.factorize(pd.Series(np.concatenate(parts) if len(parts) > 1 else parts[0],
                                       dtype=object))
@@ -222,12 +231,17 @@ def build(
         feat_codes = index.get_indexer(parts[pos])
         features = np.zeros((n_items, feat_matrix.shape[1]), dtype=np.float64)
         features[feat_codes] = feat_matrix
+        pos += 1
     mask = _catalogue_mask(options.catalogue, n_items,
                            t_item_codes if t_item_codes is not None else np.zeros(0, np.int64),
                            truth_mine, feat_codes, top[valid])
     ctx = context(t_user_codes, t_item_codes, n_items, row_users=row_train,
                   truth=(np.asarray(t_ptr, np.int64), truth_mine) if truth is not None
                   else None, features=features, catalogue=mask)
+    if group_ids is not None and group_align is not None:
+        ctx.groups = np.zeros((n_items, group_align.shape[1]), dtype=np.float64)
+        ctx.groups[index.get_indexer(parts[pos])] = group_align
+        ctx.group_names = group_names
     return top, ctx
 
 
