@@ -83,6 +83,7 @@ def evaluate(
     item_features: Any = None,
     beyond: Any = None,
     strata: Any = None,
+    item_groups: Any = None,
 ) -> Result:
     """Evaluate ``predictions`` against ``truth`` on ``metrics``.
 
@@ -122,7 +123,11 @@ def evaluate(
     ``diversity@k``, ``serendipity@k``, ``ARP@k``, ``APLT@k``, ``ACLT@k`` (per user), read
     from the ranked lists with ``train`` (popularity) and ``item_features`` (a frame or dict of
     item -> categories or vector); ``beyond`` holds their switches
-    (:class:`~receval.beyond.settings.BeyondOptions` or a dict).
+    (:class:`~receval.beyond.settings.BeyondOptions` or a dict). Exposure fairness
+    (``group_exposure@k``, ``AWRF@k``, ``nDCG_AWRF@k``, ``rND@k``, ``rKL@k``, ``rRD@k``) and
+    calibration (``calibration@k``, ``calibration_js@k``) read item groups: ``item_groups``
+    (item -> group or groups, a frame, or a column name of ``item_features``) or, without it,
+    the categories of ``item_features`` (docs/fairness.md).
 
     ``strata``: a user -> group mapping (a dict, a Series, or a frame with a ``user`` column and
     a group column); ``Result.strata`` then holds each group's users and summary, reconciled
@@ -160,7 +165,8 @@ def evaluate(
     check_engine(engine)
     metrics, beyond_specs, requested = split_metrics(metrics)
     if beyond_specs:
-        _check_beyond(beyond_specs, beyond, resolved.name, engine, train, item_features)
+        _check_beyond(beyond_specs, beyond, resolved.name, engine, train, item_features,
+                      item_groups)
     if (train is not None or exclude_train) and (
             engine == "spark" or _is_spark_frame(truth) or _is_spark_frame(predictions)):
         raise ReceValError("train= and exclude_train= are not available on Spark yet: "
@@ -236,7 +242,8 @@ def evaluate(
             prepared_by_key[key] = prepare(truth_cols, pred_cols, options,
                                            rating_col=rating_col, score_col=score_col)
         _add_beyond(result, beyond_specs, requested, prepared_by_key[key], options, engine,
-                    None if leak is None else leak.train, item_features, beyond, resolved.name)
+                    None if leak is None else leak.train, item_features, beyond, resolved.name,
+                    item_groups)
     return result
 
 
@@ -328,7 +335,7 @@ def evaluate_partition(truth: Any, predictions: Any, metrics: list[str],
 
 
 def _check_beyond(specs: list[Any], beyond: Any, profile: str | None, engine: str, train: Any,
-                  item_features: Any) -> None:
+                  item_features: Any, item_groups: Any = None) -> None:
     """Fail early, in one line, when beyond-accuracy metrics lack an input or an engine."""
     from receval.beyond.attach import check_inputs
     from receval.beyond.settings import resolve as resolve_beyond
@@ -337,12 +344,13 @@ def _check_beyond(specs: list[Any], beyond: Any, profile: str | None, engine: st
         raise ReceValError(f"metric {specs[0].name!r}: beyond-accuracy metrics are not "
                            "computed by engine='spark'; use engine='numba'")
     check_inputs(specs, resolve_beyond(profile, beyond), has_train=train is not None,
-                 has_features=item_features is not None)
+                 has_features=item_features is not None,
+                 has_groups=item_groups is not None or item_features is not None)
 
 
 def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared: Prepared,
                 options: Options, engine: str, trained: Any, item_features: Any, beyond: Any,
-                profile: str | None) -> None:
+                profile: str | None, item_groups: Any = None) -> None:
     """The beyond-accuracy metrics from the engine's ranked top-k lists of the same users
     (:mod:`receval.beyond.attach`); a second pass of the engine, asking for the lists only."""
     from receval.beyond.attach import attach, relevant_rows
@@ -366,4 +374,5 @@ def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared
     attach(result, specs, requested, top=out.top_items, n_list=out.n_list,
            user_ids=prepared.users.decode(selected), decode=prepared.items.decode, truth=truth,
            train=None if trained is None else (trained.users, trained.items),
-           item_features=item_features, options=options, beyond=beyond, profile=profile)
+           item_features=item_features, options=options, beyond=beyond, profile=profile,
+           item_groups=item_groups)

@@ -257,6 +257,7 @@ def beyond_metrics(
     user_col: str = "user",
     item_col: str = "item",
     score_col: str = "score",
+    item_groups: Any = None,
 ) -> tuple[dict[str, float], pd.DataFrame]:
     """Beyond-accuracy metrics of ranked lists given as a frame, without an evaluation:
     ``(summary, per_user)``.
@@ -322,7 +323,9 @@ def beyond_metrics(
         tf = pd.DataFrame(train) if not isinstance(train, pd.DataFrame) else train
         train_pair = (tf[user_col].to_numpy(), tf[item_col].to_numpy())
     top_mine, ctx = build(top, n_list, lambda c: item_ids[c], plain_ids(np.asarray(users)),
-                          truth_csr, train_pair, item_features, opts, item_col=item_col)
+                          truth_csr, train_pair, item_features, opts, item_col=item_col,
+                          item_groups=item_groups,
+                          groups_needed=any("groups" in s.entry.needs for s in specs))
     per_user, summary = compute(specs, top_mine, ctx, opts)
     out: dict[str, float] = {}
     for spec in specs:
