@@ -98,8 +98,8 @@ def _distances(p: np.ndarray, q: np.ndarray, alpha: float, smooth: int, log_base
 @numba.njit(cache=True)
 def _calibration_rows(top: np.ndarray, h_ptr: np.ndarray, h_items: np.ndarray,
                       h_weights: np.ndarray, align: np.ndarray, weights: np.ndarray,
-                      alpha: float, smooth: int, log_base: float, out_kl: np.ndarray,
-                      out_js: np.ndarray) -> None:
+                      alpha: float, smooth: int, log_base: float, raw: bool,
+                      out_kl: np.ndarray, out_js: np.ndarray) -> None:
     g = align.shape[1]
     p = np.zeros(g)
     q = np.zeros(g)
@@ -128,9 +128,10 @@ def _calibration_rows(top: np.ndarray, h_ptr: np.ndarray, h_items: np.ndarray,
             out_kl[r] = np.nan
             out_js[r] = np.nan
             continue
-        for c in range(g):
-            p[c] /= sp
-            q[c] /= sq
+        if not raw:
+            for c in range(g):
+                p[c] /= sp
+                q[c] /= sq
         _distances(p, q, alpha, smooth, log_base, True, out_kl, out_js, r)
 
 
@@ -141,8 +142,10 @@ def calibration(top: np.ndarray, history: tuple[np.ndarray, np.ndarray], align: 
     """Per row ``(C_KL, C_JS)``: ``KL(p~ || q~)`` and the Jensen-Shannon divergence of the
     smoothed distributions, logarithms to ``base``. ``history`` is a per-row CSR
     ``(indptr, items)``; ``history_weights`` one weight per history entry (default 1: each
-    training item once). After smoothing both distributions are renormalised (a no-op for
-    exact distributions; RADio's do not sum to 1). NaN: no history or no listed item with a
+    training item once). Both distributions are normalised, smoothed, then normalised again
+    (a no-op for exact distributions); under ``discount="radio"`` they are smoothed as
+    RADio computes them, before any normalisation (its weights 1/r / H~_n do not sum to 1;
+    give the history's weights the same way). NaN: no history or no listed item with a
     group.
 
     Example:
@@ -166,7 +169,8 @@ def calibration(top: np.ndarray, history: tuple[np.ndarray, np.ndarray], align: 
     out_js = np.empty(top.shape[0])
     _calibration_rows(np.ascontiguousarray(top, dtype=np.int64), ptr, items, hw,
                       np.ascontiguousarray(align), list_weights(discount, top.shape[1]),
-                      float(alpha), _SMOOTH[smooth], math.log(base), out_kl, out_js)
+                      float(alpha), _SMOOTH[smooth], math.log(base), discount == "radio",
+                      out_kl, out_js)
     return out_kl, out_js
 
 

@@ -341,6 +341,8 @@ def ranked_fairness(kind: str, top: np.ndarray, protected: np.ndarray, *, step: 
     width = top.shape[1]
     z = np.zeros((width + 1, width + 1))
     for nn, pp in set(zip(n.tolist(), p.tolist(), strict=True)):
+        if nn == 0:  # an empty list: undefined
+            continue
         z[nn, pp] = _max_unfairness(_KINDS[kind], nn, pp, step, s)
     out = np.empty(top.shape[0])
     _rank_block(_KINDS[kind], top, flag, step, s, z, out)
