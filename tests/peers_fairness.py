@@ -16,7 +16,6 @@ xarray / pandas rows); the arithmetic is theirs.
 - ir_measures: terrierteam/ir_measures @487e02a3540bb06663026beda0e92b519d0ded02,
   ir_measures/measures/fairness.py (``_NormalizedDiscountedDifference.unfairness``).
 """
-# ruff: noqa: N802, N803, N806
 
 from __future__ import annotations
 
@@ -73,7 +72,7 @@ def radio_compute_distr(categories: list, adjusted: bool = False) -> dict:
     count = 0
     distr: dict = {}
     for category in categories:
-        count += 1
+        count += 1  # noqa: SIM113 - as RADio writes it
         topic_freq = distr.get(category, 0.)
         distr[category] = (topic_freq + 1 * 1 / count / sum_one_over_ranks if adjusted
                            else topic_freq + 1 * 1 / n)

@@ -349,7 +349,7 @@ def test_evaluate_door_matches_the_oracle():
 
 
 def test_missing_or_bad_groups_are_one_line_errors():
-    train, truth, preds, genres = _frames()
+    _train, truth, preds, genres = _frames()
     with pytest.raises(ReceValError, match="needs item groups: pass item_groups="):
         receval.evaluate(truth, preds, ["AWRF@3"])
     with pytest.raises(ReceValError, match="needs the training data"):

@@ -24,8 +24,9 @@ from receval.beyond import novelty as nov
 from receval.beyond import popularity as pop
 from receval.beyond import serendipity as ser
 from receval.beyond._lists import cut
-from receval.beyond.fair_compute import CALIBRATION, FAIRNESS, group_metric as _group_metric
 from receval.beyond.context import Context
+from receval.beyond.fair_compute import CALIBRATION, FAIRNESS
+from receval.beyond.fair_compute import group_metric as _group_metric
 from receval.beyond.names import BeyondSpec
 from receval.beyond.settings import BeyondOptions
 from receval.beyond.similarity import SimArrays

@@ -248,10 +248,7 @@ def _term(kind: int, i: int, c: int, q: float, ratio: float) -> float:
 def _targets(kind: int, n: int, p: int, share: float) -> tuple[float, float]:
     # (q, ratio): share < 0 means the population is the list itself
     q = p / n if share < 0.0 else share
-    if share < 0.0:
-        ratio = 0.0 if p == 0 or p == n else p / (n - p)
-    else:
-        ratio = share / (1.0 - share)
+    ratio = (0.0 if p == 0 or p == n else p / (n - p)) if share < 0.0 else share / (1.0 - share)
     return q, ratio
 
 

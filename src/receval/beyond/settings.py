@@ -8,8 +8,8 @@ RecBole); docs/beyond-accuracy.md gives each formula and source.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
