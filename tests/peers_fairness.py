@@ -155,3 +155,82 @@ def ir_measures_rnd(ranking: tuple, qrel_groups: tuple, protected) -> float:
         return metric
     worst = max(unfairness(p) for p in set(permutations(ranking)))
     return 0 if worst == 0 else unfairness(ranking) / worst
+
+
+# --- expeval (diazf/expeval @69ab070f9e3fb186910412c1c0d98ec35cb933bc: exposure.py,
+# metrics.py, util.py), one query in its default retrieval setting (complete=False) --------
+
+
+def _l2(x: dict) -> float:
+    if len(x) == 0:
+        return math.inf
+    retval = 0.0
+    for v in x.values():
+        retval = retval + v * v
+    return math.inf if retval <= 0 else retval
+
+
+def _distance(x: dict, y: dict) -> float:
+    retval = 0.0
+    for k in set(x) | set(y):
+        d = x.get(k, 0.0) - y.get(k, 0.0)
+        retval = retval + d * d
+    return retval
+
+
+def _dot(x: dict, y: dict) -> float:
+    return sum(x[k] * y[k] for k in set(x) & set(y))
+
+
+def _geometric_series(p: float, n: float) -> float:
+    return 1.0 / (1.0 - p) if n == math.inf else (1.0 - pow(p, n)) / (1.0 - p)
+
+
+def expeval_query(permutations_: list[list], qrels: dict, um_type: str = "gerr",
+                  p: float = 0.5, u: float = 0.5) -> dict:
+    """{name: (raw, normalised)} of disparity, relevance, difference as expeval prints."""
+    # exposure.expected
+    num_samples = len(permutations_)
+    run: dict = {}
+    for permutation in permutations_:
+        relret = 0
+        for i, did in enumerate(permutation):
+            run.setdefault(did, 0.0)
+            e_i = p ** i if um_type == "rbp" else p ** i * (1.0 - u) ** relret
+            run[did] += e_i / num_samples
+            if did in qrels and qrels[did] > 0:
+                relret = relret + 1
+    # exposure.target
+    acc: dict = {}
+    for rel in qrels.values():
+        acc[rel] = acc.get(rel, 0) + 1
+    levels = sorted(([k, v] for k, v in acc.items()), reverse=True)
+    b = 0
+    per_level = {}
+    for g, m in levels:
+        if um_type == "rbp":
+            te = (p ** b - p ** (b + m)) / (m * (1.0 - p))
+        else:
+            pp = p * (1.0 - u)
+            te = ((pp ** b - pp ** (b + m)) / (m * (1.0 - pp)) if g > 0 else
+                  ((1.0 - u) ** b * (p ** b - p ** (b + m))) / (m * (1.0 - p)))
+        per_level[g] = te
+        b = b + m
+    target = {did: per_level[rel] for did, rel in qrels.items()}
+    n = math.inf
+    # metrics.Relevance / Disparity / Difference (n = inf)
+    rel_ub, rel_lb = _l2(target), 0.0
+    if len(levels) <= 1:
+        rel_ub = rel_lb = 0.0
+    disp_ub, disp_lb = _geometric_series(p * p, n), 0.0
+    pp = p if um_type == "rbp" else p * u
+    diff_ub = sum(e * e for e in target.values()) + _geometric_series(pp, n)
+    values = {"disparity": (_l2(run), disp_lb, disp_ub, 0.0),
+              "relevance": (_dot(target, run), rel_lb, rel_ub, 1.0),
+              "difference": (_distance(target, run), 0.0, diff_ub, 0.0)}
+    out = {}
+    for name, (v, lb, ub, default) in values.items():
+        norm = default if lb == ub else (v - lb) / (ub - lb)
+        out[name] = (v, norm)
+    out["relevance_upper_bound"] = _l2(target)
+    return out

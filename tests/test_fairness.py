@@ -393,3 +393,53 @@ def test_cli_awrf_with_item_features(tmp_path):
 
     got = json.loads(out.output)["summary"]
     assert got == pytest.approx(want, abs=1e-12)
+
+
+# --- expected exposure ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("model", ["gerr", "rbp"])
+def test_expected_exposure_matches_the_oracle_and_expeval(seed, model):
+    top, groups, tu, ti, truth = _case(seed)
+    ctx = _ctx(top, groups, tu, ti, truth)
+    names = [f"EE_{x}{n}@7" for x in "DRL" for n in ("", "_norm")]
+    per_user, _ = _run(names, top, ctx, ee_model=model, ee_patience=0.6, ee_utility=0.3)
+    lists = [r[:7] for r in _lists(top)]
+    for u, (ranked, rel) in enumerate(zip(lists, truth, strict=True)):
+        want = oracle.expected_exposure(ranked, set(rel), model, 0.6, 0.3)
+        for n in names:
+            _close(per_user[n][u], want[n[:-2]])
+        if not rel or not ranked:
+            continue
+        theirs = peers.expeval_query([ranked], dict.fromkeys(rel, 1), model, 0.6, 0.3)
+        for ours, key in (("EE_D", "disparity"), ("EE_R", "relevance"), ("EE_L", "difference")):
+            _close(per_user[f"{ours}@7"][u], theirs[key][0])
+            if ours == "EE_R":
+                # expeval prints 1 for every query under binary relevance (one level: its
+                # bounds collapse to 0); receval divides by the bound it computed first
+                assert theirs[key][1] == 1.0
+                _close(per_user["EE_R_norm@7"][u],
+                       theirs[key][0] / theirs["relevance_upper_bound"])
+            else:
+                _close(per_user[f"{ours}_norm@7"][u], theirs[key][1])
+
+
+def test_expected_exposure_through_evaluate():
+    _train, truth, preds, _genres = _frames()
+    r = receval.evaluate(truth, preds, ["EE-L@3", "ee_r_norm@3"], empty="skip")
+    lists = {1: ["c", "d", "e"], 2: ["b", "c"], 3: ["b", "d"]}
+    want = [oracle.expected_exposure(v, set(truth.item[truth.user == u]))
+            for u, v in lists.items()]
+    assert r.summary["EE-L@3"] == pytest.approx(np.mean([w["EE_L"] for w in want]), abs=1e-12)
+    assert r.options["metrics"]["ee_r_norm@3"] == "EE_R_norm@3"
+
+
+def test_every_group_and_exposure_entry_has_an_oracle():
+    from receval.beyond.fair_compute import CALIBRATION, EXPOSURE, FAIRNESS
+    from receval.beyond.names import ENTRIES
+
+    mine = {*FAIRNESS, *CALIBRATION, *EXPOSURE}
+    assert mine <= set(ENTRIES)
+    assert mine == {n for n, e in ENTRIES.items() if "groups" in e.needs or n.startswith("EE_")}
+    assert mine <= set(oracle.ORACLES)

@@ -225,3 +225,34 @@ ORACLES: dict[str, Callable[..., object]] = {
     "calibration": calibration,
     "calibration_js": lambda *a, **kw: calibration(*a, js=kw.pop("js", "divergence"), **kw),
 }
+
+
+def expected_exposure(ranked: Sequence[object], relevant: set[object], model: str = "gerr",
+                      p: float = 0.5, u: float = 0.5) -> dict[str, float]:
+    """EE-D, EE-R, EE-L of one deterministic list and their normalised forms (Diaz et al.
+    2020, binary relevance, retrieval setting): run exposure p^i (1 - u)^(relevant above),
+    target (1 - pp^m) / (m (1 - pp)) per relevant item (pp = p (1 - u) for gerr, p for rbp)."""
+    m = len(relevant)
+    if m == 0 or not ranked:
+        return dict.fromkeys(("EE_D", "EE_R", "EE_L", "EE_D_norm", "EE_R_norm", "EE_L_norm"),
+                             math.nan)
+    run: dict[object, float] = {}
+    above = 0
+    for i, item in enumerate(ranked):
+        run[item] = p ** i * ((1 - u) ** above if model == "gerr" else 1.0)
+        above += item in relevant
+    pp = p * (1 - u) if model == "gerr" else p
+    t = (1 - pp ** m) / (m * (1 - pp))
+    tgt = dict.fromkeys(relevant, t)
+    keys = set(run) | set(tgt)
+    d = sum(e * e for e in run.values())
+    r = sum(tgt.get(k, 0.0) * run.get(k, 0.0) for k in keys)
+    loss = sum((tgt.get(k, 0.0) - run.get(k, 0.0)) ** 2 for k in keys)
+    ideal = sum(x * x for x in tgt.values())
+    worst = ideal + 1 / (1 - (p * u if model == "gerr" else p))
+    return {"EE_D": d, "EE_R": r, "EE_L": loss, "EE_D_norm": d * (1 - p * p),
+            "EE_R_norm": r / ideal, "EE_L_norm": loss / worst}
+
+
+for _name in ("EE_D", "EE_R", "EE_L", "EE_D_norm", "EE_R_norm", "EE_L_norm"):
+    ORACLES[_name] = (lambda key: lambda *a, **kw: expected_exposure(*a, **kw)[key])(_name)

@@ -25,7 +25,7 @@ from receval.beyond import popularity as pop
 from receval.beyond import serendipity as ser
 from receval.beyond._lists import cut
 from receval.beyond.context import Context
-from receval.beyond.fair_compute import CALIBRATION, FAIRNESS
+from receval.beyond.fair_compute import CALIBRATION, EXPOSURE, FAIRNESS
 from receval.beyond.fair_compute import group_metric as _group_metric
 from receval.beyond.names import BeyondSpec
 from receval.beyond.settings import BeyondOptions
@@ -88,7 +88,7 @@ def compute(specs: Sequence[BeyondSpec], top: np.ndarray, ctx: Context,
             per_user[name] = nov.novelty(lists, values)
             if o.novelty_average == "slots":
                 summary[name] = nov.novelty_slots(lists, values)
-        elif m in FAIRNESS or m in CALIBRATION:
+        elif m in FAIRNESS or m in CALIBRATION or m in EXPOSURE:
             _group_metric(spec, lists, ctx, o, per_user, summary, tables)
         elif m in ("diversity", "serendipity"):
             if sim is None and (m == "diversity" or o.serendipity != "rectools"):

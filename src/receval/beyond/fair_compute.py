@@ -12,12 +12,15 @@ import numpy as np
 from receval.beyond import calibration as cal
 from receval.beyond import fairness as fair
 from receval.beyond.context import Context
+from receval.beyond.expected_exposure import COLUMNS as EE_COLUMNS
+from receval.beyond.expected_exposure import expected_exposure
 from receval.beyond.names import BeyondSpec
 from receval.beyond.settings import BeyondOptions
 from receval.exceptions import ReceValError
 
 FAIRNESS = ("group_exposure", "AWRF", "nDCG_AWRF", "rND", "rKL", "rRD")
 CALIBRATION = ("calibration", "calibration_js")
+EXPOSURE = tuple(f"EE_{x}{n}" for x in "LDR" for n in ("", "_norm"))
 
 
 def protected_index(ctx: Context, given: Any) -> int:
@@ -48,6 +51,14 @@ def group_metric(spec: BeyondSpec, lists: np.ndarray, ctx: Context, o: BeyondOpt
                  tables: dict[str, Any] | None) -> None:
     """Compute one group metric into ``per_user`` / ``summary`` (and ``tables``)."""
     m, name = spec.metric, spec.name
+    if m in EXPOSURE:
+        if ctx.truth_indptr is None or ctx.truth_items is None:
+            raise ReceValError(f"metric {name!r} needs each user's relevant items")
+        ee = expected_exposure(lists, (ctx.truth_indptr, ctx.truth_items), ctx.n_items,
+                               model=o.ee_model, patience=o.ee_patience, utility=o.ee_utility)
+        column = EE_COLUMNS.index(m)
+        per_user[name] = np.ascontiguousarray(ee[:, column])
+        return
     if ctx.groups is None:
         raise ReceValError(f"metric {name!r} needs item groups: pass item_groups= (item -> "
                            f"group) or item_features= (categories)")

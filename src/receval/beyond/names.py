@@ -73,6 +73,10 @@ ENTRIES: dict[str, BeyondEntry] = {e.name: e for e in (
                 ("groups", "train")),
     BeyondEntry("calibration_js", ("calibration_js", "c_js", "cjs"), "user",
                 ("groups", "train")),
+    # expected exposure (receval.beyond.expected_exposure), raw and normalised as expeval
+    # prints them
+    *(BeyondEntry(f"EE_{x}{n}", (f"ee_{x.lower()}{n}", f"ee-{x.lower()}{n}"), "user",
+                  ("truth",)) for x in "LDR" for n in ("", "_norm")),
 )}
 
 ALIASES: dict[str, str] = {a: e.name for e in ENTRIES.values() for a in e.aliases}

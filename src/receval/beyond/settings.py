@@ -41,6 +41,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "calibration_discount": ("none", "reciprocal", "radio"),
     "calibration_style": ("exact", "snippet"),
     "calibration_js": ("divergence", "distance"),
+    "ee_model": ("gerr", "rbp"),
 }
 
 
@@ -116,6 +117,8 @@ class BeyondOptions:
             ``compute_kl_divergence`` (log2, distributions rounded to 3 decimals).
         calibration_js: ``calibration_js`` as the Jensen-Shannon ``"divergence"`` or its
             square root, the ``"distance"`` (RADio).
+        ee_model: expected exposure's browsing model, ``"gerr"`` (expeval's default) or
+            ``"rbp"``; ``ee_patience`` p and ``ee_utility`` u (0.5 and 0.5, expeval's).
 
     Example:
         >>> BeyondOptions(gini_form="1-G").gini_form
@@ -159,6 +162,9 @@ class BeyondOptions:
     calibration_base: float = math.e
     calibration_style: str = "exact"
     calibration_js: str = "divergence"
+    ee_model: str = "gerr"
+    ee_patience: float = 0.5
+    ee_utility: float = 0.5
 
     def __post_init__(self) -> None:
         for name, allowed in CHOICES.items():
@@ -175,6 +181,9 @@ class BeyondOptions:
         if not 0 < self.rbp_patience < 1:
             raise ReceValError(f"beyond option rbp_patience={self.rbp_patience!r} must be in "
                                f"(0, 1)")
+        if not (0 < self.ee_patience < 1 and 0 <= self.ee_utility < 1):
+            raise ReceValError(f"beyond options ee_patience={self.ee_patience!r} must be in "
+                               f"(0, 1), ee_utility={self.ee_utility!r} in [0, 1)")
         if not 0 <= self.calibration_alpha <= 1:
             raise ReceValError(f"beyond option calibration_alpha={self.calibration_alpha!r} "
                                f"must be in [0, 1]")
