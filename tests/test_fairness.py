@@ -443,3 +443,13 @@ def test_every_group_and_exposure_entry_has_an_oracle():
     assert mine <= set(ENTRIES)
     assert mine == {n for n, e in ENTRIES.items() if "groups" in e.needs or n.startswith("EE_")}
     assert mine <= set(oracle.ORACLES)
+
+
+def test_docs_fairness_examples_run():
+    import doctest
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "fairness.md"
+    failed, attempted = doctest.testfile(
+        str(path), module_relative=False, optionflags=doctest.ELLIPSIS, verbose=False)
+    assert attempted > 10 and failed == 0
