@@ -184,17 +184,28 @@ def trec_ndcg(top: np.ndarray, truth: tuple[np.ndarray, np.ndarray], n_items: in
 # --- group exposure pooled over the lists ------------------------------------------------------
 
 
+@numba.njit(cache=True)
+def _item_exposure(top: np.ndarray, disc: np.ndarray, out: np.ndarray) -> None:
+    # one pass in row-major order: the same bits on any thread count
+    for r in range(top.shape[0]):
+        for j in range(top.shape[1]):
+            code = top[r, j]
+            if code >= 0:
+                out[code] += disc[j]
+
+
 def item_exposure(top: np.ndarray, disc: np.ndarray, n_items: int) -> np.ndarray:
-    """Each item's exposure summed over the lists, ``sum_rows disc[rank]`` (``np.bincount``
-    in row-major order: the same bits on any thread count).
+    """Each item's exposure summed over the lists, ``sum_rows disc[rank]``, added in
+    row-major order (the same bits on any thread count).
 
     Example:
         >>> item_exposure(np.array([[0, 1], [1, -1]]), np.array([1.0, 0.5]), 3).tolist()
         [1.0, 1.5, 0.0]
     """
-    valid = top >= 0
-    weights = np.broadcast_to(disc[:top.shape[1]], top.shape)[valid]
-    return np.bincount(top[valid], weights=weights, minlength=n_items)
+    out = np.zeros(n_items)
+    _item_exposure(np.ascontiguousarray(top, dtype=np.int64),
+                   np.ascontiguousarray(disc[:top.shape[1]], dtype=np.float64), out)
+    return out
 
 
 def group_exposure(top: np.ndarray, align: np.ndarray, disc: np.ndarray) -> np.ndarray:
@@ -271,16 +282,17 @@ def _max_unfairness(kind: int, n: int, p: int, step: int, share: float) -> float
             if v < 0.0:
                 continue
             if i % step == 0 and i >= 2:
-                v += _term(kind, i, c, q, ratio) / math.log2(i)
+                v += _term(kind, i, c, q, ratio) * (1.0 / math.log2(i))
             new[c] = v
         best = new
     return best[p]
 
 
-@numba.njit(cache=True)
-def _rank_block(kind: int, top: np.ndarray, flag: np.ndarray, step: int, share: float,
-                z: np.ndarray, out: np.ndarray) -> None:
-    for r in range(top.shape[0]):
+@numba.njit(cache=True, nogil=True)
+def _rank_block(block: int, lo: int, hi: int, kind: int, top: np.ndarray, flag: np.ndarray,
+                step: int, share: float, z: np.ndarray, inv_log: np.ndarray,
+                out: np.ndarray) -> None:
+    for r in range(lo, hi):
         n = 0
         p = 0
         for j in range(top.shape[1]):
@@ -303,7 +315,7 @@ def _rank_block(kind: int, top: np.ndarray, flag: np.ndarray, step: int, share: 
             i += 1
             c += flag[code]
             if i % step == 0 and i >= 2:
-                s += _term(kind, i, c, q, ratio) / math.log2(i)
+                s += _term(kind, i, c, q, ratio) * inv_log[i]
         out[r] = s / zz
 
 
@@ -321,7 +333,7 @@ def ranked_fairness(kind: str, top: np.ndarray, protected: np.ndarray, *, step: 
     Example:
         >>> flag = np.array([1, 0, 0, 0])
         >>> ranked_fairness("rND", np.array([[0, 1, 2, 3], [1, 2, 3, 0]]), flag, step=1).tolist()
-        [0.7420981285103055, 1.0]
+        [0.7420981285103057, 1.0]
     """
     if kind not in _KINDS:
         raise ReceValError(f"unknown ranked fairness measure {kind!r}")
@@ -341,6 +353,9 @@ def ranked_fairness(kind: str, top: np.ndarray, protected: np.ndarray, *, step: 
         if nn == 0:  # an empty list: undefined
             continue
         z[nn, pp] = _max_unfairness(_KINDS[kind], nn, pp, step, s)
+    inv_log = np.zeros(width + 1)
+    inv_log[2:] = 1.0 / np.log2(np.arange(2, width + 1, dtype=np.float64))
     out = np.empty(top.shape[0])
-    _rank_block(_KINDS[kind], top, flag, step, s, z, out)
+    run_blocks(_rank_block, block_bounds(top.shape[0], _MIN_BLOCK_ROWS), _KINDS[kind],
+               np.ascontiguousarray(top, dtype=np.int64), flag, step, s, z, inv_log, out)
     return out
