@@ -24,11 +24,18 @@ import numpy as np
 
 from receval.beyond.compute import compute
 from receval.beyond.context import Context, context
-from receval.beyond.names import parse_beyond
+from receval.beyond.names import BeyondSpec, parse_beyond
 from receval.beyond.settings import BeyondOptions
 
 METRICS = ["group_exposure", "AWRF", "nDCG_AWRF", "rND", "rKL", "rRD", "calibration",
            "calibration_js", "EE_L", "EE_D_norm"]
+
+
+def spec_of(name: str) -> BeyondSpec:
+    """The parsed beyond-accuracy name."""
+    spec = parse_beyond(name)
+    assert spec is not None
+    return spec
 
 
 def make(users: int, k: int, items: int, groups: int, history: int, seed: int = 0
@@ -73,10 +80,10 @@ def main() -> None:
     k = args.k
     tiny_top, tiny = make(50, k, args.items, args.groups, 3, seed=1)
     options = BeyondOptions(fairness_step=1)
-    compute([parse_beyond(f"{n}@{k}") for n in METRICS], tiny_top, tiny, options)
+    compute([spec_of(f"{n}@{k}") for n in METRICS], tiny_top, tiny, options)
     rows = []
     for n in METRICS:
-        spec = parse_beyond(f"{n}@{k}")
+        spec = spec_of(f"{n}@{k}")
         t0 = time.perf_counter()
         compute([spec], top, ctx, options)
         rows.append({"metric": spec.name, "users": args.users,

@@ -16,6 +16,7 @@ import numba
 import numpy as np
 
 from receval.exceptions import ReceValError
+from receval.parallel import block_bounds, run_blocks
 
 _SMOOTH = {"list": 0, "both": 1, "none": 2}
 _EULER = 0.57721566490153286060651209008240243104215933593992
@@ -58,7 +59,7 @@ def list_weights(kind: str, k: int) -> np.ndarray:
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _distances(p: np.ndarray, q: np.ndarray, alpha: float, smooth: int, log_base: float,
                normalise: bool, out_kl: np.ndarray, out_js: np.ndarray, r: int) -> None:
     g = p.shape[0]
@@ -95,15 +96,16 @@ def _distances(p: np.ndarray, q: np.ndarray, alpha: float, smooth: int, log_base
     out_js[r] = 0.5 * js / log_base
 
 
-@numba.njit(cache=True)
-def _calibration_rows(top: np.ndarray, h_ptr: np.ndarray, h_items: np.ndarray,
+@numba.njit(cache=True, nogil=True)
+def _calibration_rows(block: int, lo: int, hi: int, top: np.ndarray, h_ptr: np.ndarray,
+                      h_items: np.ndarray,
                       h_weights: np.ndarray, align: np.ndarray, weights: np.ndarray,
                       alpha: float, smooth: int, log_base: float, raw: bool,
                       out_kl: np.ndarray, out_js: np.ndarray) -> None:
     g = align.shape[1]
     p = np.zeros(g)
     q = np.zeros(g)
-    for r in range(top.shape[0]):
+    for r in range(lo, hi):
         p[:] = 0.0
         q[:] = 0.0
         for t in range(h_ptr[r], h_ptr[r + 1]):
@@ -167,10 +169,11 @@ def calibration(top: np.ndarray, history: tuple[np.ndarray, np.ndarray], align: 
           else np.ascontiguousarray(history_weights, dtype=np.float64))
     out_kl = np.empty(top.shape[0])
     out_js = np.empty(top.shape[0])
-    _calibration_rows(np.ascontiguousarray(top, dtype=np.int64), ptr, items, hw,
-                      np.ascontiguousarray(align), list_weights(discount, top.shape[1]),
-                      float(alpha), _SMOOTH[smooth], math.log(base), discount == "radio",
-                      out_kl, out_js)
+    run_blocks(_calibration_rows, block_bounds(top.shape[0], 8_192),
+               np.ascontiguousarray(top, dtype=np.int64), ptr, items, hw,
+               np.ascontiguousarray(align), list_weights(discount, top.shape[1]),
+               float(alpha), _SMOOTH[smooth], math.log(base), discount == "radio",
+               out_kl, out_js)
     return out_kl, out_js
 
 
