@@ -289,6 +289,20 @@ def _max_unfairness(kind: int, n: int, p: int, step: int, share: float) -> float
 
 
 @numba.njit(cache=True, nogil=True)
+def _count_block(block: int, lo: int, hi: int, top: np.ndarray, flag: np.ndarray,
+                 out: np.ndarray) -> None:
+    for r in range(lo, hi):
+        n = 0
+        p = 0
+        for j in range(top.shape[1]):
+            code = top[r, j]
+            if code >= 0:
+                n += 1
+                p += flag[code]
+        out[r] = n * (top.shape[1] + 1) + p
+
+
+@numba.njit(cache=True, nogil=True)
 def _rank_block(block: int, lo: int, hi: int, kind: int, top: np.ndarray, flag: np.ndarray,
                 step: int, share: float, z: np.ndarray, inv_log: np.ndarray,
                 out: np.ndarray) -> None:
@@ -344,12 +358,13 @@ def ranked_fairness(kind: str, top: np.ndarray, protected: np.ndarray, *, step: 
         raise ReceValError(f"the protected group's population share is {s}; rND/rKL/rRD "
                            f"need it in (0, 1)")
     flag = np.ascontiguousarray(protected, dtype=np.int64)
-    valid = top >= 0
-    n = valid.sum(axis=1)
-    p = np.where(valid, flag[np.where(valid, top, 0)], 0).sum(axis=1)
+    top = np.ascontiguousarray(top, dtype=np.int64)
     width = top.shape[1]
+    counts = np.empty(top.shape[0], dtype=np.int64)  # n (width + 1) + p per row
+    run_blocks(_count_block, block_bounds(top.shape[0], _MIN_BLOCK_ROWS), top, flag, counts)
     z = np.zeros((width + 1, width + 1))
-    for nn, pp in set(zip(n.tolist(), p.tolist(), strict=True)):
+    for key in np.unique(counts).tolist():
+        nn, pp = divmod(key, width + 1)
         if nn == 0:  # an empty list: undefined
             continue
         z[nn, pp] = _max_unfairness(_KINDS[kind], nn, pp, step, s)
@@ -357,5 +372,5 @@ def ranked_fairness(kind: str, top: np.ndarray, protected: np.ndarray, *, step: 
     inv_log[2:] = 1.0 / np.log2(np.arange(2, width + 1, dtype=np.float64))
     out = np.empty(top.shape[0])
     run_blocks(_rank_block, block_bounds(top.shape[0], _MIN_BLOCK_ROWS), _KINDS[kind],
-               np.ascontiguousarray(top, dtype=np.int64), flag, step, s, z, inv_log, out)
+               top, flag, step, s, z, inv_log, out)
     return out
