@@ -184,7 +184,9 @@ def _beyond_options(f: Callable[..., Any]) -> Callable[..., Any]:
         "--item-features", metavar="FILE", default=None,
         help="Item features for diversity@k / serendipity@k (CSV, TSV or Parquet): an item "
              "column and one category column (several rows per item, or 'a|b' lists) or "
-             "numeric columns (an embedding per item).")(f)
+             "numeric columns (an embedding per item). Its categories are the item groups "
+             "of the fairness and calibration metrics (awrf@k, calibration@k: "
+             "docs/fairness.md).")(f)
 
 
 def _metric_names(metrics: tuple[str, ...] | list[str]) -> tuple[list[str], list[str]]:
