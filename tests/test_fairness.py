@@ -453,3 +453,37 @@ def test_docs_fairness_examples_run():
     failed, attempted = doctest.testfile(
         str(path), module_relative=False, optionflags=doctest.ELLIPSIS, verbose=False)
     assert attempted > 10 and failed == 0
+
+
+def test_same_numbers_whatever_the_thread_count():
+    import numba
+
+    rng = np.random.default_rng(9)
+    n_users, k = 40_000, 8
+    top = np.full((n_users, k), -1, dtype=np.int64)
+    for j in range(k):  # distinct items per row: a row-wise shift of a random start
+        top[:, j] = (rng.integers(0, 60, n_users) + 7 * j) % 60
+    top[rng.random(n_users) < 0.1, 4:] = -1
+    ctx = context(rng.integers(0, 500, 3000), rng.integers(0, 60, 3000), 60,
+                  row_users=np.arange(n_users) % 500,
+                  truth=(np.arange(n_users + 1, dtype=np.int64), rng.integers(0, 60, n_users)))
+    member = (rng.random((60, 5)) < 0.4).astype(float)
+    member[member.sum(axis=1) == 0, 0] = 1.0
+    ctx.groups = member / member.sum(axis=1, keepdims=True)
+    ctx.group_names = ("a", "b", "c", "d", "e")
+    specs = [parse_beyond(f"{n}@8") for n in ("group_exposure", "AWRF", "nDCG_AWRF", "rND",
+                                              "rKL", "rRD", "calibration", "calibration_js",
+                                              "EE_L", "EE_R_norm")]
+    options = BeyondOptions(fairness_step=1)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = compute(specs, top, ctx, options)
+        numba.set_num_threads(max(2, before))
+        many = compute(specs, top, ctx, options)
+    finally:
+        numba.set_num_threads(before)
+    assert len(one[0]) == 9
+    for name in one[0]:
+        assert np.array_equal(one[0][name], many[0][name], equal_nan=True)
+    assert one[1] == many[1]
