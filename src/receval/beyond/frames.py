@@ -265,7 +265,8 @@ def beyond_metrics(
     ``lists`` has ``user_col``, ``item_col`` and ``score_col`` (higher first; equal scores
     keep their input order) or a ``rank`` column (1 best). ``train`` and ``truth`` are frames
     of (user, item) rows. Per-user metrics average over the users of ``lists`` (undefined
-    values skipped); catalogue ones are in the summary only.
+    values skipped); catalogue ones are in the summary only. ``item_groups`` are the item
+    groups of the fairness and calibration metrics, as :func:`receval.evaluate` takes them.
 
     Example:
         >>> lists = pd.DataFrame({"user": [1, 1, 2, 2], "item": [10, 11, 10, 12],
