@@ -487,3 +487,37 @@ def test_same_numbers_whatever_the_thread_count():
     for name in one[0]:
         assert np.array_equal(one[0][name], many[0][name], equal_nan=True)
     assert one[1] == many[1]
+
+
+def test_snippet_nan_where_a_history_share_rounds_to_zero_as_the_snippet():
+    item_genres = [["Drama"]] * 2999 + [["Western"]]
+    hist = np.arange(3000)
+    p = peers.snippet_compute_genre_distr([item_genres[i] for i in hist])
+    assert p["Western"] == 0.0
+    _, align, _ = read_groups({i: g for i, g in enumerate(item_genres)})
+    ptr = np.array([0, 3000])
+    # the list shows a Western: the snippet's 0 * log2(0) is nan
+    q = peers.snippet_compute_genre_distr([item_genres[2999]])
+    with np.errstate(all="ignore"):
+        assert math.isnan(peers.snippet_compute_kl_divergence(p, q))
+    assert math.isnan(cal.calibration_snippet(np.array([[2999]]), (ptr, hist), align)[0])
+    # the list shows no Western: the snippet divides 0.0 by 0.0 and raises; receval: nan
+    q = peers.snippet_compute_genre_distr([item_genres[0]])
+    with pytest.raises(ZeroDivisionError):
+        peers.snippet_compute_kl_divergence(p, q)
+    assert math.isnan(cal.calibration_snippet(np.array([[0]]), (ptr, hist), align)[0])
+    exact, _ = cal.calibration(np.array([[0]]), (ptr, hist), align)
+    assert exact[0] > 0  # the exact form keeps the rare genre
+
+
+def test_track_ndcg_beyond_500_items_and_with_more_than_500_relevant():
+    # the track's script refuses runs over 500 items; receval computes them, its ideal list
+    # still min(500, |R|) long
+    rng = np.random.default_rng(3)
+    run = rng.permutation(2000)[:700]
+    rel = set(rng.choice(2000, 800, replace=False).tolist())
+    ptr, items = np.array([0, len(rel)]), np.array(sorted(rel))
+    got = fair.trec_ndcg(run[None, :], (ptr, items), 2000)[0]
+    assert got == pytest.approx(oracle.trec_ndcg(run.tolist(), rel), rel=1e-12)
+    with pytest.raises(ValueError, match="too many documents"):
+        peers.trec_qr_ndcg(run.tolist(), sorted(rel))

@@ -237,7 +237,8 @@ def calibration_snippet(top: np.ndarray, history: tuple[np.ndarray, np.ndarray],
     notebook, copied into POPROX and others): both distributions divided by the number of
     items and rounded to 3 decimals, ``sum over the history's groups of
     p log2(p / ((1 - alpha) q + alpha p))``; a history group whose share rounds to 0 gives NaN
-    (numpy's ``0 * log2(0)``), as in the snippet.
+    (the snippet's numpy ``0 * log2(0)``; where the list's share is 0 too the snippet raises
+    ZeroDivisionError).
 
     Example:
         >>> align = np.array([[1.0, 0.0], [0.5, 0.5]])

@@ -140,7 +140,8 @@ def awrf(top: np.ndarray, align: np.ndarray, disc: np.ndarray, target: np.ndarra
 
 @numba.njit(cache=True, nogil=True)
 def _ndcg_block(block: int, lo: int, hi: int, top: np.ndarray, t_ptr: np.ndarray,
-                t_items: np.ndarray, disc: np.ndarray, n_items: int, out: np.ndarray) -> None:
+                t_items: np.ndarray, disc: np.ndarray, n_items: int, depth: int,
+                out: np.ndarray) -> None:
     mark = np.full(n_items, -1, dtype=np.int64)
     for r in range(lo, hi):
         n_rel = 0
@@ -157,7 +158,7 @@ def _ndcg_block(block: int, lo: int, hi: int, top: np.ndarray, t_ptr: np.ndarray
             if code >= 0 and mark[code] == r:
                 dcg += disc[j]
         ideal = 0.0
-        for j in range(min(n_rel, disc.shape[0])):
+        for j in range(min(n_rel, depth)):
             ideal += disc[j]
         out[r] = dcg / ideal
 
@@ -177,7 +178,7 @@ def trec_ndcg(top: np.ndarray, truth: tuple[np.ndarray, np.ndarray], n_items: in
     disc = discounts("trec", width)
     out = np.empty(top.shape[0])
     run_blocks(_ndcg_block, block_bounds(top.shape[0], _MIN_BLOCK_ROWS), top,
-               truth[0], truth[1], disc, n_items, out)
+               truth[0], truth[1], disc, n_items, TREC_DEPTH, out)
     return out
 
 
