@@ -163,21 +163,24 @@ def test_calibration_matches_the_oracle(seed, smooth, discount):
     top, groups, tu, ti, truth = _case(seed)
     ctx = _ctx(top, groups, tu, ti, truth)
     names = list(ctx.group_names)
-    hist = [sorted(set(ti[tu == u].tolist())) for u in range(top.shape[0])]
-    for base in (math.e, 2.0):
-        for js in ("divergence", "distance"):
-            per_user, _ = _run(["calibration@7", "calibration_js@7"], top, ctx,
-                               calibration_alpha=0.05, calibration_smooth=smooth,
-                               calibration_discount=discount, calibration_base=base,
-                               calibration_js=js)
-            lists = [r[:7] for r in _lists(top)]
-            kw = {"alpha": 0.05, "smooth": smooth, "list_weights": discount, "base": base}
-            _close(per_user["calibration@7"],
-                   [oracle.calibration(h, r, groups, names, **kw)
-                    for h, r in zip(hist, lists, strict=True)], 1e-11)
-            _close(per_user["calibration_js@7"],
-                   [oracle.calibration(h, r, groups, names, js=js, **kw)
-                    for h, r in zip(hist, lists, strict=True)], 1e-11)
+    for base, js, history in ((math.e, "divergence", "rows"), (2.0, "distance", "items"),
+                              (2.0, "divergence", "rows"), (math.e, "distance", "items")):
+        if history == "rows":  # every training row, a repeated one again
+            hist = [ti[tu == u].tolist() for u in range(top.shape[0])]
+        else:
+            hist = [sorted(set(ti[tu == u].tolist())) for u in range(top.shape[0])]
+        per_user, _ = _run(["calibration@7", "calibration_js@7"], top, ctx,
+                           calibration_alpha=0.05, calibration_smooth=smooth,
+                           calibration_discount=discount, calibration_base=base,
+                           calibration_js=js, calibration_history=history)
+        lists = [r[:7] for r in _lists(top)]
+        kw = {"alpha": 0.05, "smooth": smooth, "list_weights": discount, "base": base}
+        _close(per_user["calibration@7"],
+               [oracle.calibration(h, r, groups, names, **kw)
+                for h, r in zip(hist, lists, strict=True)], 1e-11)
+        _close(per_user["calibration_js@7"],
+               [oracle.calibration(h, r, groups, names, js=js, **kw)
+                for h, r in zip(hist, lists, strict=True)], 1e-11)
 
 
 def test_adversarial_lists():

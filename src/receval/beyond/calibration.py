@@ -178,18 +178,21 @@ def calibration(top: np.ndarray, history: tuple[np.ndarray, np.ndarray], align: 
 
 
 @numba.njit(cache=True)
-def _raw_shares(top: np.ndarray, h_ptr: np.ndarray, h_items: np.ndarray, align: np.ndarray,
-                p: np.ndarray, q: np.ndarray, has_p: np.ndarray, has_q: np.ndarray) -> None:
+def _raw_shares(top: np.ndarray, h_ptr: np.ndarray, h_items: np.ndarray, h_counts: np.ndarray,
+                align: np.ndarray, p: np.ndarray, q: np.ndarray, has_p: np.ndarray,
+                has_q: np.ndarray) -> None:
     # the snippet's compute_genre_distr: per group, the items' shares summed in order, then
     # divided by the number of items (items without a group still count)
     g = align.shape[1]
     for r in range(top.shape[0]):
-        nh = h_ptr[r + 1] - h_ptr[r]
+        nh = 0
         for t in range(h_ptr[r], h_ptr[r + 1]):
-            for c in range(g):
-                if align[h_items[t], c] > 0.0:
-                    p[r, c] += align[h_items[t], c]
-                    has_p[r, c] = True
+            for _ in range(h_counts[t]):  # each interaction, as the snippet's item list
+                nh += 1
+                for c in range(g):
+                    if align[h_items[t], c] > 0.0:
+                        p[r, c] += align[h_items[t], c]
+                        has_p[r, c] = True
         n = 0
         for j in range(top.shape[1]):
             code = top[r, j]
@@ -232,10 +235,12 @@ def _snippet_kl(p: np.ndarray, q: np.ndarray, has_p: np.ndarray, alpha: float,
 
 
 def calibration_snippet(top: np.ndarray, history: tuple[np.ndarray, np.ndarray],
-                        align: np.ndarray, *, alpha: float = 0.01) -> np.ndarray:
+                        align: np.ndarray, *, alpha: float = 0.01,
+                        history_counts: np.ndarray | None = None) -> np.ndarray:
     """The widely copied ``compute_kl_divergence`` (ethen8181's calibrated-recommendation
     notebook, copied into POPROX and others): both distributions divided by the number of
-    items and rounded to 3 decimals, ``sum over the history's groups of
+    items and rounded to 3 decimals (``history_counts``: how many times each history entry
+    is in the snippet's item list, default once), ``sum over the history's groups of
     p log2(p / ((1 - alpha) q + alpha p))``; a history group whose share rounds to 0 gives NaN
     (the snippet's numpy ``0 * log2(0)``; where the list's share is 0 too the snippet raises
     ZeroDivisionError).
@@ -252,10 +257,12 @@ def calibration_snippet(top: np.ndarray, history: tuple[np.ndarray, np.ndarray],
     q = np.zeros((n, g))
     has_p = np.zeros((n, g), dtype=np.bool_)
     has_q = np.zeros((n, g), dtype=np.bool_)
+    h_items = np.ascontiguousarray(history[1], dtype=np.int64)
+    counts = (np.ones(len(h_items), dtype=np.int64) if history_counts is None
+              else np.ascontiguousarray(history_counts, dtype=np.int64))
     _raw_shares(np.ascontiguousarray(top, dtype=np.int64),
-                np.ascontiguousarray(history[0], dtype=np.int64),
-                np.ascontiguousarray(history[1], dtype=np.int64), np.ascontiguousarray(align),
-                p, q, has_p, has_q)
+                np.ascontiguousarray(history[0], dtype=np.int64), h_items, counts,
+                np.ascontiguousarray(align), p, q, has_p, has_q)
     out = np.empty(n)
     _snippet_kl(_round3(p), _round3(q), has_p, float(alpha), out)
     return out

@@ -30,6 +30,8 @@ class Context:
         catalogue: ``(n_items,)`` bool, the items of ``I`` (``BeyondOptions.catalogue``).
         train_indptr, train_items: each list row's training items (a CSR aligned with the
             rows of the lists), or ``None``.
+        train_counts: the training rows of each entry of ``train_items`` (a user's repeated
+            interactions with one item), or ``None``.
         truth_indptr, truth_items: each list row's relevant items, or ``None``.
         features: ``(n_items, F)`` float64 unit rows (zero rows: no features), or ``None``.
         raw_features: the features as given (Hamming distance), or ``None``.
@@ -50,6 +52,7 @@ class Context:
     catalogue: np.ndarray
     train_indptr: np.ndarray | None = None
     train_items: np.ndarray | None = None
+    train_counts: np.ndarray | None = None
     truth_indptr: np.ndarray | None = None
     truth_items: np.ndarray | None = None
     features: np.ndarray | None = None
@@ -83,12 +86,16 @@ class Context:
         return self._cooc
 
 
-def _unique_pairs(users: np.ndarray, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _unique_pairs(users: np.ndarray, items: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    # the distinct (user, item) pairs, sorted, and how many rows each had
     order = np.lexsort((items, users))
     u, i = users[order], items[order]
     keep = np.ones(len(u), dtype=bool)
     keep[1:] = (u[1:] != u[:-1]) | (i[1:] != i[:-1])
-    return u[keep], i[keep]
+    starts = np.flatnonzero(keep)
+    counts = np.diff(np.append(starts, len(u))).astype(np.int64)
+    return u[keep], i[keep], counts
 
 
 def unit_rows(matrix: np.ndarray) -> np.ndarray:
@@ -150,7 +157,7 @@ def context(
         raise ReceValError(f"train: negative user code at row {int(bad[0])} ({len(bad)} bad "
                            f"rows)")
     interactions = np.bincount(ti, minlength=n_items).astype(np.int64)
-    pu, pi = _unique_pairs(tu, ti)
+    pu, pi, pc = _unique_pairs(tu, ti)
     users = np.bincount(pi, minlength=n_items).astype(np.int64)
     n_train_users = len(np.unique(pu))
     ctx = Context(n_items=n_items, interactions=interactions, users=users,
@@ -169,6 +176,7 @@ def context(
         # row r's items are pi[first[r] : first[r] + counts[r]]
         take = np.repeat(first - indptr[:-1], counts) + np.arange(indptr[-1])
         ctx.train_indptr, ctx.train_items = indptr, pi[take]
+        ctx.train_counts = pc[take]
     if truth is not None:
         n_rows = len(truth[0]) - 1
         ctx.truth_indptr, ctx.truth_items = csr_rows(truth[0], truth[1], n_rows)

@@ -93,15 +93,19 @@ def group_metric(spec: BeyondSpec, lists: np.ndarray, ctx: Context, o: BeyondOpt
             raise ReceValError(f"metric {name!r} needs each user's training items: pass "
                                f"train=")
         history = (ctx.train_indptr, ctx.train_items)
+        counts = ctx.train_counts if o.calibration_history == "rows" else None
         if o.calibration_style == "snippet":
             if m == "calibration_js":
                 raise ReceValError(f"metric {name!r}: calibration_style='snippet' has KL only")
             per_user[name] = cal.calibration_snippet(lists, history, groups,
-                                                     alpha=o.calibration_alpha)
+                                                     alpha=o.calibration_alpha,
+                                                     history_counts=counts)
             return
         kl, js = cal.calibration(lists, history, groups, alpha=o.calibration_alpha,
                                  smooth=o.calibration_smooth,
-                                 discount=o.calibration_discount, base=o.calibration_base)
+                                 discount=o.calibration_discount, base=o.calibration_base,
+                                 history_weights=None if counts is None
+                                 else counts.astype(np.float64))
         if m == "calibration":
             per_user[name] = kl
         else:

@@ -40,6 +40,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "calibration_smooth": ("list", "both", "none"),
     "calibration_discount": ("none", "reciprocal", "radio"),
     "calibration_style": ("exact", "snippet"),
+    "calibration_history": ("rows", "items"),
     "calibration_js": ("divergence", "distance"),
     "ee_model": ("gerr", "rbp"),
 }
@@ -113,6 +114,8 @@ class BeyondOptions:
         calibration_discount: the list's rank weights: ``"none"`` (Steck), ``"reciprocal"``
             (1/r), ``"radio"`` (1/r / H~_n, RADio's approximate harmonic number).
         calibration_base: the logarithm's base (e; 2 for RADio and the snippet).
+        calibration_history: the history's weights: each training ``"rows"`` (a repeated
+            interaction counts again; default) or each distinct item once (``"items"``).
         calibration_style: ``"exact"`` or ``"snippet"``: the widely copied
             ``compute_kl_divergence`` (log2, distributions rounded to 3 decimals).
         calibration_js: ``calibration_js`` as the Jensen-Shannon ``"divergence"`` or its
@@ -161,6 +164,7 @@ class BeyondOptions:
     calibration_discount: str = "none"
     calibration_base: float = math.e
     calibration_style: str = "exact"
+    calibration_history: str = "rows"
     calibration_js: str = "divergence"
     ee_model: str = "gerr"
     ee_patience: float = 0.5
