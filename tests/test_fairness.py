@@ -396,6 +396,10 @@ def test_cli_awrf_with_item_features(tmp_path):
 
     got = json.loads(out.output)["summary"]
     assert got == pytest.approx(want, abs=1e-12)
+    out = CliRunner().invoke(main, ["evaluate", "-t", str(tmp_path / "truth.csv"),
+                                    "-p", str(tmp_path / "preds.csv"), "-m", "awrf@3"])
+    assert out.exit_code == 2
+    assert "needs item groups: pass --item-features FILE (categories)" in out.output
 
 
 # --- expected exposure ----------------------------------------------------------------------

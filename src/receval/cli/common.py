@@ -263,6 +263,7 @@ def _beyond_kwargs(params: dict[str, Any], beyond: list[str]) -> dict[str, Any]:
                          has_features="item_features" in kwargs)
         except ReceValError as err:  # the flags, not the Python keywords
             text = str(err).replace("train= (a frame of user, item rows)", "--train FILE")
+            text = text.replace("item_groups= (item -> group) or ", "")
             text = text.replace("item_features=", "--item-features FILE").replace(
                 "beyond={'similarity': 'cooccurrence'} with train=",
                 "--beyond similarity=cooccurrence with --train").replace(
