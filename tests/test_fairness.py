@@ -528,3 +528,41 @@ def test_track_ndcg_beyond_500_items_and_with_more_than_500_relevant():
     assert got == pytest.approx(oracle.trec_ndcg(run.tolist(), rel), rel=1e-12)
     with pytest.raises(ValueError, match="too many documents"):
         peers.trec_qr_ndcg(run.tolist(), sorted(rel))
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("model", ["gerr", "rbp"])
+def test_expected_exposure_over_sampled_rankings_as_expeval(seed, model):
+    from receval.beyond.expected_exposure import (
+        COLUMNS,
+        expected_exposure,
+        expected_exposure_sampled,
+    )
+
+    rng = np.random.default_rng(seed)
+    n_users, n_samples, k, n_items = 12, 5, 6, 15
+    tops = np.full((n_users, n_samples, k), -1, dtype=np.int64)
+    truth = []
+    for u in range(n_users):
+        pool = rng.choice(n_items, size=9, replace=False)  # a stochastic ranker's pool
+        for s in range(n_samples):
+            m = int(rng.integers(0 if u == 0 else 1, k + 1))
+            tops[u, s, :m] = rng.permutation(pool)[:m]
+        truth.append(sorted(set(rng.choice(n_items, size=int(rng.integers(0, 4))).tolist())))
+    ptr = np.zeros(n_users + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum([len(t) for t in truth])
+    items = np.array([i for t in truth for i in t], dtype=np.int64)
+    got = expected_exposure_sampled(tops, (ptr, items), n_items, model=model, patience=0.7,
+                                    utility=0.4)
+    for u in range(n_users):
+        samples = [[int(c) for c in tops[u, s] if c >= 0] for s in range(n_samples)]
+        want = oracle.expected_exposure([], set(truth[u]), model, 0.7, 0.4, samples=samples)
+        _close(got[u], [want[c] for c in COLUMNS])
+        if truth[u] and any(samples):
+            theirs = peers.expeval_query(samples, dict.fromkeys(truth[u], 1), model, 0.7, 0.4)
+            _close(got[u, :3], [theirs["disparity"][0], theirs["relevance"][0],
+                                theirs["difference"][0]])
+            _close(got[u, [3, 5]], [theirs["disparity"][1], theirs["difference"][1]])
+    # one sample is the deterministic case
+    one = expected_exposure_sampled(tops[:, :1], (ptr, items), n_items, model=model)
+    _close(one, expected_exposure(tops[:, 0], (ptr, items), n_items, model=model))

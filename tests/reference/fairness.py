@@ -228,19 +228,24 @@ ORACLES: dict[str, Callable[..., object]] = {
 
 
 def expected_exposure(ranked: Sequence[object], relevant: set[object], model: str = "gerr",
-                      p: float = 0.5, u: float = 0.5) -> dict[str, float]:
-    """EE-D, EE-R, EE-L of one deterministic list and their normalised forms (Diaz et al.
-    2020, binary relevance, retrieval setting): run exposure p^i (1 - u)^(relevant above),
-    target (1 - pp^m) / (m (1 - pp)) per relevant item (pp = p (1 - u) for gerr, p for rbp)."""
+                      p: float = 0.5, u: float = 0.5,
+                      samples: Sequence[Sequence[object]] | None = None) -> dict[str, float]:
+    """EE-D, EE-R, EE-L of one deterministic list (or the mean exposure over ``samples``,
+    several rankings) and their normalised forms (Diaz et al. 2020, binary relevance,
+    retrieval setting): run exposure p^i (1 - u)^(relevant above), target
+    (1 - pp^m) / (m (1 - pp)) per relevant item (pp = p (1 - u) for gerr, p for rbp)."""
+    rankings = [list(ranked)] if samples is None else [list(x) for x in samples]
     m = len(relevant)
-    if m == 0 or not ranked:
+    if m == 0 or not any(rankings):
         return dict.fromkeys(("EE_D", "EE_R", "EE_L", "EE_D_norm", "EE_R_norm", "EE_L_norm"),
                              math.nan)
     run: dict[object, float] = {}
-    above = 0
-    for i, item in enumerate(ranked):
-        run[item] = p ** i * ((1 - u) ** above if model == "gerr" else 1.0)
-        above += item in relevant
+    for one in rankings:
+        above = 0
+        for i, item in enumerate(one):
+            e = p ** i * ((1 - u) ** above if model == "gerr" else 1.0)
+            run[item] = run.get(item, 0.0) + e / len(rankings)
+            above += item in relevant
     pp = p * (1 - u) if model == "gerr" else p
     t = (1 - pp ** m) / (m * (1 - pp))
     tgt = dict.fromkeys(relevant, t)
