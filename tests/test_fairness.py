@@ -400,6 +400,14 @@ def test_cli_awrf_with_item_features(tmp_path):
                                     "-p", str(tmp_path / "preds.csv"), "-m", "awrf@3"])
     assert out.exit_code == 2
     assert "needs item groups: pass --item-features FILE (categories)" in out.output
+    # the per-user metrics pair between models in receval compare
+    out = CliRunner().invoke(main, ["compare", "-t", str(tmp_path / "truth.csv"),
+                                    "-p", str(tmp_path / "preds.csv"),
+                                    "-p", str(tmp_path / "preds.csv"), "-m", "awrf@3",
+                                    "--item-features", str(tmp_path / "items.csv"),
+                                    "-f", "json"])
+    assert out.exit_code == 0, out.output
+    assert "awrf@3" in out.output
 
 
 # --- expected exposure ----------------------------------------------------------------------
