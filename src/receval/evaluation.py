@@ -85,6 +85,7 @@ def evaluate(
     item_features_columns: Mapping[str, str] | None = None,
     beyond: Any = None,
     strata: Any = None,
+    item_groups: Any = None,
 ) -> Result:
     """Evaluate ``predictions`` against ``truth`` on ``metrics``.
 
@@ -127,7 +128,11 @@ def evaluate(
     category lists or a vector; ``item_features_columns={"item": "movieId", "features":
     "genres"}`` names its columns, see :func:`receval.beyond.frames.read_features`);
     ``beyond`` holds their switches
-    (:class:`~receval.beyond.settings.BeyondOptions` or a dict).
+    (:class:`~receval.beyond.settings.BeyondOptions` or a dict). Exposure fairness
+    (``group_exposure@k``, ``AWRF@k``, ``nDCG_AWRF@k``, ``rND@k``, ``rKL@k``, ``rRD@k``) and
+    calibration (``calibration@k``, ``calibration_js@k``) read item groups: ``item_groups``
+    (item -> group or groups, a frame, or a column name of ``item_features``) or, without it,
+    the categories of ``item_features`` (docs/fairness.md).
 
     ``strata``: a user -> group mapping (a dict, a Series, or a frame with a ``user`` column and
     a group column); ``Result.strata`` then holds each group's users and summary, reconciled
@@ -172,7 +177,8 @@ def evaluate(
                            "takes no device (pass engine='torch')")
     metrics, beyond_specs, requested = split_metrics(metrics)
     if beyond_specs:
-        _check_beyond(beyond_specs, beyond, resolved.name, engine, train, item_features)
+        _check_beyond(beyond_specs, beyond, resolved.name, engine, train, item_features,
+                      item_groups)
     if (train is not None or exclude_train) and (
             engine == "spark" or _is_spark_frame(truth) or _is_spark_frame(predictions)):
         raise ReceValError("train= and exclude_train= are not available on Spark yet: "
@@ -250,7 +256,7 @@ def evaluate(
                                            rating_col=rating_col, score_col=score_col)
         _add_beyond(result, beyond_specs, requested, prepared_by_key[key], options, engine,
                     None if leak is None else leak.train, item_features, beyond, resolved.name,
-                    item_features_columns, device)
+                    item_features_columns, device, item_groups)
     return result
 
 
@@ -342,7 +348,7 @@ def evaluate_partition(truth: Any, predictions: Any, metrics: list[str],
 
 
 def _check_beyond(specs: list[Any], beyond: Any, profile: str | None, engine: str, train: Any,
-                  item_features: Any) -> None:
+                  item_features: Any, item_groups: Any = None) -> None:
     """Fail early, in one line, when beyond-accuracy metrics lack an input or an engine."""
     from receval.beyond.attach import check_inputs
     from receval.beyond.settings import resolve as resolve_beyond
@@ -351,13 +357,14 @@ def _check_beyond(specs: list[Any], beyond: Any, profile: str | None, engine: st
         raise ReceValError(f"metric {specs[0].name!r}: beyond-accuracy metrics are not "
                            "computed by engine='spark'; use engine='numba'")
     check_inputs(specs, resolve_beyond(profile, beyond), has_train=train is not None,
-                 has_features=item_features is not None)
+                 has_features=item_features is not None,
+                 has_groups=item_groups is not None or item_features is not None)
 
 
 def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared: Prepared,
                 options: Options, engine: str, trained: Any, item_features: Any, beyond: Any,
                 profile: str | None, features_columns: Mapping[str, str] | None = None,
-                device: Any = None) -> None:
+                device: Any = None, item_groups: Any = None) -> None:
     """The beyond-accuracy metrics from the engine's ranked top-k lists of the same users
     (:mod:`receval.beyond.attach`); a second pass of the engine, asking for the lists only."""
     from receval.beyond.attach import attach, relevant_rows
@@ -385,4 +392,4 @@ def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared
            item_features=item_features, options=options, beyond=beyond, profile=profile,
            # the catalogue: every truth item, relevant or not (not moved by the threshold)
            truth_items=np.unique(np.asarray(t.items, dtype=np.int64)),
-           features_columns=features_columns)
+           features_columns=features_columns, item_groups=item_groups)

@@ -1,7 +1,9 @@
 """Beyond-accuracy metrics: coverage, distributional coverage, Gini, novelty, intra-list
 diversity, serendipity, popularity bias (ARP, APLT, ACLT, PopREO, PopRSP) and
-personalization, computed from ranked top-k lists (``(U, K)`` item codes, ``-1`` padding)
-plus training popularity and item features.
+personalization, exposure fairness over item groups (:mod:`~receval.beyond.fairness`,
+:mod:`~receval.beyond.expected_exposure`) and calibration
+(:mod:`~receval.beyond.calibration`), computed from ranked top-k lists (``(U, K)`` item
+codes, ``-1`` padding) plus training popularity, item features and item groups.
 
 One module per family (:mod:`~receval.beyond.catalogue`, :mod:`~receval.beyond.novelty`,
 :mod:`~receval.beyond.diversity`, :mod:`~receval.beyond.serendipity`,
@@ -11,7 +13,8 @@ differ are :class:`~receval.beyond.settings.BeyondOptions`, the names
 over the catalogue). :func:`receval.evaluate` computes them from the engine's lists;
 :func:`~receval.beyond.frames.beyond_metrics` from a frame of ranked lists;
 :mod:`~receval.beyond.report_data` gives the report's tables. docs/beyond-accuracy.md
-describes every formula and how the libraries differ.
+describes every formula and how the libraries differ; docs/fairness.md the fairness and
+calibration metrics.
 """
 
 from receval.beyond.frames import beyond_metrics

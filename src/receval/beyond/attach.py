@@ -27,7 +27,7 @@ from receval.result import Result
 
 
 def check_inputs(specs: Sequence[BeyondSpec], options: BeyondOptions, *, has_train: bool,
-                 has_features: bool) -> None:
+                 has_features: bool, has_groups: bool | None = None) -> None:
     """A one-line error naming the option when a requested metric lacks its input.
 
     Example:
@@ -47,6 +47,9 @@ def check_inputs(specs: Sequence[BeyondSpec], options: BeyondOptions, *, has_tra
         if "train" in needs and not has_train:
             raise ReceValError(f"metric {spec.name!r} needs the training data: pass train= "
                                f"(a frame of user, item rows)")
+        if "groups" in needs and not (has_features if has_groups is None else has_groups):
+            raise ReceValError(f"metric {spec.name!r} needs item groups: pass item_groups= "
+                               f"(item -> group) or item_features= (categories)")
         if "features" in needs and not has_features:
             raise ReceValError(f"metric {spec.name!r} needs item features: pass "
                                f"item_features= (item -> categories or vector), or "
@@ -110,18 +113,25 @@ def attach(
     profile: str | None,
     truth_items: np.ndarray | None = None,
     features_columns: Mapping[str, str] | None = None,
+    item_groups: Any = None,
 ) -> Result:
     """Compute ``specs`` from the engine's lists and add them to ``result`` (in place, also
     returned), the summary and metrics in the ``requested`` order. ``truth`` holds each
     list's relevant items; ``truth_items`` every truth item (the catalogue's, whatever the
-    relevance threshold).
+    relevance threshold). The per-group tables of ``group_exposure`` go to
+    ``result.counts["group_exposure"]`` (name -> group, exposure, target).
     """
     opts = resolve(profile, beyond)
     if top is None:  # pragma: no cover - the engine was asked for the lists
         raise ReceValError("the engine returned no top-k lists")
     top_mine, ctx = build(top, n_list, decode, user_ids, truth, train, item_features, opts,
-                          truth_items=truth_items, features_columns=features_columns)
-    per_user, summary = compute(specs, top_mine, ctx, opts)
+                          truth_items=truth_items, features_columns=features_columns,
+                          item_groups=item_groups,
+                          groups_needed=any("groups" in s.entry.needs for s in specs))
+    tables: dict[str, Any] = {}
+    per_user, summary = compute(specs, top_mine, ctx, opts, tables=tables)
+    if tables:
+        result.counts = {**result.counts, "group_exposure": tables}
     empty = options.empty if opts.empty == "inherit" else opts.empty
     names = [s.name for s in specs if s.name in per_user]
     new_summary = dict(result.summary)

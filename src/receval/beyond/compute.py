@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -24,6 +25,8 @@ from receval.beyond import popularity as pop
 from receval.beyond import serendipity as ser
 from receval.beyond._lists import cut
 from receval.beyond.context import Context
+from receval.beyond.fair_compute import CALIBRATION, EXPOSURE, FAIRNESS
+from receval.beyond.fair_compute import group_metric as _group_metric
 from receval.beyond.names import BeyondSpec
 from receval.beyond.settings import BeyondOptions
 from receval.beyond.similarity import SimArrays
@@ -46,14 +49,15 @@ def _rows(ctx: Context, which: str, name: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def compute(specs: Sequence[BeyondSpec], top: np.ndarray, ctx: Context,
-            options: BeyondOptions | None = None
+            options: BeyondOptions | None = None, *, tables: dict[str, Any] | None = None
             ) -> tuple[dict[str, np.ndarray], dict[str, float]]:
     """``(per_user, summary)``: per-user values (NaN: undefined) of the ``"user"`` metrics,
     and the catalogue metrics' numbers (plus the slot-pooled novelty under
     ``novelty_average="slots"``), keyed by the names as requested.
 
     ``top`` is ``(U, K)`` item codes of ``ctx`` (``-1`` past a list's end), K at least the
-    largest k requested.
+    largest k requested. ``tables`` (a dict) receives each ``group_exposure`` metric's
+    per-group table: ``{"group": [...], "exposure": [...], "target": [...]}``.
     """
     o = options or BeyondOptions()
     per_user: dict[str, np.ndarray] = {}
@@ -84,6 +88,8 @@ def compute(specs: Sequence[BeyondSpec], top: np.ndarray, ctx: Context,
             per_user[name] = nov.novelty(lists, values)
             if o.novelty_average == "slots":
                 summary[name] = nov.novelty_slots(lists, values)
+        elif m in FAIRNESS or m in CALIBRATION or m in EXPOSURE:
+            _group_metric(spec, lists, ctx, o, per_user, summary, tables)
         elif m in ("diversity", "serendipity"):
             if sim is None and (m == "diversity" or o.serendipity != "rectools"):
                 if o.similarity == "cooccurrence":

@@ -30,12 +30,18 @@ class Context:
         catalogue: ``(n_items,)`` bool, the items of ``I`` (``BeyondOptions.catalogue``).
         train_indptr, train_items: each list row's training items (a CSR aligned with the
             rows of the lists), or ``None``.
+        train_counts: the training rows of each entry of ``train_items`` (a user's repeated
+            interactions with one item), or ``None``.
         truth_indptr, truth_items: each list row's relevant items, or ``None``.
         features: ``(n_items, F)`` float64 unit rows (zero rows: no features), or ``None``.
         raw_features: the features as given (Hamming distance), or ``None``.
         train_pairs: all training (user code, item code) pairs without duplicates, for the
             co-occurrence similarity, or ``None``.
         has_train: whether training data was given (the popularity metrics need it).
+        groups: ``(n_items, G)`` float64 group alignment of each item (a row sums to 1 over
+            the item's groups, equal shares; a zero row: no group known), or ``None``
+            (:mod:`receval.beyond.groups`).
+        group_names: the ``G`` group names, in column order.
     """
 
     n_items: int
@@ -46,12 +52,15 @@ class Context:
     catalogue: np.ndarray
     train_indptr: np.ndarray | None = None
     train_items: np.ndarray | None = None
+    train_counts: np.ndarray | None = None
     truth_indptr: np.ndarray | None = None
     truth_items: np.ndarray | None = None
     features: np.ndarray | None = None
     raw_features: np.ndarray | None = None
     train_pairs: tuple[np.ndarray, np.ndarray] | None = None
     has_train: bool = True
+    groups: np.ndarray | None = None
+    group_names: tuple[Any, ...] = ()
     _cooc: Any = field(default=None, repr=False)
 
     def cooccurrence(self) -> sp.csr_matrix:
@@ -77,12 +86,16 @@ class Context:
         return self._cooc
 
 
-def _unique_pairs(users: np.ndarray, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _unique_pairs(users: np.ndarray, items: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    # the distinct (user, item) pairs, sorted, and how many rows each had
     order = np.lexsort((items, users))
     u, i = users[order], items[order]
     keep = np.ones(len(u), dtype=bool)
     keep[1:] = (u[1:] != u[:-1]) | (i[1:] != i[:-1])
-    return u[keep], i[keep]
+    starts = np.flatnonzero(keep)
+    counts = np.diff(np.append(starts, len(u))).astype(np.int64)
+    return u[keep], i[keep], counts
 
 
 def unit_rows(matrix: np.ndarray) -> np.ndarray:
@@ -144,7 +157,7 @@ def context(
         raise ReceValError(f"train: negative user code at row {int(bad[0])} ({len(bad)} bad "
                            f"rows)")
     interactions = np.bincount(ti, minlength=n_items).astype(np.int64)
-    pu, pi = _unique_pairs(tu, ti)
+    pu, pi, pc = _unique_pairs(tu, ti)
     users = np.bincount(pi, minlength=n_items).astype(np.int64)
     n_train_users = len(np.unique(pu))
     ctx = Context(n_items=n_items, interactions=interactions, users=users,
@@ -163,6 +176,7 @@ def context(
         # row r's items are pi[first[r] : first[r] + counts[r]]
         take = np.repeat(first - indptr[:-1], counts) + np.arange(indptr[-1])
         ctx.train_indptr, ctx.train_items = indptr, pi[take]
+        ctx.train_counts = pc[take]
     if truth is not None:
         n_rows = len(truth[0]) - 1
         ctx.truth_indptr, ctx.truth_items = csr_rows(truth[0], truth[1], n_rows)

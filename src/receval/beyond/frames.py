@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from receval.beyond.compute import compute
 from receval.beyond.context import Context, context
+from receval.beyond.groups import read_groups
 from receval.beyond.names import split_metrics
 from receval.beyond.settings import BeyondOptions, resolve
 from receval.exceptions import ReceValError
@@ -179,6 +180,8 @@ def build(
     item_col: str = "item",
     truth_items: np.ndarray | None = None,
     features_columns: Mapping[str, str] | None = None,
+    item_groups: Any = None,
+    groups_needed: bool = False,
 ) -> tuple[np.ndarray, Context]:
     """Recode an evaluation's lists into a fresh item space and build its context.
 
@@ -187,7 +190,9 @@ def build(
     of each row are the list (``-1`` can be a real id); ``row_users`` the rows' user ids;
     ``train`` ``(user ids, item ids)``. ``truth_items``: the codes of every truth item,
     relevant or not (the catalogue ``train+truth`` takes them, so it does not move with the
-    relevance threshold); by default the relevant ones of ``truth``.
+    relevance threshold); by default the relevant ones of ``truth``. ``groups_needed``: read
+    the item groups (``item_groups``, else the categories of ``item_features``:
+    :func:`receval.beyond.groups.read_groups`).
 
     Example:
         >>> ids = np.array(["x", "y", "z"], dtype=object)
@@ -219,8 +224,13 @@ def build(
         train_users, train_items = plain_ids(train[0]), plain_ids(train[1])
     feat_ids, feat_matrix = (read_features(item_features, item_col, columns=features_columns)
                              if item_features is not None else (None, None))
+    group_ids = group_align = None
+    group_names: tuple[Any, ...] = ()
+    if groups_needed:
+        group_ids, group_align, group_names = read_groups(item_groups, item_features, item_col)
     parts = [uniq_ids] + ([train_items] if train_items is not None else []) + (
-        [feat_ids] if feat_ids is not None else [])
+        [feat_ids] if feat_ids is not None else []) + (
+        [group_ids] if group_ids is not None else [])
     parts = _one_space(parts)
     _, space = pd.factorize(pd.Series(np.concatenate(parts) if len(parts) > 1 else parts[0],
                                       dtype=object))
@@ -256,12 +266,17 @@ def build(
         feat_codes = index.get_indexer(parts[pos])
         features = np.zeros((n_items, feat_matrix.shape[1]), dtype=np.float64)
         features[feat_codes] = feat_matrix
+        pos += 1
     mask = _catalogue_mask(options.catalogue, n_items,
                            t_item_codes if t_item_codes is not None else np.zeros(0, np.int64),
                            catalogue_truth, feat_codes, top[valid])
     ctx = context(t_user_codes, t_item_codes, n_items, row_users=row_train,
                   truth=(np.asarray(t_ptr, np.int64), truth_mine) if truth is not None
                   else None, features=features, catalogue=mask)
+    if group_ids is not None and group_align is not None:
+        ctx.groups = np.zeros((n_items, group_align.shape[1]), dtype=np.float64)
+        ctx.groups[index.get_indexer(parts[pos])] = group_align
+        ctx.group_names = group_names
     return top, ctx
 
 
@@ -278,6 +293,7 @@ def beyond_metrics(
     item_col: str = "item",
     score_col: str = "score",
     item_features_columns: Mapping[str, str] | None = None,
+    item_groups: Any = None,
 ) -> tuple[dict[str, float], pd.DataFrame]:
     """Beyond-accuracy metrics of ranked lists given as a frame, without an evaluation:
     ``(summary, per_user)``.
@@ -286,7 +302,9 @@ def beyond_metrics(
     keep their input order) or a ``rank`` column (1 best). ``train`` and ``truth`` are frames
     of (user, item) rows; ``item_features`` and ``item_features_columns`` as
     :func:`receval.evaluate` takes them. Per-user metrics average over the users of ``lists``
-    (undefined values skipped); catalogue ones are in the summary only.
+    (undefined values skipped); catalogue ones are in the summary only. ``item_groups`` are
+    the item groups of the fairness and calibration metrics, as :func:`receval.evaluate` takes
+    them.
 
     Example:
         >>> lists = pd.DataFrame({"user": [1, 1, 2, 2], "item": [10, 11, 10, 12],
@@ -345,7 +363,9 @@ def beyond_metrics(
         train_pair = (tf[user_col].to_numpy(), tf[item_col].to_numpy())
     top_mine, ctx = build(top, n_list, lambda c: item_ids[c], plain_ids(np.asarray(users)),
                           truth_csr, train_pair, item_features, opts, item_col=item_col,
-                          features_columns=item_features_columns)
+                          features_columns=item_features_columns,
+                          item_groups=item_groups,
+                          groups_needed=any("groups" in s.entry.needs for s in specs))
     per_user, summary = compute(specs, top_mine, ctx, opts)
     out: dict[str, float] = {}
     for spec in specs:

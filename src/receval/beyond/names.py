@@ -29,7 +29,8 @@ class BeyondEntry:
             exact :class:`~receval.accumulate.Accumulator`, in ``per_user``) or
             ``"catalogue"`` (one number over the union of all lists, in the summary only).
         needs: what it reads besides the lists: ``"train"``, ``"features"`` (or co-occurrence
-            from ``train``), ``"truth"``.
+            from ``train``), ``"truth"``, ``"groups"`` (``item_groups=`` or the categories of
+            ``item_features=``).
         better: ``"higher"``, or ``"lower"`` for the concentration and popularity-bias
             measures (Gini, ARP, PopREO, PopRSP): which way a significance mark points.
     """
@@ -61,6 +62,24 @@ ENTRIES: dict[str, BeyondEntry] = {e.name: e for e in (
     BeyondEntry("PopREO", ("popreo", "pop_reo"), "catalogue", ("train", "truth"), "lower"),
     BeyondEntry("PopRSP", ("poprsp", "pop_rsp"), "catalogue", ("train",), "lower"),
     BeyondEntry("personalization", ("personalization", "personalisation"), "catalogue", ()),
+    # exposure fairness and calibration over item groups (receval.beyond.fairness,
+    # receval.beyond.calibration; docs/fairness.md)
+    BeyondEntry("group_exposure", ("group_exposure", "groupexposure", "exposure_gap"),
+                "catalogue", ("groups",)),
+    BeyondEntry("AWRF", ("awrf",), "user", ("groups",)),
+    BeyondEntry("nDCG_AWRF", ("ndcg_awrf", "ndcgxawrf", "ndcg*awrf", "trec_fair"), "user",
+                ("groups", "truth")),
+    BeyondEntry("rND", ("rnd",), "user", ("groups",)),
+    BeyondEntry("rKL", ("rkl",), "user", ("groups",)),
+    BeyondEntry("rRD", ("rrd",), "user", ("groups",)),
+    BeyondEntry("calibration", ("calibration", "c_kl", "ckl", "miscalibration"), "user",
+                ("groups", "train")),
+    BeyondEntry("calibration_js", ("calibration_js", "c_js", "cjs"), "user",
+                ("groups", "train")),
+    # expected exposure (receval.beyond.expected_exposure), raw and normalised as expeval
+    # prints them
+    *(BeyondEntry(f"EE_{x}{n}", (f"ee_{x.lower()}{n}", f"ee-{x.lower()}{n}"), "user",
+                  ("truth",)) for x in "LDR" for n in ("", "_norm")),
 )}
 
 ALIASES: dict[str, str] = {a: e.name for e in ENTRIES.values() for a in e.aliases}

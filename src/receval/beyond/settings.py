@@ -8,6 +8,7 @@ RecBole); docs/beyond-accuracy.md gives each formula and source.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
@@ -34,6 +35,14 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "serendipity": ("auralist", "rectools", "evidently"),
     "serendipity_relevance": ("truth", "all"),
     "empty": ("inherit", "zero", "one", "skip", "nan", "error"),
+    "exposure_discount": ("trec", "log2", "rbp", "reciprocal", "uniform"),
+    "fairness_population": ("list", "catalogue"),
+    "calibration_smooth": ("list", "both", "none"),
+    "calibration_discount": ("none", "reciprocal", "radio"),
+    "calibration_style": ("exact", "snippet"),
+    "calibration_history": ("rows", "items"),
+    "calibration_js": ("divergence", "distance"),
+    "ee_model": ("gerr", "rbp"),
 }
 
 
@@ -86,6 +95,33 @@ class BeyondOptions:
             ``"all"`` items (Microsoft Recommenders without ``col_relevance``).
         empty: how undefined per-user values reduce: ``"inherit"`` the ``empty=`` of
             ``evaluate`` or one of its values for these metrics only.
+        exposure_discount: the browsing model of ``group_exposure`` and ``AWRF``: ``"trec"``
+            1/log2(max(r, 2)) (TREC Fair 2022), ``"log2"`` 1/log2(r + 1), ``"rbp"``
+            ``rbp_patience``^(r - 1), ``"reciprocal"`` 1/r, ``"uniform"``.
+        rbp_patience: RBP's persistence p (0.5, expeval's default).
+        fairness_target: the target group distribution of ``group_exposure`` and ``AWRF``:
+            ``"uniform"``, ``"catalogue"`` (the catalogue's group shares) or a dict group ->
+            weight.
+        protected_group: the protected group of rND/rKL/rRD (``None``: the group with the
+            fewest catalogue items, ties to the first name).
+        fairness_population: rND/rKL/rRD compare each prefix with the ``"list"``'s own
+            protected share (Yang & Stoyanovich: the ranking is the population) or the
+            ``"catalogue"``'s.
+        fairness_step: rND/rKL/rRD's cut points are multiples of it (10 in the paper).
+        calibration_alpha: the smoothing weight alpha (0.01, Steck's).
+        calibration_smooth: ``"list"`` (Steck: q~ = (1 - alpha) q + alpha p), ``"both"``
+            (RADio: each side mixed with the other) or ``"none"``.
+        calibration_discount: the list's rank weights: ``"none"`` (Steck), ``"reciprocal"``
+            (1/r), ``"radio"`` (1/r / H~_n, RADio's approximate harmonic number).
+        calibration_base: the logarithm's base (e; 2 for RADio and the snippet).
+        calibration_history: the history's weights: each training ``"rows"`` (a repeated
+            interaction counts again; default) or each distinct item once (``"items"``).
+        calibration_style: ``"exact"`` or ``"snippet"``: the widely copied
+            ``compute_kl_divergence`` (log2, distributions rounded to 3 decimals).
+        calibration_js: ``calibration_js`` as the Jensen-Shannon ``"divergence"`` or its
+            square root, the ``"distance"`` (RADio).
+        ee_model: expected exposure's browsing model, ``"gerr"`` (expeval's default) or
+            ``"rbp"``; ``ee_patience`` p and ``ee_utility`` u (0.5 and 0.5, expeval's).
 
     Example:
         >>> BeyondOptions(gini_form="1-G").gini_form
@@ -117,6 +153,22 @@ class BeyondOptions:
     serendipity: str = "auralist"
     serendipity_relevance: str = "truth"
     empty: str = "inherit"
+    exposure_discount: str = "trec"
+    rbp_patience: float = 0.5
+    fairness_target: Any = "uniform"
+    protected_group: Any = None
+    fairness_population: str = "list"
+    fairness_step: int = 10
+    calibration_alpha: float = 0.01
+    calibration_smooth: str = "list"
+    calibration_discount: str = "none"
+    calibration_base: float = math.e
+    calibration_style: str = "exact"
+    calibration_history: str = "rows"
+    calibration_js: str = "divergence"
+    ee_model: str = "gerr"
+    ee_patience: float = 0.5
+    ee_utility: float = 0.5
 
     def __post_init__(self) -> None:
         for name, allowed in CHOICES.items():
@@ -130,6 +182,29 @@ class BeyondOptions:
                 raise ReceValError(f"beyond option {name}={base!r} must be a number > 1")
         if not 0 < self.head_share <= 1:
             raise ReceValError(f"beyond option head_share={self.head_share!r} must be in (0, 1]")
+        if not 0 < self.rbp_patience < 1:
+            raise ReceValError(f"beyond option rbp_patience={self.rbp_patience!r} must be in "
+                               f"(0, 1)")
+        if not (0 < self.ee_patience < 1 and 0 <= self.ee_utility < 1):
+            raise ReceValError(f"beyond options ee_patience={self.ee_patience!r} must be in "
+                               f"(0, 1), ee_utility={self.ee_utility!r} in [0, 1)")
+        if not 0 <= self.calibration_alpha <= 1:
+            raise ReceValError(f"beyond option calibration_alpha={self.calibration_alpha!r} "
+                               f"must be in [0, 1]")
+        if not isinstance(self.calibration_base, int | float) or not self.calibration_base > 1:
+            raise ReceValError(f"beyond option calibration_base={self.calibration_base!r} "
+                               f"must be a number > 1")
+        if isinstance(self.fairness_step, bool) or not isinstance(self.fairness_step, int) \
+                or self.fairness_step < 1:
+            raise ReceValError(f"beyond option fairness_step={self.fairness_step!r} must be a "
+                               f"positive integer")
+        target = self.fairness_target
+        if isinstance(target, Mapping):  # hashable and comparable: sorted pairs
+            object.__setattr__(self, "fairness_target",
+                               tuple(sorted(target.items(), key=lambda kv: str(kv[0]))))
+        elif not (target in ("uniform", "catalogue") or isinstance(target, tuple)):
+            raise ReceValError(f"beyond option fairness_target={target!r} is not 'uniform', "
+                               f"'catalogue' or a dict group -> weight")
 
     def to_dict(self) -> dict[str, Any]:
         """Every switch, for ``Result.options``.

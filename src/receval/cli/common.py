@@ -241,7 +241,9 @@ def _beyond_options(f: Callable[..., Any]) -> Callable[..., Any]:
         help="Item features for diversity@k / serendipity@k (CSV, TSV, Parquet or JSON "
              "Lines): an item column and one category column (several rows per item, or "
              "'a|b' lists) or numeric columns (an embedding per item); several candidate "
-             "columns: name one with --item-features-columns.")(f)
+             "columns: name one with --item-features-columns. Its categories are the item "
+             "groups of the fairness and calibration metrics (awrf@k, calibration@k: "
+             "docs/fairness.md).")(f)
 
 
 def _metric_names(metrics: tuple[str, ...] | list[str]) -> tuple[list[str], list[str]]:
@@ -328,6 +330,7 @@ def _beyond_kwargs(params: dict[str, Any], beyond: list[str]) -> dict[str, Any]:
                          has_features="item_features" in kwargs)
         except ReceValError as err:  # the flags, not the Python keywords
             text = str(err).replace("train= (a frame of user, item rows)", "--train FILE")
+            text = text.replace("item_groups= (item -> group) or ", "")
             text = text.replace("item_features=", "--item-features FILE").replace(
                 "beyond={'similarity': 'cooccurrence'} with train=",
                 "--beyond similarity=cooccurrence with --train").replace(
