@@ -32,56 +32,6 @@ _MIN_BLOCK_ROWS = 8_192
 COLUMNS = ("EE_D", "EE_R", "EE_L", "EE_D_norm", "EE_R_norm", "EE_L_norm")
 
 
-@numba.njit(cache=True, nogil=True)
-def _ee_block(block: int, lo: int, hi: int, top: np.ndarray, t_ptr: np.ndarray,
-              t_items: np.ndarray, n_items: int, gerr: bool, p: float, u: float,
-              out: np.ndarray) -> None:
-    mark = np.full(n_items, -1, dtype=np.int64)
-    for r in range(lo, hi):
-        m = 0
-        for t in range(t_ptr[r], t_ptr[r + 1]):
-            if mark[t_items[t]] != r:
-                mark[t_items[t]] = r
-                m += 1
-        n = 0
-        for j in range(top.shape[1]):
-            if top[r, j] >= 0:
-                n += 1
-        if m == 0 or n == 0:
-            out[r, :] = np.nan
-            continue
-        pp = p * (1.0 - u) if gerr else p
-        target = (1.0 - pp ** m) / (m * (1.0 - pp))
-        disparity = 0.0
-        relevance = 0.0
-        loss = 0.0
-        hits = 0
-        relret = 0
-        i = 0
-        for j in range(top.shape[1]):
-            code = top[r, j]
-            if code < 0:
-                continue
-            e = p ** i * (1.0 - u) ** relret if gerr else p ** i
-            disparity += e * e
-            if mark[code] == r:
-                relevance += target * e
-                loss += (target - e) * (target - e)
-                hits += 1
-                relret += 1
-            else:
-                loss += e * e
-            i += 1
-        loss += (m - hits) * target * target
-        ideal = m * target * target
-        out[r, 0] = disparity
-        out[r, 1] = relevance
-        out[r, 2] = loss
-        out[r, 3] = disparity * (1.0 - p * p)
-        out[r, 4] = relevance / ideal
-        out[r, 5] = loss / (ideal + 1.0 / (1.0 - (p * u if gerr else p)))
-
-
 def expected_exposure(top: np.ndarray, truth: tuple[np.ndarray, np.ndarray], n_items: int, *,
                       model: str = "gerr", patience: float = 0.5, utility: float = 0.5
                       ) -> np.ndarray:
@@ -93,17 +43,9 @@ def expected_exposure(top: np.ndarray, truth: tuple[np.ndarray, np.ndarray], n_i
         >>> ee.round(6).tolist()
         [[1.0625, 1.0, 0.0625, 0.796875, 1.0, 0.026786]]
     """
-    if model not in ("gerr", "rbp"):
-        raise ReceValError(f"ee_model={model!r} is not 'gerr' or 'rbp'")
-    if not 0.0 < patience < 1.0 or not 0.0 <= utility < 1.0:
-        raise ReceValError(f"ee_patience={patience!r} must be in (0, 1) and ee_utility="
-                           f"{utility!r} in [0, 1)")
-    out = np.empty((top.shape[0], len(COLUMNS)))
-    run_blocks(_ee_block, block_bounds(top.shape[0], _MIN_BLOCK_ROWS), top,
-               np.ascontiguousarray(truth[0], dtype=np.int64),
-               np.ascontiguousarray(truth[1], dtype=np.int64), n_items, model == "gerr",
-               float(patience), float(utility), out)
-    return out
+    # one list per user is the sampled case with one sample: one kernel, one definition
+    return expected_exposure_sampled(np.asarray(top)[:, None, :], truth, n_items, model=model,
+                                     patience=patience, utility=utility)
 
 
 @numba.njit(cache=True, nogil=True)
