@@ -363,7 +363,7 @@ def test_missing_or_bad_groups_are_one_line_errors():
     with pytest.raises(ReceValError, match="fairness_target names group 'x'"):
         receval.evaluate(truth, preds, ["AWRF@3"], item_groups=genres,
                          beyond={"fairness_target": {"x": 1}})
-    with pytest.raises(ReceValError, match="has no column 'genre'"):
+    with pytest.raises(ReceValError, match="names no column of item_features"):
         receval.evaluate(truth, preds, ["AWRF@3"], item_groups="genre",
                          item_features=pd.DataFrame({"item": ["a"], "g": ["x"]}))
     with pytest.raises(ReceValError, match="fairness_step"):

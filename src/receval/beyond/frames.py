@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from receval.beyond.compute import compute
 from receval.beyond.context import Context, context
-from receval.beyond.groups import read_groups, split_categories
+from receval.beyond.groups import read_groups
 from receval.beyond.names import split_metrics
 from receval.beyond.settings import BeyondOptions, resolve
 from receval.exceptions import ReceValError
@@ -126,7 +126,11 @@ def read_features(item_features: Any, item_col: str = "item", *,
     # categories: one per row, or a list per row
     rows, cats = [], []
     for r, v in enumerate(col):
-        for c in split_categories(v):
+        values = v if isinstance(v, list | tuple | np.ndarray | set) else \
+            v.split("|") if isinstance(v, str) else [v]
+        for c in values:
+            if c is None or c == "" or (isinstance(c, float) and np.isnan(c)):
+                continue
             rows.append(r)
             cats.append(c)
     cat_codes, cat_names = pd.factorize(pd.Series(cats, dtype=object))
@@ -218,16 +222,12 @@ def build(
     train_users = train_items = None
     if train is not None:
         train_users, train_items = plain_ids(train[0]), plain_ids(train[1])
-    if isinstance(item_groups, str) and not (features_columns or {}).get("features"):
-        # item_groups names a column of the features: the one to read when none is named
-        features_columns = {**(features_columns or {}), "features": item_groups}
     feat_ids, feat_matrix = (read_features(item_features, item_col, columns=features_columns)
                              if item_features is not None else (None, None))
     group_ids = group_align = None
     group_names: tuple[Any, ...] = ()
     if groups_needed:
-        group_ids, group_align, group_names = read_groups(item_groups, item_features, item_col,
-                                                          columns=features_columns)
+        group_ids, group_align, group_names = read_groups(item_groups, item_features, item_col)
     parts = [uniq_ids] + ([train_items] if train_items is not None else []) + (
         [feat_ids] if feat_ids is not None else []) + (
         [group_ids] if group_ids is not None else [])

@@ -10,14 +10,12 @@ distribution over the groups (TREC Fair Ranking 2022's term): an item of ``m`` g
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from receval.exceptions import ReceValError
-from receval.io.features import read_item_features
 
 
 def _plain(ids: Any) -> np.ndarray:
@@ -50,24 +48,7 @@ def _frame(item_groups: Any, item_features: Any, item_col: str) -> pd.DataFrame:
                        f"item_features; got {type(source).__name__}")
 
 
-def split_categories(value: Any) -> list[Any]:
-    """An item's categories from one cell: a list as it is, a text ``"a|b"`` split on ``|``
-    (MovieLens' genres), a missing value or an empty text none. The one rule for item features
-    and item groups, in Python and on the command line.
-
-    Example:
-        >>> split_categories("Adventure|Comedy|"), split_categories(None), split_categories(3)
-        (['Adventure', 'Comedy'], [], [3])
-    """
-    values = value if isinstance(value, list | tuple | np.ndarray | set | frozenset) else \
-        value.split("|") if isinstance(value, str) else [value]
-    return [v for v in values
-            if not (v is None or (isinstance(v, str) and v == "")
-                    or (isinstance(v, float) and np.isnan(v)))]
-
-
-def read_groups(item_groups: Any, item_features: Any = None, item_col: str = "item",
-                columns: Mapping[str, str] | None = None
+def read_groups(item_groups: Any, item_features: Any = None, item_col: str = "item"
                 ) -> tuple[np.ndarray, np.ndarray, tuple[Any, ...]]:
     """``(item ids, (n, G) alignment, group names)``; groups sorted by name (as text).
 
@@ -82,15 +63,6 @@ def read_groups(item_groups: Any, item_features: Any = None, item_col: str = "it
     if item_groups is None and item_features is None:
         raise ReceValError("fairness and calibration metrics need item groups: pass "
                            "item_groups= (item -> group) or item_features= (categories)")
-    if isinstance(item_features, str | Path) and not isinstance(item_groups, Mapping | pd.Series
-                                                                 | pd.DataFrame):
-        # a file: read as the command line reads --item-features (one reader)
-        named = dict(columns or {})
-        if isinstance(item_groups, str):
-            named.setdefault("features", item_groups)
-        item_features = read_item_features(item_features, columns=named or None,
-                                           item_col=item_col).to_pandas()
-        item_col = "item"
     frame = _frame(item_groups, item_features, item_col)
     col = frame.columns[1]
     if pd.api.types.is_float_dtype(frame[col]) and frame[col].notna().all():
@@ -100,7 +72,10 @@ def read_groups(item_groups: Any, item_features: Any = None, item_col: str = "it
     item_codes, uniq = pd.factorize(pd.Series(ids, dtype=ids.dtype))
     rows, labels = [], []
     for r, v in enumerate(frame[col].to_numpy()):
-        for g in split_categories(v):
+        values = v if isinstance(v, list | tuple | np.ndarray | set | frozenset) else [v]
+        for g in values:
+            if g is None or (isinstance(g, float) and np.isnan(g)):
+                continue
             rows.append(item_codes[r])
             labels.append(g)
     names = sorted(set(labels), key=lambda g: (str(type(g)), str(g)))
