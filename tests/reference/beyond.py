@@ -41,17 +41,16 @@ try:
 except ImportError:  # pragma: no cover - run from tests/
     from reference import fairness as fair  # type: ignore[no-redef]
 
-#: the metrics of one number over all lists
-CATALOGUE = ("coverage", "distributional_coverage", "gini", "personalization", "PopREO",
-             "PopRSP")
-#: every metric this reference defines (canonical names, as receval's beyond registry names
-#: them)
 #: the exposure-fairness and calibration metrics of one number over all lists
 FAIR_CATALOGUE = ("group_exposure",)
+#: the metrics of one number over all lists
+CATALOGUE = ("coverage", "distributional_coverage", "gini", "personalization", "PopREO",
+             "PopRSP", *FAIR_CATALOGUE)
 #: the per-user exposure-fairness, calibration and expected-exposure metrics
 FAIR_USER = ("AWRF", "nDCG_AWRF", "rND", "rKL", "rRD", "calibration", "calibration_js",
              *(f"EE_{x}{n}" for x in "LDR" for n in ("", "_norm")))
-CATALOGUE = CATALOGUE + FAIR_CATALOGUE
+#: every metric this reference defines (canonical names, as receval's beyond registry names
+#: them)
 DEFINED = (*CATALOGUE, "novelty", "diversity", "serendipity", "ARP", "APLT", "ACLT",
            *FAIR_USER)
 HEAD_SHARE = 0.8
