@@ -275,20 +275,20 @@ BEYOND_SETS = {name: opts for name, opts in OPTION_SETS.items()
                if opts.get("ties") != "average"}
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("door", DOORS)
-@pytest.mark.parametrize("option_set", list(BEYOND_SETS))
-def test_beyond_metrics_equal_the_reference(door: str, option_set: str, seed: int) -> None:
-    options = BEYOND_SETS[option_set]
-    names = list(BEYOND_NAMES.values())
+def _check_beyond(door: str, options: dict[str, Any], seed: int, names: dict[str, str],
+                  beyond: dict[str, Any] | None = None, **reference: Any) -> None:
+    """Every metric of ``names`` (metric -> requested name) at ``door`` equals the reference
+    (``reference``: the reference's switches matching ``beyond``)."""
     c = case(seed)
-    extra = {"train": c["train"], "item_features": c["features"]}
+    extra: dict[str, Any] = {"train": c["train"], "item_features": c["features"]}
+    if beyond is not None:
+        extra["beyond"] = beyond
     if door == "scores":  # a score matrix door has no beyond-accuracy metric yet: one line
         with pytest.raises(receval.ReceValError) as err:
-            run_door(door, seed, names, options, **extra)
+            run_door(door, seed, list(names.values()), options, **extra)
         assert "\n" not in str(err.value) and "beyond-accuracy" in str(err.value)
         return
-    got = run_door(door, seed, names, options, **extra)
+    got = run_door(door, seed, list(names.values()), options, **extra)
     threshold = options.get("relevance_threshold")
     truth = c["truth"]
     relevant: dict[object, set[object]] = {}
@@ -300,9 +300,10 @@ def test_beyond_metrics_equal_the_reference(door: str, option_set: str, seed: in
     features = {i: set(v) for i, v in c["features"].items()}
     per_user = got.per_user.set_index("user")
     empty = options.get("empty", "zero")
-    for metric, name in BEYOND_NAMES.items():
+    for metric, name in names.items():
         value, users = beyond_ref.beyond_value(metric, K, lists, train, relevant,
-                                               set(truth["item"].tolist()), features)
+                                               set(truth["item"].tolist()), features,
+                                               **reference)
         if metric in beyond_ref.CATALOGUE:
             want = math.nan if value is None else value
             assert close(got.summary[name], want), (name, got.summary[name], want)
@@ -318,3 +319,24 @@ def test_beyond_metrics_equal_the_reference(door: str, option_set: str, seed: in
         else:
             want = sum(defined) / len(defined) if defined else math.nan
         assert close(got.summary[name], want), (name, got.summary[name], want)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("door", DOORS)
+@pytest.mark.parametrize("option_set", list(BEYOND_SETS))
+def test_beyond_metrics_equal_the_reference(door: str, option_set: str, seed: int) -> None:
+    _check_beyond(door, BEYOND_SETS[option_set], seed, BEYOND_NAMES)
+
+
+#: rND/rKL/rRD cut every 10 ranks by default: undefined on every 3-item list (checked above);
+#: at fairness_step=1 every prefix of two items or more is a cut point
+RANKED_FAIRNESS = {m: BEYOND_NAMES[m] for m in ("rND", "rKL", "rRD")}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("door", [d for d in DOORS if d != "scores"])
+@pytest.mark.parametrize("option_set", list(BEYOND_SETS))
+def test_ranked_fairness_at_step_one_equals_the_reference(door: str, option_set: str,
+                                                          seed: int) -> None:
+    _check_beyond(door, BEYOND_SETS[option_set], seed, RANKED_FAIRNESS,
+                  beyond={"fairness_step": 1}, fairness_step=1)

@@ -18,7 +18,7 @@ import pandas as pd
 
 from receval.accumulate import Accumulator
 from receval.beyond.compute import compute
-from receval.beyond.frames import build
+from receval.beyond.frames import build, features_needed
 from receval.beyond.names import BeyondSpec
 from receval.beyond.settings import BeyondOptions, resolve
 from receval.exceptions import ReceValError
@@ -127,7 +127,8 @@ def attach(
     top_mine, ctx = build(top, n_list, decode, user_ids, truth, train, item_features, opts,
                           truth_items=truth_items, features_columns=features_columns,
                           item_groups=item_groups,
-                          groups_needed=any("groups" in s.entry.needs for s in specs))
+                          groups_needed=any("groups" in s.entry.needs for s in specs),
+                          features_needed=features_needed(specs, opts))
     tables: dict[str, Any] = {}
     per_user, summary = compute(specs, top_mine, ctx, opts, tables=tables)
     if tables:

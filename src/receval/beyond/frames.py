@@ -19,7 +19,7 @@ import pyarrow as pa
 from receval.beyond.compute import compute
 from receval.beyond.context import Context, context
 from receval.beyond.groups import read_groups
-from receval.beyond.names import split_metrics
+from receval.beyond.names import BeyondSpec, split_metrics
 from receval.beyond.settings import BeyondOptions, resolve
 from receval.exceptions import ReceValError
 
@@ -78,6 +78,13 @@ def read_features(item_features: Any, item_col: str = "item", *,
         >>> read_features(pd.DataFrame({"item": [1, 2], "genres": ["x|y", "y"]}))[1].tolist()
         [[1.0, 1.0], [0.0, 1.0]]
     """
+    ids, matrix, _ = _read_features(item_features, item_col, columns)
+    return ids, matrix
+
+
+def _read_features(item_features: Any, item_col: str, columns: Mapping[str, str] | None
+                   ) -> tuple[np.ndarray, np.ndarray, list[Any] | None]:
+    # read_features plus the categories of the columns (None: an embedding)
     from receval.io.features import features_columns, read_item_features
 
     item_col, feature = features_columns(columns, item_col)
@@ -113,7 +120,7 @@ def read_features(item_features: Any, item_col: str = "item", *,
     ids = plain_ids(frame[item_col].to_numpy())
     if numeric and (len(others) > 1 or not frame[others[0]].map(np.ndim).any()):
         matrix = frame[others].to_numpy(dtype=np.float64)
-        return _unique_items(ids, matrix, "embedding")
+        return (*_unique_items(ids, matrix, "embedding"), None)
     col = frame[others[0]]
     first = next((v for v in col if v is not None), None)
     if isinstance(first, np.ndarray | list | tuple) and len(first) and all(
@@ -122,7 +129,7 @@ def read_features(item_features: Any, item_col: str = "item", *,
             matrix = np.vstack([np.asarray(v, dtype=np.float64) for v in col])
         except ValueError:
             raise ReceValError("item_features: the vectors differ in length") from None
-        return _unique_items(ids, matrix, "embedding")
+        return (*_unique_items(ids, matrix, "embedding"), None)
     # categories: one per row, or a list per row
     rows, cats = [], []
     for r, v in enumerate(col):
@@ -138,7 +145,29 @@ def read_features(item_features: Any, item_col: str = "item", *,
     matrix = np.zeros((len(uniq), len(cat_names)), dtype=np.float64)
     if rows:
         matrix[item_codes[np.asarray(rows)], cat_codes] = 1.0
-    return plain_ids(np.asarray(uniq)), matrix
+    return plain_ids(np.asarray(uniq)), matrix, list(cat_names)
+
+
+def feature_groups(item_features: Any, item_col: str = "item", *,
+                   columns: Mapping[str, str] | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, tuple[Any, ...]]:
+    """The item groups of the fairness and calibration metrics when no ``item_groups=`` is
+    given: the categories of ``item_features``, read as :func:`read_features` reads them
+    (a path, ``item_features_columns``, ``"a|b"`` as two categories), in
+    :func:`receval.beyond.groups.read_groups`' form ``(item ids, alignment, group names)``.
+
+    Example:
+        >>> ids, align, names = feature_groups(pd.DataFrame({"item": [1, 2, 3],
+        ...                                                   "genres": ["x|y", "y", ""]}))
+        >>> ids.tolist(), align.tolist(), names
+        ([1, 2, 3], [[0.5, 0.5], [0.0, 1.0], [0.0, 0.0]], ('x', 'y'))
+    """
+    ids, matrix, categories = _read_features(item_features, item_col, columns)
+    if categories is None:
+        raise ReceValError("item groups: item_features holds numbers (an embedding), not "
+                           "categories; pass item_groups= (item -> group)")
+    return read_groups({item: [categories[j] for j in np.flatnonzero(row)]
+                        for item, row in zip(ids.tolist(), matrix, strict=True)})
 
 
 def _unique_items(ids: np.ndarray, matrix: np.ndarray, what: str
@@ -167,6 +196,21 @@ def _catalogue_mask(option: str, n: int, train_codes: np.ndarray, truth_codes: n
     return mask
 
 
+def features_needed(specs: Iterable[BeyondSpec], options: BeyondOptions) -> bool:
+    """Whether a metric of ``specs`` reads the item features (diversity, serendipity: the
+    item similarity; the catalogue ``"features"``).
+
+    Example:
+        >>> from receval.beyond.names import parse_beyond
+        >>> features_needed([parse_beyond("AWRF@5")], BeyondOptions())
+        False
+        >>> features_needed([parse_beyond("ILD@5")], BeyondOptions())
+        True
+    """
+    return options.catalogue == "features" or any(
+        s.metric in ("diversity", "serendipity") for s in specs)
+
+
 def build(
     top_codes: np.ndarray,
     n_list: np.ndarray,
@@ -182,6 +226,7 @@ def build(
     features_columns: Mapping[str, str] | None = None,
     item_groups: Any = None,
     groups_needed: bool = False,
+    features_needed: bool = True,
 ) -> tuple[np.ndarray, Context]:
     """Recode an evaluation's lists into a fresh item space and build its context.
 
@@ -191,8 +236,10 @@ def build(
     ``train`` ``(user ids, item ids)``. ``truth_items``: the codes of every truth item,
     relevant or not (the catalogue ``train+truth`` takes them, so it does not move with the
     relevance threshold); by default the relevant ones of ``truth``. ``groups_needed``: read
-    the item groups (``item_groups``, else the categories of ``item_features``:
-    :func:`receval.beyond.groups.read_groups`).
+    the item groups (``item_groups``: :func:`receval.beyond.groups.read_groups`, else the
+    categories of ``item_features``: :func:`feature_groups`). ``features_needed=False``
+    (no metric reads the features) with ``item_groups`` naming a column of
+    ``item_features`` leaves the other columns unread.
 
     Example:
         >>> ids = np.array(["x", "y", "z"], dtype=object)
@@ -222,11 +269,17 @@ def build(
     train_users = train_items = None
     if train is not None:
         train_users, train_items = plain_ids(train[0]), plain_ids(train[1])
+    # item_groups="genre" of a frame with other columns: those are read only when needed
+    read_feats = item_features is not None and (features_needed
+                                                or not isinstance(item_groups, str))
     feat_ids, feat_matrix = (read_features(item_features, item_col, columns=features_columns)
-                             if item_features is not None else (None, None))
+                             if read_feats else (None, None))
     group_ids = group_align = None
     group_names: tuple[Any, ...] = ()
-    if groups_needed:
+    if groups_needed and item_groups is None and item_features is not None:
+        group_ids, group_align, group_names = feature_groups(item_features, item_col,
+                                                             columns=features_columns)
+    elif groups_needed:
         group_ids, group_align, group_names = read_groups(item_groups, item_features, item_col)
     parts = [uniq_ids] + ([train_items] if train_items is not None else []) + (
         [feat_ids] if feat_ids is not None else []) + (
@@ -365,7 +418,8 @@ def beyond_metrics(
                           truth_csr, train_pair, item_features, opts, item_col=item_col,
                           features_columns=item_features_columns,
                           item_groups=item_groups,
-                          groups_needed=any("groups" in s.entry.needs for s in specs))
+                          groups_needed=any("groups" in s.entry.needs for s in specs),
+                          features_needed=features_needed(specs, opts))
     per_user, summary = compute(specs, top_mine, ctx, opts)
     out: dict[str, float] = {}
     for spec in specs:
