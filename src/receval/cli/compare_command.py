@@ -23,6 +23,7 @@ from receval.cli.common import (
     _warn_undefined,
     main,
 )
+from receval.cli.debias_flags import debias_options
 from receval.cli.log_option import _check_log, _log_options, _log_runs
 from receval.exceptions import ReceValError
 from receval.io.terminal import safe_text
@@ -67,6 +68,7 @@ from receval.stats import MAX_RESAMPLES
 @click.option("--format", "-f", "fmt",
               type=click.Choice(("table", "json", "csv", "markdown", "latex")),
               default="table", show_default=True, help="How the comparison is printed.")
+@debias_options
 @_log_options
 @_errors_exit_2
 def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correction: str,
