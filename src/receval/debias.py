@@ -2,18 +2,19 @@
 missing-not-at-random implicit feedback (Yang, Cui, Xuan, Wang, Belongie & Estrin, RecSys 2018).
 
 A relevant truth row ``i`` of user ``u`` was observed with propensity ``p_i``; its weight is
-``w_i = min(1 / p_i, clip)``. Every metric here is a sum over the user's observed relevant items
-``S*`` of a per-item contribution ``c_i`` (which depends on the ranking), divided by the
-metric's own denominator ``D_u`` (``k``, ``|S*|``, the ideal DCG...). Then (docs/offpolicy.md,
-"Debiased offline metrics")::
+``w_i = min(1 / p_i, clip)``. Each metric is a sum over the user's relevant items of a
+per-item contribution ``c_i`` (which depends on the ranking) over a denominator ``D``, which
+for R, nDCG and AP depends on the user's relevant count ``|S_u|`` (docs/offpolicy.md,
+"Debiased offline metrics", has every formula)::
 
-    IPS:   M_u = (1 / D_u) sum_{i in S*} w_i c_i
-    SNIPS: M_u = IPS_u * |S*| / sum_{i in S*} w_i
+    IPS:   M_u = sum_{i in S*} w_i c_i / D(|S*|)
+    SNIPS: M_u = sum_{i in S*} w_i c_i / D(sum_{i in S*} w_i)
 
-IPS is Yang et al.'s inverse-propensity estimator of the per-user sum; SNIPS replaces the
-observed relevant count ``|S*|`` by its IPS estimate ``sum w_i`` (the control variate whose
-expectation is the complete relevant count ``|S_u|``), so SNIPS recall is
-``sum_hits w_i / sum w_i``. With every ``w_i = 1`` both are today's metric. The ranked lists are
+``S*``: the observed relevant items. The numerator is Yang et al.'s IPS estimate of the
+complete sum over ``S_u``; IPS keeps the observed count in the denominator, SNIPS puts its IPS
+estimate ``sum w_i`` there (the control variate whose expectation is ``|S_u|``), so SNIPS
+recall is ``sum_hits w_i / sum w_i``. P, RBP and hit rate have no count in their denominator:
+their SNIPS is their IPS. With every ``w_i = 1`` both are today's metric. The ranked lists are
 the engine's (``top_items``: ties, thresholds, protocol and duplicates as in every metric), so
 ``engine="numba"`` and ``engine="torch"`` give the same numbers.
 
@@ -209,9 +210,11 @@ def _debiased(top: np.ndarray, n_list: np.ndarray, ptr: np.ndarray, rel_items: n
         mine = rel_items[lo:hi]
         order = np.argsort(mine, kind="mergesort")
         sorted_items = mine[order]
-        w_total = 0.0
+        count = 0.0  # the relevant count of the denominators: |S*|, or sum w for SNIPS
         for j in range(lo, hi):
-            w_total += rel_w[j]
+            count += rel_w[j]
+        if not snips:
+            count = float(n_rel)
         for r in range(width):
             hw[r] = 0.0
             item = top[u, r]
@@ -233,14 +236,18 @@ def _debiased(top: np.ndarray, n_list: np.ndarray, ptr: np.ndarray, rel_items: n
             elif f == 1:  # R@k
                 for r in range(kk):
                     num += hw[r]
-                den = float(min(k, n_rel)) if recall_capped else float(n_rel)
+                den = min(float(k), count) if recall_capped else count
             elif f == 2:  # nDCG@k, binary gains: the ideal DCG of the observed count
                 for r in range(kk):
                     if hw[r] > 0.0:
                         num += hw[r] / math.log2(r + 2.0)
+                ideal = min(float(k), count)
+                whole = int(math.floor(ideal))
                 den = 0.0
-                for r in range(min(k, n_rel)):
+                for r in range(whole):
                     den += 1.0 / math.log2(r + 2.0)
+                if ideal > whole:  # a fractional estimated count: its share of the next rank
+                    den += (ideal - whole) / math.log2(whole + 2.0)
             elif f == 3:  # AP@k: w_i (1 + weight ranked above) / rank
                 above = 0.0
                 hits = 0
@@ -250,9 +257,9 @@ def _debiased(top: np.ndarray, n_list: np.ndarray, ptr: np.ndarray, rel_items: n
                         above += hw[r]
                         hits += 1
                 if ap_norm == 0:
-                    den = float(min(k, n_rel))
+                    den = min(float(k), count)
                 elif ap_norm == 1:
-                    den = float(n_rel)
+                    den = count
                 elif ap_norm == 2:
                     den = float(hits)
                 else:
@@ -269,10 +276,7 @@ def _debiased(top: np.ndarray, n_list: np.ndarray, ptr: np.ndarray, rel_items: n
                         break
             if den == 0.0:
                 continue  # undefined: today's value (its empty policy) stays
-            value = num / den
-            if snips:
-                value = value * (n_rel / w_total)
-            out[u, c] = value
+            out[u, c] = num / den
     return out
 
 
