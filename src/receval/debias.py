@@ -138,6 +138,14 @@ def check(specs: list[MetricSpec], options: Options, *, engine: str, strata: Any
     if other:
         raise ReceValError(f"metric {other[0]!r} has no IPS form ({len(other)} such metric(s)); "
                            f"debias= takes the families {FAMILY_NAMES}")
+
+
+def check_options(per_spec: list[Options], options: Options) -> None:
+    """Refuse, in one line, the options a weighted metric cannot honour (a non-uniform
+    propensity; every metric's options, a profile's per-metric ones included)."""
+    if any(o != options for o in per_spec):
+        raise ReceValError("debias= with a profile whose options differ per metric is not "
+                           "available: pass the options yourself, without profile=")
     for name, bad, why in (("ties", "average", "needs the ranked lists"),
                            ("average", "micro", "is a per-user estimator"),
                            ("nonpositive_scores", "irrelevant", "reads hits from the lists"),
@@ -318,7 +326,7 @@ def _plain(ids: Any) -> np.ndarray:
 
 def apply(result: Result, debias: Debias, specs: list[MetricSpec], prepared: Prepared,
           options: Options, *, engine: str, device: Any, truth: Any,
-          read_column: Any, train_items: Any) -> None:
+          read_column: Any, train_items: Any, per_spec: list[Options] | None = None) -> None:
     """Replace ``result``'s metric columns and summary by their debiased values and record
     the request in ``result.options`` (uniform propensities: nothing is recomputed)."""
     from receval.engines import numba_engine as ne
@@ -326,6 +334,7 @@ def apply(result: Result, debias: Debias, specs: list[MetricSpec], prepared: Pre
     if debias.model == "uniform" or not specs:
         result.options.update(debias.record())
         return
+    check_options(per_spec or [], options)
     selected = audit.select_users(prepared, options)
     longest = int(np.max(np.diff(prepared.predictions.indptr), initial=0))
     if options.max_list is not None:

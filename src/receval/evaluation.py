@@ -258,8 +258,8 @@ def evaluate(
         if leak is not None:
             leak.record(result)
     if request is not None:
-        _apply_debias(result, request, specs, options, prepared_by_key, truth_cols, pred_cols,
-                      engine, device, leak, truth, predictions,
+        _apply_debias(result, request, specs, per_spec, options, prepared_by_key, truth_cols,
+                      pred_cols, engine, device, leak, truth, predictions,
                       {"user_col": user_col, "item_col": item_col, "score_col": score_col,
                        "truth_columns": truth_columns, "prediction_columns": prediction_columns})
     if beyond_specs:
@@ -369,13 +369,16 @@ def _debias_request(debias: Any, propensity: Any, clip: Any, metrics: Any, optio
     request = db.Debias.of(debias, propensity, clip)
     db.check(parse_metrics(metrics) if metrics else [], options, engine=engine, strata=strata,
              has_train=train is not None, truth_is_spark=spark)
+    if request.model != "uniform":  # early; the per-metric options are checked again
+        db.check_options([], options)
     if request.model == "popularity" and train is None:
         raise ReceValError("propensity=('popularity', ...) needs the training data: pass "
                            "train= (item popularity is counted there)")
     return request
 
 
-def _apply_debias(result: Result, request: Any, specs: list[MetricSpec], options: Options,
+def _apply_debias(result: Result, request: Any, specs: list[MetricSpec],
+                  per_spec: list[Options], options: Options,
                   prepared_by_key: dict[tuple[Any, ...], Prepared], truth_cols: Any,
                   pred_cols: Any, engine: str, device: Any, leak: Any, truth: Any,
                   predictions: Any, columns: dict[str, Any]) -> None:
@@ -390,7 +393,7 @@ def _apply_debias(result: Result, request: Any, specs: list[MetricSpec], options
     db.apply(result, request, specs, prepared_by_key[key], options, engine=engine,
              device=device, truth=truth,
              read_column=lambda col: db.read_truth_column(truth, predictions, col, columns),
-             train_items=None if leak is None else leak.train.items)
+             train_items=None if leak is None else leak.train.items, per_spec=per_spec)
 
 
 def _check_beyond(specs: list[Any], beyond: Any, profile: str | None, engine: str, train: Any,
