@@ -199,7 +199,7 @@ def test_refusals_are_one_line(kwargs: dict, message: str) -> None:
 
 
 def test_compare_passes_the_debiasing_through() -> None:
-    full, obs, train, a, b = _world(n_users=150)
+    _full, obs, train, a, b = _world(n_users=150)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         c = receval.compare(obs, {"a": a, "b": b}, ["P@10"], baseline="a", users="predictions",

@@ -250,7 +250,7 @@ def _debiased(top: np.ndarray, n_list: np.ndarray, ptr: np.ndarray, rel_items: n
                     if hw[r] > 0.0:
                         num += hw[r] / math.log2(r + 2.0)
                 ideal = min(float(k), count)
-                whole = int(math.floor(ideal))
+                whole = math.floor(ideal)
                 den = 0.0
                 for r in range(whole):
                     den += 1.0 / math.log2(r + 2.0)
