@@ -242,3 +242,15 @@ def test_command_line_flags(tmp_path) -> None:
                                "--format", "json"])
     assert out.exit_code == 0, out.output
     assert f"{want.summary['R@5']:.4f}"[:5] in out.output or "R@5" in out.output
+
+
+def test_the_doc_example_runs() -> None:
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "debiased-metrics.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", doc, re.S)
+    assert len(blocks) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        exec(compile(blocks[0], "docs/debiased-metrics.md", "exec"), {})
