@@ -254,3 +254,29 @@ def test_the_doc_example_runs() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         exec(compile(blocks[0], "docs/debiased-metrics.md", "exec"), {})
+
+
+def test_torch_and_numba_agree_bit_for_bit() -> None:
+    pytest.importorskip("torch")
+    truth, preds, _ = _inputs(8)
+    got = {engine: receval.evaluate(truth, preds, METRICS, debias="snips", propensity="p",
+                                    engine=engine) for engine in ("numba", "torch")}
+    pd.testing.assert_frame_equal(got["numba"].per_user, got["torch"].per_user,
+                                  check_exact=True)
+    assert got["numba"].summary == got["torch"].summary
+
+
+def test_string_ids_and_rows_of_other_users_in_the_column() -> None:
+    truth, preds, _ = _inputs(9)
+    want = receval.evaluate(truth, preds, METRICS, debias="ips", propensity="p")
+    for frame in (truth, preds):
+        frame["user"] = "u" + frame["user"].astype(str)
+        frame["item"] = "i" + frame["item"].astype(str)
+    got = receval.evaluate(truth, preds, METRICS, debias="ips", propensity="p")
+    assert got.summary == pytest.approx(want.summary, rel=1e-12)  # users in another order
+    # a truth row that is not relevant (below the threshold) brings its propensity along
+    truth["rating"] = 1.0
+    truth.loc[0, "rating"], truth.loc[0, "p"] = 0.0, 0.0  # not relevant: its 0 is not read
+    got = receval.evaluate(truth, preds, METRICS, debias="ips", propensity="p",
+                           relevance_threshold=1)
+    assert all(np.isfinite(v) for v in got.summary.values())

@@ -300,12 +300,20 @@ def truth_weights(debias: Debias, prepared: Prepared, users: np.ndarray, ptr: np
         assert debias.column is not None
         table = read_column(debias.column)
         owner = np.repeat(np.arange(len(users)), np.diff(ptr))
-        keys = pd.DataFrame({"user": _plain(prepared.users.decode(users[owner])),
-                             "item": _plain(prepared.items.decode(items))})
-        given = pd.DataFrame({"user": _plain(table[0]), "item": _plain(table[1]),
-                              "p": np.asarray(table[2], dtype=np.float64)})
-        given = given.drop_duplicates(["user", "item"])
-        prop = keys.merge(given, on=["user", "item"], how="left")["p"].to_numpy()
+        t_users = _codes(prepared.users.ids, table[0])
+        t_items = _codes(prepared.items.ids, table[1])
+        width = int(np.max(items, initial=-1)) + 1
+        # rows of users or items with no relevant truth row here weigh nothing
+        known = ((t_users >= 0) & (t_users <= np.max(users, initial=-1))
+                 & (t_items >= 0) & (t_items < width))
+        # one int64 key per (user, item) code pair; the first row of a repeated pair counts
+        t_keys, first_row = np.unique(t_users[known] * width + t_items[known],
+                                      return_index=True)
+        t_prop = np.asarray(table[2], dtype=np.float64)[known][first_row]
+        keys = np.asarray(users, dtype=np.int64)[owner] * width + items
+        at = np.minimum(np.searchsorted(t_keys, keys), max(len(t_keys) - 1, 0))
+        found = (t_keys[at] == keys) if len(t_keys) else np.zeros(len(keys), dtype=bool)
+        prop = np.where(found, t_prop[at] if len(t_keys) else np.nan, np.nan)
     bad = ~(prop > 0) | ~np.isfinite(prop)
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
@@ -317,6 +325,16 @@ def truth_weights(debias: Debias, prepared: Prepared, users: np.ndarray, ptr: np
     if debias.clip is not None:
         weights = np.minimum(weights, debias.clip)
     return np.asarray(weights, dtype=np.float64)
+
+
+def _codes(dictionary_ids: np.ndarray | None, ids: Any) -> np.ndarray:
+    """The codes of ``ids`` in an encoding whose ids are ``dictionary_ids`` (``None``: the
+    codes are the ids); ``-1`` for an id it does not hold."""
+    values = _plain(ids)
+    if dictionary_ids is None:
+        return values.astype(np.int64) if values.dtype != object else \
+            np.full(len(values), -1, dtype=np.int64)
+    return np.asarray(pd.Index(_plain(dictionary_ids)).get_indexer(values), dtype=np.int64)
 
 
 def _plain(ids: Any) -> np.ndarray:
