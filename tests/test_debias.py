@@ -176,7 +176,7 @@ def test_estimated_gamma_is_recorded_and_recovers_a_known_exponent() -> None:
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"debias": "ips", "propensity": "p", "metrics": ["MRR"]},
      "metric 'MRR' has no IPS form (1 such metric(s)); debias= takes the families P, R, "
-     "nDCG, AP, RBP, HR"),
+     "nDCG, AP, RBP, hit (hit rate)"),
     ({"debias": "ips", "propensity": "nosuch"}, "propensity='nosuch' names no usable truth"),
     ({"debias": "ips", "propensity": "zero"}, "propensity 'zero': 1 relevant truth row(s) have "
                                               "a propensity that is not a positive"),
@@ -280,3 +280,10 @@ def test_string_ids_and_rows_of_other_users_in_the_column() -> None:
     got = receval.evaluate(truth, preds, METRICS, debias="ips", propensity="p",
                            relevance_threshold=1)
     assert all(np.isfinite(v) for v in got.summary.values())
+
+
+def test_evaluate_scores_refuses_in_one_line() -> None:
+    with pytest.raises(ReceValError, match="not available in evaluate_scores") as info:
+        receval.evaluate_scores({"user": [0], "item": [1]}, np.array([[0.1, 0.9]]), ["P@1"],
+                                debias="ips", propensity="uniform")
+    assert "\n" not in str(info.value)

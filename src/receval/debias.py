@@ -51,7 +51,7 @@ DEBIAS = ("ips", "snips")
 #: the families with an IPS form, by the code of the kernel below
 FAMILY_CODES: dict[Family, int] = {Family.PRECISION: 0, Family.RECALL: 1, Family.NDCG: 2,
                                    Family.AP: 3, Family.RBP: 4, Family.HIT: 5}
-FAMILY_NAMES = "P, R, nDCG, AP, RBP, HR"
+FAMILY_NAMES = "P, R, nDCG, AP, RBP, hit (hit rate)"
 #: Yang et al. fit gamma on the top 50 of each list, without the 0.5% most popular items
 GAMMA_LIST_DEPTH = 50
 GAMMA_EXCLUDE_QUANTILE = 0.005
@@ -126,8 +126,7 @@ def _positive(x: Any) -> bool:
     return _finite(x) and float(x) > 0
 
 
-def check(specs: list[MetricSpec], options: Options, *, engine: str, strata: Any,
-          has_train: bool, truth_is_spark: bool) -> None:
+def check(specs: list[MetricSpec], *, engine: str, strata: Any, truth_is_spark: bool) -> None:
     """Refuse, in one line, what the debiased metrics cannot do."""
     if engine == "spark" or truth_is_spark:
         raise ReceValError("debias= is not available on Spark (the weights do not reach the "

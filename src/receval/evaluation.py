@@ -367,8 +367,8 @@ def _debias_request(debias: Any, propensity: Any, clip: Any, metrics: Any, optio
     from receval import debias as db
 
     request = db.Debias.of(debias, propensity, clip)
-    db.check(parse_metrics(metrics) if metrics else [], options, engine=engine, strata=strata,
-             has_train=train is not None, truth_is_spark=spark)
+    db.check(parse_metrics(metrics) if metrics else [], engine=engine, strata=strata,
+             truth_is_spark=spark)
     if request.model != "uniform":  # early; the per-metric options are checked again
         db.check_options([], options)
     if request.model == "popularity" and train is None:
