@@ -179,12 +179,14 @@ def test_estimated_gamma_is_recorded_and_recovers_a_known_exponent() -> None:
      "nDCG, AP, RBP, hit (hit rate)"),
     ({"debias": "ips", "propensity": "nosuch"}, "propensity='nosuch' names no usable truth"),
     ({"debias": "ips", "propensity": "zero"}, "propensity 'zero': 1 relevant truth row(s) have "
-                                              "a propensity that is not a positive"),
+                                              "a propensity outside (0, 1] or none"),
     ({"debias": "ips"}, "debias='ips' needs propensity="),
     ({"debias": "dr", "propensity": "p"}, "debias='dr' is not one of 'ips', 'snips'"),
     ({"debias": "ips", "propensity": ("popularity", 1.0)}, "needs the training data"),
     ({"debias": "ips", "propensity": ("popularity", -3)}, "gamma must be a number >= -1"),
-    ({"debias": "ips", "propensity": "p", "propensity_clip": 0}, "propensity_clip=0 must be"),
+    ({"debias": "ips", "propensity": "p", "propensity_clip": 0.5},
+     "propensity_clip=0.5 must be a number >= 1"),
+    ({"propensity": "p"}, "pass debias='ips' or debias='snips' too"),
     ({"debias": "ips", "propensity": "p", "ties": "average"}, "ties='average' is not"),
     ({"debias": "ips", "propensity": "p", "engine": "spark"}, "not available on Spark"),
 ])
@@ -196,6 +198,9 @@ def test_refusals_are_one_line(kwargs: dict, message: str) -> None:
     with pytest.raises(ReceValError) as info:
         receval.evaluate(truth, preds, metrics, **kwargs)
     assert message in str(info.value) and "\n" not in str(info.value)
+    if kwargs.get("propensity") == "zero":  # the offending row is named
+        user, item = truth.loc[3, "user"], truth.loc[3, "item"]
+        assert f"(first: 0.0 for user {int(user)}, item {int(item)})" in str(info.value)
 
 
 def test_compare_passes_the_debiasing_through() -> None:

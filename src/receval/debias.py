@@ -77,15 +77,19 @@ class Debias:
     @classmethod
     def of(cls, debias: Any, propensity: Any, clip: Any) -> Debias:
         """Validate ``debias=``, ``propensity=`` and ``propensity_clip=`` (one-line errors)."""
+        if debias is None:
+            raise ReceValError("propensity= and propensity_clip= weigh the debiased metrics: "
+                               "pass debias='ips' or debias='snips' too")
         if debias not in DEBIAS:
             raise ReceValError(f"debias={debias!r} is not one of 'ips', 'snips' (or None)")
         if propensity is None:
             raise ReceValError(f"debias={debias!r} needs propensity=: 'uniform', "
                                "('popularity', gamma), ('popularity', 'estimate') or the name "
                                "of a truth column")
-        if clip is not None and (isinstance(clip, bool) or not _positive(clip)):
-            raise ReceValError(f"propensity_clip={clip!r} must be a positive number (the "
-                               "largest weight 1/propensity kept)")
+        if clip is not None and (isinstance(clip, bool) or not _finite(clip)
+                                 or float(clip) < 1):
+            raise ReceValError(f"propensity_clip={clip!r} must be a number >= 1 (the largest "
+                               "weight 1/propensity kept; a propensity is at most 1)")
         clip = None if clip is None else float(clip)
         if propensity == "uniform":
             return cls(debias, "uniform", clip=clip)
@@ -120,10 +124,6 @@ def _finite(x: Any) -> bool:
         return math.isfinite(float(x))
     except (TypeError, ValueError):
         return False
-
-
-def _positive(x: Any) -> bool:
-    return _finite(x) and float(x) > 0
 
 
 def check(specs: list[MetricSpec], *, engine: str, strata: Any, truth_is_spark: bool) -> None:
@@ -313,17 +313,24 @@ def truth_weights(debias: Debias, prepared: Prepared, users: np.ndarray, ptr: np
         at = np.minimum(np.searchsorted(t_keys, keys), max(len(t_keys) - 1, 0))
         found = (t_keys[at] == keys) if len(t_keys) else np.zeros(len(keys), dtype=bool)
         prop = np.where(found, t_prop[at] if len(t_keys) else np.nan, np.nan)
-    bad = ~(prop > 0) | ~np.isfinite(prop)
+    who = np.repeat(np.arange(len(users)), np.diff(ptr))
+    bad = ~((prop > 0) & (prop <= 1))  # NaN (a row the column does not hold) included
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
         what = debias.column if debias.model == "column" else "popularity"
         raise ReceValError(f"propensity {what!r}: {int(bad.sum())} relevant truth row(s) have "
-                           f"a propensity that is not a positive finite number (first: "
-                           f"{prop[first]!r}); a propensity must be in (0, 1]")
+                           f"a propensity outside (0, 1] or none (first: {float(prop[first])!r} "
+                           f"for user {_id(prepared.users, users[who[first]])!r}, item "
+                           f"{_id(prepared.items, items[first])!r})")
     weights = 1.0 / prop
     if debias.clip is not None:
         weights = np.minimum(weights, debias.clip)
     return np.asarray(weights, dtype=np.float64)
+
+
+def _id(dictionary: Any, code: Any) -> Any:
+    """One code's id, as a plain Python value (for messages)."""
+    return _plain(dictionary.decode(np.array([code], dtype=np.int64))).tolist()[0]
 
 
 def _codes(dictionary_ids: np.ndarray | None, ids: Any) -> np.ndarray:
