@@ -215,6 +215,20 @@ def test_compare_passes_the_debiasing_through() -> None:
     assert c.table.iloc[0]["delta"] > 0
 
 
+def test_compare_refuses_a_gamma_fitted_per_model(tmp_path) -> None:
+    truth, preds, train = _inputs(1)
+    with pytest.raises(ReceValError, match="weigh each model by a gamma fitted"):
+        receval.compare(truth, {"a": preds, "b": preds}, ["R@5"], debias="ips", train=train,
+                        propensity=("popularity", "estimate"))
+    for name, frame in (("truth", truth), ("a", preds), ("b", preds), ("train", train)):
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    out = CliRunner().invoke(main, [
+        "compare", "-t", str(tmp_path / "truth.csv"), "-p", str(tmp_path / "a.csv"), "-p",
+        str(tmp_path / "b.csv"), "-m", "R@5", "--train", str(tmp_path / "train.csv"),
+        "--debias", "ips", "--propensity", "popularity:estimate"])
+    assert out.exit_code == 2 and "popularity:G" in out.output
+
+
 def test_command_line_flags(tmp_path) -> None:
     truth, preds, train = _inputs(2)
     truth.to_csv(tmp_path / "truth.csv", index=False)

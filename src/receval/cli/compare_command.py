@@ -88,6 +88,10 @@ def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correctio
                                               for p in params["predictions"])
     if popular and not params.get("train"):
         raise ReceValError("--baseline popular needs the training data: pass --train FILE")
+    if params.get("propensity") == "popularity:estimate":
+        raise ReceValError("--propensity popularity:estimate would fit gamma to each model's "
+                           "own lists: run receval evaluate with it once, then pass "
+                           "--propensity popularity:G with its gamma")
     if len(params["predictions"]) + popular < 2:
         raise ReceValError("compare needs at least two --predictions files")
     _check_columns(params)
