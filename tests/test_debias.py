@@ -91,14 +91,29 @@ def test_uniform_propensity_is_todays_numbers_bit_for_bit(debias: str) -> None:
         assert got.options["propensity"] == "uniform" and got.options["debias"] == debias
 
 
-def test_unit_weights_reduce_to_todays_metrics() -> None:
+@pytest.mark.filterwarnings("ignore::receval.exceptions.ReceValWarning")
+@pytest.mark.parametrize("options", [
+    {}, {"score_threshold": 150.0}, {"protocol": "known"}, {"max_list": 4},
+    {"truth_scope": "predicted"}, {"recall_denominator": "capped"},
+    {"ap_normalizer": "relevant"}, {"ap_normalizer": "hits"}, {"ap_normalizer": "k"},
+    {"precision_denominator": "returned"}, {"relevance_threshold": 3.0},
+    {"users": "union", "empty": "skip"}, {"users": "relevant"}, {"ties": "item"},
+    {"empty": "one"},
+])
+def test_unit_weights_reduce_to_todays_metrics(options: dict) -> None:
     truth, preds, _ = _inputs(4)
     truth["one"] = 1.0
-    plain = receval.evaluate(truth, preds, METRICS)
+    truth["rating"] = np.arange(len(truth)) % 5 + 1.0
+    preds["score"] = np.floor(preds["score"] / 3)  # ties, for ties="item"
+    plain = receval.evaluate(truth, preds, METRICS, **options)
     for debias in ("ips", "snips"):
-        got = receval.evaluate(truth, preds, METRICS, debias=debias, propensity="one")
+        got = receval.evaluate(truth, preds, METRICS, debias=debias, propensity="one",
+                               **options)
         for name in METRICS:
-            assert got.summary[name] == pytest.approx(plain.summary[name], rel=1e-13), name
+            assert got.summary[name] == pytest.approx(plain.summary[name], rel=1e-13,
+                                                      nan_ok=True), name
+        np.testing.assert_allclose(got.per_user[METRICS].to_numpy(),
+                                   plain.per_user[METRICS].to_numpy(), rtol=1e-13)
 
 
 def _world(seed: int = 7, n_items: int = 400, n_users: int = 400, n_rel: int = 40
