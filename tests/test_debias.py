@@ -265,6 +265,9 @@ def test_command_line_flags(tmp_path) -> None:
                                "train-overlap", "--silence", "train-items"])
     assert out.exit_code == 0, out.output
     assert json.loads(out.stdout)["options"]["propensity"]["gamma"] == 1.5
+    out = runner.invoke(main, [*base[:-2], "--debias", "ips", "--propensity", "p",
+                               "--propensity-clip", "8"])
+    assert "debias=ips, propensity=p, propensity_clip=8" in out.output  # beside the table
     out = runner.invoke(main, [*base, "--debias", "ips", "--propensity", "nosuch"])
     assert out.exit_code == 2 and "no column 'nosuch'" in out.output
     out = runner.invoke(main, [*base, "--debias", "ips", "--propensity", "popularity:x"])
