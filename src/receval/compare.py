@@ -339,6 +339,12 @@ per model
                                "shows it per model")
 
 
+#: compare weighs every model alike: a gamma fitted to each model's own lists would not
+ESTIMATE_PER_MODEL = ("compare with propensity=('popularity', 'estimate') would weigh each "
+                      "model by a gamma fitted to its own lists: evaluate once with it, then "
+                      "pass the number in Result.options['propensity']['gamma'] to compare")
+
+
 def compare(
     truth: Any,
     runs: Mapping[str, Any],
@@ -417,6 +423,8 @@ def compare(
                            "1/sqrt(n_resamples) already)")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ReceValError(f"seed must be a non-negative integer, got {seed!r}")
+    if options.get("propensity") == ("popularity", "estimate"):
+        raise ReceValError(ESTIMATE_PER_MODEL)
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     if not names:
         raise ReceValError("compare needs at least one metric")

@@ -86,6 +86,9 @@ def evaluate(
     beyond: Any = None,
     strata: Any = None,
     item_groups: Any = None,
+    propensity: Any = None,
+    debias: str | None = None,
+    propensity_clip: float | None = None,
 ) -> Result:
     """Evaluate ``predictions`` against ``truth`` on ``metrics``.
 
@@ -138,6 +141,12 @@ def evaluate(
     a group column); ``Result.strata`` then holds each group's users and summary, reconciled
     exactly with the whole (:mod:`receval.strata`; users it does not name: group ``(none)``).
 
+    ``debias="ips"`` or ``"snips"`` with ``propensity=`` (``"uniform"``, ``("popularity",
+    gamma)``, ``("popularity", "estimate")`` with ``train``, or a truth column) gives the
+    debiased P, R, nDCG, AP, RBP and hit rate of Yang et al. 2018 under the same names,
+    each weight ``1/propensity`` clipped at ``propensity_clip`` (:mod:`receval.debias`,
+    docs/offpolicy.md); ``Result.options`` records all three.
+
     ``engine="torch"`` ranks the lists with torch on ``device`` (a torch device or its name,
     ``"cpu"``, ``"cuda:1"``; default: CUDA when there is one, else the CPU), with the numbers
     of ``engine="numba"``; ``device`` is refused with any other engine.
@@ -176,6 +185,11 @@ def evaluate(
         raise ReceValError(f"device= chooses where engine='torch' runs; engine={engine!r} "
                            "takes no device (pass engine='torch')")
     metrics, beyond_specs, requested = split_metrics(metrics)
+    request = None
+    if debias is not None or propensity is not None or propensity_clip is not None:
+        request = _debias_request(debias, propensity, propensity_clip, metrics, options,
+                                  engine=engine, strata=strata, train=train,
+                                  spark=_is_spark_frame(truth) or _is_spark_frame(predictions))
     if beyond_specs:
         _check_beyond(beyond_specs, beyond, resolved.name, engine, train, item_features,
                       item_groups)
@@ -249,6 +263,11 @@ def evaluate(
         audit.check_matches(next(iter(prepared_by_key.values())), result)
         if leak is not None:
             leak.record(result)
+    if request is not None:
+        _apply_debias(result, request, specs, per_spec, options, prepared_by_key, truth_cols,
+                      pred_cols, engine, device, leak, truth, predictions,
+                      {"user_col": user_col, "item_col": item_col, "score_col": score_col,
+                       "truth_columns": truth_columns, "prediction_columns": prediction_columns})
     if beyond_specs:
         key = prepare_key(options)
         if key not in prepared_by_key:
@@ -345,6 +364,42 @@ def evaluate_partition(truth: Any, predictions: Any, metrics: list[str],
             return evaluate(truth, predictions, metrics, engine="numba", **kwargs)
     finally:
         _IN_PARTITION.reset(token)
+
+
+def _debias_request(debias: Any, propensity: Any, clip: Any, metrics: Any, options: Options,
+                    *, engine: str, strata: Any, train: Any, spark: bool) -> Any:
+    """The validated ``debias=`` request (:mod:`receval.debias`), refused in one line where
+    it cannot be honoured."""
+    from receval import debias as db
+
+    request = db.Debias.of(debias, propensity, clip)
+    db.check(parse_metrics(metrics) if metrics else [], engine=engine, strata=strata,
+             truth_is_spark=spark)
+    if request.model != "uniform":  # early; the per-metric options are checked again
+        db.check_options([], options)
+    if request.model == "popularity" and train is None:
+        raise ReceValError("propensity=('popularity', ...) needs the training data: pass "
+                           "train= (item popularity is counted there)")
+    return request
+
+
+def _apply_debias(result: Result, request: Any, specs: list[MetricSpec],
+                  per_spec: list[Options], options: Options,
+                  prepared_by_key: dict[tuple[Any, ...], Prepared], truth_cols: Any,
+                  pred_cols: Any, engine: str, device: Any, leak: Any, truth: Any,
+                  predictions: Any, columns: dict[str, Any]) -> None:
+    """The debiased values of ``specs`` in ``result`` (:func:`receval.debias.apply`)."""
+    from receval import debias as db
+
+    key = prepare_key(options)
+    if key not in prepared_by_key:
+        prepared_by_key[key] = prepare(truth_cols, pred_cols, options,
+                                       rating_col=truth_cols.value_name or "rating",
+                                       score_col=pred_cols.value_name or "score")
+    db.apply(result, request, specs, prepared_by_key[key], options, engine=engine,
+             device=device, truth=truth,
+             read_column=lambda col: db.read_truth_column(truth, predictions, col, columns),
+             train_items=None if leak is None else leak.train.items, per_spec=per_spec)
 
 
 def _check_beyond(specs: list[Any], beyond: Any, profile: str | None, engine: str, train: Any,

@@ -112,6 +112,10 @@ def evaluate_scores(
         raise ReceValError(f"{beyond[0].name!r} is a beyond-accuracy metric, which "
                            "evaluate_scores does not compute yet: evaluate the long table "
                            "with receval.evaluate (train=, item_features=)")
+    if {"debias", "propensity", "propensity_clip"} & set(options):
+        raise ReceValError("debias= / propensity= are not available in evaluate_scores (the "
+                           "weights do not reach its score-matrix path): evaluate the long "
+                           "table with receval.evaluate")
     unknown = sorted(set(options) - set(OPTION_NAMES))
     if unknown:
         raise ReceValError(f"unknown option {unknown[0]!r} for evaluate_scores (options: "

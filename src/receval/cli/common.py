@@ -557,6 +557,9 @@ def _read_truth(params: dict[str, Any], kwargs: dict[str, Any]) -> tuple[Any, _R
                               item_col=params["item_col"], rating_col=params["rating_col"],
                               columns=parse_columns_flag(params.get("truth_columns"), "truth"),
                               progress=progress, **_reading(params))
+    from receval.cli.debias_flags import with_propensity_column
+
+    truth = with_propensity_column(truth, truth_path, truth_format, params, _reading(params))
     return truth, _Runs({}, {"truth": str(truth_path)}, {}, notes)
 
 
@@ -640,6 +643,9 @@ def _semantics(params: dict[str, Any]) -> dict[str, Any]:
         kwargs["engine"] = params["engine"]
     if params.get("silence"):
         kwargs["silence"] = list(params["silence"])
+    from receval.cli.debias_flags import debias_kwargs
+
+    kwargs.update(debias_kwargs(params))  # --propensity, --debias, --propensity-clip
     if params.get("profile"):
         if "profile" not in inspect.signature(receval.evaluate).parameters:
             raise ReceValError("this version of receval has no profiles")

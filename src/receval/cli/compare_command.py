@@ -23,6 +23,7 @@ from receval.cli.common import (
     _warn_undefined,
     main,
 )
+from receval.cli.debias_flags import debias_options
 from receval.cli.log_option import _check_log, _log_options, _log_runs
 from receval.exceptions import ReceValError
 from receval.io.terminal import safe_text
@@ -67,6 +68,7 @@ from receval.stats import MAX_RESAMPLES
 @click.option("--format", "-f", "fmt",
               type=click.Choice(("table", "json", "csv", "markdown", "latex")),
               default="table", show_default=True, help="How the comparison is printed.")
+@debias_options
 @_log_options
 @_errors_exit_2
 def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correction: str,
@@ -86,6 +88,10 @@ def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correctio
                                               for p in params["predictions"])
     if popular and not params.get("train"):
         raise ReceValError("--baseline popular needs the training data: pass --train FILE")
+    if params.get("propensity") == "popularity:estimate":
+        raise ReceValError("--propensity popularity:estimate would fit gamma to each model's "
+                           "own lists: run receval evaluate with it once, then pass "
+                           "--propensity popularity:G with its gamma")
     if len(params["predictions"]) + popular < 2:
         raise ReceValError("compare needs at least two --predictions files")
     _check_columns(params)

@@ -28,6 +28,7 @@ from receval.cli.common import (
     _write_per_user,
     main,
 )
+from receval.cli.debias_flags import debias_options
 from receval.cli.log_option import _check_log, _log_options, _log_runs
 from receval.exceptions import ReceValError
 from receval.io.output import TABLE_SUFFIXES, atomic_output, sigterm_as_exit
@@ -70,6 +71,7 @@ from receval.report.tables import FORMATS as OUTPUT_FORMATS  # one list: the ren
               help="Metrics per group of users too: a file (CSV, TSV or Parquet) with the user "
                    "column and one group column, or a built-in stratum of --train: activity, "
                    "activity:N, cold, cold:N. Users the file does not name: group (none).")
+@debias_options
 @_log_options
 @_errors_exit_2
 def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: str | None,

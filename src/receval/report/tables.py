@@ -348,7 +348,16 @@ def options_line(result: Result) -> str:
     o = result.options
     keys = ("relevance_threshold", "score_threshold", "protocol", "ties", "empty", "average",
             "users", "ap_normalizer", "gain", "profile")
-    return ", ".join(f"{k}={o[k]}" for k in keys if o.get(k) is not None)
+    parts = [f"{k}={o[k]}" for k in keys if o.get(k) is not None]
+    if o.get("debias"):  # debiased metrics (receval.debias): say so beside the numbers
+        model = o.get("propensity")
+        if isinstance(model, dict):
+            model = (f"popularity:{model['gamma']:g}" if model.get("model") == "popularity"
+                     else model.get("column"))
+        parts.append(f"debias={o['debias']}, propensity={model}")
+        if o.get("propensity_clip") is not None:
+            parts.append(f"propensity_clip={o['propensity_clip']:g}")
+    return ", ".join(parts)
 
 
 def _latex_escape(text: str) -> str:

@@ -1,0 +1,437 @@
+"""Debiased offline metrics: IPS and SNIPS versions of P, R, nDCG, AP, RBP and hit rate for
+missing-not-at-random implicit feedback (Yang, Cui, Xuan, Wang, Belongie & Estrin, RecSys 2018).
+
+A relevant truth row ``i`` of user ``u`` was observed with propensity ``p_i``; its weight is
+``w_i = min(1 / p_i, clip)``. Each metric is a sum over the user's relevant items of a
+per-item contribution ``c_i`` (which depends on the ranking) over a denominator ``D``, which
+for R, nDCG and AP depends on the user's relevant count ``|S_u|`` (docs/offpolicy.md,
+"Debiased offline metrics", has every formula)::
+
+    IPS:   M_u = sum_{i in S*} w_i c_i / D(|S*|)
+    SNIPS: M_u = sum_{i in S*} w_i c_i / D(sum_{i in S*} w_i)
+
+``S*``: the observed relevant items. The numerator is Yang et al.'s IPS estimate of the
+complete sum over ``S_u``; IPS keeps the observed count in the denominator, SNIPS puts its IPS
+estimate ``sum w_i`` there (the control variate whose expectation is ``|S_u|``), so SNIPS
+recall is ``sum_hits w_i / sum w_i``. P, RBP and hit rate have no count in their denominator:
+their SNIPS is their IPS. With every ``w_i = 1`` both are today's metric. The ranked lists are
+the engine's (``top_items``: ties, thresholds, protocol and duplicates as in every metric), so
+``engine="numba"`` and ``engine="torch"`` give the same numbers.
+
+The propensity model: ``"uniform"`` (``p_i = 1``: today's numbers, bit for bit: nothing is
+recomputed), ``("popularity", gamma)`` (Yang et al. eq. 15, ``p_i = (n_i / max n)^((gamma +
+1) / 2)`` with ``n_i`` the item's training rows; ``gamma`` fitted with
+:func:`estimate_gamma` for ``("popularity", "estimate")``) or the name of a truth column.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numba
+import numpy as np
+import pandas as pd
+
+from receval import audit
+from receval.dispatch import duplicates_outside, has_duplicates, run
+from receval.exceptions import ReceValError
+from receval.measures.family import Family
+from receval.measures.rbp import PARAMETER as RBP_PARAMETER
+from receval.measures.spec import MetricSpec
+
+if TYPE_CHECKING:
+    from receval.options import Options
+    from receval.result import Result
+    from receval.shaping import Prepared
+
+DEBIAS = ("ips", "snips")
+#: the families with an IPS form, by the code of the kernel below
+FAMILY_CODES: dict[Family, int] = {Family.PRECISION: 0, Family.RECALL: 1, Family.NDCG: 2,
+                                   Family.AP: 3, Family.RBP: 4, Family.HIT: 5}
+FAMILY_NAMES = "P, R, nDCG, AP, RBP, hit (hit rate)"
+#: Yang et al. fit gamma on the top 50 of each list, without the 0.5% most popular items
+GAMMA_LIST_DEPTH = 50
+GAMMA_EXCLUDE_QUANTILE = 0.005
+
+
+@dataclass(frozen=True)
+class Debias:
+    """The resolved debiasing request: estimator, propensity model and clipping.
+
+    Example:
+        >>> Debias.of("snips", ("popularity", 1.5), None).record()
+        {'debias': 'snips', 'propensity': {'model': 'popularity', 'gamma': 1.5}, \
+'propensity_clip': None}
+    """
+
+    debias: str
+    model: str  # "uniform", "popularity" or "column"
+    gamma: float | None = None  # None with "estimate" until fitted
+    column: str | None = None
+    clip: float | None = None
+    estimated: bool = False
+
+    @classmethod
+    def of(cls, debias: Any, propensity: Any, clip: Any) -> Debias:
+        """Validate ``debias=``, ``propensity=`` and ``propensity_clip=`` (one-line errors)."""
+        if debias is None:
+            raise ReceValError("propensity= and propensity_clip= weigh the debiased metrics: "
+                               "pass debias='ips' or debias='snips' too")
+        if debias not in DEBIAS:
+            raise ReceValError(f"debias={debias!r} is not one of 'ips', 'snips' (or None)")
+        if propensity is None:
+            raise ReceValError(f"debias={debias!r} needs propensity=: 'uniform', "
+                               "('popularity', gamma), ('popularity', 'estimate') or the name "
+                               "of a truth column")
+        if clip is not None and (isinstance(clip, bool) or not _finite(clip)
+                                 or float(clip) < 1):
+            raise ReceValError(f"propensity_clip={clip!r} must be a number >= 1 (the largest "
+                               "weight 1/propensity kept; a propensity is at most 1)")
+        clip = None if clip is None else float(clip)
+        if propensity == "uniform":
+            return cls(debias, "uniform", clip=clip)
+        if isinstance(propensity, tuple | list) and len(propensity) == 2 \
+                and propensity[0] == "popularity":
+            gamma = propensity[1]
+            if gamma == "estimate":
+                return cls(debias, "popularity", clip=clip, estimated=True)
+            if isinstance(gamma, bool) or not _finite(gamma) or float(gamma) < -1:
+                raise ReceValError(f"propensity=('popularity', {gamma!r}): gamma must be a "
+                                   "number >= -1 or 'estimate'")
+            return cls(debias, "popularity", gamma=float(gamma), clip=clip)
+        if isinstance(propensity, str) and propensity not in ("popularity", ""):
+            return cls(debias, "column", column=propensity, clip=clip)
+        raise ReceValError(f"propensity={propensity!r} is not 'uniform', ('popularity', gamma), "
+                           "('popularity', 'estimate') or the name of a truth column")
+
+    def record(self) -> dict[str, Any]:
+        """What ``Result.options`` records."""
+        model: Any = self.model
+        if self.model == "popularity":
+            model = {"model": "popularity", "gamma": self.gamma}
+            if self.estimated:
+                model["gamma_estimated"] = True
+        elif self.model == "column":
+            model = {"model": "column", "column": self.column}
+        return {"debias": self.debias, "propensity": model, "propensity_clip": self.clip}
+
+
+def _finite(x: Any) -> bool:
+    try:
+        return math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def check(specs: list[MetricSpec], *, engine: str, strata: Any, truth_is_spark: bool) -> None:
+    """Refuse, in one line, what the debiased metrics cannot do."""
+    if engine == "spark" or truth_is_spark:
+        raise ReceValError("debias= is not available on Spark (the weights do not reach the "
+                           "executors): evaluate the pandas/Arrow tables (engine='numba')")
+    if strata is not None:
+        raise ReceValError("debias= with strata= is not available yet: evaluate each group")
+    other = [s.name for s in specs if s.family not in FAMILY_CODES]
+    if other:
+        raise ReceValError(f"metric {other[0]!r} has no IPS form ({len(other)} such metric(s)); "
+                           f"debias= takes the families {FAMILY_NAMES}")
+
+
+def check_options(per_spec: list[Options], options: Options) -> None:
+    """Refuse, in one line, the options a weighted metric cannot honour (a non-uniform
+    propensity; every metric's options, a profile's per-metric ones included)."""
+    if any(o != options for o in per_spec):
+        raise ReceValError("debias= with a profile whose options differ per metric is not "
+                           "available: pass the options yourself, without profile=")
+    for name, bad, why in (("ties", "average", "needs the ranked lists"),
+                           ("average", "micro", "is a per-user estimator"),
+                           ("nonpositive_scores", "irrelevant", "reads hits from the lists"),
+                           ("duplicates", "keep", "weighs each relevant item once"),
+                           ("gain", "linear", "weighs binary relevance"),
+                           ("gain", "exponential", "weighs binary relevance")):
+        if getattr(options, name) == bad:
+            raise ReceValError(f"debias= with {name}={bad!r} is not available: the debiased "
+                               f"metric {why}")
+
+
+def popularity_propensity(train_items: np.ndarray, items: np.ndarray,
+                          gamma: float) -> np.ndarray:
+    """Yang et al. 2018 eq. 15: ``p_i = (n_i / max n)^((gamma + 1) / 2)``, ``n_i`` the
+    training rows of item ``i`` (an item never trained on counts as one row: its weight is
+    the largest).
+
+    Example:
+        >>> popularity_propensity(np.array([1, 1, 1, 1, 2]), np.array([1, 2, 3]), 1.0).tolist()
+        [1.0, 0.25, 0.25]
+    """
+    counts = pd.Series(np.asarray(train_items)).value_counts()
+    if len(counts) == 0:
+        raise ReceValError("propensity=('popularity', ...) needs training rows: train= is "
+                           "empty")
+    n = counts.reindex(pd.Index(items), fill_value=1).to_numpy(dtype=np.float64)
+    top = float(counts.max())
+    return np.asarray((n / top) ** ((gamma + 1.0) / 2.0), dtype=np.float64)
+
+
+def estimate_gamma(train_items: Any, shown: Any) -> float:
+    """Yang et al.'s fit of the presentation exponent ``gamma``: the least-squares slope of
+    ``log f(n)`` on ``log n``, ``n`` an item's training rows and ``f(n)`` the mean number of
+    times the items with ``n`` rows are ``shown`` (the items of the top 50 of every list),
+    the 0.5% most popular items left out.
+
+    Example:
+        >>> train = np.repeat([1, 2, 3, 4], [8, 4, 2, 1])
+        >>> round(estimate_gamma(train, [1, 2, 3, 4, 1, 2, 1, 1, 2, 1, 1, 1, 1, 2, 3]), 6)
+        1.0
+    """
+    counts = pd.Series(np.asarray(train_items)).value_counts().astype(np.float64)
+    freq = pd.Series(np.asarray(shown)).value_counts()
+    freq = freq.reindex(counts.index, fill_value=0).astype(np.float64)
+    keep = counts <= counts.quantile(1.0 - GAMMA_EXCLUDE_QUANTILE)
+    levels = freq[keep].groupby(counts[keep]).mean()
+    levels = levels[levels > 0]
+    if len(levels) < 2:
+        raise ReceValError("propensity=('popularity', 'estimate'): fewer than two training "
+                           "popularity levels appear in the lists; pass gamma as a number")
+    x = np.log(levels.index.to_numpy(dtype=np.float64))
+    y = np.log(levels.to_numpy(dtype=np.float64))
+    x = x - x.mean()
+    return float(x @ (y - y.mean()) / (x @ x))
+
+
+@numba.njit(cache=True)
+def _debiased(top: np.ndarray, n_list: np.ndarray, ptr: np.ndarray, rel_items: np.ndarray,
+              rel_w: np.ndarray, fam: np.ndarray, ks: np.ndarray, params: np.ndarray,
+              prec_returned: bool, recall_capped: bool, ap_norm: int,
+              snips: bool) -> np.ndarray:  # pragma: no cover - compiled
+    n_users, width = top.shape
+    out = np.full((n_users, len(fam)), np.nan)
+    hw = np.zeros(width)
+    for u in range(n_users):
+        lo, hi = ptr[u], ptr[u + 1]
+        n_rel = hi - lo
+        if n_rel == 0:
+            continue
+        mine = rel_items[lo:hi]
+        order = np.argsort(mine, kind="mergesort")
+        sorted_items = mine[order]
+        count = 0.0  # the relevant count of the denominators: |S*|, or sum w for SNIPS
+        for j in range(lo, hi):
+            count += rel_w[j]
+        if not snips:
+            count = float(n_rel)
+        for r in range(width):
+            hw[r] = 0.0
+            item = top[u, r]
+            if item < 0:
+                continue
+            pos = np.searchsorted(sorted_items, item)
+            if pos < n_rel and sorted_items[pos] == item:
+                hw[r] = rel_w[lo + order[pos]]
+        for c in range(len(fam)):
+            k = ks[c] if ks[c] > 0 else width
+            kk = min(k, width)
+            f = fam[c]
+            num = 0.0
+            den = 1.0
+            if f == 0:  # P@k
+                for r in range(kk):
+                    num += hw[r]
+                den = float(min(k, n_list[u])) if prec_returned else float(k)
+            elif f == 1:  # R@k
+                for r in range(kk):
+                    num += hw[r]
+                den = min(float(k), count) if recall_capped else count
+            elif f == 2:  # nDCG@k, binary gains: the ideal DCG of the observed count
+                for r in range(kk):
+                    if hw[r] > 0.0:
+                        num += hw[r] / math.log2(r + 2.0)
+                ideal = min(float(k), count)
+                whole = math.floor(ideal)
+                den = 0.0
+                for r in range(whole):
+                    den += 1.0 / math.log2(r + 2.0)
+                if ideal > whole:  # a fractional estimated count: its share of the next rank
+                    den += (ideal - whole) / math.log2(whole + 2.0)
+            elif f == 3:  # AP@k: w_i (1 + weight ranked above) / rank
+                above = 0.0
+                hits = 0
+                for r in range(kk):
+                    if hw[r] > 0.0:
+                        num += hw[r] * (1.0 + above) / (r + 1.0)
+                        above += hw[r]
+                        hits += 1
+                if ap_norm == 0:
+                    den = min(float(k), count)
+                elif ap_norm == 1:
+                    den = count
+                elif ap_norm == 2:
+                    den = float(hits)
+                else:
+                    den = float(k)
+            elif f == 4:  # RBP@p over the whole list
+                p = params[c]
+                for r in range(width):
+                    if hw[r] > 0.0:
+                        num += hw[r] * (1.0 - p) * p ** r
+            else:  # HR@k: the first hit's weight
+                for r in range(kk):
+                    if hw[r] > 0.0:
+                        num = hw[r]
+                        break
+            if den == 0.0:
+                continue  # undefined: today's value (its empty policy) stays
+            out[u, c] = num / den
+    return out
+
+
+def truth_weights(debias: Debias, prepared: Prepared, users: np.ndarray, ptr: np.ndarray,
+                  items: np.ndarray, *, truth: Any, read_column: Any,
+                  train_items: Any) -> np.ndarray:
+    """The weight ``min(1 / p, clip)`` of each relevant truth row (``users`` x ``items``
+    codes, CSR ``ptr``); a non-positive or missing propensity is refused in one line."""
+    if debias.model == "popularity":
+        assert debias.gamma is not None
+        prop = popularity_propensity(train_items, prepared.items.decode(items), debias.gamma)
+    else:
+        assert debias.column is not None
+        table = read_column(debias.column)
+        owner = np.repeat(np.arange(len(users)), np.diff(ptr))
+        t_users = _codes(prepared.users.ids, table[0])
+        t_items = _codes(prepared.items.ids, table[1])
+        width = int(np.max(items, initial=-1)) + 1
+        # rows of users or items with no relevant truth row here weigh nothing
+        known = ((t_users >= 0) & (t_users <= np.max(users, initial=-1))
+                 & (t_items >= 0) & (t_items < width))
+        # one int64 key per (user, item) code pair; the first row of a repeated pair counts
+        t_keys, first_row = np.unique(t_users[known] * width + t_items[known],
+                                      return_index=True)
+        t_prop = np.asarray(table[2], dtype=np.float64)[known][first_row]
+        keys = np.asarray(users, dtype=np.int64)[owner] * width + items
+        at = np.minimum(np.searchsorted(t_keys, keys), max(len(t_keys) - 1, 0))
+        found = (t_keys[at] == keys) if len(t_keys) else np.zeros(len(keys), dtype=bool)
+        prop = np.where(found, t_prop[at] if len(t_keys) else np.nan, np.nan)
+    who = np.repeat(np.arange(len(users)), np.diff(ptr))
+    bad = ~((prop > 0) & (prop <= 1))  # NaN (a row the column does not hold) included
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        what = debias.column if debias.model == "column" else "popularity"
+        raise ReceValError(f"propensity {what!r}: {int(bad.sum())} relevant truth row(s) have "
+                           f"a propensity outside (0, 1] or none (first: {float(prop[first])!r} "
+                           f"for user {_id(prepared.users, users[who[first]])!r}, item "
+                           f"{_id(prepared.items, items[first])!r})")
+    weights = 1.0 / prop
+    if debias.clip is not None:
+        weights = np.minimum(weights, debias.clip)
+    return np.asarray(weights, dtype=np.float64)
+
+
+def _id(dictionary: Any, code: Any) -> Any:
+    """One code's id, as a plain Python value (for messages)."""
+    return _plain(dictionary.decode(np.array([code], dtype=np.int64))).tolist()[0]
+
+
+def _codes(dictionary_ids: np.ndarray | None, ids: Any) -> np.ndarray:
+    """The codes of ``ids`` in an encoding whose ids are ``dictionary_ids`` (``None``: the
+    codes are the ids); ``-1`` for an id it does not hold."""
+    values = _plain(ids)
+    if dictionary_ids is None:
+        return values.astype(np.int64) if values.dtype != object else \
+            np.full(len(values), -1, dtype=np.int64)
+    return np.asarray(pd.Index(_plain(dictionary_ids)).get_indexer(values), dtype=np.int64)
+
+
+def _plain(ids: Any) -> np.ndarray:
+    arr = np.asarray(ids)
+    return arr.astype(object) if arr.dtype.kind in "OUS" else arr.astype(np.int64)
+
+
+def apply(result: Result, debias: Debias, specs: list[MetricSpec], prepared: Prepared,
+          options: Options, *, engine: str, device: Any, truth: Any,
+          read_column: Any, train_items: Any, per_spec: list[Options] | None = None) -> None:
+    """Replace ``result``'s metric columns and summary by their debiased values and record
+    the request in ``result.options`` (uniform propensities: nothing is recomputed)."""
+    from receval.engines import numba_engine as ne
+
+    if debias.model == "uniform" or not specs:
+        result.options.update(debias.record())
+        return
+    check_options(per_spec or [], options)
+    selected = audit.select_users(prepared, options)
+    longest = int(np.max(np.diff(prepared.predictions.indptr), initial=0))
+    if options.max_list is not None:
+        longest = min(longest, int(options.max_list))
+    depth = max([s.k if s.k and s.family is not Family.RBP else longest for s in specs]
+                + [GAMMA_LIST_DEPTH if debias.estimated else 1, 1])
+    cutoffs = np.array([depth], dtype=np.int64)
+    fields = {"top_items", "n_list"}
+    iopts, fopts = ne.kernel_options(options, cutoffs, fields, top_k=depth)
+    out = run(prepared, selected, [], options, cutoffs, cutoffs, fields, iopts, fopts, engine,
+              device)
+    if has_duplicates(out) or duplicates_outside(prepared, selected, iopts, fopts):
+        prepared = audit.resolve_duplicates(prepared, options)
+        out = run(prepared, selected, [], options, cutoffs, cutoffs, fields, iopts, fopts,
+                  engine, device)
+    # the users of the result, in its order (users="relevant" keeps those with a relevant item)
+    codes = dict(zip(_plain(prepared.users.decode(selected)).tolist(), range(len(selected)),
+                     strict=True))
+    rows = np.array([codes[u] for u in _plain(result.per_user["user"].to_numpy()).tolist()],
+                    dtype=np.int64)
+    from receval.beyond.attach import relevant_rows
+
+    t = prepared.truth
+    users = selected[rows]
+    ptr, items = relevant_rows(t.indptr, t.items, t.values, users, options.relevance_threshold)
+    assert out.top_items is not None
+    top = np.ascontiguousarray(out.top_items[rows], dtype=np.int64)
+    if debias.estimated:
+        head = top[:, :GAMMA_LIST_DEPTH]
+        shown = _plain(prepared.items.decode(head[head >= 0]))
+        debias = Debias(debias.debias, "popularity", clip=debias.clip, estimated=True,
+                        gamma=estimate_gamma(train_items, shown))
+    weights = truth_weights(debias, prepared, users, ptr, np.asarray(items, dtype=np.int64),
+                            truth=truth, read_column=read_column, train_items=train_items)
+    fam = np.array([FAMILY_CODES[s.family] for s in specs], dtype=np.int64)
+    ks = np.array([s.k or 0 for s in specs], dtype=np.int64)
+    params = np.array([s.param if s.param is not None else RBP_PARAMETER[1] for s in specs])
+    ap_norm = ("min_k_relevant", "relevant", "hits", "k").index(options.ap_normalizer)
+    values = _debiased(top, np.asarray(out.n_list, dtype=np.int64)[rows], ptr,
+                       np.asarray(items, dtype=np.int64), weights, fam, ks, params,
+                       options.effective_precision_denominator == "returned",
+                       options.recall_denominator == "capped", ap_norm,
+                       debias.debias == "snips")
+    for c, spec in enumerate(specs):
+        column = result.per_user[spec.name].to_numpy(dtype=np.float64, copy=True)
+        defined = ~np.isnan(values[:, c])
+        column[defined] = values[defined, c]
+        result.per_user[spec.name] = column
+        if options.empty == "skip":
+            kept = column[~np.isnan(column)]
+            result.summary[spec.name] = float(np.mean(kept)) if len(kept) else math.nan
+        else:
+            result.summary[spec.name] = float(np.mean(column)) if len(column) else math.nan
+    result.sums = None  # the exact sums are of the plain metric
+    result.options.update(debias.record())
+
+
+def read_truth_column(truth: Any, predictions: Any, column: str,
+                      columns: Mapping[str, Any]) -> tuple[Any, Any, np.ndarray]:
+    """The truth's (user, item, ``column``) arrays, read as :func:`receval.evaluate` reads the
+    truth (a missing column is a one-line error)."""
+    from receval.data.columns import read_sides
+
+    truth_columns = dict(columns.get("truth_columns") or {})
+    truth_columns["rating"] = column
+    try:
+        t, _ = read_sides(truth, predictions, user_col=columns["user_col"],
+                          item_col=columns["item_col"], rating_col=column,
+                          score_col=columns["score_col"], truth_columns=truth_columns,
+                          prediction_columns=columns.get("prediction_columns"),
+                          rating_required=True)
+    except ReceValError as exc:
+        raise ReceValError(f"propensity={column!r} names no usable truth column: {exc}") \
+            from None
+    assert t.values is not None
+    return t.users, t.items, t.values

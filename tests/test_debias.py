@@ -1,0 +1,326 @@
+"""Debiased (IPS / SNIPS) offline metrics: ``evaluate(..., propensity=, debias=)`` (issue 22,
+part 2): the oracle of tests/reference/debias_oracle.py, uniform propensities giving today's
+numbers bit for bit, a popularity-driven world where the naive metric ranks two models the
+wrong way round, the options recorded, the refusals, compare and the command line."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import receval
+from receval.cli import main
+from receval.debias import estimate_gamma
+from receval.exceptions import ReceValError
+from tests.reference import debias_oracle as oracle
+
+METRICS = ["P@5", "R@5", "nDCG@5", "AP@5", "RBP@0.8", "hit@5", "R@3", "nDCG@20"]
+ORACLE = [("P", 5, 0.0), ("R", 5, 0.0), ("nDCG", 5, 0.0), ("AP", 5, 0.0), ("RBP", None, 0.8),
+          ("HR", 5, 0.0), ("R", 3, 0.0), ("nDCG", 20, 0.0)]
+
+
+def _inputs(seed: int, n_users: int = 25, n_items: int = 40) -> tuple[pd.DataFrame, ...]:
+    rng = np.random.default_rng(seed)
+    truth = pd.DataFrame({"user": rng.integers(0, n_users, 120),
+                          "item": rng.integers(0, n_items, 120)}).drop_duplicates(
+                              ["user", "item"], ignore_index=True)
+    truth["p"] = rng.uniform(0.02, 1.0, len(truth))
+    preds = pd.DataFrame({"user": np.repeat(np.arange(n_users), 12),
+                          "item": rng.integers(0, n_items, 12 * n_users)}).drop_duplicates(
+                              ["user", "item"], ignore_index=True)
+    preds["score"] = rng.permutation(len(preds)).astype(float)  # distinct: one ranking
+    train = pd.DataFrame({"user": 1000 + rng.integers(0, 80, 500),
+                          "item": rng.integers(0, n_items + 5, 500)})
+    return truth, preds, train
+
+
+def _rows(frame: pd.DataFrame, cols: list[str]) -> list[tuple]:
+    return list(frame[cols].itertuples(index=False, name=None))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("debias", ["ips", "snips"])
+@pytest.mark.parametrize("clip", [None, 4.0])
+def test_column_propensity_matches_the_oracle(seed: int, debias: str, clip: float | None) -> None:
+    truth, preds, _ = _inputs(seed)
+    got = receval.evaluate(truth, preds, METRICS, debias=debias, propensity="p",
+                           propensity_clip=clip)
+    want = oracle.evaluate(_rows(truth, ["user", "item", "p"]),
+                           _rows(preds, ["user", "item", "score"]), ORACLE,
+                           snips=debias == "snips", clip=clip)
+    for name, spec in zip(METRICS, ORACLE, strict=True):
+        assert got.summary[name] == pytest.approx(want[spec], rel=1e-12, abs=1e-15), name
+
+
+@pytest.mark.parametrize("gamma", [1.5, 0.0])
+@pytest.mark.parametrize("engine", ["numba", "torch"])
+def test_popularity_propensity_matches_the_oracle_on_both_engines(gamma: float,
+                                                                   engine: str) -> None:
+    if engine == "torch":
+        pytest.importorskip("torch")
+    truth, preds, train = _inputs(5)
+    prop = oracle.popularity_propensity(train["item"].tolist(), gamma)
+    top = max(train["item"].value_counts())
+    # an item never trained on counts as one training row
+    truth["pop"] = [prop.get(i, (1 / top) ** ((gamma + 1) / 2)) for i in truth["item"]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = receval.evaluate(truth, preds, METRICS, debias="snips", engine=engine,
+                               propensity=("popularity", gamma), train=train)
+    want = oracle.evaluate(_rows(truth, ["user", "item", "pop"]),
+                           _rows(preds, ["user", "item", "score"]), ORACLE, snips=True)
+    for name, spec in zip(METRICS, ORACLE, strict=True):
+        assert got.summary[name] == pytest.approx(want[spec], rel=1e-12, abs=1e-15), name
+    assert got.options["propensity"] == {"model": "popularity", "gamma": gamma}
+
+
+@pytest.mark.parametrize("debias", ["ips", "snips"])
+def test_uniform_propensity_is_todays_numbers_bit_for_bit(debias: str) -> None:
+    truth, preds, _ = _inputs(3)
+    for options in ({}, {"users": "both", "empty": "skip"}, {"profile": "trec_eval"}):
+        plain = receval.evaluate(truth, preds, METRICS, **options)
+        got = receval.evaluate(truth, preds, METRICS, debias=debias, propensity="uniform",
+                               **options)
+        assert got.summary == plain.summary
+        pd.testing.assert_frame_equal(got.per_user, plain.per_user, check_exact=True)
+        assert got.options["propensity"] == "uniform" and got.options["debias"] == debias
+
+
+@pytest.mark.filterwarnings("ignore::receval.exceptions.ReceValWarning")
+@pytest.mark.parametrize("options", [
+    {}, {"score_threshold": 150.0}, {"protocol": "known"}, {"max_list": 4},
+    {"truth_scope": "predicted"}, {"recall_denominator": "capped"},
+    {"ap_normalizer": "relevant"}, {"ap_normalizer": "hits"}, {"ap_normalizer": "k"},
+    {"precision_denominator": "returned"}, {"relevance_threshold": 3.0},
+    {"users": "union", "empty": "skip"}, {"users": "relevant"}, {"ties": "item"},
+    {"empty": "one"},
+])
+def test_unit_weights_reduce_to_todays_metrics(options: dict) -> None:
+    truth, preds, _ = _inputs(4)
+    truth["one"] = 1.0
+    truth["rating"] = np.arange(len(truth)) % 5 + 1.0
+    preds["score"] = np.floor(preds["score"] / 3)  # ties, for ties="item"
+    plain = receval.evaluate(truth, preds, METRICS, **options)
+    for debias in ("ips", "snips"):
+        got = receval.evaluate(truth, preds, METRICS, debias=debias, propensity="one",
+                               **options)
+        for name in METRICS:
+            assert got.summary[name] == pytest.approx(plain.summary[name], rel=1e-13,
+                                                      nan_ok=True), name
+        np.testing.assert_allclose(got.per_user[METRICS].to_numpy(),
+                                   plain.per_user[METRICS].to_numpy(), rtol=1e-13)
+
+
+def _world(seed: int = 7, n_items: int = 400, n_users: int = 400, n_rel: int = 40
+           ) -> tuple[pd.DataFrame, ...]:
+    """Every user likes ``n_rel`` items drawn uniformly; a liked item is observed with
+    probability ``n_i / max n`` (Yang et al.'s model with gamma = 1), ``n_i`` its training
+    rows. Model ``a`` ranks the user's 3 most popular liked items first, model ``b`` its 6
+    least popular: b is twice as good, but its hits are rarely observed."""
+    rng = np.random.default_rng(seed)
+    pop = np.ceil(1000.0 / np.sqrt(np.arange(n_items) + 1)).astype(int)
+    p = pop / pop.max()
+    train = pd.DataFrame({"user": -1 - np.arange(pop.sum()),
+                          "item": np.repeat(np.arange(n_items), pop)})
+    full, observed, a, b = [], [], [], []
+    for u in range(n_users):
+        liked = np.sort(rng.choice(n_items, n_rel, replace=False))  # item 0 most popular
+        full += [(u, i) for i in liked]
+        observed += [(u, i) for i in liked[rng.random(n_rel) < p[liked]]]
+        fill = rng.choice(np.setdiff1d(np.arange(n_items), liked), 10, replace=False)
+        for ranked, run in ((list(liked[:3]) + list(fill[:7]), a),
+                            (list(liked[-6:]) + list(fill[:4]), b)):
+            run += [(u, i, 10.0 - r) for r, i in enumerate(ranked)]
+    cols = ["user", "item"]
+    obs = pd.DataFrame(observed, columns=cols)
+    obs["p"] = p[obs["item"].to_numpy()]
+    return (pd.DataFrame(full, columns=cols), obs, train,
+            pd.DataFrame(a, columns=[*cols, "score"]), pd.DataFrame(b, columns=[*cols, "score"]))
+
+
+@pytest.mark.parametrize("propensity", ["p", ("popularity", 1.0)])
+def test_debiased_metrics_rank_the_models_as_full_information_does(propensity: object) -> None:
+    full, obs, train, a, b = _world()
+    metrics = ["P@10", "R@10", "nDCG@10", "AP@10", "RBP@0.8"]
+    values = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, run in (("a", a), ("b", b)):
+            values[name, "full"] = receval.evaluate(full, run, metrics).summary
+            values[name, "naive"] = receval.evaluate(obs, run, metrics,
+                                                     users="predictions").summary
+            values[name, "snips"] = receval.evaluate(
+                obs, run, metrics, users="predictions", debias="snips",
+                propensity=propensity, train=train).summary
+    for m in metrics:
+        assert values["b", "full"][m] > values["a", "full"][m], m
+        assert values["b", "naive"][m] < values["a", "naive"][m], m  # the naive metric: wrong
+        assert values["b", "snips"][m] > values["a", "snips"][m], m  # debiased: right
+        for model in ("a", "b"):
+            truth_value = values[model, "full"][m]
+            assert abs(values[model, "snips"][m] - truth_value) \
+                < abs(values[model, "naive"][m] - truth_value), (model, m)
+
+
+def test_estimated_gamma_is_recorded_and_recovers_a_known_exponent() -> None:
+    counts = {1: 1, 2: 2, 3: 4, 4: 8, 5: 16, 6: 32}  # item -> training rows
+    train = np.repeat(list(counts), list(counts.values()))
+    shown = np.repeat(list(counts), [n ** 2 for n in counts.values()])  # f(n) = n^2
+    # the 0.5% most popular items are left out, as Yang et al. fit it: item 6 here
+    assert estimate_gamma(train, shown) == pytest.approx(2.0, rel=1e-12)
+    truth, preds, tr = _inputs(6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = receval.evaluate(truth, preds, ["R@5"], debias="ips", train=tr,
+                               propensity=("popularity", "estimate"), propensity_clip=10)
+    gamma = got.options["propensity"]["gamma"]
+    assert got.options["propensity"]["gamma_estimated"] is True and np.isfinite(gamma)
+    assert got.options["propensity_clip"] == 10.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        again = receval.evaluate(truth, preds, ["R@5"], debias="ips", train=tr,
+                                 propensity=("popularity", gamma), propensity_clip=10)
+    assert again.summary == got.summary
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"debias": "ips", "propensity": "p", "metrics": ["MRR"]},
+     "metric 'MRR' has no IPS form (1 such metric(s)); debias= takes the families P, R, "
+     "nDCG, AP, RBP, hit (hit rate)"),
+    ({"debias": "ips", "propensity": "nosuch"}, "propensity='nosuch' names no usable truth"),
+    ({"debias": "ips", "propensity": "zero"}, "propensity 'zero': 1 relevant truth row(s) have "
+                                              "a propensity outside (0, 1] or none"),
+    ({"debias": "ips"}, "debias='ips' needs propensity="),
+    ({"debias": "dr", "propensity": "p"}, "debias='dr' is not one of 'ips', 'snips'"),
+    ({"debias": "ips", "propensity": ("popularity", 1.0)}, "needs the training data"),
+    ({"debias": "ips", "propensity": ("popularity", -3)}, "gamma must be a number >= -1"),
+    ({"debias": "ips", "propensity": "p", "propensity_clip": 0.5},
+     "propensity_clip=0.5 must be a number >= 1"),
+    ({"propensity": "p"}, "pass debias='ips' or debias='snips' too"),
+    ({"debias": "ips", "propensity": "p", "ties": "average"}, "ties='average' is not"),
+    ({"debias": "ips", "propensity": "p", "engine": "spark"}, "not available on Spark"),
+])
+def test_refusals_are_one_line(kwargs: dict, message: str) -> None:
+    truth, preds, _ = _inputs(0)
+    truth["zero"] = truth["p"]
+    truth.loc[3, "zero"] = 0.0
+    metrics = kwargs.pop("metrics", ["R@5"])
+    with pytest.raises(ReceValError) as info:
+        receval.evaluate(truth, preds, metrics, **kwargs)
+    assert message in str(info.value) and "\n" not in str(info.value)
+    if kwargs.get("propensity") == "zero":  # the offending row is named
+        user, item = truth.loc[3, "user"], truth.loc[3, "item"]
+        assert f"(first: 0.0 for user {int(user)}, item {int(item)})" in str(info.value)
+
+
+def test_compare_passes_the_debiasing_through() -> None:
+    _full, obs, train, a, b = _world(n_users=150)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c = receval.compare(obs, {"a": a, "b": b}, ["P@10"], baseline="a", users="predictions",
+                            debias="ips", propensity=("popularity", 1.0), train=train)
+        alone = receval.evaluate(obs, b, ["P@10"], users="predictions", debias="ips",
+                                 propensity=("popularity", 1.0), train=train)
+    assert c.table.iloc[0]["mean"] == pytest.approx(alone.summary["P@10"], rel=1e-12)
+    assert c.table.iloc[0]["delta"] > 0
+
+
+def test_compare_refuses_a_gamma_fitted_per_model(tmp_path) -> None:
+    truth, preds, train = _inputs(1)
+    with pytest.raises(ReceValError, match="weigh each model by a gamma fitted"):
+        receval.compare(truth, {"a": preds, "b": preds}, ["R@5"], debias="ips", train=train,
+                        propensity=("popularity", "estimate"))
+    for name, frame in (("truth", truth), ("a", preds), ("b", preds), ("train", train)):
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    out = CliRunner().invoke(main, [
+        "compare", "-t", str(tmp_path / "truth.csv"), "-p", str(tmp_path / "a.csv"), "-p",
+        str(tmp_path / "b.csv"), "-m", "R@5", "--train", str(tmp_path / "train.csv"),
+        "--debias", "ips", "--propensity", "popularity:estimate"])
+    assert out.exit_code == 2 and "popularity:G" in out.output
+
+
+def test_command_line_flags(tmp_path) -> None:
+    truth, preds, train = _inputs(2)
+    truth.to_csv(tmp_path / "truth.csv", index=False)
+    preds.to_csv(tmp_path / "a.csv", index=False)
+    train.to_csv(tmp_path / "train.csv", index=False)
+    runner = CliRunner()
+    base = ["evaluate", "-t", str(tmp_path / "truth.csv"), "-p", str(tmp_path / "a.csv"),
+            "-m", "R@5", "-m", "nDCG@5", "--format", "json"]
+    out = runner.invoke(main, [*base, "--debias", "snips", "--propensity", "p",
+                               "--propensity-clip", "8"])
+    assert out.exit_code == 0, out.output
+    got = json.loads(out.stdout)
+    want = receval.evaluate(truth, preds, ["R@5", "nDCG@5"], debias="snips", propensity="p",
+                            propensity_clip=8)
+    assert got["summary"] == pytest.approx(want.summary, rel=1e-12)
+    assert got["options"]["propensity"] == {"model": "column", "column": "p"}
+    out = runner.invoke(main, [*base, "--debias", "ips", "--propensity", "popularity:1.5",
+                               "--train", str(tmp_path / "train.csv"), "--silence",
+                               "train-overlap", "--silence", "train-items"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["options"]["propensity"]["gamma"] == 1.5
+    out = runner.invoke(main, [*base[:-2], "--debias", "ips", "--propensity", "p",
+                               "--propensity-clip", "8"])
+    assert "debias=ips, propensity=p, propensity_clip=8" in out.output  # beside the table
+    out = runner.invoke(main, [*base, "--debias", "ips", "--propensity", "nosuch"])
+    assert out.exit_code == 2 and "no column 'nosuch'" in out.output
+    out = runner.invoke(main, [*base, "--debias", "ips", "--propensity", "popularity:x"])
+    assert out.exit_code == 2 and "popularity:GAMMA" in out.output
+    preds.assign(score=-preds["score"]).to_csv(tmp_path / "b.csv", index=False)
+    out = runner.invoke(main, ["compare", "-t", str(tmp_path / "truth.csv"), "-p",
+                               str(tmp_path / "a.csv"), "-p", str(tmp_path / "b.csv"),
+                               "-m", "R@5", "--debias", "snips", "--propensity", "p",
+                               "--format", "json"])
+    assert out.exit_code == 0, out.output
+    assert f"{want.summary['R@5']:.4f}"[:5] in out.output or "R@5" in out.output
+
+
+def test_the_doc_example_runs() -> None:
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "debiased-metrics.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", doc, re.S)
+    assert len(blocks) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        exec(compile(blocks[0], "docs/debiased-metrics.md", "exec"), {})
+
+
+def test_torch_and_numba_agree_bit_for_bit() -> None:
+    pytest.importorskip("torch")
+    truth, preds, _ = _inputs(8)
+    got = {engine: receval.evaluate(truth, preds, METRICS, debias="snips", propensity="p",
+                                    engine=engine) for engine in ("numba", "torch")}
+    pd.testing.assert_frame_equal(got["numba"].per_user, got["torch"].per_user,
+                                  check_exact=True)
+    assert got["numba"].summary == got["torch"].summary
+
+
+def test_string_ids_and_rows_of_other_users_in_the_column() -> None:
+    truth, preds, _ = _inputs(9)
+    want = receval.evaluate(truth, preds, METRICS, debias="ips", propensity="p")
+    for frame in (truth, preds):
+        frame["user"] = "u" + frame["user"].astype(str)
+        frame["item"] = "i" + frame["item"].astype(str)
+    got = receval.evaluate(truth, preds, METRICS, debias="ips", propensity="p")
+    assert got.summary == pytest.approx(want.summary, rel=1e-12)  # users in another order
+    # a truth row that is not relevant (below the threshold) brings its propensity along
+    truth["rating"] = 1.0
+    truth.loc[0, "rating"], truth.loc[0, "p"] = 0.0, 0.0  # not relevant: its 0 is not read
+    got = receval.evaluate(truth, preds, METRICS, debias="ips", propensity="p",
+                           relevance_threshold=1)
+    assert all(np.isfinite(v) for v in got.summary.values())
+
+
+def test_evaluate_scores_refuses_in_one_line() -> None:
+    with pytest.raises(ReceValError, match="not available in evaluate_scores") as info:
+        receval.evaluate_scores({"user": [0], "item": [1]}, np.array([[0.1, 0.9]]), ["P@1"],
+                                debias="ips", propensity="uniform")
+    assert "\n" not in str(info.value)
