@@ -46,6 +46,7 @@ from receval.data.encode import encode_users
 from receval.exceptions import ReceValError
 from receval.io.values import bad_rows, frame_row
 from receval.io.wanted import Wanted, clean_name
+from receval.randomness import keyed
 from receval.result import Result
 
 #: the roles ``train_columns`` / ``--train-columns`` may name
@@ -779,7 +780,7 @@ def user_seed(seed: int, user: Any) -> np.random.Generator:
     else:
         digest = hashlib.blake2b(str(user).encode("utf-8"), digest_size=8).digest()
         key = [1, int.from_bytes(digest, "little")]
-    return np.random.default_rng([int(seed) & 0xFFFFFFFFFFFFFFFF, *key])
+    return keyed(int(seed) & 0xFFFFFFFFFFFFFFFF, *key)
 
 
 def audit_line(counts: Mapping[str, Any], rows: Mapping[str, Any] | None = None) -> str:
