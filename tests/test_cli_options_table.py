@@ -138,3 +138,25 @@ def test_silence_is_the_same_choice_everywhere() -> None:
         (param,) = _params(command, "--silence")
         assert isinstance(param.type, click.Choice)
         assert sorted(param.type.choices) == sorted(WARNINGS)
+
+
+@pytest.mark.parametrize("command", sorted(main.commands))
+def test_an_unknown_silence_code_is_the_same_one_line_error_in_every_command(
+        command: str) -> None:
+    out = CliRunner().invoke(main, [command, "--silence", "nope"])
+    assert out.exit_code == 2
+    (line,) = out.output.strip().splitlines()
+    assert line.startswith("error: Invalid value for '--silence': 'nope' is not one of ")
+
+
+def test_split_takes_silence_like_every_command(tmp_path: Path) -> None:
+    """split had no --silence (exit 2 on the flag); the group now adds it to every command."""
+    from receval.checks import WARNINGS
+
+    data = tmp_path / "ratings.csv"
+    data.write_text("user,item,timestamp\n" + "".join(
+        f"u{u},i{i},{u * 10 + i}\n" for u in range(6) for i in range(4)))
+    args = ["split", str(data), "--method", "random-user", "--test-fraction", "0.25",
+            "--train-out", str(tmp_path / "tr.csv"), "--test-out", str(tmp_path / "te.csv")]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    assert CliRunner().invoke(main, [*args, "--silence", sorted(WARNINGS)[0]]).exit_code == 0

@@ -11,7 +11,6 @@ from rich.text import Text
 
 from receval.cli.common import _errors_exit_2, _stdout, main
 from receval.cli.log_option import _check_log, _log_options, _log_runs
-from receval.cli.options_table import shared
 from receval.io.terminal import safe_text
 
 #: the exit status when a check does not hold (2: bad input, 1: a bug)
@@ -23,7 +22,6 @@ FAILED = 3
 @click.option("--junit", metavar="FILE", default=None,
               help="Also write the checks as JUnit XML (a test case per check) for CI.")
 @_log_options
-@shared("silence", "debug")
 def check(**params: Any) -> None:
     """Check a gate: the expectations of a TOML file (docs/gates.md) on a run or a comparison.
     Prints each check with its value and interval; exits 0 when all hold, 3 when one fails,

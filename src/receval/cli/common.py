@@ -63,6 +63,15 @@ class _OneLineGroup(click.Group):
         # an Exit (--help, --version, ctx.exit) comes back as its code; a command, as None
         sys.exit(code if isinstance(code, int) else 0)
 
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        """Register ``cmd`` with the flags every command takes (``--debug``, ``--silence``:
+        :data:`receval.cli.options_table.EVERY_COMMAND`), which act in :func:`_errors_exit_2`."""
+        from receval.cli.options_table import every_command_params
+
+        taken = {p.name for p in cmd.params}
+        cmd.params += [p for p in every_command_params() if p.name not in taken]
+        super().add_command(cmd, name)
+
 
 @click.group(cls=_OneLineGroup,
              context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -128,7 +137,6 @@ def _semantics_options(f: Callable[..., Any]) -> Callable[..., Any]:
         profile_type: Any = click.Choice(sorted(PROFILES))
     except ImportError:
         profile_type = str
-    f = option("silence")(f)
     return click.option(
         "--profile", type=profile_type, default=None,
         help="Reproduce a known tool's numbers: its bundle of options replaces the defaults; "
@@ -164,7 +172,6 @@ def _input_options(f: Callable[..., Any], *, required: bool = True) -> Callable[
                      help="The predictions' own column names: e.g. "
                           "user=userId,item=movieId,score=prediction (or rank=...)."),
         click.option("--engine", default=None, help="Evaluation engine (default: numba)."),
-        option("debug"),
     ]
     for decorate in reversed(options):
         f = decorate(f)

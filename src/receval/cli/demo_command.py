@@ -14,7 +14,7 @@ from receval.cli.common import (
     console,
     main,
 )
-from receval.cli.options_table import option, shared
+from receval.cli.options_table import option
 from receval.compare import CORRECTION_NAMES, TEST_NAMES
 from receval.demo import (
     ALPHA,
@@ -40,7 +40,6 @@ NEXT_COMMANDS = (
 
 @main.command()
 @option("seed", default=7)
-@shared("silence", "debug")
 @_errors_exit_2
 def demo(seed: int, **params: object) -> None:
     """The offline workflow on seeded synthetic data: split, leakage audit, a popularity

@@ -75,7 +75,6 @@ PLOT_SUFFIXES = (".png", ".svg")
 @shared("resamples", "confidence", "seed")
 @_semantics_options
 @option("format", what="each window")
-@shared("debug")
 @_errors_exit_2
 def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: str,
             step: str | None, attribution: str, lateness: str, min_feedback: int | None,

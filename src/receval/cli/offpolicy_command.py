@@ -76,7 +76,7 @@ def _targets(specs: tuple[str, ...]) -> dict[str, Any]:
 @click.option("--switch-threshold", type=click.FloatRange(0, None, min_open=True), default=10.0,
               show_default=True, help="switch_dr: rows with a larger weight use the model.")
 @option("resamples", what="Bootstrap resamples over requests (0: the normal interval only)")
-@shared("confidence", "seed", "silence", "format", "debug")
+@shared("confidence", "seed", "format")
 @_errors_exit_2
 def offpolicy(log_path: str, targets: tuple[str, ...], estimators: str | None,
               reward_model: str | None, rule: str, epsilon: float | None,

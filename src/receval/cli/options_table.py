@@ -1,15 +1,16 @@
 """Every flag that more than one command takes, declared once.
 
-A command names the flags it shares with :func:`shared` (``@shared("debug", "seed")``) or
+A command names the flags it shares with :func:`shared` (``@shared("seed", "strata")``) or
 takes one with a command-specific default or choices with :func:`option`
 (``@option("format", choices=("table", "json"))``): the flag's name, type, range and help
 live here only, so ``--seed -1`` is the same one-line error in every command. The flags
 made from :class:`receval.options.Options` come from its annotations
 (:func:`receval.cli.common._semantics_options`), their choices from its ``Literal`` types.
 
-Adding a flag shared by every command: one entry in :data:`OPTIONS`, and its name in each
-command's ``shared(...)``; :func:`receval.cli.common._errors_exit_2` is where a flag that acts
-on every command (``--debug``, ``--silence``) takes effect.
+A flag of every command (:data:`EVERY_COMMAND`: ``--debug``, ``--silence``) is added by the
+``receval`` group to each command it registers; it acts in
+:func:`receval.cli.common._errors_exit_2`, the wrapper of every command. Adding one: an entry
+in :data:`OPTIONS` and its name in :data:`EVERY_COMMAND`, here.
 """
 
 from __future__ import annotations
@@ -137,8 +138,21 @@ OPTIONS: dict[str, Callable[..., Decorator]] = {
     "baseline": _named("--baseline", "-b", metavar="NAME"),
 }
 
-#: the flags every command takes (tests/test_cli_options_table.py checks each command)
+#: the flags every command takes: the group adds them to each command (see the module)
 EVERY_COMMAND = ("debug", "silence")
+
+
+def every_command_params() -> list[click.Parameter]:
+    """The flags of :data:`EVERY_COMMAND`, as click parameters: the ``receval`` group adds
+    them to each command it registers (a command takes them as ``**params``).
+
+    Example:
+        >>> [p.name for p in every_command_params()]
+        ['debug', 'silence']
+    """
+    def holder() -> None: ...
+    shared(*EVERY_COMMAND)(holder)
+    return list(holder.__click_params__)  # type: ignore[attr-defined]
 
 
 def option(name: str, **settings: Any) -> Decorator:

@@ -29,7 +29,7 @@ from receval.io.terminal import safe_text
         help="The catalogue: a file with an item column (default: the items of train and "
              "test).")
 @option("out", required=True, help="The candidates table (.csv, .tsv or .parquet): user, item.")
-@shared("user_col", "item_col", "delimiter", "silence", "debug")
+@shared("user_col", "item_col", "delimiter")
 @_errors_exit_2
 def sample(train_path: str, test_path: str, n_negatives: int, strategy: str, alpha: float,
            seed: int, items_path: str | None, out: str, **params: Any) -> None:

@@ -54,7 +54,7 @@ from receval.io.terminal import safe_text
 @click.option("--audit-out", default=None, metavar="FILE",
               help="The leakage audit as JSON.")
 @option("format", choices=("text", "json"), default="text", what="the audit")
-@shared("user_col", "item_col", "timestamp_col", "delimiter", "raw_csv", "silence", "debug")
+@shared("user_col", "item_col", "timestamp_col", "delimiter", "raw_csv")
 @_errors_exit_2
 def split(data: str, method: str, train_out: str, test_out: str, validation_out: str | None,
           audit_out: str | None, fmt: str, raw_csv: bool, **params: Any) -> None:
