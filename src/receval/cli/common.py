@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.text import Text
 
 from receval._version import __version__
-from receval.cli.options_table import option
+from receval.cli.options_table import every_command_effects, option
 from receval.exceptions import ReceValError, UndefinedMetricWarning
 from receval.io.detect import FORMATS as INPUT_FORMATS  # one list: the reader's
 from receval.io.terminal import one_line, safe_text
@@ -352,12 +352,12 @@ def _errors_exit_2(command: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **params: Any) -> Any:
-        from receval import checks
 
         try:
-            # --silence holds for every warning of the command, the CLI's own included
+            # --silence (and any flag of every command) holds for every warning of the
+            # command, the CLI's own included
             with warnings.catch_warnings(record=True) as caught, \
-                    checks.silence(params.get("silence")):
+                    every_command_effects(params):
                 warnings.simplefilter("default")
                 out = command(*args, **params)
             # each distinct warning once (one per model or per call is noise)

@@ -8,14 +8,16 @@ made from :class:`receval.options.Options` come from its annotations
 (:func:`receval.cli.common._semantics_options`), their choices from its ``Literal`` types.
 
 A flag of every command (:data:`EVERY_COMMAND`: ``--debug``, ``--silence``) is added by the
-``receval`` group to each command it registers; it acts in
-:func:`receval.cli.common._errors_exit_2`, the wrapper of every command. Adding one: an entry
-in :data:`OPTIONS` and its name in :data:`EVERY_COMMAND`, here.
+``receval`` group to each command it registers, and acts through :data:`EFFECTS`, a context
+that :func:`receval.cli.common._errors_exit_2` (the wrapper of every command) enters. Adding
+one is this file only: an entry in :data:`OPTIONS`, its name in :data:`EVERY_COMMAND` and,
+when it acts while the command runs, its context in :data:`EFFECTS`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import click
@@ -140,6 +142,33 @@ OPTIONS: dict[str, Callable[..., Decorator]] = {
 
 #: the flags every command takes: the group adds them to each command (see the module)
 EVERY_COMMAND = ("debug", "silence")
+
+
+def _silenced(params: Mapping[str, Any]) -> contextlib.AbstractContextManager[Any]:
+    from receval import checks
+
+    return checks.silence(params.get("silence"))
+
+
+#: what a flag of every command does while the command runs: a context entered by the
+#: wrapper of every command (``--debug`` acts on the error itself, in the wrapper)
+EFFECTS: dict[str, Callable[[Mapping[str, Any]], contextlib.AbstractContextManager[Any]]] = {
+    "silence": _silenced,
+}
+
+
+def every_command_effects(params: Mapping[str, Any]) -> contextlib.ExitStack:
+    """The contexts of :data:`EFFECTS` for one command's ``params``, in one stack.
+
+    Example:
+        >>> with every_command_effects({"silence": ("ties",)}):
+        ...     pass
+    """
+    stack = contextlib.ExitStack()
+    for name in EVERY_COMMAND:
+        if name in EFFECTS:
+            stack.enter_context(EFFECTS[name](params))
+    return stack
 
 
 def every_command_params() -> list[click.Parameter]:
