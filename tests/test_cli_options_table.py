@@ -160,3 +160,23 @@ def test_split_takes_silence_like_every_command(tmp_path: Path) -> None:
             "--train-out", str(tmp_path / "tr.csv"), "--test-out", str(tmp_path / "te.csv")]
     assert CliRunner().invoke(main, args).exit_code == 0
     assert CliRunner().invoke(main, [*args, "--silence", sorted(WARNINGS)[0]]).exit_code == 0
+
+
+def test_command_choices_are_the_library_lists() -> None:
+    """Each choice flag reads the tuple the library validates with (before: copies)."""
+    from receval.compare import CORRECTION_FAMILIES
+    from receval.monitor.inputs import UNITS
+    from receval.sampled import STRATEGIES
+    from receval.split import METHODS, TIES
+    from receval.stats.corrections import CORRECTIONS
+    from receval.stats.tests import TESTS
+
+    expected = {("compare", "--test"): TESTS, ("compare", "--correction"): CORRECTIONS,
+                ("compare", "--correction-family"): CORRECTION_FAMILIES,
+                ("monitor", "--time-unit"): tuple(UNITS), ("sample", "--strategy"): STRATEGIES,
+                ("split", "--method"): METHODS, ("split", "--ties"): TIES}
+    commands = _commands()
+    for (command, flag), choices in expected.items():
+        (param,) = _params(commands[command], flag)
+        assert isinstance(param.type, click.Choice)
+        assert param.type.choices is choices or tuple(param.type.choices) == tuple(choices)

@@ -25,8 +25,11 @@ from receval.cli.common import (
 )
 from receval.cli.log_option import _check_log, _log_options, _log_runs
 from receval.cli.options_table import option, shared
+from receval.compare import CORRECTION_FAMILIES
 from receval.exceptions import ReceValError
 from receval.io.terminal import safe_text
+from receval.stats.corrections import CORRECTIONS
+from receval.stats.tests import TESTS
 
 
 @main.command()
@@ -38,14 +41,14 @@ from receval.io.terminal import safe_text
 @option("baseline", help="The model the others are compared with (a predictions file's stem; "
                    "'popular' with --train adds the most-popular baseline); default: every "
                    "pair of models.")
-@click.option("--test", type=click.Choice(("t", "wilcoxon", "randomization", "bootstrap")),
+@click.option("--test", type=click.Choice(TESTS),
               default="t", show_default=True,
               help="Paired test: t (scipy ttest_rel), wilcoxon (inflates type-I error at "
                    "recommender scale), randomization (sign flips) or bootstrap.")
-@click.option("--correction", type=click.Choice(("holm", "bh", "bonferroni", "none")),
+@click.option("--correction", type=click.Choice(CORRECTIONS),
               default="holm", show_default=True,
               help="Multiple-comparison correction across every (pair x metric) row.")
-@click.option("--correction-family", type=click.Choice(("separate", "all")),
+@click.option("--correction-family", type=click.Choice(CORRECTION_FAMILIES),
               default="separate", show_default=True,
               help="With --strata: 'separate' corrects the overall rows alone (the adjusted "
                    "p-values they have without --strata) and the group rows as a second "

@@ -23,6 +23,7 @@ from receval.cli.common import (
 )
 from receval.cli.options_table import option, shared
 from receval.io.terminal import safe_text
+from receval.monitor.inputs import UNITS
 
 PLOT_SUFFIXES = (".png", ".svg")
 
@@ -57,7 +58,7 @@ PLOT_SUFFIXES = (".png", ".svg")
 @click.option("--late-out", default=None, metavar="FILE",
               help="Write this run's late feedback rows, with the reason each was ignored "
                    "(.csv, .tsv or .parquet).")
-@click.option("--time-unit", type=click.Choice(("s", "ms", "us", "ns")), default=None,
+@click.option("--time-unit", type=click.Choice(tuple(UNITS)), default=None,
               help="Unit of numeric times (since 1970-01-01 UTC); required when a time column "
                    "holds numbers.")
 @shared("report")

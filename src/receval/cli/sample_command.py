@@ -12,6 +12,7 @@ from receval.cli.common import _errors_exit_2, err_console, main
 from receval.cli.options_table import option, shared
 from receval.io.output import TABLE_SUFFIXES, atomic_output, check_outputs, sigterm_as_exit
 from receval.io.terminal import safe_text
+from receval.sampled import STRATEGIES
 
 
 @main.command()
@@ -21,7 +22,7 @@ from receval.io.terminal import safe_text
               help="Test interactions: each test user's test items are candidates.")
 @click.option("--negatives", "n_negatives", type=click.IntRange(1), default=100,
               show_default=True, help="Negatives sampled per test user.")
-@click.option("--strategy", type=click.Choice(["uniform", "popularity"]), default="uniform",
+@click.option("--strategy", type=click.Choice(STRATEGIES), default="uniform",
               show_default=True, help="uniform, or proportional to training count ** --alpha.")
 @click.option("--alpha", type=float, default=1.0, show_default=True)
 @shared("seed")

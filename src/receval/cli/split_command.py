@@ -14,12 +14,12 @@ from receval.cli.options_table import option, shared
 from receval.exceptions import ReceValError
 from receval.io.output import TABLE_SUFFIXES, atomic_output, check_outputs, sigterm_as_exit
 from receval.io.terminal import safe_text
+from receval.split import METHODS, TIES
 
 
 @main.command()
 @click.argument("data", metavar="FILE")
-@click.option("--method", type=click.Choice(
-    ["random-user", "temporal-user", "leave-last-out", "temporal-global", "kfold-user"]),
+@click.option("--method", type=click.Choice(METHODS),
     required=True, help="random-user: a random share of each user's rows; temporal-user: the "
     "last share of each user's rows by time; leave-last-out: each user's last --test-count "
     "rows (default 1); temporal-global: one cut on the timeline (--cut or --test-fraction); "
@@ -39,7 +39,7 @@ from receval.io.terminal import safe_text
               help="kfold-user: which fold to write (0-based).")
 @click.option("--holdout", type=click.Choice(["random", "temporal"]), default="random",
               show_default=True, help="kfold-user: how a test user's rows are held out.")
-@click.option("--ties", type=click.Choice(["random", "test", "train"]), default="random",
+@click.option("--ties", type=click.Choice(TIES), default="random",
               show_default=True, help="Per-user temporal: rows tied in time across the "
                                       "boundary keep the seeded order, or all go to test / "
                                       "train.")
