@@ -175,3 +175,30 @@ def test_resamples_are_the_same_on_one_thread_and_on_all(resample: object) -> No
     finally:
         numba.set_num_threads(before)
     assert np.array_equal(one, many)
+
+
+def test_monitor_intervals_ignore_the_order_of_rows_and_variants() -> None:
+    rng = np.random.default_rng(6)  # the test's data
+    t0 = pd.Timestamp("2024-01-01", tz="UTC")
+    imp, fb = [], []
+    for day in range(6):
+        for u in range(20):
+            s = t0 + pd.Timedelta(days=day, minutes=int(rng.integers(0, 1440)))
+            for r, i in enumerate(rng.choice(15, 3, replace=False)):
+                imp.append((u, int(i), r + 1, s, "A" if u % 2 else "B"))
+                if rng.random() < 0.4:
+                    fb.append((u, int(i), 1.0, s + pd.Timedelta(hours=2)))
+    impressions = pd.DataFrame(imp, columns=["user", "item", "rank", "served_at", "variant"])
+    feedback = pd.DataFrame(fb, columns=["user", "item", "value", "at"])
+    kw = {"window": "2D", "attribution": "1D", "variant_col": "variant", "n_resamples": 200,
+          "seed": 8, "min_feedback": 1}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = receval.monitor(impressions, feedback, ["P@3"], **kw)
+        two = receval.monitor(impressions.iloc[::-1], feedback.iloc[::-1], ["P@3"], **kw)
+    for frame in ("windows", "comparisons"):
+        a, b = getattr(one, frame), getattr(two, frame)
+        keys = [c for c in a.columns if a[c].dtype == object or "start" in c]
+        pd.testing.assert_frame_equal(a.sort_values(keys).reset_index(drop=True),
+                                      b.sort_values(keys).reset_index(drop=True)[a.columns],
+                                      check_exact=True)
