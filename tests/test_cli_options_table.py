@@ -81,15 +81,16 @@ def test_every_command_takes_debug_and_silence(name: str) -> None:
 def test_seed_is_one_type_and_one_help_everywhere() -> None:
     seeds = {c: _params(command, "--seed")[0] for c, command in _commands().items()
              if _params(command, "--seed")}
-    assert {"compare", "demo", "monitor", "offpolicy", "plot", "sample", "split"} <= set(seeds)
+    assert {"compare", "demo", "evaluate", "monitor", "offpolicy", "plot", "sample",
+            "split"} <= set(seeds)
     for param in seeds.values():
         assert isinstance(param.type, click.IntRange)
         assert (param.type.min, param.type.max, param.type.min_open) == (0, None, False)
     assert len({p.help for p in seeds.values()}) == 1  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("command", ["compare", "demo", "monitor", "offpolicy", "plot",
-                                     "sample", "split"])
+@pytest.mark.parametrize("command", ["compare", "demo", "evaluate", "monitor", "offpolicy",
+                                     "plot", "sample", "split"])
 @pytest.mark.parametrize("value", ["-1", "1.5", "x"])
 def test_a_bad_seed_is_the_same_one_line_error_in_every_command(command: str,
                                                                   value: str) -> None:

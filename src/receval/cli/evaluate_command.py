@@ -48,7 +48,7 @@ from receval.report.tables import FORMATS as OUTPUT_FORMATS  # one list: the ren
 @option("format", choices=OUTPUT_FORMATS, what="the summary")
 @click.option("--per-user", metavar="FILE",
               help="Write per-user values to FILE (.csv, .tsv or .parquet).")
-@shared("report", "max_k")
+@shared("report", "max_k", "seed")
 @click.option("--spark-master", default=None, metavar="URL",
               help="With --engine spark: the Spark master (local[4], spark://host:7077, "
                    "yarn; default: the active session or local[*]); files are read by Spark "
@@ -112,7 +112,8 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
             extra = _beyond_report(runs, shown_beyond, k, params, titles) if section else None
             write_report(tmp, runs.results, metrics=asked, inputs=runs.inputs,
                          top_items=runs.top_items, max_k=max_k,
-                         progress=_report_progress(stack), beyond=extra, item_titles=titles)
+                         progress=_report_progress(stack), beyond=extra, item_titles=titles,
+                         seed=params["seed"])
     if fmt == "table":
         out = _stdout()
         for shown in tables.summary_lines(_for_tables(models), out.width):
