@@ -75,7 +75,7 @@ def _targets(specs: tuple[str, ...]) -> dict[str, Any]:
               help="Cap every importance weight at this value.")
 @click.option("--switch-threshold", type=click.FloatRange(0, None, min_open=True), default=10.0,
               show_default=True, help="switch_dr: rows with a larger weight use the model.")
-@option("resamples", what="Bootstrap resamples over requests (0: the normal interval only)")
+@option("resamples", what="Bootstrap resamples over requests", zero="the normal interval only")
 @shared("confidence", "seed", "format")
 @_errors_exit_2
 def offpolicy(log_path: str, targets: tuple[str, ...], estimators: str | None,

@@ -49,10 +49,11 @@ def _seed(default: int = 0) -> Decorator:
 
 
 def _resamples(default: int = 1000, *, minimum: int = 0,
-               what: str = "Bootstrap resamples of each interval") -> Decorator:
+               what: str = "Bootstrap resamples of each interval",
+               zero: str = "none") -> Decorator:
     from receval.stats import MAX_RESAMPLES
 
-    none = " (0: none)" if minimum == 0 else ""
+    none = f" (0: {zero})" if minimum == 0 else ""
     return click.option("--resamples", type=click.IntRange(minimum, MAX_RESAMPLES),
                         default=default, show_default=True, help=f"{what}{none}.")
 
