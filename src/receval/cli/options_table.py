@@ -182,7 +182,8 @@ def every_command_params() -> list[click.Parameter]:
     """
     def holder() -> None: ...
     shared(*EVERY_COMMAND)(holder)
-    return list(holder.__click_params__)  # type: ignore[attr-defined]
+    # click keeps a function's parameters last-applied first
+    return list(reversed(holder.__click_params__))  # type: ignore[attr-defined]
 
 
 def option(name: str, **settings: Any) -> Decorator:
