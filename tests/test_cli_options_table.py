@@ -181,3 +181,16 @@ def test_command_choices_are_the_library_lists() -> None:
         (param,) = _params(commands[command], flag)
         assert isinstance(param.type, click.Choice)
         assert param.type.choices is choices or tuple(param.type.choices) == tuple(choices)
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--confidence", "1.5"), ("--resamples", "-3"),
+                                             ("--max-k", "0"), ("--format", "yaml")])
+def test_a_bad_shared_value_is_one_line_naming_the_flag_in_every_command(
+        flag: str, value: str) -> None:
+    takers = sorted(c for c, command in _commands().items() if _params(command, flag))
+    assert len(takers) >= 2
+    for command in takers:
+        out = CliRunner().invoke(main, [command, flag, value])
+        assert out.exit_code == 2, (command, out.output)
+        (line,) = out.output.strip().splitlines()
+        assert line.startswith(f"error: Invalid value for '{flag}'"), (command, line)
