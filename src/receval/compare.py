@@ -11,7 +11,7 @@ superiority ((wins + ties/2) / n) and the wins, ties and losses (docs/semantics.
 
 Reproducible bit for bit: the random stream of each (model, baseline, metric) row comes from
 ``numpy.random.SeedSequence(seed, spawn_key=...)`` keyed by a stable hash of the three names
-(:func:`receval.stats.paired.stream`), so neither the order of the models nor anything else in
+(:func:`receval.randomness.stream`), so neither the order of the models nor anything else in
 the call changes a row's numbers; the resampling is exact in distribution and the same on any
 number of threads (:mod:`receval.stats.resample`).
 """
@@ -31,12 +31,13 @@ from receval.evaluation import evaluate
 from receval.exceptions import ReceValError
 from receval.io.text_tables import csv_text, latex_cell, markdown_cell, safe_lines
 from receval.measures.spec import parse_metric
+from receval.randomness import stream
 from receval.result import Result
 from receval.scalars import plain
 from receval.stats import MAX_RESAMPLES
 from receval.stats.corrections import CORRECTIONS, adjust
 from receval.stats.intervals import CI_METHOD
-from receval.stats.paired import paired, stream
+from receval.stats.paired import paired
 from receval.stats.tests import check_test
 from receval.strata import as_mapping, group_rows
 

@@ -34,6 +34,7 @@ import pandas as pd
 from receval.baselines import most_popular
 from receval.compare import Comparison, compare
 from receval.evaluation import evaluate
+from receval.randomness import keyed
 from receval.result import Result
 from receval.split import Split, temporal_user
 
@@ -76,7 +77,7 @@ def make_ratings(n_users: int = 2000, n_items: int = 1000, n_genres: int = 12,
         >>> df.equals(make_ratings(50, 40, seed=1))
         True
     """
-    rng = np.random.default_rng(seed)
+    rng = keyed(seed)  # the synthetic data's one stream (default_rng(seed), bit for bit)
     popularity = 1.0 / np.arange(1, n_items + 1) ** 0.9
     genre = rng.integers(0, n_genres, n_items)
     liking = rng.dirichlet(np.full(n_genres, 0.15), n_users)

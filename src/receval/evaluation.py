@@ -254,7 +254,8 @@ def evaluate(
     result = parts[0][1] if len(parts) == 1 else merge_parts(specs, parts, options)
     if mapping is not None and len(parts) > 1:  # the groups' metric columns side by side
         result.strata = merge_metric_parts([p.strata for _, p in parts], [s.name for s in specs])
-    record_profile(result, specs, per_spec, options, resolved.name)
+    record_profile(result, specs, per_spec, options, resolved.name,
+                   inputs=None if leak is None else leak.recorded)
     with checks.silence(silence):
         checks.check_relevance_threshold(
             truth_cols.values, column=rating_col, gain=options.gain,

@@ -3,6 +3,7 @@ profile evaluates with different options."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -52,9 +53,13 @@ def merge_parts(specs: list[MetricSpec], parts: list[tuple[list[int], Result]],
 
 
 def record_profile(result: Result, specs: list[MetricSpec], per_spec: list[Options],
-                   options: Options, profile: str | None) -> None:
-    """Record in ``result.options`` the options in force, the profile's name and, for each
-    metric a profile evaluates with other options (``per_spec[i]``), how they differ.
+                   options: Options, profile: str | None,
+                   inputs: Mapping[str, Any] | None = None) -> None:
+    """Record in ``result.options`` the options in force, the profile's name, for each
+    metric a profile evaluates with other options (``per_spec[i]``) how they differ, and
+    ``inputs``: what the plan records of the inputs besides :class:`Options`
+    (``exclude_train``, :meth:`receval.training.Leakage.recorded`). The one place the
+    options of a finished result are written: nothing adds to them later.
 
     Example:
         >>> import pandas as pd
@@ -67,12 +72,10 @@ def record_profile(result: Result, specs: list[MetricSpec], per_spec: list[Optio
         ('mine', {'nDCG@1': {'relevance_threshold': 1}})
     """
     base = options.to_dict()
-    result.options.update(base)
-    result.options["profile"] = profile
     overrides = {
         specs[i].name: {name: value for name, value in per_spec[i].to_dict().items()
                         if base[name] != value}
         for i in range(len(specs)) if per_spec[i] != options
     }
-    if overrides:
-        result.options["per_metric"] = overrides
+    result.options = {**result.options, **base, "profile": profile,
+                      **({"per_metric": overrides} if overrides else {}), **(inputs or {})}

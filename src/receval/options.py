@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import typing
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -32,26 +33,6 @@ ItemOrder = Literal["native", "text"]
 TruthScope = Literal["all", "predicted"]
 NonpositiveScores = Literal["rank", "irrelevant"]
 EmptyScope = Literal["undefined", "no_relevant"]
-
-CHOICES: dict[str, tuple[str, ...]] = {
-    "ties": ("stable", "item", "item_ascending", "pessimistic", "optimistic", "average",
-             "ranx"),
-    "empty": ("zero", "one", "skip", "error", "nan"),
-    "average": ("macro", "micro"),
-    "users": ("truth", "both", "relevant", "predictions", "union"),
-    "protocol": ("full", "known"),
-    "precision_denominator": ("k", "returned"),
-    "recall_denominator": ("relevant", "capped"),
-    "ap_normalizer": ("min_k_relevant", "relevant", "hits", "k"),
-    "gain": ("binary", "linear", "exponential"),
-    "duplicates": ("error", "first", "max", "keep"),
-    "score_dtype": ("float64", "float32"),
-    "item_order": ("native", "text"),
-    "truth_scope": ("all", "predicted"),
-    "nonpositive_scores": ("rank", "irrelevant"),
-    "empty_scope": ("undefined", "no_relevant"),
-}
-
 
 class _Unset:
     """The type of :data:`UNSET`: an option the caller did not pass."""
@@ -160,7 +141,7 @@ class Options:
     def __post_init__(self) -> None:
         for name, choices in CHOICES.items():
             value = getattr(self, name)
-            if value is None and name == "precision_denominator":
+            if value is None and name in _NULLABLE:  # e.g. precision_denominator=None
                 continue
             if value not in choices:
                 raise ReceValError(
@@ -212,6 +193,26 @@ class Options:
 
 #: The option names, in the order of :class:`Options`.
 OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Options))
+
+
+def _literal_choices(hint: Any) -> tuple[str, ...] | None:
+    """The values of the ``Literal`` in an annotation (``Ties``, ``Gain | None``), or None."""
+    if typing.get_origin(hint) is Literal:
+        return typing.get_args(hint)
+    inner = [_literal_choices(arg) for arg in typing.get_args(hint)]
+    return next((c for c in inner if c is not None), None)
+
+
+#: Each named-choice option's choices, read from its ``Literal`` annotation: the one list that
+#: validation, the CLI's ``click.Choice`` and the docs use.
+CHOICES: dict[str, tuple[str, ...]] = {
+    name: choices for name, hint in typing.get_type_hints(Options).items()
+    if (choices := _literal_choices(hint)) is not None
+}
+#: The named-choice options that may also be None (``PrecisionDenominator | None``).
+_NULLABLE: frozenset[str] = frozenset(
+    name for name, hint in typing.get_type_hints(Options).items()
+    if name in CHOICES and type(None) in typing.get_args(hint))
 
 
 def _is_finite_number(value: object) -> bool:

@@ -58,6 +58,7 @@ import pandas as pd
 from receval.exceptions import ReceValError
 from receval.measures.family import Family
 from receval.measures.spec import parse_metrics
+from receval.randomness import keyed
 from receval.result import Result
 from receval.split import _as_frame, _hash_values
 
@@ -139,7 +140,7 @@ def sample_candidates(train: Any, test: Any, n_negatives: int = 100, *,
     short = 0
     for user, h in zip(users.tolist(), user_hash.tolist(), strict=True):
         taken = np.unique(by_user[user].to_numpy()) if user in by_user else np.empty(0, np.int64)
-        rng = np.random.default_rng(np.random.SeedSequence([int(seed), int(h)]))
+        rng = keyed(int(seed), int(h))
         drawn = _draw(rng, n_cat, taken, int(n_negatives), weights, cdf)
         short += len(drawn) < n_negatives
         out_users.append(np.repeat(np.asarray([user], dtype=object), len(drawn)))

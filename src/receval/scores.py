@@ -161,7 +161,8 @@ def evaluate_scores(
             threshold_given="relevance_threshold" in options
             or opts.relevance_threshold is not None)
     result = parts[0][1] if len(parts) == 1 else merge_parts(specs, parts, opts)
-    record_profile(result, specs, per_spec, opts, resolved.name)
+    record_profile(result, specs, per_spec, opts, resolved.name,
+                   inputs=None if leak is None else leak.recorded)
     if leak is not None:
         with checks.silence(silence):
             leak.record(result)

@@ -46,6 +46,7 @@ from receval.data.encode import encode_users
 from receval.exceptions import ReceValError
 from receval.io.values import bad_rows, frame_row
 from receval.io.wanted import Wanted, clean_name
+from receval.randomness import keyed
 from receval.result import Result
 
 #: the roles ``train_columns`` / ``--train-columns`` may name
@@ -533,13 +534,18 @@ class Leakage:
             out["train_after_test"] = self.train_after_test
         return out
 
+    @property
+    def recorded(self) -> dict[str, Any]:
+        """What ``Result.options`` records of the training data (given to
+        :func:`receval.finalize.record_profile` with the options)."""
+        return {"exclude_train": self.exclude_train}
+
     def record(self, result: Result) -> None:
         """Write the audit into ``result`` (``counts["train"]``; with ``exclude_train``, the
-        excluded rows in ``counts["rows"]``; ``options["exclude_train"]``) and warn about what
-        is large (:func:`check`)."""
+        excluded rows in ``counts["rows"]``) and warn about what is large (:func:`check`).
+        ``options["exclude_train"]`` is :attr:`recorded`, written with the options."""
         counts = self.counts(result.per_user["user"].tolist())
         result.counts["train"] = counts
-        result.options["exclude_train"] = self.exclude_train
         if self.exclude_train:
             excluded = counts["predictions_in_train"]
             rows = result.counts["rows"]
@@ -774,7 +780,7 @@ def user_seed(seed: int, user: Any) -> np.random.Generator:
     else:
         digest = hashlib.blake2b(str(user).encode("utf-8"), digest_size=8).digest()
         key = [1, int.from_bytes(digest, "little")]
-    return np.random.default_rng([int(seed) & 0xFFFFFFFFFFFFFFFF, *key])
+    return keyed(int(seed) & 0xFFFFFFFFFFFFFFFF, *key)
 
 
 def audit_line(counts: Mapping[str, Any], rows: Mapping[str, Any] | None = None) -> str:

@@ -22,7 +22,6 @@ FAILED = 3
 @click.option("--junit", metavar="FILE", default=None,
               help="Also write the checks as JUnit XML (a test case per check) for CI.")
 @_log_options
-@click.option("--debug", is_flag=True, help="Show the traceback of an error.")
 def check(**params: Any) -> None:
     """Check a gate: the expectations of a TOML file (docs/gates.md) on a run or a comparison.
     Prints each check with its value and interval; exits 0 when all hold, 3 when one fails,

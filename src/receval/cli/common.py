@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.text import Text
 
 from receval._version import __version__
+from receval.cli.options_table import every_command_effects, option
 from receval.exceptions import ReceValError, UndefinedMetricWarning
 from receval.io.detect import FORMATS as INPUT_FORMATS  # one list: the reader's
 from receval.io.terminal import one_line, safe_text
@@ -61,6 +62,15 @@ class _OneLineGroup(click.Group):
             sys.exit(1)
         # an Exit (--help, --version, ctx.exit) comes back as its code; a command, as None
         sys.exit(code if isinstance(code, int) else 0)
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        """Register ``cmd`` with the flags every command takes (``--debug``, ``--silence``:
+        :data:`receval.cli.options_table.EVERY_COMMAND`), which act in :func:`_errors_exit_2`."""
+        from receval.cli.options_table import every_command_params
+
+        taken = {p.name for p in cmd.params}
+        cmd.params += [p for p in every_command_params() if p.name not in taken]
+        super().add_command(cmd, name)
 
 
 @click.group(cls=_OneLineGroup,
@@ -127,13 +137,6 @@ def _semantics_options(f: Callable[..., Any]) -> Callable[..., Any]:
         profile_type: Any = click.Choice(sorted(PROFILES))
     except ImportError:
         profile_type = str
-    from receval.checks import WARNINGS
-
-    f = click.option(
-        "--silence", multiple=True, type=click.Choice(sorted(WARNINGS)), metavar="CODE",
-        help="Do not print this warning (repeat for more): "
-             f"{', '.join(sorted(WARNINGS))}.",
-    )(f)
     return click.option(
         "--profile", type=profile_type, default=None,
         help="Reproduce a known tool's numbers: its bundle of options replaces the defaults; "
@@ -143,7 +146,7 @@ def _semantics_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def _input_options(f: Callable[..., Any], *, required: bool = True) -> Callable[..., Any]:
     """The input files, their formats and column names."""
-    options = [
+    options: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
         click.option("--truth", "-t", required=required, metavar="FILE",
                      help="Truth: CSV, TSV, Parquet, JSON Lines or TREC qrels (gzip welcome)."),
         click.option("--predictions", "-p", required=required, multiple=True, metavar="FILE",
@@ -156,16 +159,12 @@ def _input_options(f: Callable[..., Any], *, required: bool = True) -> Callable[
                      show_default=True, help="Format of the predictions files."),
         click.option("--no-header", is_flag=True,
                      help="CSV/TSV files have no header: columns are user, item, rating|score."),
-        click.option("--delimiter", default=None,
-                     help="CSV delimiter (default: sniffed; 'tab' or '\\t' for a tab)."),
-        click.option("--user-col", default="user", show_default=True,
-                     help="User column of both files (see --truth-columns to name it per file)."),
-        click.option("--item-col", default="item", show_default=True,
-                     help="Item column of both files."),
-        click.option("--rating-col", default="rating", show_default=True),
-        click.option("--score-col", default="score", show_default=True,
-                     help="Score column of the predictions (a 'rank' column, 1 = best, works "
-                          "when there is no score)."),
+        option("delimiter"),
+        option("user_col", note=" of both files (--truth-columns names it per file)"),
+        option("item_col", note=" of both files"),
+        option("rating_col", note=" of the truth"),
+        option("score_col", note=" of the predictions (a 'rank' column, 1 = best, works when "
+                                 "there is no score)"),
         click.option("--truth-columns", default=None, metavar="ROLE=NAME,...",
                      help="The truth's own column names, overriding the --*-col flags: "
                           "e.g. user=userId,item=movieId,rating=r."),
@@ -173,18 +172,16 @@ def _input_options(f: Callable[..., Any], *, required: bool = True) -> Callable[
                      help="The predictions' own column names: e.g. "
                           "user=userId,item=movieId,score=prediction (or rank=...)."),
         click.option("--engine", default=None, help="Evaluation engine (default: numba)."),
-        click.option("--debug", is_flag=True, help="Show the traceback of an error."),
     ]
-    for option in reversed(options):
-        f = option(f)
+    for decorate in reversed(options):
+        f = decorate(f)
     return f
 
 
 def _train_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """The training data: the leakage audit and the exclusion of training items."""
     options = [
-        click.option("--train", metavar="FILE", default=None,
-                     help="Training interactions (user, item, optional timestamp): audited "
+        option("train", help="Training interactions (user, item, optional timestamp): audited "
                           "against truth and predictions (train audit)."),
         click.option("--train-columns", default=None, metavar="ROLE=NAME,...",
                      help="The training file's own column names: e.g. "
@@ -193,8 +190,8 @@ def _train_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="Remove each user's training items from their predictions before "
                           "ranking (the full-ranking protocol; needs --train)."),
     ]
-    for option in reversed(options):
-        f = option(f)
+    for decorate in reversed(options):
+        f = decorate(f)
     return f
 
 
@@ -358,12 +355,12 @@ def _errors_exit_2(command: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **params: Any) -> Any:
-        from receval import checks
 
         try:
-            # --silence holds for every warning of the command, the CLI's own included
+            # --silence (and any flag of every command) holds for every warning of the
+            # command, the CLI's own included
             with warnings.catch_warnings(record=True) as caught, \
-                    checks.silence(params.get("silence")):
+                    every_command_effects(params):
                 warnings.simplefilter("default")
                 out = command(*args, **params)
             # each distinct warning once (one per model or per call is noise)

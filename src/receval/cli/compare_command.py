@@ -25,9 +25,12 @@ from receval.cli.common import (
 )
 from receval.cli.debias_flags import debias_options
 from receval.cli.log_option import _check_log, _log_options, _log_runs
+from receval.cli.options_table import option, shared
+from receval.compare import CORRECTION_FAMILIES
 from receval.exceptions import ReceValError
 from receval.io.terminal import safe_text
-from receval.stats import MAX_RESAMPLES
+from receval.stats.corrections import CORRECTIONS
+from receval.stats.tests import TESTS
 
 
 @main.command()
@@ -36,18 +39,17 @@ from receval.stats import MAX_RESAMPLES
 @_beyond_options
 @_metrics_option()
 @_semantics_options
-@click.option("--baseline", "-b", default=None, metavar="MODEL",
-              help="The model the others are compared with (a predictions file's stem; "
+@option("baseline", help="The model the others are compared with (a predictions file's stem; "
                    "'popular' with --train adds the most-popular baseline); default: every "
                    "pair of models.")
-@click.option("--test", type=click.Choice(("t", "wilcoxon", "randomization", "bootstrap")),
+@click.option("--test", type=click.Choice(TESTS),
               default="t", show_default=True,
               help="Paired test: t (scipy ttest_rel), wilcoxon (inflates type-I error at "
                    "recommender scale), randomization (sign flips) or bootstrap.")
-@click.option("--correction", type=click.Choice(("holm", "bh", "bonferroni", "none")),
+@click.option("--correction", type=click.Choice(CORRECTIONS),
               default="holm", show_default=True,
               help="Multiple-comparison correction across every (pair x metric) row.")
-@click.option("--correction-family", type=click.Choice(("separate", "all")),
+@click.option("--correction-family", type=click.Choice(CORRECTION_FAMILIES),
               default="separate", show_default=True,
               help="With --strata: 'separate' corrects the overall rows alone (the adjusted "
                    "p-values they have without --strata) and the group rows as a second "
@@ -55,19 +57,10 @@ from receval.stats import MAX_RESAMPLES
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True),
               default=0.05, show_default=True,
               help="Significance level; the interval is at 1 - alpha.")
-@click.option("--resamples", type=click.IntRange(1, MAX_RESAMPLES), default=10_000,
-              show_default=True,
-              help="Resamples of the bootstrap interval and of the randomization and bootstrap "
-                   "tests.")
-@click.option("--seed", type=click.IntRange(0, None), default=0, show_default=True,
-              help="Seed of the resampling (each row's stream is keyed by its names).")
-@click.option("--strata", default=None, metavar="FILE|NAME",
-              help="Compare per group of users too: a file (CSV, TSV or Parquet) with the user "
-                   "column and one group column, or a built-in stratum of --train: activity, "
-                   "activity:N, cold, cold:N. Users the file does not name: group (none).")
-@click.option("--format", "-f", "fmt",
-              type=click.Choice(("table", "json", "csv", "markdown", "latex")),
-              default="table", show_default=True, help="How the comparison is printed.")
+@option("resamples", default=10_000, minimum=1,
+        what="Resamples of the bootstrap interval and of the randomization and bootstrap tests")
+@shared("seed", "strata")
+@option("format", choices=("table", "json", "csv", "markdown", "latex"), what="the comparison")
 @debias_options
 @_log_options
 @_errors_exit_2

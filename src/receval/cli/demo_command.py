@@ -5,15 +5,16 @@ from __future__ import annotations
 import math
 import time
 
-import click
 from rich.markup import escape
 from rich.table import Table
 
 from receval.cli.common import (
     _compile_notice,
+    _errors_exit_2,
     console,
     main,
 )
+from receval.cli.options_table import option
 from receval.compare import CORRECTION_NAMES, TEST_NAMES
 from receval.demo import (
     ALPHA,
@@ -38,9 +39,9 @@ NEXT_COMMANDS = (
 
 
 @main.command()
-@click.option("--seed", default=7, show_default=True,
-              help="Seed of the synthetic data, the split and the comparison's resamples.")
-def demo(seed: int) -> None:
+@option("seed", default=7)
+@_errors_exit_2
+def demo(seed: int, **params: object) -> None:
     """The offline workflow on seeded synthetic data: split, leakage audit, a popularity
     baseline and a model, evaluation without training items, paired comparison."""
     from receval.demo import run_demo

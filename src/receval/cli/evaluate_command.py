@@ -30,6 +30,7 @@ from receval.cli.common import (
 )
 from receval.cli.debias_flags import debias_options
 from receval.cli.log_option import _check_log, _log_options, _log_runs
+from receval.cli.options_table import option, shared
 from receval.exceptions import ReceValError
 from receval.io.output import TABLE_SUFFIXES, atomic_output, sigterm_as_exit
 from receval.io.terminal import safe_text
@@ -42,19 +43,13 @@ from receval.report.tables import FORMATS as OUTPUT_FORMATS  # one list: the ren
 @_beyond_options
 @_metrics_option()
 @_semantics_options
-@click.option("--items", metavar="FILE", default=None,
-              help="Item titles for the report's most predicted items and its "
+@option("items", help="Item titles for the report's most predicted items and its "
                    "beyond-accuracy section (CSV, TSV or Parquet: an item column and a title "
                    "column).")
-@click.option("--format", "-f", "fmt", type=click.Choice(OUTPUT_FORMATS), default="table",
-              show_default=True, help="How the summary is printed on stdout.")
+@option("format", choices=OUTPUT_FORMATS, what="the summary")
 @click.option("--per-user", metavar="FILE",
               help="Write per-user values to FILE (.csv, .tsv or .parquet).")
-@click.option("--report", metavar="FILE",
-              help="Write a self-contained HTML report (tables, plots, distributions).")
-@click.option("--max-k", type=click.IntRange(1, 10_000), default=None, metavar="N",
-              help="Last cutoff of the report's curves. [default: as deep as the lists go, "
-                   "up to 1000]")
+@shared("report", "max_k", "seed")
 @click.option("--spark-master", default=None, metavar="URL",
               help="With --engine spark: the Spark master (local[4], spark://host:7077, "
                    "yarn; default: the active session or local[*]); files are read by Spark "
@@ -64,13 +59,7 @@ from receval.report.tables import FORMATS as OUTPUT_FORMATS  # one list: the ren
               help="With --engine spark: shuffle partitions by user; auto: from the number of "
                    "rows (one per core down to 50,000 rows each, one per million rows above); "
                    "spark: the session's spark.sql.shuffle.partitions.")
-@click.option("--raw-csv", is_flag=True,
-              help="Write CSV/TSV text cells as they are: by default a cell starting with =, +, "
-                   "-, @, tab or CR gets a ' in front, so a spreadsheet does not run it.")
-@click.option("--strata", default=None, metavar="FILE|NAME",
-              help="Metrics per group of users too: a file (CSV, TSV or Parquet) with the user "
-                   "column and one group column, or a built-in stratum of --train: activity, "
-                   "activity:N, cold, cold:N. Users the file does not name: group (none).")
+@shared("raw_csv", "strata")
 @debias_options
 @_log_options
 @_errors_exit_2
@@ -125,7 +114,8 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
             extra = _beyond_report(runs, shown_beyond, k, params, titles) if section else None
             write_report(tmp, runs.results, metrics=asked, inputs=runs.inputs,
                          top_items=runs.top_items, max_k=max_k,
-                         progress=_report_progress(stack), beyond=extra, item_titles=titles)
+                         progress=_report_progress(stack), beyond=extra, item_titles=titles,
+                         seed=params["seed"])
     if fmt == "table":
         out = _stdout()
         for shown in tables.summary_lines(_for_tables(models), out.width):

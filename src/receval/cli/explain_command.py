@@ -22,6 +22,7 @@ from receval.cli.common import (
     err_console,
     main,
 )
+from receval.cli.options_table import option
 from receval.exceptions import ReceValError
 from receval.io.terminal import safe_text
 
@@ -32,8 +33,7 @@ from receval.io.terminal import safe_text
 @functools.partial(_input_options, required=False)
 @_metrics_option(())
 @_semantics_options
-@click.option("--format", "-f", "fmt", type=click.Choice(("table", "json")), default="table",
-              show_default=True, help="How the comparison is printed on stdout.")
+@option("format", choices=("table", "json"), what="the comparison")
 @_errors_exit_2
 def explain(profile_a: str, profile_b: str | None, metrics: tuple[str, ...], fmt: str,
             **params: Any) -> None:

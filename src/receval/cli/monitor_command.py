@@ -21,8 +21,9 @@ from receval.cli.common import (
     err_console,
     main,
 )
+from receval.cli.options_table import option, shared
 from receval.io.terminal import safe_text
-from receval.stats import MAX_RESAMPLES
+from receval.monitor.inputs import UNITS
 
 PLOT_SUFFIXES = (".png", ".svg")
 
@@ -57,33 +58,24 @@ PLOT_SUFFIXES = (".png", ".svg")
 @click.option("--late-out", default=None, metavar="FILE",
               help="Write this run's late feedback rows, with the reason each was ignored "
                    "(.csv, .tsv or .parquet).")
-@click.option("--time-unit", type=click.Choice(("s", "ms", "us", "ns")), default=None,
+@click.option("--time-unit", type=click.Choice(tuple(UNITS)), default=None,
               help="Unit of numeric times (since 1970-01-01 UTC); required when a time column "
                    "holds numbers.")
-@click.option("--report", default=None, metavar="FILE", help="Write the HTML report.")
+@shared("report")
 @click.option("--plot", "plot_path", default=None, metavar="FILE",
               help="Write the drift plot (.png or .svg).")
 @click.option("--reference", default=None, metavar="TIME",
               help="Start of the reference window of the drift band (default: the first).")
 @click.option("--variant-col", default=None, help="Column of the model or variant served.")
-@click.option("--baseline", default=None, help="Variant the others are compared with.")
-@click.option("--user-col", default="user", show_default=True)
-@click.option("--item-col", default="item", show_default=True)
-@click.option("--score-col", default=None,
-              help="Order of the served list [default: score, else rank].")
+@option("baseline", help="Variant the others are compared with.")
+@shared("user_col", "item_col")
+@option("score_col", default=None, note=" ordering the served list [default: score, else rank]")
 @click.option("--served-col", default="served_at", show_default=True)
 @click.option("--value-col", default="value", show_default=True)
 @click.option("--time-col", default="at", show_default=True)
-@click.option("--resamples", type=click.IntRange(0, MAX_RESAMPLES), default=1000,
-              show_default=True,
-              help="Bootstrap resamples of each interval (0: none).")
-@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              default=0.95, show_default=True)
-@click.option("--seed", type=click.IntRange(0, None), default=0, show_default=True)
+@shared("resamples", "confidence", "seed")
 @_semantics_options
-@click.option("--format", "-f", "fmt", type=click.Choice(("table", "json", "csv")),
-              default="table", show_default=True, help="How the windows are printed.")
-@click.option("--debug", is_flag=True, help="Show the traceback of an error.")
+@option("format", what="each window")
 @_errors_exit_2
 def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: str,
             step: str | None, attribution: str, lateness: str, min_feedback: int | None,

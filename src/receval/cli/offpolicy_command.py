@@ -10,8 +10,8 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from receval.checks import WARNINGS
 from receval.cli.common import _errors_exit_2, _stdout, main
+from receval.cli.options_table import option, shared
 from receval.exceptions import ReceValError
 from receval.io.terminal import safe_text
 
@@ -75,16 +75,8 @@ def _targets(specs: tuple[str, ...]) -> dict[str, Any]:
               help="Cap every importance weight at this value.")
 @click.option("--switch-threshold", type=click.FloatRange(0, None, min_open=True), default=10.0,
               show_default=True, help="switch_dr: rows with a larger weight use the model.")
-@click.option("--resamples", type=click.IntRange(0, None), default=1000, show_default=True,
-              help="Bootstrap resamples over requests (0: the normal interval only).")
-@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              default=0.95, show_default=True)
-@click.option("--seed", type=click.IntRange(0, None), default=0, show_default=True)
-@click.option("--silence", multiple=True, type=click.Choice(sorted(WARNINGS)), metavar="CODE",
-              help="Silence a warning by its code (weights: importance weights blow up).")
-@click.option("--format", "-f", "fmt", type=click.Choice(("table", "json", "csv")),
-              default="table", show_default=True)
-@click.option("--debug", is_flag=True, help="Show the traceback of an error.")
+@option("resamples", what="Bootstrap resamples over requests", zero="the normal interval only")
+@shared("confidence", "seed", "format")
 @_errors_exit_2
 def offpolicy(log_path: str, targets: tuple[str, ...], estimators: str | None,
               reward_model: str | None, rule: str, epsilon: float | None,

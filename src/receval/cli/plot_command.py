@@ -21,6 +21,7 @@ from receval.cli.common import (
     _train_options,
     main,
 )
+from receval.cli.options_table import option, shared
 from receval.exceptions import ReceValError
 from receval.io.output import atomic_output, sigterm_as_exit
 from receval.report.plots import KINDS as PLOT_KINDS  # one list: the plotter's
@@ -37,10 +38,8 @@ from receval.report.plots import KINDS as PLOT_KINDS  # one list: the plotter's
               "by k; f-beta: iso-F curves; distribution: per-user histogram of a metric; "
               "comparison: bars with bootstrap CIs; differences: each model's paired difference "
               "from the first, with its interval (filled where significant after Holm).")
-@click.option("--out", "-o", required=True, metavar="FILE", help="Output image, .png or .svg.")
-@click.option("--max-k", type=click.IntRange(1, 10_000), default=None, metavar="N",
-              help="Last cutoff of the curves. [default: as deep as the lists go, up to 1000]")
-@click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap.")
+@option("out", required=True, help="Output image, .png or .svg.")
+@shared("max_k", "seed")
 @_errors_exit_2
 def plot(metrics: tuple[str, ...], kind: str, out: str, max_k: int | None, seed: int,
          **params: Any) -> None:

@@ -9,30 +9,28 @@ import click
 from rich.text import Text
 
 from receval.cli.common import _errors_exit_2, err_console, main
+from receval.cli.options_table import option, shared
 from receval.io.output import TABLE_SUFFIXES, atomic_output, check_outputs, sigterm_as_exit
 from receval.io.terminal import safe_text
+from receval.sampled import STRATEGIES
 
 
 @main.command()
-@click.option("--train", "train_path", required=True, metavar="FILE",
-              help="Training interactions (user, item): never drawn as a user's negatives.")
+@option("train", dest="train_path", required=True,
+        help="Training interactions (user, item): never drawn as a user's negatives.")
 @click.option("--test", "test_path", required=True, metavar="FILE",
               help="Test interactions: each test user's test items are candidates.")
 @click.option("--negatives", "n_negatives", type=click.IntRange(1), default=100,
               show_default=True, help="Negatives sampled per test user.")
-@click.option("--strategy", type=click.Choice(["uniform", "popularity"]), default="uniform",
+@click.option("--strategy", type=click.Choice(STRATEGIES), default="uniform",
               show_default=True, help="uniform, or proportional to training count ** --alpha.")
 @click.option("--alpha", type=float, default=1.0, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--items", "items_path", default=None, metavar="FILE",
-              help="The catalogue: a file with an item column (default: the items of train "
-                   "and test).")
-@click.option("--out", "-o", required=True, metavar="FILE",
-              help="The candidates table (.csv, .tsv or .parquet): user, item.")
-@click.option("--user-col", default="user", show_default=True)
-@click.option("--item-col", default="item", show_default=True)
-@click.option("--delimiter", default=None, help="CSV delimiter (default: sniffed).")
-@click.option("--debug", is_flag=True, help="Show the traceback of an error.")
+@shared("seed")
+@option("items", dest="items_path",
+        help="The catalogue: a file with an item column (default: the items of train and "
+             "test).")
+@option("out", required=True, help="The candidates table (.csv, .tsv or .parquet): user, item.")
+@shared("user_col", "item_col", "delimiter")
 @_errors_exit_2
 def sample(train_path: str, test_path: str, n_negatives: int, strategy: str, alpha: float,
            seed: int, items_path: str | None, out: str, **params: Any) -> None:

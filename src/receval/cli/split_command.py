@@ -10,15 +10,16 @@ import click
 from rich.text import Text
 
 from receval.cli.common import _errors_exit_2, _stdout, err_console, main
+from receval.cli.options_table import option, shared
 from receval.exceptions import ReceValError
 from receval.io.output import TABLE_SUFFIXES, atomic_output, check_outputs, sigterm_as_exit
 from receval.io.terminal import safe_text
+from receval.split import METHODS, TIES
 
 
 @main.command()
 @click.argument("data", metavar="FILE")
-@click.option("--method", type=click.Choice(
-    ["random-user", "temporal-user", "leave-last-out", "temporal-global", "kfold-user"]),
+@click.option("--method", type=click.Choice(METHODS),
     required=True, help="random-user: a random share of each user's rows; temporal-user: the "
     "last share of each user's rows by time; leave-last-out: each user's last --test-count "
     "rows (default 1); temporal-global: one cut on the timeline (--cut or --test-fraction); "
@@ -38,13 +39,13 @@ from receval.io.terminal import safe_text
               help="kfold-user: which fold to write (0-based).")
 @click.option("--holdout", type=click.Choice(["random", "temporal"]), default="random",
               show_default=True, help="kfold-user: how a test user's rows are held out.")
-@click.option("--ties", type=click.Choice(["random", "test", "train"]), default="random",
+@click.option("--ties", type=click.Choice(TIES), default="random",
               show_default=True, help="Per-user temporal: rows tied in time across the "
                                       "boundary keep the seeded order, or all go to test / "
                                       "train.")
 @click.option("--min-train", type=int, default=1, show_default=True,
               help="Rows each user keeps in train (users with fewer stay whole in train).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@shared("seed")
 @click.option("--train-out", required=True, metavar="FILE",
               help="Training rows (.csv, .tsv or .parquet).")
 @click.option("--test-out", required=True, metavar="FILE", help="Test rows.")
@@ -52,16 +53,8 @@ from receval.io.terminal import safe_text
               help="Validation rows (temporal-global with a validation cut).")
 @click.option("--audit-out", default=None, metavar="FILE",
               help="The leakage audit as JSON.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="How the audit is printed on stdout.")
-@click.option("--user-col", default="user", show_default=True)
-@click.option("--item-col", default="item", show_default=True)
-@click.option("--timestamp-col", default="timestamp", show_default=True)
-@click.option("--delimiter", default=None, help="CSV delimiter (default: sniffed).")
-@click.option("--raw-csv", is_flag=True,
-              help="Write CSV/TSV text cells as they are (by default a cell starting with =, "
-                   "+, -, @ gets a ' in front, so a spreadsheet does not run it).")
-@click.option("--debug", is_flag=True, help="Show the traceback of an error.")
+@option("format", choices=("text", "json"), default="text", what="the audit")
+@shared("user_col", "item_col", "timestamp_col", "delimiter", "raw_csv")
 @_errors_exit_2
 def split(data: str, method: str, train_out: str, test_out: str, validation_out: str | None,
           audit_out: str | None, fmt: str, raw_csv: bool, **params: Any) -> None:

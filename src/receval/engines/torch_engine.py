@@ -17,6 +17,7 @@ another order: the last bit of a sum of non-integers may differ there).
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -26,10 +27,11 @@ import torch
 
 from receval.exceptions import ReceValError
 from receval.measures.picture import ideal_dcg, log2_ranks
+from receval.options import Ties
 from receval.picture import NO_CUTOFF, Picture
 
 #: the tie policies this engine orders itself (``ranx`` needs numba's quicksort order)
-TIE_POLICIES = ("stable", "item", "item_ascending", "pessimistic", "optimistic", "average")
+TIE_POLICIES = tuple(t for t in typing.get_args(Ties) if t != "ranx")
 
 F64 = torch.float64
 

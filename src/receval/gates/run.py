@@ -19,9 +19,9 @@ from receval.evaluation import evaluate
 from receval.exceptions import ReceValError
 from receval.gates.grammar import CHECK, OPS, Expectation, parse_check
 from receval.gates.outcome import Gate, Outcome
+from receval.randomness import stream
 from receval.result import Result
 from receval.stats.intervals import bootstrap_means, percentile_interval
-from receval.stats.paired import stream
 
 #: the keys a gate file may have
 KEYS = ("name", "truth", "predictions", "baseline", "train", "strata", "confidence",

@@ -64,7 +64,6 @@ import pandas as pd
 
 from receval.accumulate import Accumulator
 from receval.aggregate import reductions
-from receval.compare import stream
 from receval.evaluation import evaluate
 from receval.exceptions import (
     IdMismatchWarning,
@@ -78,6 +77,7 @@ from receval.monitor.intervals import resampled_means
 from receval.monitor.state import SUFFIXES, Bucket, State, check_params, open_state
 from receval.monitor.windows import parse_attribution, parse_window
 from receval.options import Options
+from receval.randomness import stream
 from receval.scalars import plain
 from receval.stats.corrections import adjust
 from receval.stats.intervals import percentile_interval

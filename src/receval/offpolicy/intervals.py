@@ -4,7 +4,7 @@
 The bootstrap draws n requests with replacement and recomputes every estimator from the
 resampled sums of its per-request terms (:class:`~receval.offpolicy.estimators.Terms`), ratios
 included. Resample b draws from the counter-based stream of (key, b), the key from
-``stream(seed, "offpolicy", "requests")`` (:func:`receval.stats.paired.stream`; the SplitMix64
+``stream(seed, "offpolicy", "requests")`` (:func:`receval.randomness.stream`; the SplitMix64
 draws of :mod:`receval.stats.resample`): every (target, estimator) row sees the same resampled
 requests (common random numbers: rows are paired), so a row's interval depends on neither the
 order of the targets nor the other estimators asked for, and it is the same on any number of
@@ -19,8 +19,8 @@ import numpy as np
 from scipy import stats as sps
 
 from receval.offpolicy.estimators import Terms
+from receval.randomness import stream
 from receval.stats.intervals import percentile_interval
-from receval.stats.paired import stream
 from receval.stats.resample import _run, _uniform
 
 

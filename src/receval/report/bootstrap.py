@@ -4,7 +4,7 @@ Users are resampled with replacement (percentile interval), drawn compressed by
 :func:`receval.stats.intervals.bootstrap_means`: multinomial counts of the distinct per-user
 values, exact in distribution and O(distinct values) per resample instead of O(users), the same
 numbers on any thread count. Each (model, metric) pair draws from its own stream keyed by
-its names (:func:`receval.stats.paired.stream`, as :func:`receval.compare` keys its rows), so
+its names (:func:`receval.randomness.stream`, as :func:`receval.compare` keys its rows), so
 an interval does not change when models are reordered, added or removed, nor between runs.
 """
 
@@ -14,9 +14,9 @@ import math
 
 import numpy as np
 
+from receval.randomness import stream
 from receval.result import Result
 from receval.stats.intervals import bootstrap_means, percentile_interval
-from receval.stats.paired import stream
 
 
 def bootstrap_ci(
@@ -27,7 +27,7 @@ def bootstrap_ci(
     seed: int | np.random.SeedSequence | np.random.Generator = 0,
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of ``values`` (NaNs left out); ``seed``: a
-    seed, or the stream to draw from (:func:`receval.stats.paired.stream`).
+    seed, or the stream to draw from (:func:`receval.randomness.stream`).
 
     Example:
         >>> lo, hi = bootstrap_ci(np.array([0.0, 1.0] * 50), seed=1)

@@ -18,6 +18,7 @@ import numpy as np
 
 from receval._version import __version__
 from receval.measures.spec import parse_metric
+from receval.randomness import stream
 from receval.report import plots
 from receval.report.beyond import accuracy_names, without_beyond
 from receval.report.bootstrap import bootstrap_ci
@@ -307,7 +308,7 @@ def _users(models: dict[str, Result], tables: dict[str, Result], limit: int | No
     if metrics and len(tables) > 1:
         base_name, base = next(iter(tables.items()))
         out["baseline"] = base_name
-        out["differences"] = [_difference(base, name, r, metrics[0], seed)
+        out["differences"] = [_difference(base_name, base, name, r, metrics[0], seed)
                               for name, r in list(tables.items())[1:]]
     return out if out["hits"] or out["differences"] else None
 
@@ -342,12 +343,13 @@ def _missing(name: str, result: Result, edges: list[int], cutoff: int) -> dict[s
             "depth": edges[-1], "without_relevant": empty}
 
 
-def _difference(base: Result, name: str, other: Result, metric: str,
+def _difference(base_name: str, base: Result, name: str, other: Result, metric: str,
                 seed: int) -> dict[str, Any]:
     pairs = paired_differences(base, other, metric)
     diff = pairs["difference"].to_numpy(dtype=np.float64)
     tol = 1e-12
-    lo, hi = bootstrap_ci(diff, seed=seed) if len(diff) else (math.nan, math.nan)
+    rng = stream(seed, "difference", base_name, name, metric)  # keyed by names, not order
+    lo, hi = bootstrap_ci(diff, seed=rng) if len(diff) else (math.nan, math.nan)
     # the largest differences first; equal ones in the order of the per-user table
     losses = pairs[pairs["difference"] < -tol].sort_values("difference", kind="stable")
     gains = pairs[pairs["difference"] > tol].sort_values("difference", ascending=False,

@@ -21,9 +21,10 @@ import numpy as np
 import pandas as pd
 
 from receval.beyond.names import catalogue_level, lower_is_better
+from receval.randomness import stream
 from receval.result import Result
 from receval.stats.corrections import adjust
-from receval.stats.paired import paired, stream
+from receval.stats.paired import paired
 
 #: the tests and corrections as a footnote names them
 TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",

@@ -7,31 +7,14 @@ keyed by its names (:func:`stream`), the resampling is :mod:`receval.stats.resam
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from typing import Any
 
 import numpy as np
 
+from receval.randomness import stream  # noqa: F401  (re-exported from its first home)
 from receval.stats.intervals import bootstrap_means, percentile_interval
 from receval.stats.tests import bootstrap_test, randomization_test, t_test, wilcoxon_test
-
-
-def stream(seed: int, *names: str) -> np.random.Generator:
-    """The random generator of one row: ``SeedSequence(seed, spawn_key=...)`` with the key a
-    stable hash (BLAKE2b) of the row's names (model, baseline, metric and, in a stratum, the
-    group), so it depends on nothing else: not the order of the models, nor the other rows.
-
-    Example:
-        >>> from receval.stats.paired import stream
-        >>> a = stream(0, "b", "a", "P@10").random()
-        >>> a == stream(0, "b", "a", "P@10").random(), a == stream(0, "a", "b", "P@10").random()
-        (True, False)
-    """
-    digest = hashlib.blake2b(json.dumps(list(names)).encode(), digest_size=16).digest()
-    key = tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4))
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key))
 
 
 def paired(a: np.ndarray, b: np.ndarray, *, test: str, alpha: float, n_resamples: int,
