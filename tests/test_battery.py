@@ -140,8 +140,8 @@ CASES: dict[str, Case] = {
                        r"^error: Invalid value for '--format' / '-f': 'xml' is not one of .*"
                        + SEE_HELP),
     "not an integer": Case([*SPLIT, "--seed", "x"], 2,
-                           r"^error: Invalid value for '--seed': 'x' is not a valid integer\."
-                           + SEE_HELP),
+                           r"^error: Invalid value for '--seed': 'x' is not a valid "
+                           r"integer( range)?\." + SEE_HELP),
     "out of range": Case(["sample", "--train", "train.csv", "--test", "truth.csv", "-o",
                           "c.csv", "--negatives", "0"], 2,
                          r"^error: Invalid value for '--negatives': 0 is not in the range "
