@@ -57,6 +57,9 @@ def evaluate(
     recall_denominator: str = UNSET,
     ap_normalizer: str = UNSET,
     gain: str = UNSET,
+    discount: str = UNSET,
+    ideal: str = UNSET,
+    err_max_grade: float | str = UNSET,
     empty: str = UNSET,
     average: str = UNSET,
     users: str = UNSET,
@@ -163,6 +166,7 @@ def evaluate(
         "truth_scope": truth_scope, "nonpositive_scores": nonpositive_scores,
         "empty_scope": empty_scope, "max_list": max_list,
     }
+    passed.update(discount=discount, ideal=ideal, err_max_grade=err_max_grade)
     explicit = {name: value for name, value in passed.items() if value is not UNSET}
     resolved = resolve(profile, explicit)
     options = resolved.options

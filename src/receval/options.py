@@ -32,6 +32,8 @@ ItemOrder = Literal["native", "text"]
 TruthScope = Literal["all", "predicted"]
 NonpositiveScores = Literal["rank", "irrelevant"]
 EmptyScope = Literal["undefined", "no_relevant"]
+Discount = Literal["log2", "log2_max2"]
+Ideal = Literal["achievable", "k"]
 
 CHOICES: dict[str, tuple[str, ...]] = {
     "ties": ("stable", "item", "item_ascending", "pessimistic", "optimistic", "average",
@@ -50,6 +52,8 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "truth_scope": ("all", "predicted"),
     "nonpositive_scores": ("rank", "irrelevant"),
     "empty_scope": ("undefined", "no_relevant"),
+    "discount": ("log2", "log2_max2"),
+    "ideal": ("achievable", "k"),
 }
 
 
@@ -130,6 +134,17 @@ class Options:
         nonpositive_scores: ``"rank"`` (default): a score is only an ordering. ``"irrelevant"``:
             a prediction with score ``<= 0`` keeps its rank but is never a hit, while the
             user's relevant count is unchanged (torchmetrics >= 1.8 for P, R, AP and MRR).
+        discount: DCG's and nDCG's rank discount: ``"log2"`` (default, ``1/log2(r + 1)``) or
+            ``"log2_max2"`` (``1/log2(max(r, 2))``: ranks 1 and 2 both weigh 1, LensKit's
+            ``NDCG``/``DCG``).
+        ideal: nDCG@k's ideal DCG: ``"achievable"`` (default, the user's relevant items in
+            their best order, ``min(k, L)`` of them) or ``"k"`` (every one of the k ranks
+            relevant, RecTools' ``NDCG(k)`` default, ``divide_by_achievable=False``; needs
+            ``gain="binary"``; without a cutoff it is the achievable ideal).
+        err_max_grade: ERR's top grade ``g_max`` in ``R = (2^g - 1) / 2^g_max``: ``"user"``
+            (default, each user's highest relevant rating) or a number (``4``: gdeval's and
+            ir_measures' ``ERR@k``, Chapelle et al. 2009's fixed scale; a rating above it is
+            taken as ``g_max``).
 
     Example:
         >>> Options(ties="average").ties
@@ -156,6 +171,9 @@ class Options:
     nonpositive_scores: NonpositiveScores = "rank"
     empty_scope: EmptyScope = "undefined"
     max_list: int | None = None
+    discount: Discount = "log2"
+    ideal: Ideal = "achievable"
+    err_max_grade: float | Literal["user"] = "user"
 
     def __post_init__(self) -> None:
         for name, choices in CHOICES.items():
@@ -181,6 +199,10 @@ class Options:
         if ml is not None and (isinstance(ml, bool) or not isinstance(ml, int | np.integer)
                                or ml < 1):
             raise ReceValError(f"option max_list={ml!r} must be a positive integer or None")
+        if self.ideal == "k" and self.gain != "binary":
+            raise ReceValError(f"option ideal='k' counts every one of the k ranks as relevant "
+                               f"(gain 1): it needs gain='binary', not {self.gain!r}")
+        object.__setattr__(self, "err_max_grade", _max_grade(self.err_max_grade))
 
     @property
     def effective_precision_denominator(self) -> str:
@@ -212,6 +234,23 @@ class Options:
 
 #: The option names, in the order of :class:`Options`.
 OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Options))
+
+
+def _max_grade(value: object) -> float | str:
+    """``err_max_grade`` validated: ``"user"`` or a finite number >= 0 (text from the command
+    line read as one)."""
+    if value == "user":
+        return "user"
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    if (isinstance(value, bool) or not _is_finite_number(value)
+            or float(value) < 0):  # type: ignore[arg-type]
+        raise ReceValError(f"option err_max_grade={value!r} must be 'user' or a finite "
+                           "number >= 0")
+    return float(value)  # type: ignore[arg-type]
 
 
 def _is_finite_number(value: object) -> bool:

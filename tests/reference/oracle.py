@@ -149,6 +149,9 @@ class Opts:
     average: str = "macro"
     users: str = "truth"
     duplicates: str = "error"
+    discount: str = "log2"  # "log2": log2(r + 1); "log2_max2": log2(max(r, 2)) (LensKit)
+    ideal: str = "achievable"  # "k": IDCG@k = the DCG of k relevant items of gain 1
+    err_max_grade: float | str = "user"  # ERR's g_max: the user's top rating, or a number
 
     @property
     def precision_den(self) -> str:
@@ -213,6 +216,14 @@ def sqrt_of(x: Fraction) -> float:
     return float(Fraction(math.isqrt(p * 4**bits // q), 2**bits))
 
 
+def rank_discount(rank: int, scheme: str) -> float:
+    """The DCG denominator of 1-based ``rank``: log2(rank + 1), or log2(max(rank, 2))."""
+    if scheme == "log2_max2":
+        return math.log2(max(rank, 2))
+    assert scheme == "log2", scheme
+    return math.log2(rank + 1)
+
+
 def metric_on_ranking(
     metric: Metric,
     rels: Sequence[bool],
@@ -260,8 +271,8 @@ def metric_on_ranking(
     if fam == "hits":  # docs/semantics.md section 2: hits@k, a count, defined for every user
         return Value(float(hits), float(hits), 1.0)
     if fam == "DCG":  # section 6's DCG@k = sum_{j<=k} g_j / log2(j+1), unnormalised
-        exact = sum((Fraction(gains[j]) / Fraction(math.log2(j + 2)) for j in range(c)),
-                    Fraction(0))
+        exact = sum((Fraction(gains[j]) / Fraction(rank_discount(j + 1, opts.discount))
+                     for j in range(c)), Fraction(0))
         try:
             dcg_value = float(exact)
         except OverflowError:  # beyond the float range: receval says inf
@@ -294,17 +305,21 @@ def metric_on_ranking(
     if fam == "nDCG":
         ideal = sorted(ideal_gains, reverse=True)
         top = len(ideal) if k is None else min(k, len(ideal))
+        disc = opts.discount
+        if opts.ideal == "k" and k is not None:  # k relevant items of gain 1 (binary only)
+            assert opts.gain == "binary"
+            ideal, top = [1.0] * k, k
         if not ideal or ideal[0] < 2**900:  # floats, as docs/semantics.md writes it
-            dcg = sum(float(gains[j]) / math.log2(j + 2) for j in range(c))
-            idcg = sum(float(ideal[j]) / math.log2(j + 2) for j in range(top))
+            dcg = sum(float(gains[j]) / rank_discount(j + 1, disc) for j in range(c))
+            idcg = sum(float(ideal[j]) / rank_discount(j + 1, disc) for j in range(top))
             if idcg <= 0:
                 return Value(None, dcg, 0.0)
             return Value(dcg / idcg, dcg, idcg)
         # huge graded gains (ratings near 1024 and up): exact fractions, beyond float range
-        dcg_x = sum((Fraction(gains[j]) / Fraction(math.log2(j + 2)) for j in range(c)),
-                    Fraction(0))
-        idcg_x = sum((Fraction(ideal[j]) / Fraction(math.log2(j + 2)) for j in range(top)),
-                     Fraction(0))
+        dcg_x = sum((Fraction(gains[j]) / Fraction(rank_discount(j + 1, disc))
+                     for j in range(c)), Fraction(0))
+        idcg_x = sum((Fraction(ideal[j]) / Fraction(rank_discount(j + 1, disc))
+                      for j in range(top)), Fraction(0))
         return Value(float(dcg_x / idcg_x), dcg_x, idcg_x)
     if fam == "RR":
         for j in range(c):
@@ -360,11 +375,11 @@ def trec_measure(metric: Metric, ranked: Sequence[Row], n_relevant: int, n_judge
             else:
                 nonrel_above += 1
         return Value(total / R, total, float(R))
-    if fam == "ERR":  # stopping probability R_r = (2^g - 1) / 2^g_max
+    if fam == "ERR":  # stopping probability R_r = (2^g - 1) / 2^g_max, g at most g_max
         c = n if metric.k is None else min(metric.k, n)
         total, still = 0.0, 1.0
         for j in range(c):
-            g = max(ranked[j].rating, 0.0) if rels[j] else 0.0
+            g = min(max(ranked[j].rating, 0.0), max(top_rating, 0.0)) if rels[j] else 0.0
             stop = (2.0 ** g - 1) / 2.0 ** top_rating if rels[j] else 0.0
             total += still * stop / (j + 1)
             still *= 1 - stop
@@ -551,6 +566,8 @@ def user_values(
             out[m.name] = metric_on_ranking(m, rels, gains, n_rel, ideal, opts)
 
     top_rating = max((r for item, r in truth.items() if relevant[item]), default=0.0)
+    if opts.err_max_grade != "user":  # ERR's fixed scale (gdeval: 4)
+        top_rating = float(opts.err_max_grade)
     for m in metrics:
         if m.family in JUDGED and opts.ties == "average":
             raise OracleError(f"{m.name} reads the judged items' ranks, which average ties "

@@ -130,17 +130,28 @@ def build_picture(
         j = e
 
 
+#: the ``discount`` option's codes (:func:`log2_ranks`)
+DISCOUNT_LOG2 = 0
+DISCOUNT_LOG2_MAX2 = 1
+DISCOUNT_CODES = {"log2": DISCOUNT_LOG2, "log2_max2": DISCOUNT_LOG2_MAX2}
+
+
 @numba.njit(cache=True, nogil=True)
-def log2_ranks(n: int) -> np.ndarray:
-    """The DCG discounts' denominators: ``log2(j + 2)`` for ranks ``j + 1 = 1..n``.
+def log2_ranks(n: int, discount: int = DISCOUNT_LOG2) -> np.ndarray:
+    """The DCG discounts' denominators for ranks ``r = j + 1 = 1..n``: ``log2(r + 1)``
+    (``discount`` :data:`DISCOUNT_LOG2`), or ``log2(max(r, 2))`` (:data:`DISCOUNT_LOG2_MAX2`,
+    LensKit's: ranks 1 and 2 both divide by 1).
 
     Example:
         >>> log2_ranks(3).tolist()
         [1.0, 1.584962500721156, 2.0]
+        >>> log2_ranks(3, DISCOUNT_LOG2_MAX2).tolist()
+        [1.0, 1.0, 1.584962500721156]
     """
     out = np.empty(n)
     for j in range(n):
-        out[j] = np.log2(j + 2.0)
+        r = j + 1.0
+        out[j] = np.log2(max(r, 2.0)) if discount == DISCOUNT_LOG2_MAX2 else np.log2(r + 1.0)
     return out
 
 
