@@ -7,6 +7,7 @@ repeated in the README. An :class:`Options` travels with every
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 from dataclasses import dataclass
@@ -242,10 +243,8 @@ def _max_grade(value: object) -> float | str:
     if value == "user":
         return "user"
     if isinstance(value, str):
-        try:
+        with contextlib.suppress(ValueError):
             value = float(value)
-        except ValueError:
-            pass
     if (isinstance(value, bool) or not _is_finite_number(value)
             or float(value) < 0):  # type: ignore[arg-type]
         raise ReceValError(f"option err_max_grade={value!r} must be 'user' or a finite "

@@ -9,9 +9,8 @@ gains, :func:`receval.measures.gains.gain_shift`): the ratio is the same.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 

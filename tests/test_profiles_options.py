@@ -1,0 +1,200 @@
+"""The rank-discount, ideal and ERR-scale options against the tools that define them.
+
+- ``discount="log2_max2"``: LensKit's ``NDCG``/``DCG`` (``LogRankWeight``: ``1/log2(max(r, 2))``),
+  checked on the expected values of LensKit's own tests (lenskit/lkpy @ 3bd1c175,
+  ``tests/eval/test_rank_ndcg.py``, ``tests/eval/test_rank_dcg.py``; LensKit is not installed
+  here) and on the worked examples of peer-semantics.md (E1 0.6199, E3 0.3537).
+- ``ideal="k"``: RecTools' ``NDCG(k)`` default (``divide_by_achievable=False``), run in its own
+  environment (``.ci/rectools.sh``) on random inputs.
+- ``err_max_grade=4``: gdeval's and ir_measures' ``ERR@k`` (Chapelle et al. 2009, grades
+  0..4), by hand on a worked example.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import receval
+from receval.exceptions import ReceValError
+
+RECTOOLS_PYTHON = Path(os.environ.get("RECTOOLS_VENV", "/tmp/rectools-venv")) / "bin" / "python"
+SILENCE = ["ties", "undefined", "no-threshold", "no-match"]
+
+
+def _one(truth_items, rec_items, metric, ratings=None, **options) -> float:
+    truth = {"user": ["u"] * len(truth_items), "item": list(truth_items)}
+    if ratings is not None:
+        truth["rating"] = list(ratings)
+    preds = {"user": ["u"] * len(rec_items), "item": list(rec_items),
+             "score": [float(len(rec_items) - i) for i in range(len(rec_items))]}
+    return receval.evaluate(truth, preds, [metric], silence=SILENCE, **options).summary[metric]
+
+
+# --- LensKit's discount ----------------------------------------------------------------------
+
+LOG2_MAX2 = {"discount": "log2_max2"}
+
+
+def test_lenskit_worked_examples_of_peer_semantics() -> None:
+    """E1 (hits at ranks 1, 3) and E3 (ranks 4, 5), relevant {a, c, f}: LensKit 0.6199 and
+    0.3537 where the log2(r + 1) discount gives 0.7039 and 0.3836."""
+    for ranking, lenskit, default in (("abcde", 0.6199, 0.7039), ("bdeac", 0.3537, 0.3836)):
+        assert round(_one("acf", ranking, "nDCG@10", **LOG2_MAX2), 4) == lenskit
+        assert round(_one("acf", ranking, "nDCG@10"), 4) == default
+
+
+def test_lenskit_dcg_tests() -> None:
+    """test_rank_dcg.py: test_dcg_perfect (sum 1/log2([2, 2, 3])), test_dcg_perfect_k_short
+    (2.0), test_array_dcg_single (a hit at rank 3 weighs 1/log2(3)), test_array_dcg_mult
+    (ranks 1 and 4: 1 + 1/log2(4))."""
+    assert _one([1, 2, 3], [2, 3, 1], "DCG", **LOG2_MAX2) == pytest.approx(
+        1 + 1 + 1 / math.log2(3), rel=1e-15)
+    assert _one([1, 2, 3], [2, 3, 1], "DCG@2", **LOG2_MAX2) == 2.0
+    assert _one([9], [7, 8, 9], "DCG", **LOG2_MAX2) == pytest.approx(1 / math.log2(3),
+                                                                      rel=1e-15)
+    assert _one([9], [8, 9], "DCG", **LOG2_MAX2) == 1.0  # rank 2 weighs as rank 1
+    assert _one([6, 9], [6, 7, 8, 9], "DCG", **LOG2_MAX2) == 1.5
+
+
+def test_lenskit_ndcg_tests() -> None:
+    """test_rank_ndcg.py: test_ndcg_shorter_not_best (binary: fixed_dcg(2) / fixed_dcg(3);
+    graded: array_dcg([3, 5]) / array_dcg([5, 4, 3])), test_ndcg_almost_perfect_k_gain,
+    test_ndcg_perfect_k_norate, test_ndcg_no_match, and test_ndcg_negative_gains (0.5982:
+    LensKit clips negative gains to 0, receval leaves them out as not relevant)."""
+    truth, ratings = [1, 2, 3], [3.0, 5.0, 4.0]
+    fixed = {n: sum(1 / math.log2(max(r, 2)) for r in range(1, n + 1)) for n in (2, 3)}
+    assert _one(truth, [1, 2], "nDCG", **LOG2_MAX2) == pytest.approx(fixed[2] / fixed[3],
+                                                                     rel=1e-15)
+    assert _one(truth, [1, 2], "nDCG@2", **LOG2_MAX2) == 1.0
+    graded = {"gain": "linear", **LOG2_MAX2}
+    want = (3 + 5) / (5 + 4 + 3 / math.log2(3))
+    assert _one(truth, [1, 2], "nDCG", ratings, **graded) == pytest.approx(want, rel=1e-15)
+    assert _one(truth, [1, 3], "nDCG@2", ratings, **graded) == pytest.approx(
+        (3 + 4) / (5 + 4), rel=1e-15)
+    assert _one(truth, [1, 3], "nDCG@2", **LOG2_MAX2) == 1.0
+    assert _one(truth, [4], "nDCG", **LOG2_MAX2) == 0.0
+    mixed = _one([1, 2, 3, 4, 5], [1, 2, 3, 4, 5], "nDCG", [-6, -2, 3, 1, -3],
+                 relevance_threshold=0, **graded)
+    assert mixed == pytest.approx(0.5982, rel=1e-3)
+
+
+# --- RecTools' ideal over k ranks ------------------------------------------------------------
+
+_RECTOOLS_NDCG = r"""
+import json, sys
+import pandas as pd
+from rectools import Columns
+from rectools.metrics import NDCG
+d = sys.argv[1]
+ren = {"user": Columns.User, "item": Columns.Item, "rank": Columns.Rank}
+reco = pd.read_csv(d + "/reco.csv").rename(columns=ren)
+truth = pd.read_csv(d + "/truth.csv").rename(columns=ren)
+out = {}
+for k in (1, 3, 5, 10):
+    for achievable in (False, True):
+        m = NDCG(k=k, divide_by_achievable=achievable)
+        out[f"{k}-{achievable}"] = {str(u): v for u, v in
+                                    m.calc_per_user(reco, truth).to_dict().items()}
+print(json.dumps(out))
+"""
+
+
+def _rectools_case(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Up to 12 users, lists of 0..8 of 15 items with distinct scores; users on one side
+    only (RecTools averages over the truth's users: a truth user without a list scores 0)."""
+    rng = np.random.default_rng(seed)
+    truth_rows, pred_rows = [], []
+    for u in range(12):
+        if u != 11:  # user 11 has a list and no truth
+            for i in rng.choice(15, int(rng.integers(1, 7)), replace=False):
+                truth_rows.append((u, int(i)))
+        if u != 10:  # user 10 has truth and no list
+            items = rng.choice(15, int(rng.integers(0, 9)), replace=False)
+            for rank, i in enumerate(items, start=1):
+                pred_rows.append((u, int(i), rank))
+    return (pd.DataFrame(truth_rows, columns=["user", "item"]),
+            pd.DataFrame(pred_rows, columns=["user", "item", "rank"]))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rectools_ndcg_ideal_over_k(tmp_path: Path, seed: int) -> None:
+    if not RECTOOLS_PYTHON.exists():
+        pytest.skip(f"no RecTools environment at {RECTOOLS_PYTHON.parent.parent}: run "
+                    "bash .ci/rectools.sh")
+    truth, reco = _rectools_case(seed)
+    truth.to_csv(tmp_path / "truth.csv", index=False)
+    reco.to_csv(tmp_path / "reco.csv", index=False)
+    script = tmp_path / "ndcg.py"
+    script.write_text(_RECTOOLS_NDCG)
+    done = subprocess.run([str(RECTOOLS_PYTHON), str(script), str(tmp_path)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    want = json.loads(done.stdout.strip().splitlines()[-1])
+    preds = reco.assign(score=-reco["rank"].astype(float)).drop(columns="rank")
+    differ = 0
+    for k in (1, 3, 5, 10):
+        for achievable in (False, True):
+            ideal = "achievable" if achievable else "k"
+            r = receval.evaluate(truth, preds, [f"nDCG@{k}"], ideal=ideal, silence=SILENCE)
+            got = {str(u): v for u, v in zip(r.per_user["user"], r.per_user[f"nDCG@{k}"],
+                                             strict=True)}
+            assert got == pytest.approx(want[f"{k}-{achievable}"], rel=1e-12, abs=1e-15)
+            differ += sum(v != pytest.approx(want[f"{k}-{not achievable}"][u], rel=1e-12)
+                          for u, v in got.items())
+    assert differ > 0  # the two ideals do differ on these inputs
+
+
+def test_ideal_k_worked_examples() -> None:
+    """peer-semantics.md E1 / E3: RecTools' NDCG@10 0.3301 / 0.1799."""
+    assert round(_one("acf", "abcde", "nDCG@10", ideal="k"), 4) == 0.3301
+    assert round(_one("acf", "bdeac", "nDCG@10", ideal="k"), 4) == 0.1799
+    # no cutoff: there is no k, the ideal is the achievable one
+    assert _one("acf", "abcde", "nDCG", ideal="k") == _one("acf", "abcde", "nDCG")
+
+
+def test_ideal_k_needs_binary_gains() -> None:
+    with pytest.raises(ReceValError, match=r"ideal='k'.*gain='binary'"):
+        receval.Options(ideal="k", gain="linear")
+
+
+# --- ERR on a fixed grade scale --------------------------------------------------------------
+
+
+def test_err_fixed_grade_scale() -> None:
+    """Grades 3, 0 (not judged), 1 at ranks 1..3 on gdeval's 0..4 scale:
+    R = (2^g - 1) / 16, ERR@3 = R1 + (1 - R1) R3 / 3; with the user's own top grade (3)
+    g_max = 3; a grade above g_max stops with (2^g_max - 1) / 2^g_max."""
+    truth, ratings, ranking = ["a", "c"], [3.0, 1.0], "abc"
+    r1, r3 = 7 / 16, 1 / 16
+    assert _one(truth, ranking, "ERR@3", ratings, err_max_grade=4) == pytest.approx(
+        r1 + (1 - r1) * r3 / 3, rel=1e-15)
+    r1, r3 = 7 / 8, 1 / 8
+    assert _one(truth, ranking, "ERR@3", ratings) == pytest.approx(r1 + (1 - r1) * r3 / 3,
+                                                                 rel=1e-15)
+    assert _one(truth, ranking, "ERR@3", ratings, err_max_grade="user") == _one(
+        truth, ranking, "ERR@3", ratings)
+    r1, r3 = 3 / 4, 1 / 4  # grade 3 clipped to g_max = 2
+    assert _one(truth, ranking, "ERR@3", ratings, err_max_grade=2) == pytest.approx(
+        r1 + (1 - r1) * r3 / 3, rel=1e-15)
+
+
+@pytest.mark.parametrize("bad", [-1, "max", math.inf, True])
+def test_err_max_grade_refused(bad: object) -> None:
+    with pytest.raises(ReceValError, match="err_max_grade"):
+        receval.Options(err_max_grade=bad)
+
+
+def test_options_are_recorded() -> None:
+    r = receval.evaluate({"user": ["u"], "item": ["a"]},
+                         {"user": ["u"], "item": ["a"], "score": [1.0]}, ["nDCG@2"],
+                         discount="log2_max2", ideal="k", err_max_grade="4")
+    assert (r.options["discount"], r.options["ideal"], r.options["err_max_grade"]) == (
+        "log2_max2", "k", 4.0)
