@@ -47,7 +47,7 @@ def test_entries_name_real_options_and_picture_fields():
     for e in ENTRIES.values():
         assert set(e.options) <= set(OPTION_NAMES), e.name
         assert set(e.reads) <= picture_fields, e.name
-        assert e.reduction in ("mean", "pooled", "geometric")
+        assert e.reduction in ("mean", "pooled", "geometric", "sum")
         assert e.cutoff in ("required", "optional", "none")
 
 

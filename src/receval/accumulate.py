@@ -37,7 +37,7 @@ from receval.scalars import plain
 UNIT_BITS = 1074
 #: the reductions a metric can have: the mean of its per-user values (micro: num / den),
 #: F-beta (micro: from micro precision num/den and micro recall num/den2), pooled RMSE/MAE
-KINDS = ("mean", "fbeta", "rmse", "mae", "geometric")
+KINDS = ("mean", "fbeta", "rmse", "mae", "geometric", "sum")
 #: the floor of a value under the geometric mean (trec_eval's ``MIN_GEO_MEAN``): log(0) is -inf
 GEOMETRIC_FLOOR = 1e-5
 
@@ -265,6 +265,8 @@ class MetricSums:
                 "choose empty='zero', 'one' or 'skip'")
         if self.kind == "geometric":
             return self._geometric(empty)
+        if self.kind == "sum":  # a count defined for every user, summed (trec_eval's "all")
+            return self.total.to_float() if self.n_users else math.nan
         if average == "micro":
             if self.kind == "fbeta":
                 return _fbeta(_quotient(self.num, self.den), _quotient(self.num, self.den2),

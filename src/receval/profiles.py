@@ -182,7 +182,7 @@ _register(Profile(
              ("Rprec", "Rprec"), ("nDCG@k", "ndcg_cut_k"), ("nDCG", "ndcg"),
              ("RR", "recip_rank"), ("Hit@k", "success_k"), ("bpref", "bpref"),
              ("iprec@x", "iprec_at_recall_x"), ("11pt_avg", "11pt_avg"),
-             ("Rprec_mult@x", "Rprec_mult_x"), ("hits@k", "num_rel_ret"),
+             ("Rprec_mult@x", "Rprec_mult_x"), ("num_rel_ret", "num_rel_ret"),
              ("num_rel", "num_rel"), ("num_ret", "num_ret")),
     pinned={"nDCG": {"relevance_threshold": 1}},
     gaps=(
@@ -199,7 +199,8 @@ _register(Profile(
         "trec_eval's rbp takes graded gains scaled to [0, 1] and rbp_resid is 0 when the list "
         "holds no unjudged item; receval's RBP is binary and its residual the paper's",
         "gm_bpref, infAP, relative_P, set_*, G, binG, Rndcg, ndcg_rel, utility are "
-        "not computed; num_rel/num_ret are averaged over users (trec_eval sums them)",
+        "not computed; num_rel/num_ret are averaged over users (trec_eval sums them; "
+        "num_rel_ret is summed, as trec_eval prints it)",
     ),
 ))
 
@@ -404,8 +405,10 @@ _register(Profile(
 # evaluation/RankingMetrics.scala; pyspark.mllib.evaluation 4.3.0): precisionAt = cnt / k;
 # recallAt = cnt / |labSet|; meanAveragePrecisionAt = sum / min(|labSet|, k);
 # meanAveragePrecision = sum / |labSet|; ndcgAt binary, ideal over min(|labSet|, k) positions;
-# an empty label set gives 0 (with a warning) and is averaged in (RDD.mean); the caller gives
-# the order (ties: input order) and the rows (users "both", the usual inner join).
+# an empty label set gives 0 (with a warning) and is averaged in (RDD.mean), as is an empty
+# prediction array: every RDD row counts, users "union" (RankingMetricsSuite.scala: its 50
+# expected values hold a row with no label and a row with no prediction); the caller gives the
+# order (ties: input order). An RDD built by an inner join is users="both".
 _register(Profile(
     name="spark",
     tool="Spark MLlib RankingMetrics / RankingEvaluator",
@@ -419,7 +422,7 @@ _register(Profile(
         "precision_denominator": "k",
         "ap_normalizer": "min_k_relevant",
         "empty": "zero",
-        "users": "both",
+        "users": "union",
         "average": "macro",
         "duplicates": "error",
     },
@@ -429,7 +432,8 @@ _register(Profile(
     gaps=(
         "duplicate predictions count at every position (P, R, AP, nDCG > 1); receval raises",
         "graded ndcgAt (3.4+) takes the ideal in label order, not sorted: not reproduced",
-        "an RDD holding users without predictions: pass users='truth'",
+        "an RDD built by an inner join of predictions and truth (users on both sides only): "
+        "pass users='both'",
     ),
 ))
 

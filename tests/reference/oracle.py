@@ -57,7 +57,7 @@ FAMILIES = {
     "rmse": "RMSE",
     "mae": "MAE",
 }
-RANKING = ("P", "R", "F", "AP", "nDCG", "RR", "Hit", "Rprec", "hits", "DCG")
+RANKING = ("P", "R", "F", "AP", "nDCG", "RR", "Hit", "Rprec", "hits", "DCG", "num_rel_ret")
 POOLED = ("RMSE", "MAE")
 
 _NAME = re.compile(r"^(?P<base>[A-Za-z]+?)(?P<beta>\d+(?:\.\d+)?)?(?:@(?P<k>\d+))?$")
@@ -87,6 +87,7 @@ TREC = {
     "rprec_mult": ("Rprec_mult", "param"),
     "num_rel": ("num_rel", "none"),
     "num_ret": ("num_ret", "none"),
+    "num_rel_ret": ("num_rel_ret", "cut"),
     "gm_map": ("gm_AP", "cut"),
     "gm_ap": ("gm_AP", "cut"),
 }
@@ -268,6 +269,9 @@ def metric_on_ranking(
         b2 = metric.beta**2
         f = (1 + b2) * p.value * r.value / (b2 * p.value + r.value)
         return Value(f, p.num, p.den, r.den)
+    if fam == "num_rel_ret":  # trec_eval: relevant items retrieved (in the top k)
+        retrieved = float(sum(1 for j in range(c) if rels[j]))
+        return Value(retrieved, retrieved, 1.0)
     if fam == "hits":  # docs/semantics.md section 2: hits@k, a count, defined for every user
         return Value(float(hits), float(hits), 1.0)
     if fam == "DCG":  # section 6's DCG@k = sum_{j<=k} g_j / log2(j+1), unnormalised
@@ -757,6 +761,9 @@ def evaluate(
             if opts.empty in ("zero", "one"):  # an undefined user counts as 0 or as 1
                 logs += [math.log(GEO_FLOOR if opts.empty == "zero" else 1.0)] * n_undef
             summary[m.name] = math.exp(math.fsum(logs) / len(logs)) if logs else math.nan
+            continue
+        if m.family == "num_rel_ret":  # summed over users, as trec_eval prints it
+            summary[m.name] = math.fsum(v.value for v in col.values())  # type: ignore[misc]
             continue
         if opts.empty == "nan" and undefined[m.name]:  # any undefined user: NaN
             summary[m.name] = math.nan
