@@ -198,3 +198,47 @@ def test_options_are_recorded() -> None:
                          discount="log2_max2", ideal="k", err_max_grade="4")
     assert (r.options["discount"], r.options["ideal"], r.options["err_max_grade"]) == (
         "log2_max2", "k", 4.0)
+
+
+# --- an unknown profile is an error at every entry point -------------------------------------
+
+
+def test_unknown_profile_is_refused_at_every_door(tmp_path: Path) -> None:
+    """evaluate, evaluate_scores, compare, explain, monitor, beyond_metrics and the command
+    line: one line naming the profile (beyond_metrics took any name and ignored it)."""
+    from click.testing import CliRunner
+
+    from receval.beyond import beyond_metrics
+    from receval.cli import main
+    from receval.explain import explain
+
+    truth = pd.DataFrame({"user": [1, 1], "item": [10, 11]})
+    preds = pd.DataFrame({"user": [1, 1], "item": [10, 12], "score": [2.0, 1.0]})
+    t0 = pd.Timestamp("2026-01-01", tz="UTC")
+    impressions = preds.assign(served_at=t0)
+    feedback = truth.assign(at=t0 + pd.Timedelta("1h"), value=1.0)
+    doors = {
+        "evaluate": lambda: receval.evaluate(truth, preds, ["P@1"], profile="nope"),
+        "evaluate_scores": lambda: receval.evaluate_scores(
+            truth, np.array([[1.0, 0.5]]), ["P@1"], user_ids=[1], item_ids=[10, 11],
+            profile="nope"),
+        "compare": lambda: receval.compare(truth, {"a": preds, "b": preds}, ["P@1"],
+                                           profile="nope"),
+        "explain": lambda: explain("nope", "ranx", truth, preds, ["P@1"]),
+        "monitor": lambda: receval.monitor(impressions, feedback, ["P@1"], profile="nope"),
+        "beyond_metrics": lambda: beyond_metrics(preds, ["coverage@2"], train=truth,
+                                                 profile="nope"),
+    }
+    for door, call in doors.items():
+        with pytest.raises(ReceValError, match="'nope'") as err:
+            call()
+        assert "\n" not in str(err.value), door
+    # a profile without beyond-accuracy switches changes nothing there: refused too
+    with pytest.raises(ReceValError, match="no beyond-accuracy switches"):
+        beyond_metrics(preds, ["coverage@2"], train=truth, profile="trec_eval")
+    assert beyond_metrics(preds, ["coverage@2"], train=truth, profile="rectools")[0]
+    truth.to_csv(tmp_path / "t.csv", index=False)
+    preds.to_csv(tmp_path / "p.csv", index=False)
+    out = CliRunner().invoke(main, ["evaluate", "-t", str(tmp_path / "t.csv"), "-p",
+                                    str(tmp_path / "p.csv"), "-m", "P@1", "--profile", "nope"])
+    assert out.exit_code == 2 and "nope" in out.output
