@@ -56,7 +56,8 @@ OPTION_SETS: dict[str, dict[str, Any]] = {
     # LensKit's discount, RecTools' ideal over k ranks, gdeval's ERR scale (ratings 0..5 go
     # above it)
     "threshold2-lenskit-idealk-grade4": {"relevance_threshold": 2, "discount": "log2_max2",
-                                         "ideal": "k", "err_max_grade": 4},
+                                         "ideal": "k", "err_max_grade": 4,
+                                         "ap_normalizer": "min_returned_relevant"},
     "threshold1-lenskit-linear-grade2.5": {"relevance_threshold": 1, "discount": "log2_max2",
                                            "gain": "linear", "err_max_grade": 2.5,
                                            "ties": "pessimistic"},

@@ -97,6 +97,8 @@ OPTION_CASES = [
     {"ap_normalizer": "hits"},
     {"ap_normalizer": "hits", "ties": "average"},
     {"ap_normalizer": "k"},
+    {"ap_normalizer": "min_returned_relevant"},
+    {"ap_normalizer": "min_returned_relevant", "ties": "average"},
     {"precision_denominator": "returned"},
     {"recall_denominator": "capped"},
     {"protocol": "known"},

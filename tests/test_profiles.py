@@ -341,7 +341,7 @@ def test_surprise_needs_ratings() -> None:
 
 def test_every_profile_is_registered_and_valid() -> None:
     assert set(PROFILES) == {"trec_eval", "ranx", "torchmetrics", "tensorflow", "recommenders",
-                             "surprise", "spark", "kaggle"}
+                             "surprise", "spark", "kaggle", "lenskit"}
     for p in PROFILES.values():
         assert p.source and p.version and p.metrics
         r = resolve(p.name)
@@ -352,7 +352,7 @@ def test_profile_aliases_and_unknown() -> None:
     assert get("pytrec_eval").name == "trec_eval"
     assert get("TF").name == "tensorflow"
     with pytest.raises(ReceValError, match="unknown profile"):
-        get("lenskit")
+        get("nosuchtool")
 
 
 def test_explicit_options_override_the_profile_and_the_profile_is_recorded() -> None:

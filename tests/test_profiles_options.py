@@ -242,3 +242,66 @@ def test_unknown_profile_is_refused_at_every_door(tmp_path: Path) -> None:
     out = CliRunner().invoke(main, ["evaluate", "-t", str(tmp_path / "t.csv"), "-p",
                                     str(tmp_path / "p.csv"), "-m", "P@1", "--profile", "nope"])
     assert out.exit_code == 2 and "nope" in out.output
+
+
+# --- profile="lenskit": the expected values of LensKit's own tests ----------------------------
+
+#: (recommended items in rank order, test items, n or None, LensKit metric, its expected value)
+#: from lenskit/lkpy @ 3bd1c175 tests/eval/test_rank_{precision,recall,map,ndcg}.py
+LENSKIT_CASES = [
+    ([1, 3], [1, 3], None, "Precision", 1.0),
+    ([1], [1, 3], None, "Precision", 1.0),
+    ([1, 2, 3, 4], [1, 3], None, "Precision", 0.5),
+    ([1, 2, 3, 4], [1, 3, 5], None, "Precision", 0.5),
+    ([1, 2, 3, 4], range(5, 10), None, "Precision", 0.0),
+    ([1, 2, 3, 4], range(4, 10), None, "Precision", 0.25),
+    ([1, 0, 150, 3, 10], range(100), 5, "Precision", 0.8),
+    ([1, 0, 150, 3, 10, 30, 120, 4, 17], range(100), 5, "Precision", 0.8),
+    ([1, 0, 150], range(100), 5, "Precision", 2 / 3),  # divided by the 3 returned
+    ([1, 3], [1, 3], None, "Recall", 1.0),
+    ([1], [1, 3], None, "Recall", 0.5),
+    ([1, 2, 3, 4], [1, 3], None, "Recall", 1.0),
+    ([1, 2, 3, 4], [1, 3, 5], None, "Recall", 2 / 3),
+    ([1, 2, 3, 4], range(5, 10), None, "Recall", 0.0),
+    ([1, 2, 3, 4], range(4, 9), None, "Recall", 0.2),
+    ([1, 0, 150, 3, 10], range(100), 5, "Recall", 0.8),  # divided by min(n, |test|)
+    ([1, 0, 150, 3, 10, 30, 120, 4, 17], range(100), 5, "Recall", 0.8),
+    ([1, 0, 150, 3, 10], range(100), 10, "Recall", 0.4),
+    ([1, 3, 5], [1, 3, 5], None, "AveragePrecision", 1.0),
+    ([1, 2, 3], [1, 3], None, "AveragePrecision", (1.0 + 2 / 3) / 2),
+    ([1, 2, 3], [2, 4], None, "AveragePrecision", 0.25),
+    ([1, 2, 3, 4, 5], [1, 3, 5], 3, "AveragePrecision", (1.0 + 2 / 3) / 3),
+    ([1, 2, 3, 4, 5], [4, 5, 6], 2, "AveragePrecision", 0.0),
+    ([10, 20, 30], [1, 2, 3], None, "AveragePrecision", 0.0),
+    ([2, 3, 1], [1, 2, 3], None, "NDCG", 1.0),
+    ([2, 3, 1], [1, 2, 3], 2, "NDCG", 1.0),
+    ([4], [1, 2, 3], None, "NDCG", 0.0),
+    ([1, 3], [1, 2, 3], 2, "NDCG", 1.0),
+    ([1, 2], [1, 2, 3], None, "NDCG", 2 / (2 + 1 / math.log2(3))),  # fixed_dcg(2) / (3)
+]
+_RECEVAL = {"Precision": "P", "Recall": "R", "AveragePrecision": "AP", "NDCG": "nDCG"}
+
+
+@pytest.mark.parametrize(("items", "test", "n", "metric", "want"), LENSKIT_CASES)
+def test_lenskit_profile_gives_lenskits_test_values(items, test, n, metric, want) -> None:
+    name = _RECEVAL[metric] + ("@1000" if n is None and metric == "Precision" else
+                               "" if n is None else f"@{n}")
+    got = _one(list(test), list(items), name, profile="lenskit")
+    assert got == pytest.approx(want, rel=1e-12, abs=1e-15)
+
+
+def test_lenskit_profile_worked_examples_and_ap_denominator() -> None:
+    """peer-semantics.md E1 (LensKit: P@10 0.4 over the 5 returned, R@10 0.6667, AP@10
+    0.5556, nDCG@10 0.6199) and E3 (AP@10 0.2167, nDCG@10 0.3537); AP over min(L, returned):
+    3 relevant items, a list of 2 with one hit at rank 2: (1/2) / 2, where min(k, L) gives
+    (1/2) / 3."""
+    r = receval.evaluate({"user": ["u"] * 3, "item": list("acf")},
+                         {"user": ["u"] * 5, "item": list("abcde"),
+                          "score": [5.0, 4, 3, 2, 1]},
+                         ["P@10", "R@10", "AP@10", "nDCG@10"], profile="lenskit")
+    assert {m: round(v, 4) for m, v in r.summary.items()} == {
+        "P@10": 0.4, "R@10": 0.6667, "AP@10": 0.5556, "nDCG@10": 0.6199}
+    assert round(_one("acf", "bdeac", "AP@10", profile="lenskit"), 4) == 0.2167
+    assert round(_one("acf", "bdeac", "nDCG@10", profile="lenskit"), 4) == 0.3537
+    assert _one("acf", "ba", "AP@10", profile="lenskit") == 0.25
+    assert _one("acf", "ba", "AP@10") == pytest.approx(0.5 / 3, rel=1e-15)

@@ -105,8 +105,9 @@ def evaluate(
 
     ``profile`` names a tool whose numbers to reproduce (:mod:`receval.profiles`: ``"trec_eval"``,
     ``"ranx"``, ``"torchmetrics"``, ``"tensorflow"``, ``"recommenders"``, ``"surprise"``,
-    ``"spark"``, ``"kaggle"``): its bundle of options replaces the defaults, and every option
-    passed here overrides the profile's. The profile's name is in ``Result.options``.
+    ``"spark"``, ``"kaggle"``, ``"lenskit"``): its bundle of options replaces the defaults,
+    and every option passed here overrides the profile's. The profile's name is in
+    ``Result.options``.
 
     Common mistakes raise a warning (:mod:`receval.checks`) that names the option to use:
     graded ratings without ``relevance_threshold``, predictions that never meet the truth,

@@ -25,7 +25,7 @@ Users = Literal["truth", "both", "relevant", "predictions", "union"]
 Protocol = Literal["full", "known"]
 PrecisionDenominator = Literal["k", "returned"]
 RecallDenominator = Literal["relevant", "capped"]
-APNormalizer = Literal["min_k_relevant", "relevant", "hits", "k"]
+APNormalizer = Literal["min_k_relevant", "relevant", "hits", "k", "min_returned_relevant"]
 Gain = Literal["binary", "linear", "exponential"]
 Duplicates = Literal["error", "first", "max", "keep"]
 ScoreDtype = Literal["float64", "float32"]
@@ -45,7 +45,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "protocol": ("full", "known"),
     "precision_denominator": ("k", "returned"),
     "recall_denominator": ("relevant", "capped"),
-    "ap_normalizer": ("min_k_relevant", "relevant", "hits", "k"),
+    "ap_normalizer": ("min_k_relevant", "relevant", "hits", "k", "min_returned_relevant"),
     "gain": ("binary", "linear", "exponential"),
     "duplicates": ("error", "first", "max", "keep"),
     "score_dtype": ("float64", "float32"),
@@ -98,7 +98,9 @@ class Options:
             (default) picks ``"returned"`` when ``score_threshold`` is set, else ``"k"``.
         recall_denominator: ``"relevant"`` (default, ``L``) or ``"capped"`` (``min(k, L)``).
         ap_normalizer: AP@k's divisor: ``"min_k_relevant"`` (default, ``min(k, L)``),
-            ``"relevant"`` (``L``, trec_eval), ``"hits"`` (hits in the top k) or ``"k"``.
+            ``"relevant"`` (``L``, trec_eval), ``"hits"`` (hits in the top k), ``"k"`` or
+            ``"min_returned_relevant"`` (``min(L, items returned in the top k)``, LensKit's
+            ``AveragePrecision``).
         gain: nDCG gain: ``"binary"`` (default, 1 for a relevant item), ``"linear"`` (the
             rating of a relevant item) or ``"exponential"`` (``2**rating - 1``).
         empty: what an undefined value gives (no relevant item; nothing returned with

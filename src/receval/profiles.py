@@ -437,6 +437,55 @@ _register(Profile(
     ),
 ))
 
+# LensKit (lenskit/lkpy @ 3bd1c175, src/lenskit/metrics/ranking/{_pr,_map,_dcg,_hit,_recip,
+# _weighting}.py, metrics/_collect.py, metrics/bulk.py):
+# - _pr.py Precision: good / len(recs[:n]) (NaN for an empty list); Recall: good / min(n,
+#   |test|): precision_denominator "returned", recall_denominator "capped";
+# - _map.py AveragePrecision: sum of cum_good / rank over hits, / min(|test|, len(recs[:n])):
+#   ap_normalizer "min_returned_relevant";
+# - _dcg.py NDCG / DCG with LogRankWeight (offset 0): 1 / log2(max(rank, 2)): discount
+#   "log2_max2"; binary ideal fixed_dcg(min(n, |test|)): ideal "achievable";
+# - _hit.py Hit, _recip.py RecipRank: within recs[:n]; NaN for an empty test list;
+# - every test item is relevant (gain 1 unless gain= names a field): no threshold;
+# - _collect.py add_collection_measurements measures every output list (a list without test
+#   data gets an empty one): users "predictions"; bulk.py RunAnalysis.list_metrics fills a
+#   NaN with the metric's default, ListMetric.default = 0.0: empty "zero";
+# - the caller orders each list: ties "stable".
+_register(Profile(
+    name="lenskit",
+    tool="LensKit (lkpy) ranking metrics",
+    version="lenskit/lkpy 3bd1c175 (2026-08)",
+    source=_cite("lenskit/lkpy: src/lenskit/metrics/ranking/_pr.py, _map.py, _dcg.py,",
+                 "_hit.py, _recip.py, _weighting.py; src/lenskit/metrics/_collect.py, bulk.py"),
+    options={
+        "relevance_threshold": None,
+        "gain": "binary",
+        "discount": "log2_max2",
+        "ideal": "achievable",
+        "ties": "stable",
+        "precision_denominator": "returned",
+        "recall_denominator": "capped",
+        "ap_normalizer": "min_returned_relevant",
+        "empty": "zero",
+        "users": "predictions",
+        "average": "macro",
+        "duplicates": "error",
+    },
+    metrics=(("P@k", "Precision(n=k)"), ("R@k", "Recall(n=k)"),
+             ("AP@k", "AveragePrecision(n=k)"), ("nDCG@k", "NDCG(n=k)"), ("DCG@k", "DCG(n=k)"),
+             ("Hit@k", "Hit(n=k)"), ("RR@k", "RecipRank(n=k)")),
+    gaps=(
+        "LensKit is not installed here: checked against the expected values of its own tests "
+        "(tests/eval/test_rank_*.py), not against the package",
+        "graded NDCG (gain='rating') is gain='linear' with every test item relevant; LensKit "
+        "clips negative gains to 0, receval refuses a negative gain (or give a threshold)",
+        "the summary of the newer MeasurementCollector was not read: the profile fills a NaN "
+        "list value with 0 as RunAnalysis.list_metrics(fill_missing=True) does",
+        "AP of an empty list: LensKit NaN (then 0), receval 0 (the same once filled)",
+        "RBP(normalize=...), MeanPopRank and the other LensKit metrics have no receval profile",
+    ),
+))
+
 # Kaggle's apk / mapk (ml_metrics 0.1.4 on PyPI, benhamner/Metrics Python/ml_metrics/
 # average_precision.py): score / min(len(actual), k); a prediction counts once (later copies
 # keep their rank: "p not in predicted[:i]"); len(actual) counts repeated items; an empty

@@ -298,6 +298,8 @@ def metric_on_ranking(
             d = L
         elif norm == "k":
             d = n if k is None else k
+        elif norm == "min_returned_relevant":  # LensKit: min(L, items returned in the top k)
+            d = min(L, n if k is None else min(k, n))
         else:
             d = hits
         if d == 0:
