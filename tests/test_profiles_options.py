@@ -305,3 +305,35 @@ def test_lenskit_profile_worked_examples_and_ap_denominator() -> None:
     assert round(_one("acf", "bdeac", "nDCG@10", profile="lenskit"), 4) == 0.3537
     assert _one("acf", "ba", "AP@10", profile="lenskit") == 0.25
     assert _one("acf", "ba", "AP@10") == pytest.approx(0.5 / 3, rel=1e-15)
+
+
+# --- all_skipped: torchmetrics' empty_target_action="skip" when every query is skipped ---------
+
+
+def test_all_skipped_zero_is_torchmetrics_skip_with_nothing_left() -> None:
+    """No query has a positive target: torchmetrics' RetrievalMAP(empty_target_action="skip")
+    gives 0.0 (base.py compute: an empty list of values), receval NaN by default; the
+    torchmetrics profile sets all_skipped="zero". Where some value is left it changes
+    nothing."""
+    tr = pytest.importorskip("torchmetrics.retrieval")
+    torch = pytest.importorskip("torch")
+    scores = torch.tensor([0.9, 0.5, 0.7])
+    target = torch.tensor([0, 0, 0])
+    indexes = torch.tensor([0, 0, 1])
+    want = float(tr.RetrievalMAP(top_k=2, empty_target_action="skip")(scores, target,
+                                                                      indexes=indexes))
+    assert want == 0.0
+    truth = {"user": [0, 1], "item": ["x", "y"], "rating": [0.0, 0.0]}
+    preds = {"user": [0, 0, 1], "item": ["a", "b", "c"], "score": [0.9, 0.5, 0.7]}
+    kw = {"silence": [*SILENCE, "undefined"]}
+    got = receval.evaluate(truth, preds, ["AP@2"], profile="torchmetrics", empty="skip", **kw)
+    assert got["AP@2"] == want
+    plain = receval.evaluate(truth, preds, ["AP@2"], relevance_threshold=1, empty="skip", **kw)
+    assert math.isnan(plain["AP@2"])
+    zero = receval.evaluate(truth, preds, ["AP@2"], relevance_threshold=1, empty="skip",
+                            all_skipped="zero", **kw)
+    assert zero["AP@2"] == 0.0 and zero.options["all_skipped"] == "zero"
+    truth = {"user": [0, 1], "item": ["x", "c"], "rating": [0.0, 1.0]}  # user 1: AP 1
+    some = receval.evaluate(truth, preds, ["AP@2"], relevance_threshold=1, empty="skip",
+                            all_skipped="zero", **kw)
+    assert some["AP@2"] == 1.0

@@ -248,9 +248,11 @@ class MetricSums:
             first_undefined=(self.first_undefined if self.first_undefined is not None
                              else other.first_undefined))
 
-    def finalize(self, empty: str = "zero", average: str = "macro") -> float:
+    def finalize(self, empty: str = "zero", average: str = "macro",
+                 all_skipped: str = "nan") -> float:
         """The summary under the ``empty`` policy and ``average`` (see
-        :meth:`Accumulator.finalize`).
+        :meth:`Accumulator.finalize`); ``all_skipped="zero"``: 0 where ``empty="skip"``
+        leaves no value.
 
         Example:
             >>> s = MetricSums("R@5", total=ExactSum.of([1.0, 0.5]), n_defined=2, n_undefined=2)
@@ -275,7 +277,9 @@ class MetricSums:
         if empty == "nan" and self.n_undefined:
             return math.nan
         if empty in ("skip", "nan", "error"):
-            return self.total.divided_by(self.n_defined) if self.n_defined else math.nan
+            if not self.n_defined:
+                return 0.0 if empty == "skip" and all_skipped == "zero" else math.nan
+            return self.total.divided_by(self.n_defined)
         if not self.n_users:
             return math.nan
         filled = self.total
@@ -494,7 +498,8 @@ class Accumulator:
             receval.exceptions.UndefinedMetricError: R is undefined for user 'b'; choose empty='zero', 'one' or 'skip'
         """  # noqa: E501
         options = options or Options()
-        return {m.name: m.finalize(options.empty, options.average) for m in self.metrics}
+        return {m.name: m.finalize(options.empty, options.average, options.all_skipped)
+                for m in self.metrics}
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict (exact: sums as hexadecimal integers).

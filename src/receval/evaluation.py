@@ -60,6 +60,7 @@ def evaluate(
     discount: str = UNSET,
     ideal: str = UNSET,
     err_max_grade: float | str = UNSET,
+    all_skipped: str = UNSET,
     empty: str = UNSET,
     average: str = UNSET,
     users: str = UNSET,
@@ -167,7 +168,8 @@ def evaluate(
         "truth_scope": truth_scope, "nonpositive_scores": nonpositive_scores,
         "empty_scope": empty_scope, "max_list": max_list,
     }
-    passed.update(discount=discount, ideal=ideal, err_max_grade=err_max_grade)
+    passed.update(discount=discount, ideal=ideal, err_max_grade=err_max_grade,
+                  all_skipped=all_skipped)
     explicit = {name: value for name, value in passed.items() if value is not UNSET}
     resolved = resolve(profile, explicit)
     options = resolved.options

@@ -35,6 +35,7 @@ NonpositiveScores = Literal["rank", "irrelevant"]
 EmptyScope = Literal["undefined", "no_relevant"]
 Discount = Literal["log2", "log2_max2"]
 Ideal = Literal["achievable", "k"]
+AllSkipped = Literal["nan", "zero"]
 
 CHOICES: dict[str, tuple[str, ...]] = {
     "ties": ("stable", "item", "item_ascending", "pessimistic", "optimistic", "average",
@@ -55,6 +56,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "empty_scope": ("undefined", "no_relevant"),
     "discount": ("log2", "log2_max2"),
     "ideal": ("achievable", "k"),
+    "all_skipped": ("nan", "zero"),
 }
 
 
@@ -148,6 +150,9 @@ class Options:
             (default, each user's highest relevant rating) or a number (``4``: gdeval's and
             ir_measures' ``ERR@k``, Chapelle et al. 2009's fixed scale; a rating above it is
             taken as ``g_max``).
+        all_skipped: the summary when ``empty="skip"`` leaves out every user's value:
+            ``"nan"`` (default: a mean of nothing) or ``"zero"`` (torchmetrics'
+            ``empty_target_action="skip"`` when every query is skipped).
 
     Example:
         >>> Options(ties="average").ties
@@ -177,6 +182,7 @@ class Options:
     discount: Discount = "log2"
     ideal: Ideal = "achievable"
     err_max_grade: float | Literal["user"] = "user"
+    all_skipped: AllSkipped = "nan"
 
     def __post_init__(self) -> None:
         for name, choices in CHOICES.items():

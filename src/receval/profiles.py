@@ -255,7 +255,8 @@ _register(Profile(
 # - only the rows given exist (preds, target, indexes): truth_scope "predicted", users are the
 #   index groups (the predictions);
 # - base.py compute(): a group with no positive target gets empty_target_action ("neg" = 0 by
-#   default) for *every* metric, precision included: empty_scope "no_relevant";
+#   default) for *every* metric, precision included: empty_scope "no_relevant"; with "skip"
+#   and every group skipped, compute() returns tensor(0.0): all_skipped "zero";
 # - precision.py: relevant in topk(min(k, n)) / k (adaptive_k=True: precision_denominator
 #   "returned"); recall.py: / target.sum();
 # - average_precision.py: mean over the hits in the top k of hit#/rank: ap_normalizer "hits";
@@ -281,6 +282,7 @@ _register(Profile(
         "ap_normalizer": "hits",
         "empty": "zero",
         "empty_scope": "no_relevant",
+        "all_skipped": "zero",
         "users": "predictions",
         "average": "macro",
         "duplicates": "error",

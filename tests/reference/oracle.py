@@ -153,6 +153,7 @@ class Opts:
     discount: str = "log2"  # "log2": log2(r + 1); "log2_max2": log2(max(r, 2)) (LensKit)
     ideal: str = "achievable"  # "k": IDCG@k = the DCG of k relevant items of gain 1
     err_max_grade: float | str = "user"  # ERR's g_max: the user's top rating, or a number
+    all_skipped: str = "nan"  # the summary when empty="skip" leaves no value: NaN, or 0
 
     @property
     def precision_den(self) -> str:
@@ -773,7 +774,8 @@ def evaluate(
             summary[m.name] = _micro(m, list(col.values()))
         else:
             used = [x for x in filled.values() if not math.isnan(x)]
-            summary[m.name] = _mean(used) if used else math.nan
+            nothing = 0.0 if opts.empty == "skip" and opts.all_skipped == "zero" else math.nan
+            summary[m.name] = _mean(used) if used else nothing
     return Outcome(summary, per_user, undefined, audit, ties_at_cut)
 
 
