@@ -61,6 +61,11 @@ OPTION_SETS: dict[str, dict[str, Any]] = {
     "threshold1-lenskit-linear-grade2.5": {"relevance_threshold": 1, "discount": "log2_max2",
                                            "gain": "linear", "err_max_grade": 2.5,
                                            "ties": "pessimistic"},
+    # RBP's geometric discount; a metric no user has a value for is 0
+    "threshold3-geometric-average-skip": {"relevance_threshold": 3, "discount": "geometric",
+                                          "persistence": 0.7, "ties": "average",
+                                          "gain": "exponential", "empty": "skip",
+                                          "all_skipped": "zero"},
 }
 SEEDS = (0, 1)
 SILENCE = ["ties", "undefined", "no-threshold", "no-match", "id-mismatch", "train-items",

@@ -123,6 +123,8 @@ OPTION_CASES = [
      "ties": "average"},
     {"ideal": "k"},
     {"ideal": "k", "discount": "log2_max2", "ties": "average"},
+    {"discount": "geometric", "persistence": 0.6},
+    {"discount": "geometric", "persistence": 0.95, "ideal": "k", "ties": "average"},
 ]
 
 

@@ -337,3 +337,15 @@ def test_all_skipped_zero_is_torchmetrics_skip_with_nothing_left() -> None:
     some = receval.evaluate(truth, preds, ["AP@2"], relevance_threshold=1, empty="skip",
                             all_skipped="zero", **kw)
     assert some["AP@2"] == 1.0
+
+
+def test_geometric_discount_is_rbps_user() -> None:
+    """discount="geometric": the gain at rank r weighs p^(r - 1) (RBP's browsing model);
+    hits at ranks 1 and 3 of 3 relevant items, p = 0.5: DCG 1 + 1/4, ideal 1 + 1/2 + 1/4."""
+    geo = {"discount": "geometric", "persistence": 0.5}
+    assert _one("acf", "abcde", "DCG@10", **geo) == 1.25
+    assert _one("acf", "abcde", "nDCG@10", **geo) == pytest.approx(1.25 / 1.75, rel=1e-15)
+    assert _one("acf", "abcde", "nDCG@10", ideal="k", **geo) == pytest.approx(
+        1.25 / sum(0.5**j for j in range(10)), rel=1e-15)
+    with pytest.raises(ReceValError, match="persistence"):
+        receval.Options(discount="geometric", persistence=1.0)

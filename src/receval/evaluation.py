@@ -61,6 +61,7 @@ def evaluate(
     ideal: str = UNSET,
     err_max_grade: float | str = UNSET,
     all_skipped: str = UNSET,
+    persistence: float = UNSET,
     empty: str = UNSET,
     average: str = UNSET,
     users: str = UNSET,
@@ -169,7 +170,7 @@ def evaluate(
         "empty_scope": empty_scope, "max_list": max_list,
     }
     passed.update(discount=discount, ideal=ideal, err_max_grade=err_max_grade,
-                  all_skipped=all_skipped)
+                  all_skipped=all_skipped, persistence=persistence)
     explicit = {name: value for name, value in passed.items() if value is not UNSET}
     resolved = resolve(profile, explicit)
     options = resolved.options

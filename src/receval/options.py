@@ -33,7 +33,7 @@ ItemOrder = Literal["native", "text"]
 TruthScope = Literal["all", "predicted"]
 NonpositiveScores = Literal["rank", "irrelevant"]
 EmptyScope = Literal["undefined", "no_relevant"]
-Discount = Literal["log2", "log2_max2"]
+Discount = Literal["log2", "log2_max2", "geometric"]
 Ideal = Literal["achievable", "k"]
 AllSkipped = Literal["nan", "zero"]
 
@@ -54,7 +54,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "truth_scope": ("all", "predicted"),
     "nonpositive_scores": ("rank", "irrelevant"),
     "empty_scope": ("undefined", "no_relevant"),
-    "discount": ("log2", "log2_max2"),
+    "discount": ("log2", "log2_max2", "geometric"),
     "ideal": ("achievable", "k"),
     "all_skipped": ("nan", "zero"),
 }
@@ -139,9 +139,11 @@ class Options:
         nonpositive_scores: ``"rank"`` (default): a score is only an ordering. ``"irrelevant"``:
             a prediction with score ``<= 0`` keeps its rank but is never a hit, while the
             user's relevant count is unchanged (torchmetrics >= 1.8 for P, R, AP and MRR).
-        discount: DCG's and nDCG's rank discount: ``"log2"`` (default, ``1/log2(r + 1)``) or
+        discount: DCG's and nDCG's rank discount: ``"log2"`` (default, ``1/log2(r + 1)``),
             ``"log2_max2"`` (``1/log2(max(r, 2))``: ranks 1 and 2 both weigh 1, LensKit's
-            ``NDCG``/``DCG``).
+            ``NDCG``/``DCG``) or ``"geometric"`` (``p^(r - 1)``, RBP's browsing model, ``p``
+            the ``persistence``).
+        persistence: ``p`` of ``discount="geometric"``, in (0, 1) (default 0.9, RBP's).
         ideal: nDCG@k's ideal DCG: ``"achievable"`` (default, the user's relevant items in
             their best order, ``min(k, L)`` of them) or ``"k"`` (every one of the k ranks
             relevant, RecTools' ``NDCG(k)`` default, ``divide_by_achievable=False``; needs
@@ -183,6 +185,7 @@ class Options:
     ideal: Ideal = "achievable"
     err_max_grade: float | Literal["user"] = "user"
     all_skipped: AllSkipped = "nan"
+    persistence: float = 0.9
 
     def __post_init__(self) -> None:
         for name, choices in CHOICES.items():
@@ -212,6 +215,9 @@ class Options:
             raise ReceValError(f"option ideal='k' counts every one of the k ranks as relevant "
                                f"(gain 1): it needs gain='binary', not {self.gain!r}")
         object.__setattr__(self, "err_max_grade", _max_grade(self.err_max_grade))
+        p = self.persistence
+        if isinstance(p, bool) or not _is_finite_number(p) or not 0 < float(p) < 1:
+            raise ReceValError(f"option persistence={p!r} must be a number in (0, 1)")
 
     @property
     def effective_precision_denominator(self) -> str:

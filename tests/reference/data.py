@@ -125,7 +125,8 @@ def options(**fixed: object) -> st.SearchStrategy[dict[str, object]]:
         "empty": st.sampled_from(["zero", "one", "skip", "error"]),
         "average": st.sampled_from(["macro", "micro"]),
         "users": st.sampled_from(["truth", "both", "relevant", "predictions", "union"]),
-        "discount": st.sampled_from(["log2", "log2_max2"]),
+        "discount": st.sampled_from(["log2", "log2_max2", "geometric"]),
+        "persistence": st.sampled_from([0.5, 0.9]),
         "err_max_grade": st.sampled_from(["user", 4, 2.5]),
     }
     for name, value in fixed.items():

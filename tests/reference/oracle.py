@@ -154,6 +154,7 @@ class Opts:
     ideal: str = "achievable"  # "k": IDCG@k = the DCG of k relevant items of gain 1
     err_max_grade: float | str = "user"  # ERR's g_max: the user's top rating, or a number
     all_skipped: str = "nan"  # the summary when empty="skip" leaves no value: NaN, or 0
+    persistence: float = 0.9  # p of discount="geometric"
 
     @property
     def precision_den(self) -> str:
@@ -218,8 +219,11 @@ def sqrt_of(x: Fraction) -> float:
     return float(Fraction(math.isqrt(p * 4**bits // q), 2**bits))
 
 
-def rank_discount(rank: int, scheme: str) -> float:
-    """The DCG denominator of 1-based ``rank``: log2(rank + 1), or log2(max(rank, 2))."""
+def rank_discount(rank: int, scheme: str, p: float = 0.9) -> float:
+    """The DCG denominator of 1-based ``rank``: log2(rank + 1), log2(max(rank, 2)), or
+    1 / p^(rank - 1) (the gain weighs p^(rank - 1), RBP's user)."""
+    if scheme == "geometric":
+        return 1.0 / p ** (rank - 1)
     if scheme == "log2_max2":
         return math.log2(max(rank, 2))
     assert scheme == "log2", scheme
@@ -276,7 +280,8 @@ def metric_on_ranking(
     if fam == "hits":  # docs/semantics.md section 2: hits@k, a count, defined for every user
         return Value(float(hits), float(hits), 1.0)
     if fam == "DCG":  # section 6's DCG@k = sum_{j<=k} g_j / log2(j+1), unnormalised
-        exact = sum((Fraction(gains[j]) / Fraction(rank_discount(j + 1, opts.discount))
+        pp = opts.persistence
+        exact = sum((Fraction(gains[j]) / Fraction(rank_discount(j + 1, opts.discount, pp))
                      for j in range(c)), Fraction(0))
         try:
             dcg_value = float(exact)
@@ -313,19 +318,20 @@ def metric_on_ranking(
         ideal = sorted(ideal_gains, reverse=True)
         top = len(ideal) if k is None else min(k, len(ideal))
         disc = opts.discount
+        pp = opts.persistence
         if opts.ideal == "k" and k is not None:  # k relevant items of gain 1 (binary only)
             assert opts.gain == "binary"
             ideal, top = [1.0] * k, k
         if not ideal or ideal[0] < 2**900:  # floats, as docs/semantics.md writes it
-            dcg = sum(float(gains[j]) / rank_discount(j + 1, disc) for j in range(c))
-            idcg = sum(float(ideal[j]) / rank_discount(j + 1, disc) for j in range(top))
+            dcg = sum(float(gains[j]) / rank_discount(j + 1, disc, pp) for j in range(c))
+            idcg = sum(float(ideal[j]) / rank_discount(j + 1, disc, pp) for j in range(top))
             if idcg <= 0:
                 return Value(None, dcg, 0.0)
             return Value(dcg / idcg, dcg, idcg)
         # huge graded gains (ratings near 1024 and up): exact fractions, beyond float range
-        dcg_x = sum((Fraction(gains[j]) / Fraction(rank_discount(j + 1, disc))
+        dcg_x = sum((Fraction(gains[j]) / Fraction(rank_discount(j + 1, disc, pp))
                      for j in range(c)), Fraction(0))
-        idcg_x = sum((Fraction(ideal[j]) / Fraction(rank_discount(j + 1, disc))
+        idcg_x = sum((Fraction(ideal[j]) / Fraction(rank_discount(j + 1, disc, pp))
                       for j in range(top)), Fraction(0))
         return Value(float(dcg_x / idcg_x), dcg_x, idcg_x)
     if fam == "RR":

@@ -43,14 +43,14 @@ def ndcg(pic: Picture, c: int, spec: MetricSpec, options: Options, xp: Any) -> P
     num = pic.dcg[:, c]  # 0 for a user with nothing relevant
     den = pic.idcg[:, c]
     if options.ideal == "k" and spec.k is not None:  # binary gains (Options checks it)
-        den = full(den, ideal_of_k(spec.k, options.discount), xp)
+        den = full(den, ideal_of_k(spec.k, options.discount, options.persistence), xp)
     bad = den <= 0.0
     value = undefined_where(bad | none, num / den, xp)
     return Parts(value, num, zero_where(bad | none, den, xp))
 
 
 @lru_cache(maxsize=64)
-def ideal_of_k(k: int, discount: str) -> float:
+def ideal_of_k(k: int, discount: str, persistence: float = 0.9) -> float:
     """The DCG of k relevant items of gain 1: ``sum_{j<=k} 1 / discount(j)``, summed in rank
     order as the engines sum an ideal DCG (the same bits).
 
@@ -59,7 +59,7 @@ def ideal_of_k(k: int, discount: str) -> float:
         (1.6309297535714575, 2.0)
     """
     out = np.empty(k + 1)
-    ideal_dcg(np.ones(k), log2_ranks(max(k, 1), DISCOUNT_CODES[discount]), out)
+    ideal_dcg(np.ones(k), log2_ranks(max(k, 1), DISCOUNT_CODES[discount], persistence), out)
     return float(out[k])
 
 
@@ -69,7 +69,7 @@ ENTRY = Entry(
     aliases=("ndcg",),
     cutoff="optional",
     reads=("dcg", "idcg"),
-    options=("gain", "discount", "ideal"),
+    options=("gain", "discount", "ideal", "persistence"),
     reduction="mean",
     undefined="no relevant item, or the ideal DCG is 0 (every relevant gain 0)",
     compute=ndcg,
