@@ -53,6 +53,19 @@ OPTION_SETS: dict[str, dict[str, Any]] = {
                                    "gain": "exponential", "empty": "one"},
     "threshold2-item-known-nan": {"relevance_threshold": 2, "ties": "item",
                                   "protocol": "known", "empty": "nan"},
+    # LensKit's discount, RecTools' ideal over k ranks, gdeval's ERR scale (ratings 0..5 go
+    # above it)
+    "threshold2-lenskit-idealk-grade4": {"relevance_threshold": 2, "discount": "log2_max2",
+                                         "ideal": "k", "err_max_grade": 4,
+                                         "ap_normalizer": "min_returned_relevant"},
+    "threshold1-lenskit-linear-grade2.5": {"relevance_threshold": 1, "discount": "log2_max2",
+                                           "gain": "linear", "err_max_grade": 2.5,
+                                           "ties": "pessimistic"},
+    # RBP's geometric discount; a metric no user has a value for is 0
+    "threshold3-geometric-average-skip": {"relevance_threshold": 3, "discount": "geometric",
+                                          "persistence": 0.7, "ties": "average",
+                                          "gain": "exponential", "empty": "skip",
+                                          "all_skipped": "zero"},
 }
 SEEDS = (0, 1)
 SILENCE = ["ties", "undefined", "no-threshold", "no-match", "id-mismatch", "train-items",

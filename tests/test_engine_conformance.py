@@ -97,6 +97,8 @@ OPTION_CASES = [
     {"ap_normalizer": "hits"},
     {"ap_normalizer": "hits", "ties": "average"},
     {"ap_normalizer": "k"},
+    {"ap_normalizer": "min_returned_relevant"},
+    {"ap_normalizer": "min_returned_relevant", "ties": "average"},
     {"precision_denominator": "returned"},
     {"recall_denominator": "capped"},
     {"protocol": "known"},
@@ -116,6 +118,13 @@ OPTION_CASES = [
     {"item_order": "text", "ties": "item"},
     {"empty_scope": "no_relevant"},
     {"profile": "torchmetrics"},
+    {"discount": "log2_max2"},
+    {"discount": "log2_max2", "relevance_threshold": 2, "gain": "exponential",
+     "ties": "average"},
+    {"ideal": "k"},
+    {"ideal": "k", "discount": "log2_max2", "ties": "average"},
+    {"discount": "geometric", "persistence": 0.6},
+    {"discount": "geometric", "persistence": 0.95, "ideal": "k", "ties": "average"},
 ]
 
 
@@ -124,6 +133,15 @@ OPTION_CASES = [
 @pytest.mark.parametrize("options", OPTION_CASES, ids=lambda o: ",".join(map(str, o.items())))
 def test_options(engine: str, options: dict) -> None:
     _compare(*_both(engine, 3, METRICS, **options))
+
+
+@needs_torch
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("grade", ["user", 4, 2.5])
+def test_err_max_grade(engine: str, grade: object) -> None:
+    """ERR on a fixed grade scale (gdeval's 4; 2.5 clips the ratings above it): the same bits
+    on every engine."""
+    _compare(*_both(engine, 6, ["ERR@3", "ERR"], err_max_grade=grade))
 
 
 @needs_torch

@@ -231,7 +231,8 @@ def test_trec_eval_own_output_bpref_and_rprec_mult() -> None:
 @pytest.mark.parametrize(("trec", "canonical"), [
     ("P_10", "P@10"), ("P.10", "P@10"), ("recall_10", "R@10"), ("ndcg_cut_10", "nDCG@10"),
     ("map_cut_10", "AP@10"), ("recip_rank", "RR"), ("Rprec", "Rprec"), ("bpref", "bpref"),
-    ("map", "AP"), ("ndcg", "nDCG"), ("success_1", "Hit@1"), ("num_rel_ret_5", "hits@5"),
+    ("map", "AP"), ("ndcg", "nDCG"), ("success_1", "Hit@1"),
+    ("num_rel_ret_5", "num_rel_ret@5"), ("num_rel_ret", "num_rel_ret"),
     ("iprec_at_recall_0.50", "iprec@0.5"), ("11pt_avg", "11pt_avg"),
     ("Rprec_mult_0.50", "Rprec_mult@0.5"), ("num_rel", "num_rel"), ("num_ret", "num_ret"),
     ("rbp", "RBP"), ("rbp_resid", "RBP_resid"), ("RBP@0.8", "RBP@0.8"), ("ERR@10", "ERR@10"),

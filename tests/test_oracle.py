@@ -164,7 +164,8 @@ def test_denominators(precision_denominator, recall_denominator, data):
     check(data.draw(datasets()), **opts)
 
 
-@pytest.mark.parametrize("ap_normalizer", ["min_k_relevant", "relevant", "hits", "k"])
+@pytest.mark.parametrize("ap_normalizer", ["min_k_relevant", "relevant", "hits", "k",
+                                           "min_returned_relevant"])
 @pytest.mark.parametrize("ties", ["stable", "average"])
 @SETTINGS
 @given(data=st.data())

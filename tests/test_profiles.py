@@ -185,11 +185,71 @@ def test_e4_population() -> None:
     # Recommenders: P/R over common users, nDCG over every truth user
     assert ev(*e4(), metrics, profile="recommenders") == {
         "P@10": approx(0.2), "R@10": approx(0.6667), "nDCG@10": approx(0.3520)}
-    # Spark: an RDD holding u1 and u2 (empty prediction) vs the usual inner join
+    # Spark averages every RDD row: u1, u2 (empty prediction), u3 (empty label set, 0) by
+    # default; an RDD of u1 and u2; the inner join (u1)
+    assert ev(*e4(), ["P@10"], profile="spark")["P@10"] == approx(0.2 / 3)
     assert ev(*e4(), metrics, profile="spark", users="truth") == both_users
-    assert ev(*e4(), ["P@10"], profile="spark")["P@10"] == approx(0.2)
+    assert ev(*e4(), ["P@10"], profile="spark", users="both")["P@10"] == approx(0.2)
     # ml_metrics mapk over (u1, u2 = [])
     assert ev(*e4(), ["AP@10"], profile="kaggle")["AP@10"] == approx(0.2778)
+
+
+# Spark's own expected values (apache/spark mllib/src/test/scala/org/apache/spark/mllib/
+# evaluation/RankingMetricsSuite.scala): RDD rows (predictions in rank order, labels[, label
+# relevances]); every row is averaged, one without labels and one without predictions too.
+
+SPARK_SUITE = {
+    "binary": [([1, 6, 2, 7, 8, 3, 9, 10, 4, 5], [1, 2, 3, 4, 5], None),
+               ([4, 1, 5, 6, 2, 7, 3, 8, 9, 10], [1, 2, 3], None),
+               ([1, 2, 3, 4, 5], [], None)],
+    "graded": [([1, 6, 2, 7, 8, 3, 9, 10, 4, 5], [1, 2, 3, 4, 5], [3.0, 2.0, 1.0, 1.0, 1.0]),
+               ([4, 1, 5, 6, 2, 7, 3, 8, 9, 10], [1, 2, 3], [2.0, 0.0, 0.0]),
+               ([1, 2, 3, 4, 5], [], [])],
+    "few_predictions": [([1, 6, 2], [1, 2, 3, 4, 5], None), ([], [1, 2, 3], None)],
+}
+_SUITE_PR = {"P@1": 1 / 3, "P@2": 1 / 3, "P@3": 1 / 3, "P@4": 0.75 / 3, "P@5": 0.8 / 3,
+             "P@10": 0.8 / 3, "P@15": 8 / 45, "AP": 0.355026, "AP@1": 0.333334,
+             "AP@2": 0.25, "AP@3": 0.24074, "R@1": 1 / 15, "R@2": 8 / 45, "R@3": 11 / 45,
+             "R@4": 11 / 45, "R@5": 16 / 45, "R@10": 2 / 3, "R@15": 2 / 3}
+SPARK_SUITE_WANT = {
+    "binary": {**_SUITE_PR, "nDCG@3": 1 / 3, "nDCG@5": 0.328788, "nDCG@10": 0.487913,
+               "nDCG@15": 0.487913},
+    "graded": {**_SUITE_PR, "nDCG@3": 0.511959, "nDCG@5": 0.487806, "nDCG@10": 0.518700,
+               "nDCG@15": 0.518700},
+    "few_predictions": {"P@1": 0.5, "P@2": 0.25, "nDCG@1": 0.5, "nDCG@2": 0.30657,
+                        "R@1": 0.1, "R@2": 0.1},
+}
+
+
+def spark_suite_frames(test: str) -> tuple[dict, dict]:
+    truth: dict = {"user": [], "item": [], "rating": []}
+    preds: dict = {"user": [], "item": [], "score": []}
+    for u, (ranked, labels, rel) in enumerate(SPARK_SUITE[test]):
+        truth["user"] += [u] * len(labels)
+        truth["item"] += labels
+        truth["rating"] += rel if rel is not None else [1.0] * len(labels)
+        preds["user"] += [u] * len(ranked)
+        preds["item"] += ranked
+        preds["score"] += [float(len(ranked) - j) for j in range(len(ranked))]
+    return truth, preds
+
+
+def test_spark_profile_gives_sparks_own_test_values() -> None:
+    """All 50 expected values of RankingMetricsSuite.scala (to its 1e-5), graded nDCG with
+    gain="exponential" (its 2^rel - 1; a label of relevance 0 still counts for P, R, AP);
+    the inner join (users="both") misses those where a row has no label or no prediction."""
+    checked, differ = 0, 0
+    for test, want in SPARK_SUITE_WANT.items():
+        extra = {"gain": "exponential"} if test == "graded" else {}
+        got = ev(*spark_suite_frames(test), list(want), profile="spark", **extra)
+        inner = ev(*spark_suite_frames(test), list(want), profile="spark", users="both",
+                   **extra)
+        for name, value in want.items():
+            assert got[name] == pytest.approx(value, abs=1e-5), (test, name)
+            differ += inner[name] != pytest.approx(value, abs=1e-5)
+            checked += 1
+    assert checked == 50
+    assert differ == 50
 
 
 def test_e4_torchmetrics_empty_target_action() -> None:
@@ -281,7 +341,7 @@ def test_surprise_needs_ratings() -> None:
 
 def test_every_profile_is_registered_and_valid() -> None:
     assert set(PROFILES) == {"trec_eval", "ranx", "torchmetrics", "tensorflow", "recommenders",
-                             "surprise", "spark", "kaggle"}
+                             "surprise", "spark", "kaggle", "lenskit"}
     for p in PROFILES.values():
         assert p.source and p.version and p.metrics
         r = resolve(p.name)
@@ -292,7 +352,7 @@ def test_profile_aliases_and_unknown() -> None:
     assert get("pytrec_eval").name == "trec_eval"
     assert get("TF").name == "tensorflow"
     with pytest.raises(ReceValError, match="unknown profile"):
-        get("lenskit")
+        get("nosuchtool")
 
 
 def test_explicit_options_override_the_profile_and_the_profile_is_recorded() -> None:
@@ -349,10 +409,13 @@ def test_docs_example() -> None:
     truth = {"user": ["u1"] * 12 + ["u2"], "item": [*"bdghmnpqstvw", "z"]}
     preds = {"user": ["u1"] * 11, "item": list("bcedfigjklo"),
              "score": [1.0 - 0.05 * i for i in range(11)]}
-    want = {"spark": 0.192857, "recommenders": 0.192857, "trec_eval": 0.160714,
+    want = {"spark": 0.096429, "recommenders": 0.192857, "trec_eval": 0.160714,
             "kaggle": 0.096429, "ranx": 0.080357, "torchmetrics": 0.642857}
     for profile, value in want.items():
         assert ev(truth, preds, ["AP@10"], profile=profile)["AP@10"] == approx(value, 6)
+    # Spark on the inner-joined RDD (u1 only)
+    assert ev(truth, preds, ["AP@10"], profile="spark", users="both")["AP@10"] == approx(
+        0.192857, 6)
     e = explain("trec_eval", "kaggle", truth, preds, ["AP@10"])
     assert e.effects["ap_normalizer"]["AP@10"] == approx(0.0321)
     assert e.effects["users"]["AP@10"] == approx(-0.0804)
@@ -368,7 +431,7 @@ TREC_EVAL_CUT = {"P": ("P", {}), "recall": ("R", {}), "map_cut": ("AP", {}),
                  "ndcg_cut": ("nDCG", {}), "success": ("Hit", {}),
                  "relative_P": ("R", {"recall_denominator": "capped"})}
 TREC_EVAL_UNCUT = {"map": "AP", "ndcg": "nDCG", "Rprec": "Rprec", "Rprec_mult_1.00": "Rprec",
-                   "recip_rank": "RR"}
+                   "recip_rank": "RR", "num_rel_ret": "num_rel_ret"}
 
 
 def _trec_eval_metric(measure: str, n_ret: int) -> tuple[str, dict] | None:
@@ -426,13 +489,15 @@ def test_trec_eval_own_test_output() -> None:
             value = r.summary[spec["metric"]]
         else:
             value = r.per_user.set_index("user").loc[topic, spec["metric"]]
-        got[(measure, topic)] = f"{value:.4f}"
+        # counts are printed as integers (num_rel_ret: the sum over topics on the all line)
+        got[(measure, topic)] = f"{value:.4f}" if "." in printed else f"{value:g}"
         want[(measure, topic)] = printed
     assert got == want
-    # 57 measures x (3 topics + all): P, recall, map_cut, ndcg_cut, relative_P at 9 cutoffs,
+    # 58 measures x (3 topics + all): P, recall, map_cut, ndcg_cut, relative_P at 9 cutoffs,
     # success at 3, map, ndcg, Rprec, Rprec_mult_1.00, recip_rank, set_P, set_recall, set_F,
-    # set_relative_P
-    assert len(got) == 228
+    # set_relative_P, num_rel_ret
+    assert len(got) == 232
+    assert want[("num_rel_ret", "all")] == "59"
 
 
 # trec_eval -l N: the binary measures only ---------------------------------------------------

@@ -16,7 +16,7 @@ import receval
 from receval.measures.family import Family
 from receval.measures.registry import ENTRIES, compute, cutoffs_needed, needs, wants_parts
 from receval.measures.spec import ALIASES, parse_metric, parse_metrics
-from receval.options import CHOICES, Options
+from receval.options import OPTION_NAMES, Options
 from receval.picture import empty_picture
 
 try:
@@ -45,9 +45,9 @@ def test_every_family_has_one_entry_and_aliases_are_unique():
 def test_entries_name_real_options_and_picture_fields():
     picture_fields = set(vars(empty_picture(1, np.array([1]))))
     for e in ENTRIES.values():
-        assert set(e.options) <= set(CHOICES), e.name
+        assert set(e.options) <= set(OPTION_NAMES), e.name
         assert set(e.reads) <= picture_fields, e.name
-        assert e.reduction in ("mean", "pooled", "geometric")
+        assert e.reduction in ("mean", "pooled", "geometric", "sum")
         assert e.cutoff in ("required", "optional", "none")
 
 

@@ -37,7 +37,7 @@ from receval.scalars import plain
 UNIT_BITS = 1074
 #: the reductions a metric can have: the mean of its per-user values (micro: num / den),
 #: F-beta (micro: from micro precision num/den and micro recall num/den2), pooled RMSE/MAE
-KINDS = ("mean", "fbeta", "rmse", "mae", "geometric")
+KINDS = ("mean", "fbeta", "rmse", "mae", "geometric", "sum")
 #: the floor of a value under the geometric mean (trec_eval's ``MIN_GEO_MEAN``): log(0) is -inf
 GEOMETRIC_FLOOR = 1e-5
 
@@ -248,9 +248,11 @@ class MetricSums:
             first_undefined=(self.first_undefined if self.first_undefined is not None
                              else other.first_undefined))
 
-    def finalize(self, empty: str = "zero", average: str = "macro") -> float:
+    def finalize(self, empty: str = "zero", average: str = "macro",
+                 all_skipped: str = "nan") -> float:
         """The summary under the ``empty`` policy and ``average`` (see
-        :meth:`Accumulator.finalize`).
+        :meth:`Accumulator.finalize`); ``all_skipped="zero"``: 0 where ``empty="skip"``
+        leaves no value.
 
         Example:
             >>> s = MetricSums("R@5", total=ExactSum.of([1.0, 0.5]), n_defined=2, n_undefined=2)
@@ -265,6 +267,8 @@ class MetricSums:
                 "choose empty='zero', 'one' or 'skip'")
         if self.kind == "geometric":
             return self._geometric(empty)
+        if self.kind == "sum":  # a count defined for every user, summed (trec_eval's "all")
+            return self.total.to_float() if self.n_users else math.nan
         if average == "micro":
             if self.kind == "fbeta":
                 return _fbeta(_quotient(self.num, self.den), _quotient(self.num, self.den2),
@@ -273,7 +277,9 @@ class MetricSums:
         if empty == "nan" and self.n_undefined:
             return math.nan
         if empty in ("skip", "nan", "error"):
-            return self.total.divided_by(self.n_defined) if self.n_defined else math.nan
+            if not self.n_defined:
+                return 0.0 if empty == "skip" and all_skipped == "zero" else math.nan
+            return self.total.divided_by(self.n_defined)
         if not self.n_users:
             return math.nan
         filled = self.total
@@ -492,7 +498,8 @@ class Accumulator:
             receval.exceptions.UndefinedMetricError: R is undefined for user 'b'; choose empty='zero', 'one' or 'skip'
         """  # noqa: E501
         options = options or Options()
-        return {m.name: m.finalize(options.empty, options.average) for m in self.metrics}
+        return {m.name: m.finalize(options.empty, options.average, options.all_skipped)
+                for m in self.metrics}
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict (exact: sums as hexadecimal integers).

@@ -58,7 +58,7 @@ def reductions(specs: list[MetricSpec]) -> tuple[list[str], list[float]]:
         (['mean', 'fbeta', 'rmse'], [1.0, 1.0, 1.0])
     """
     kinds = {Family.RMSE: "rmse", Family.MAE: "mae", Family.FBETA: "fbeta",
-             Family.GM_AP: "geometric"}
+             Family.GM_AP: "geometric", Family.NUM_REL_RET: "sum"}
     return ([kinds.get(s.family, "mean") for s in specs],
             [float(s.beta) if s.family is Family.FBETA else 1.0 for s in specs])
 

@@ -57,6 +57,11 @@ def evaluate(
     recall_denominator: str = UNSET,
     ap_normalizer: str = UNSET,
     gain: str = UNSET,
+    discount: str = UNSET,
+    ideal: str = UNSET,
+    err_max_grade: float | str = UNSET,
+    all_skipped: str = UNSET,
+    persistence: float = UNSET,
     empty: str = UNSET,
     average: str = UNSET,
     users: str = UNSET,
@@ -106,8 +111,9 @@ def evaluate(
 
     ``profile`` names a tool whose numbers to reproduce (:mod:`receval.profiles`: ``"trec_eval"``,
     ``"ranx"``, ``"torchmetrics"``, ``"tensorflow"``, ``"recommenders"``, ``"surprise"``,
-    ``"spark"``, ``"kaggle"``): its bundle of options replaces the defaults, and every option
-    passed here overrides the profile's. The profile's name is in ``Result.options``.
+    ``"spark"``, ``"kaggle"``, ``"lenskit"``): its bundle of options replaces the defaults,
+    and every option passed here overrides the profile's. The profile's name is in
+    ``Result.options``.
 
     Common mistakes raise a warning (:mod:`receval.checks`) that names the option to use:
     graded ratings without ``relevance_threshold``, predictions that never meet the truth,
@@ -177,6 +183,8 @@ def evaluate(
         "truth_scope": truth_scope, "nonpositive_scores": nonpositive_scores,
         "empty_scope": empty_scope, "max_list": max_list,
     }
+    passed.update(discount=discount, ideal=ideal, err_max_grade=err_max_grade,
+                  all_skipped=all_skipped, persistence=persistence)
     explicit = {name: value for name, value in passed.items() if value is not UNSET}
     resolved = resolve(profile, explicit)
     options = resolved.options

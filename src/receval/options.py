@@ -7,6 +7,7 @@ repeated in the README. An :class:`Options` travels with every
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import typing
@@ -25,7 +26,7 @@ Users = Literal["truth", "both", "relevant", "predictions", "union"]
 Protocol = Literal["full", "known"]
 PrecisionDenominator = Literal["k", "returned"]
 RecallDenominator = Literal["relevant", "capped"]
-APNormalizer = Literal["min_k_relevant", "relevant", "hits", "k"]
+APNormalizer = Literal["min_k_relevant", "relevant", "hits", "k", "min_returned_relevant"]
 Gain = Literal["binary", "linear", "exponential"]
 Duplicates = Literal["error", "first", "max", "keep"]
 ScoreDtype = Literal["float64", "float32"]
@@ -33,6 +34,9 @@ ItemOrder = Literal["native", "text"]
 TruthScope = Literal["all", "predicted"]
 NonpositiveScores = Literal["rank", "irrelevant"]
 EmptyScope = Literal["undefined", "no_relevant"]
+Discount = Literal["log2", "log2_max2", "geometric"]
+Ideal = Literal["achievable", "k"]
+AllSkipped = Literal["nan", "zero"]
 
 class _Unset:
     """The type of :data:`UNSET`: an option the caller did not pass."""
@@ -74,7 +78,9 @@ class Options:
             (default) picks ``"returned"`` when ``score_threshold`` is set, else ``"k"``.
         recall_denominator: ``"relevant"`` (default, ``L``) or ``"capped"`` (``min(k, L)``).
         ap_normalizer: AP@k's divisor: ``"min_k_relevant"`` (default, ``min(k, L)``),
-            ``"relevant"`` (``L``, trec_eval), ``"hits"`` (hits in the top k) or ``"k"``.
+            ``"relevant"`` (``L``, trec_eval), ``"hits"`` (hits in the top k), ``"k"`` or
+            ``"min_returned_relevant"`` (``min(L, items returned in the top k)``, LensKit's
+            ``AveragePrecision``).
         gain: nDCG gain: ``"binary"`` (default, 1 for a relevant item), ``"linear"`` (the
             rating of a relevant item) or ``"exponential"`` (``2**rating - 1``).
         empty: what an undefined value gives (no relevant item; nothing returned with
@@ -111,6 +117,22 @@ class Options:
         nonpositive_scores: ``"rank"`` (default): a score is only an ordering. ``"irrelevant"``:
             a prediction with score ``<= 0`` keeps its rank but is never a hit, while the
             user's relevant count is unchanged (torchmetrics >= 1.8 for P, R, AP and MRR).
+        discount: DCG's and nDCG's rank discount: ``"log2"`` (default, ``1/log2(r + 1)``),
+            ``"log2_max2"`` (``1/log2(max(r, 2))``: ranks 1 and 2 both weigh 1, LensKit's
+            ``NDCG``/``DCG``) or ``"geometric"`` (``p^(r - 1)``, RBP's browsing model, ``p``
+            the ``persistence``).
+        persistence: ``p`` of ``discount="geometric"``, in (0, 1) (default 0.9, RBP's).
+        ideal: nDCG@k's ideal DCG: ``"achievable"`` (default, the user's relevant items in
+            their best order, ``min(k, L)`` of them) or ``"k"`` (every one of the k ranks
+            relevant, RecTools' ``NDCG(k)`` default, ``divide_by_achievable=False``; needs
+            ``gain="binary"``; without a cutoff it is the achievable ideal).
+        err_max_grade: ERR's top grade ``g_max`` in ``R = (2^g - 1) / 2^g_max``: ``"user"``
+            (default, each user's highest relevant rating) or a number (``4``: gdeval's and
+            ir_measures' ``ERR@k``, Chapelle et al. 2009's fixed scale; a rating above it is
+            taken as ``g_max``).
+        all_skipped: the summary when ``empty="skip"`` leaves out every user's value:
+            ``"nan"`` (default: a mean of nothing) or ``"zero"`` (torchmetrics'
+            ``empty_target_action="skip"`` when every query is skipped).
 
     Example:
         >>> Options(ties="average").ties
@@ -137,6 +159,11 @@ class Options:
     nonpositive_scores: NonpositiveScores = "rank"
     empty_scope: EmptyScope = "undefined"
     max_list: int | None = None
+    discount: Discount = "log2"
+    ideal: Ideal = "achievable"
+    err_max_grade: float | Literal["user"] = "user"
+    all_skipped: AllSkipped = "nan"
+    persistence: float = 0.9
 
     def __post_init__(self) -> None:
         for name, choices in CHOICES.items():
@@ -162,6 +189,13 @@ class Options:
         if ml is not None and (isinstance(ml, bool) or not isinstance(ml, int | np.integer)
                                or ml < 1):
             raise ReceValError(f"option max_list={ml!r} must be a positive integer or None")
+        if self.ideal == "k" and self.gain != "binary":
+            raise ReceValError(f"option ideal='k' counts every one of the k ranks as relevant "
+                               f"(gain 1): it needs gain='binary', not {self.gain!r}")
+        object.__setattr__(self, "err_max_grade", _max_grade(self.err_max_grade))
+        p = self.persistence
+        if isinstance(p, bool) or not _is_finite_number(p) or not 0 < float(p) < 1:
+            raise ReceValError(f"option persistence={p!r} must be a number in (0, 1)")
 
     @property
     def effective_precision_denominator(self) -> str:
@@ -213,6 +247,21 @@ CHOICES: dict[str, tuple[str, ...]] = {
 _NULLABLE: frozenset[str] = frozenset(
     name for name, hint in typing.get_type_hints(Options).items()
     if name in CHOICES and type(None) in typing.get_args(hint))
+
+
+def _max_grade(value: object) -> float | str:
+    """``err_max_grade`` validated: ``"user"`` or a finite number >= 0 (text from the command
+    line read as one)."""
+    if value == "user":
+        return "user"
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            value = float(value)
+    if (isinstance(value, bool) or not _is_finite_number(value)
+            or float(value) < 0):  # type: ignore[arg-type]
+        raise ReceValError(f"option err_max_grade={value!r} must be 'user' or a finite "
+                           "number >= 0")
+    return float(value)  # type: ignore[arg-type]
 
 
 def _is_finite_number(value: object) -> bool:

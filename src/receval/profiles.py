@@ -182,7 +182,7 @@ _register(Profile(
              ("Rprec", "Rprec"), ("nDCG@k", "ndcg_cut_k"), ("nDCG", "ndcg"),
              ("RR", "recip_rank"), ("Hit@k", "success_k"), ("bpref", "bpref"),
              ("iprec@x", "iprec_at_recall_x"), ("11pt_avg", "11pt_avg"),
-             ("Rprec_mult@x", "Rprec_mult_x"), ("hits@k", "num_rel_ret"),
+             ("Rprec_mult@x", "Rprec_mult_x"), ("num_rel_ret", "num_rel_ret"),
              ("num_rel", "num_rel"), ("num_ret", "num_ret")),
     pinned={"nDCG": {"relevance_threshold": 1}},
     gaps=(
@@ -199,7 +199,8 @@ _register(Profile(
         "trec_eval's rbp takes graded gains scaled to [0, 1] and rbp_resid is 0 when the list "
         "holds no unjudged item; receval's RBP is binary and its residual the paper's",
         "gm_bpref, infAP, relative_P, set_*, G, binG, Rndcg, ndcg_rel, utility are "
-        "not computed; num_rel/num_ret are averaged over users (trec_eval sums them)",
+        "not computed; num_rel/num_ret are averaged over users (trec_eval sums them; "
+        "num_rel_ret is summed, as trec_eval prints it)",
     ),
 ))
 
@@ -254,7 +255,8 @@ _register(Profile(
 # - only the rows given exist (preds, target, indexes): truth_scope "predicted", users are the
 #   index groups (the predictions);
 # - base.py compute(): a group with no positive target gets empty_target_action ("neg" = 0 by
-#   default) for *every* metric, precision included: empty_scope "no_relevant";
+#   default) for *every* metric, precision included: empty_scope "no_relevant"; with "skip"
+#   and every group skipped, compute() returns tensor(0.0): all_skipped "zero";
 # - precision.py: relevant in topk(min(k, n)) / k (adaptive_k=True: precision_denominator
 #   "returned"); recall.py: / target.sum();
 # - average_precision.py: mean over the hits in the top k of hit#/rank: ap_normalizer "hits";
@@ -280,6 +282,7 @@ _register(Profile(
         "ap_normalizer": "hits",
         "empty": "zero",
         "empty_scope": "no_relevant",
+        "all_skipped": "zero",
         "users": "predictions",
         "average": "macro",
         "duplicates": "error",
@@ -404,8 +407,10 @@ _register(Profile(
 # evaluation/RankingMetrics.scala; pyspark.mllib.evaluation 4.3.0): precisionAt = cnt / k;
 # recallAt = cnt / |labSet|; meanAveragePrecisionAt = sum / min(|labSet|, k);
 # meanAveragePrecision = sum / |labSet|; ndcgAt binary, ideal over min(|labSet|, k) positions;
-# an empty label set gives 0 (with a warning) and is averaged in (RDD.mean); the caller gives
-# the order (ties: input order) and the rows (users "both", the usual inner join).
+# an empty label set gives 0 (with a warning) and is averaged in (RDD.mean), as is an empty
+# prediction array: every RDD row counts, users "union" (RankingMetricsSuite.scala: its 50
+# expected values hold a row with no label and a row with no prediction); the caller gives the
+# order (ties: input order). An RDD built by an inner join is users="both".
 _register(Profile(
     name="spark",
     tool="Spark MLlib RankingMetrics / RankingEvaluator",
@@ -419,7 +424,7 @@ _register(Profile(
         "precision_denominator": "k",
         "ap_normalizer": "min_k_relevant",
         "empty": "zero",
-        "users": "both",
+        "users": "union",
         "average": "macro",
         "duplicates": "error",
     },
@@ -429,7 +434,57 @@ _register(Profile(
     gaps=(
         "duplicate predictions count at every position (P, R, AP, nDCG > 1); receval raises",
         "graded ndcgAt (3.4+) takes the ideal in label order, not sorted: not reproduced",
-        "an RDD holding users without predictions: pass users='truth'",
+        "an RDD built by an inner join of predictions and truth (users on both sides only): "
+        "pass users='both'",
+    ),
+))
+
+# LensKit (lenskit/lkpy @ 3bd1c175, src/lenskit/metrics/ranking/{_pr,_map,_dcg,_hit,_recip,
+# _weighting}.py, metrics/_collect.py, metrics/bulk.py):
+# - _pr.py Precision: good / len(recs[:n]) (NaN for an empty list); Recall: good / min(n,
+#   |test|): precision_denominator "returned", recall_denominator "capped";
+# - _map.py AveragePrecision: sum of cum_good / rank over hits, / min(|test|, len(recs[:n])):
+#   ap_normalizer "min_returned_relevant";
+# - _dcg.py NDCG / DCG with LogRankWeight (offset 0): 1 / log2(max(rank, 2)): discount
+#   "log2_max2"; binary ideal fixed_dcg(min(n, |test|)): ideal "achievable";
+# - _hit.py Hit, _recip.py RecipRank: within recs[:n]; NaN for an empty test list;
+# - every test item is relevant (gain 1 unless gain= names a field): no threshold;
+# - _collect.py add_collection_measurements measures every output list (a list without test
+#   data gets an empty one): users "predictions"; bulk.py RunAnalysis.list_metrics fills a
+#   NaN with the metric's default, ListMetric.default = 0.0: empty "zero";
+# - the caller orders each list: ties "stable".
+_register(Profile(
+    name="lenskit",
+    tool="LensKit (lkpy) ranking metrics",
+    version="lenskit/lkpy 3bd1c175 (2026-08)",
+    source=_cite("lenskit/lkpy: src/lenskit/metrics/ranking/_pr.py, _map.py, _dcg.py,",
+                 "_hit.py, _recip.py, _weighting.py; src/lenskit/metrics/_collect.py, bulk.py"),
+    options={
+        "relevance_threshold": None,
+        "gain": "binary",
+        "discount": "log2_max2",
+        "ideal": "achievable",
+        "ties": "stable",
+        "precision_denominator": "returned",
+        "recall_denominator": "capped",
+        "ap_normalizer": "min_returned_relevant",
+        "empty": "zero",
+        "users": "predictions",
+        "average": "macro",
+        "duplicates": "error",
+    },
+    metrics=(("P@k", "Precision(n=k)"), ("R@k", "Recall(n=k)"),
+             ("AP@k", "AveragePrecision(n=k)"), ("nDCG@k", "NDCG(n=k)"), ("DCG@k", "DCG(n=k)"),
+             ("Hit@k", "Hit(n=k)"), ("RR@k", "RecipRank(n=k)")),
+    gaps=(
+        "LensKit is not installed here: checked against the expected values of its own tests "
+        "(tests/eval/test_rank_*.py), not against the package",
+        "graded NDCG (gain='rating') is gain='linear' with every test item relevant; LensKit "
+        "clips negative gains to 0, receval refuses a negative gain (or give a threshold)",
+        "the summary of the newer MeasurementCollector was not read: the profile fills a NaN "
+        "list value with 0 as RunAnalysis.list_metrics(fill_missing=True) does",
+        "AP of an empty list: LensKit NaN (then 0), receval 0 (the same once filled)",
+        "RBP(normalize=...), MeanPopRank and the other LensKit metrics have no receval profile",
     ),
 ))
 

@@ -601,7 +601,9 @@ def _run(judged: _Judged, source: _ScoreSource, excluded: _Excluded, specs: list
                                 need_rprec="hits_at_r" in fields,
                                 top_items="top_items" in fields or want_judged,
                                 ap_over_hits="ap_over_hits" in fields,
-                                top_k=source.n_items if want_judged else None)
+                                top_k=source.n_items if want_judged else None,
+                                discount=options.discount,
+                                persistence=options.persistence)
         if want_judged:
             pic = block.picture
             rating = _block_ratings(judged, lo, hi, source.n_items, device, torch)

@@ -119,11 +119,15 @@ def options(**fixed: object) -> st.SearchStrategy[dict[str, object]]:
         "ties": st.sampled_from(["stable", "item", "pessimistic", "optimistic", "average"]),
         "precision_denominator": st.sampled_from([None, "k", "returned"]),
         "recall_denominator": st.sampled_from(["relevant", "capped"]),
-        "ap_normalizer": st.sampled_from(["min_k_relevant", "relevant", "hits", "k"]),
+        "ap_normalizer": st.sampled_from(["min_k_relevant", "relevant", "hits", "k",
+                                          "min_returned_relevant"]),
         "gain": st.sampled_from(["binary", "linear", "exponential"]),
         "empty": st.sampled_from(["zero", "one", "skip", "error"]),
         "average": st.sampled_from(["macro", "micro"]),
         "users": st.sampled_from(["truth", "both", "relevant", "predictions", "union"]),
+        "discount": st.sampled_from(["log2", "log2_max2", "geometric"]),
+        "persistence": st.sampled_from([0.5, 0.9]),
+        "err_max_grade": st.sampled_from(["user", 4, 2.5]),
     }
     for name, value in fixed.items():
         choices[name] = value if isinstance(value, st.SearchStrategy) else st.just(value)

@@ -57,7 +57,7 @@ FAMILIES = {
     "rmse": "RMSE",
     "mae": "MAE",
 }
-RANKING = ("P", "R", "F", "AP", "nDCG", "RR", "Hit", "Rprec", "hits", "DCG")
+RANKING = ("P", "R", "F", "AP", "nDCG", "RR", "Hit", "Rprec", "hits", "DCG", "num_rel_ret")
 POOLED = ("RMSE", "MAE")
 
 _NAME = re.compile(r"^(?P<base>[A-Za-z]+?)(?P<beta>\d+(?:\.\d+)?)?(?:@(?P<k>\d+))?$")
@@ -87,6 +87,7 @@ TREC = {
     "rprec_mult": ("Rprec_mult", "param"),
     "num_rel": ("num_rel", "none"),
     "num_ret": ("num_ret", "none"),
+    "num_rel_ret": ("num_rel_ret", "cut"),
     "gm_map": ("gm_AP", "cut"),
     "gm_ap": ("gm_AP", "cut"),
 }
@@ -149,6 +150,11 @@ class Opts:
     average: str = "macro"
     users: str = "truth"
     duplicates: str = "error"
+    discount: str = "log2"  # "log2": log2(r + 1); "log2_max2": log2(max(r, 2)) (LensKit)
+    ideal: str = "achievable"  # "k": IDCG@k = the DCG of k relevant items of gain 1
+    err_max_grade: float | str = "user"  # ERR's g_max: the user's top rating, or a number
+    all_skipped: str = "nan"  # the summary when empty="skip" leaves no value: NaN, or 0
+    persistence: float = 0.9  # p of discount="geometric"
 
     @property
     def precision_den(self) -> str:
@@ -213,6 +219,17 @@ def sqrt_of(x: Fraction) -> float:
     return float(Fraction(math.isqrt(p * 4**bits // q), 2**bits))
 
 
+def rank_discount(rank: int, scheme: str, p: float = 0.9) -> float:
+    """The DCG denominator of 1-based ``rank``: log2(rank + 1), log2(max(rank, 2)), or
+    1 / p^(rank - 1) (the gain weighs p^(rank - 1), RBP's user)."""
+    if scheme == "geometric":
+        return 1.0 / p ** (rank - 1)
+    if scheme == "log2_max2":
+        return math.log2(max(rank, 2))
+    assert scheme == "log2", scheme
+    return math.log2(rank + 1)
+
+
 def metric_on_ranking(
     metric: Metric,
     rels: Sequence[bool],
@@ -257,11 +274,15 @@ def metric_on_ranking(
         b2 = metric.beta**2
         f = (1 + b2) * p.value * r.value / (b2 * p.value + r.value)
         return Value(f, p.num, p.den, r.den)
+    if fam == "num_rel_ret":  # trec_eval: relevant items retrieved (in the top k)
+        retrieved = float(sum(1 for j in range(c) if rels[j]))
+        return Value(retrieved, retrieved, 1.0)
     if fam == "hits":  # docs/semantics.md section 2: hits@k, a count, defined for every user
         return Value(float(hits), float(hits), 1.0)
     if fam == "DCG":  # section 6's DCG@k = sum_{j<=k} g_j / log2(j+1), unnormalised
-        exact = sum((Fraction(gains[j]) / Fraction(math.log2(j + 2)) for j in range(c)),
-                    Fraction(0))
+        pp = opts.persistence
+        exact = sum((Fraction(gains[j]) / Fraction(rank_discount(j + 1, opts.discount, pp))
+                     for j in range(c)), Fraction(0))
         try:
             dcg_value = float(exact)
         except OverflowError:  # beyond the float range: receval says inf
@@ -283,6 +304,8 @@ def metric_on_ranking(
             d = L
         elif norm == "k":
             d = n if k is None else k
+        elif norm == "min_returned_relevant":  # LensKit: min(L, items returned in the top k)
+            d = min(L, n if k is None else min(k, n))
         else:
             d = hits
         if d == 0:
@@ -294,17 +317,22 @@ def metric_on_ranking(
     if fam == "nDCG":
         ideal = sorted(ideal_gains, reverse=True)
         top = len(ideal) if k is None else min(k, len(ideal))
+        disc = opts.discount
+        pp = opts.persistence
+        if opts.ideal == "k" and k is not None:  # k relevant items of gain 1 (binary only)
+            assert opts.gain == "binary"
+            ideal, top = [1.0] * k, k
         if not ideal or ideal[0] < 2**900:  # floats, as docs/semantics.md writes it
-            dcg = sum(float(gains[j]) / math.log2(j + 2) for j in range(c))
-            idcg = sum(float(ideal[j]) / math.log2(j + 2) for j in range(top))
+            dcg = sum(float(gains[j]) / rank_discount(j + 1, disc, pp) for j in range(c))
+            idcg = sum(float(ideal[j]) / rank_discount(j + 1, disc, pp) for j in range(top))
             if idcg <= 0:
                 return Value(None, dcg, 0.0)
             return Value(dcg / idcg, dcg, idcg)
         # huge graded gains (ratings near 1024 and up): exact fractions, beyond float range
-        dcg_x = sum((Fraction(gains[j]) / Fraction(math.log2(j + 2)) for j in range(c)),
-                    Fraction(0))
-        idcg_x = sum((Fraction(ideal[j]) / Fraction(math.log2(j + 2)) for j in range(top)),
-                     Fraction(0))
+        dcg_x = sum((Fraction(gains[j]) / Fraction(rank_discount(j + 1, disc, pp))
+                     for j in range(c)), Fraction(0))
+        idcg_x = sum((Fraction(ideal[j]) / Fraction(rank_discount(j + 1, disc, pp))
+                      for j in range(top)), Fraction(0))
         return Value(float(dcg_x / idcg_x), dcg_x, idcg_x)
     if fam == "RR":
         for j in range(c):
@@ -360,11 +388,11 @@ def trec_measure(metric: Metric, ranked: Sequence[Row], n_relevant: int, n_judge
             else:
                 nonrel_above += 1
         return Value(total / R, total, float(R))
-    if fam == "ERR":  # stopping probability R_r = (2^g - 1) / 2^g_max
+    if fam == "ERR":  # stopping probability R_r = (2^g - 1) / 2^g_max, g at most g_max
         c = n if metric.k is None else min(metric.k, n)
         total, still = 0.0, 1.0
         for j in range(c):
-            g = max(ranked[j].rating, 0.0) if rels[j] else 0.0
+            g = min(max(ranked[j].rating, 0.0), max(top_rating, 0.0)) if rels[j] else 0.0
             stop = (2.0 ** g - 1) / 2.0 ** top_rating if rels[j] else 0.0
             total += still * stop / (j + 1)
             still *= 1 - stop
@@ -551,6 +579,8 @@ def user_values(
             out[m.name] = metric_on_ranking(m, rels, gains, n_rel, ideal, opts)
 
     top_rating = max((r for item, r in truth.items() if relevant[item]), default=0.0)
+    if opts.err_max_grade != "user":  # ERR's fixed scale (gdeval: 4)
+        top_rating = float(opts.err_max_grade)
     for m in metrics:
         if m.family in JUDGED and opts.ties == "average":
             raise OracleError(f"{m.name} reads the judged items' ranks, which average ties "
@@ -741,13 +771,17 @@ def evaluate(
                 logs += [math.log(GEO_FLOOR if opts.empty == "zero" else 1.0)] * n_undef
             summary[m.name] = math.exp(math.fsum(logs) / len(logs)) if logs else math.nan
             continue
+        if m.family == "num_rel_ret":  # summed over users, as trec_eval prints it
+            summary[m.name] = math.fsum(v.value for v in col.values())  # type: ignore[misc]
+            continue
         if opts.empty == "nan" and undefined[m.name]:  # any undefined user: NaN
             summary[m.name] = math.nan
         elif opts.average == "micro":
             summary[m.name] = _micro(m, list(col.values()))
         else:
             used = [x for x in filled.values() if not math.isnan(x)]
-            summary[m.name] = _mean(used) if used else math.nan
+            nothing = 0.0 if opts.empty == "skip" and opts.all_skipped == "zero" else math.nan
+            summary[m.name] = _mean(used) if used else nothing
     return Outcome(summary, per_user, undefined, audit, ties_at_cut)
 
 

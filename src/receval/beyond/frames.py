@@ -20,7 +20,7 @@ from receval.beyond.compute import compute
 from receval.beyond.context import Context, context
 from receval.beyond.groups import read_groups
 from receval.beyond.names import BeyondSpec, split_metrics
-from receval.beyond.settings import BeyondOptions, resolve
+from receval.beyond.settings import PROFILES, BeyondOptions, resolve
 from receval.exceptions import ReceValError
 
 
@@ -367,6 +367,10 @@ def beyond_metrics(
         >>> summary
         {'coverage@2': 1.0, 'ARP@2': 1.25}
     """
+    if profile is not None and str(profile).strip().lower() not in PROFILES:
+        # an unknown (or accuracy-only) profile would change nothing here: say so
+        raise ReceValError(f"profile {profile!r} has no beyond-accuracy switches; the tools "
+                           f"that have: {', '.join(sorted(PROFILES))}")
     opts = resolve(profile, beyond)
     accuracy, specs, _ = split_metrics(metrics)
     if accuracy:

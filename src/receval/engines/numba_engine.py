@@ -27,6 +27,7 @@ import numpy as np
 
 from receval.measures.gains import GAIN_BINARY, GAIN_CODES, gain_of, gain_shift
 from receval.measures.picture import (
+    DISCOUNT_CODES,
     TIE_CODES,
     TIES_AVERAGE,
     TIES_ITEM,
@@ -49,9 +50,11 @@ if TYPE_CHECKING:
 # integer options, by position in ``iopts``
 I_TIES, I_KNOWN, I_HAS_SCORE_THR, I_THR_MODE, I_GAIN = 0, 1, 2, 3, 4
 I_NEED_ALL, I_KMAX, I_NEED_RPREC, I_TOPK, I_MAX_LIST = 5, 6, 7, 8, 9
-N_IOPTS = 10
+I_DISCOUNT = 10
+N_IOPTS = 11
 # float options, by position in ``fopts``
-F_SCORE_THR, F_REL_THR = 0, 1
+F_SCORE_THR, F_REL_THR, F_PERSISTENCE = 0, 1, 2
+N_FOPTS = 3
 
 THR_NONE, THR_GLOBAL, THR_USER_MEAN = 0, 1, 2
 
@@ -161,9 +164,11 @@ def kernel_options(options: Options, cutoffs: np.ndarray,
     iopts[I_NEED_RPREC] = "hits_at_r" in fields
     iopts[I_TOPK] = top_k if "top_items" in fields else 0
     iopts[I_MAX_LIST] = options.max_list or 0
-    fopts = np.zeros(2, dtype=np.float64)
+    iopts[I_DISCOUNT] = DISCOUNT_CODES[options.discount]
+    fopts = np.zeros(N_FOPTS, dtype=np.float64)
     fopts[F_SCORE_THR] = options.score_threshold if options.score_threshold is not None else 0
     fopts[F_REL_THR] = float(rt) if isinstance(rt, int | float) else 0.0
+    fopts[F_PERSISTENCE] = options.persistence
     return iopts, fopts
 
 
@@ -249,7 +254,8 @@ def run_kernel(
     j_rating = np.zeros((n_users if want_judged else 0, width))
     n_judged = np.empty(n_users, dtype=np.int64)
     top_rating = np.full(n_users if want_judged else 0, -np.inf)
-    log2_rank = log2_ranks(max(max_m, max_n))
+    log2_rank = log2_ranks(max(max_m, max_n), int(iopts[I_DISCOUNT]),
+                           float(fopts[F_PERSISTENCE]))
     # binary gains make every user's ideal DCG a prefix of one table (the same sums, in order)
     idcg_binary = np.empty(max_m + 1)
     ideal_dcg(np.ones(max_m), log2_rank, idcg_binary)

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from receval.exceptions import ReceValError
-from receval.measures.picture import ideal_dcg, log2_ranks
+from receval.measures.picture import DISCOUNT_CODES, ideal_dcg, log2_ranks
 from receval.options import Ties
 from receval.picture import NO_CUTOFF, Picture
 
@@ -83,6 +83,8 @@ def picture_of_rows(
     top_items: bool = False,
     ap_over_hits: bool = False,
     top_k: int | None = None,
+    discount: str = "log2",
+    persistence: float = 0.9,
 ) -> BlockPicture:
     """The picture of a block of users at ``cutoffs`` (``0``: the whole list).
 
@@ -127,7 +129,7 @@ def picture_of_rows(
     ss = s.gather(1, order)
     r = rows.rel.gather(1, order)
     g = rows.gain.gather(1, order)
-    log2_rank = _log2_table(k_top, str(device)).to(device)
+    log2_rank = _log2_table(k_top, str(device), discount, persistence).to(device)
     rank = torch.arange(1, k_top + 1, device=device, dtype=F64)
     groups = None
     if ties == "average":
@@ -140,7 +142,7 @@ def picture_of_rows(
     hits, ap_sum, dcg, first, rr_sum = (x.index_select(1, cols) for x in sums)
     at_r = torch.clamp(n_rel, max=k_top).unsqueeze(1)
     hits_at_r = sums[0].gather(1, at_r).squeeze(1)
-    idcg = _ideal_dcg(rows, n_rel, cutoffs, device)
+    idcg = _ideal_dcg(rows, n_rel, cutoffs, device, discount, persistence)
     zeros = torch.zeros(n_users, dtype=F64, device=device)
     ones = torch.ones(n_users, dtype=F64, device=device)
     shift = (torch.zeros(n_users, dtype=F64, device=device)
@@ -339,21 +341,25 @@ def _ap_over_hits(ap_sum: torch.Tensor, groups: tuple[torch.Tensor, ...], cutoff
 
 
 @lru_cache(maxsize=32)
-def _log2_table(n: int, device: str) -> torch.Tensor:
-    """``log2(j + 2)`` for ranks ``j + 1 = 1..n``: the CPU engine's own table (same bits)."""
-    return torch.from_numpy(log2_ranks(max(n, 1))[:n].copy())
+def _log2_table(n: int, device: str, discount: str = "log2",
+                persistence: float = 0.9) -> torch.Tensor:
+    """The discount's denominators (``log2(j + 2)`` for ranks ``j + 1 = 1..n`` by default):
+    the CPU engine's own table (same bits)."""
+    table = log2_ranks(max(n, 1), DISCOUNT_CODES[discount], persistence)
+    return torch.from_numpy(table[:n].copy())
 
 
 @lru_cache(maxsize=32)
-def _binary_ideal(n: int) -> torch.Tensor:
+def _binary_ideal(n: int, discount: str = "log2", persistence: float = 0.9) -> torch.Tensor:
     """Prefix sums of the ideal DCG of ``n`` relevant items of gain 1 (the CPU engine's)."""
     out = np.empty(n + 1)
-    ideal_dcg(np.ones(n), log2_ranks(max(n, 1)), out)
+    ideal_dcg(np.ones(n), log2_ranks(max(n, 1), DISCOUNT_CODES[discount], persistence), out)
     return torch.from_numpy(out)
 
 
 def _ideal_dcg(rows: Rows, n_rel: torch.Tensor, cutoffs: list[int],
-               device: torch.device) -> torch.Tensor:
+               device: torch.device, discount: str = "log2",
+               persistence: float = 0.9) -> torch.Tensor:
     """``(B, C)`` ideal DCG at ``min(k, L)`` (``L`` for the whole list)."""
     n_users = n_rel.shape[0]
     if n_users == 0:
@@ -362,12 +368,13 @@ def _ideal_dcg(rows: Rows, n_rel: torch.Tensor, cutoffs: list[int],
     l_col = n_rel.unsqueeze(1)
     at = torch.where(ks == NO_CUTOFF, l_col, torch.minimum(ks, l_col))
     if rows.ideal_gains is None:
-        table = _binary_ideal(int(n_rel.max())).to(device)
+        table = _binary_ideal(int(n_rel.max()), discount, persistence).to(device)
         return table[at]
     gains = rows.ideal_gains.to(device=device, dtype=F64)
     ordered = torch.sort(gains, dim=1, descending=True).values
     width = ordered.shape[1]
-    prefix = _prefix(ordered / _log2_table(width, str(device)).to(device))
+    prefix = _prefix(ordered / _log2_table(width, str(device), discount,
+                                           persistence).to(device))
     return prefix.gather(1, at.clamp(max=width))
 
 
@@ -443,7 +450,7 @@ def run_kernel(
         >>> i = np.zeros(ne.N_IOPTS, dtype=np.int64)
         >>> pic, audit = run_kernel(np.array([0]), np.array([0, 1]), np.array([7]),
         ...     np.array([1.0]), np.array([0, 2]), np.array([5, 7]), np.array([0.9, 0.8]),
-        ...     np.array([1, 2]), np.array([1, 2]), {"hits"}, i, np.zeros(2), device="cpu")
+        ...     np.array([1, 2]), np.array([1, 2]), {"hits"}, i, np.zeros(ne.N_FOPTS), device="cpu")
         >>> pic.hits.tolist(), audit.n_predicted.tolist()
         ([[0.0, 1.0]], [2])
     """
@@ -456,6 +463,8 @@ def run_kernel(
                                 p_scores, none, none, set(), iopts, fopts)
     ties = {code: name for name, code in TIE_CODES.items()}[int(iopts[ne.I_TIES])]
     gain = {code: name for name, code in GAIN_CODES.items()}[int(iopts[ne.I_GAIN])]
+    discount = {code: name for name, code in DISCOUNT_CODES.items()}[int(iopts[ne.I_DISCOUNT])]
+    persistence = float(fopts[ne.F_PERSISTENCE])
     if (audit.dup_truth >= 0).any() or (audit.dup_predictions >= 0).any():
         # the caller raises, or drops the repeats and runs again: numba's picture will do
         return ne.run_kernel(users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
@@ -491,7 +500,8 @@ def run_kernel(
         block = picture_of_rows(rows, cut_list, tie_policy,
                                 need_rprec=bool(iopts[ne.I_NEED_RPREC]),
                                 ap_over_hits="ap_over_hits" in fields,
-                                top_k=width_b if want_judged else top_k if want_top else None)
+                                top_k=width_b if want_judged else top_k if want_top else None,
+                                discount=discount, persistence=persistence)
         pic = block.picture
         if want_judged:
             judged_parts.append(_judged_in_order(pic.top_items, rows, lists, lo, hi, where))

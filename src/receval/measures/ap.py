@@ -2,8 +2,9 @@
 
 ``min_k_relevant`` (default): N = min(k, L), the TensorFlow / Kaggle ``apk`` / Spark rule.
 ``relevant``: N = L (trec_eval ``map_cut``). ``hits``: N = hits@k (torchmetrics; 0 when no
-hit). ``k``: N = k (the list length without a cutoff). Undefined when L = 0. MAP@k is the
-mean of AP@k over users.
+hit). ``k``: N = k (the list length without a cutoff). ``min_returned_relevant``: N = min(L,
+min(k, n)), n the list's length (LensKit's ``AveragePrecision``). Undefined when L = 0. MAP@k
+is the mean of AP@k over users.
 
 Under ``ties="average"`` with N = hits@k the value is ``E[ap_sum / hits]``, which is not the
 ratio of the expectations where the cut falls inside a tie group: the picture's
@@ -48,6 +49,9 @@ def average_precision(pic: Picture, c: int, spec: MetricSpec, options: Options,
         den = as_float(n_rel if k is None else xp.minimum(n_rel, k), xp)
     elif norm == "relevant":
         den = as_float(n_rel, xp)
+    elif norm == "min_returned_relevant":  # LensKit: min(|test|, len(recs[:k]))
+        returned = pic.n_list if k is None else xp.minimum(pic.n_list, k)
+        den = as_float(xp.minimum(n_rel, returned), xp)
     elif norm == "k":
         den = as_float(pic.n_list, xp) if k is None else full(num, float(k), xp)
         den = zero_where(none, den, xp)

@@ -1,6 +1,8 @@
 """Counts trec_eval prints per query: ``num_rel`` (the user's relevant items, L) and
-``num_ret`` (the ranked list's length after filtering and ``max_list``). Their mean over users
-is the summary (trec_eval prints the sum over queries)."""
+``num_ret`` (the ranked list's length after filtering and ``max_list``), whose mean over users
+is the summary, and ``num_rel_ret`` (the relevant items retrieved, ``hits`` over the whole
+list, or the top k), whose summary is the **sum** over users, as trec_eval's ``all`` line
+prints it."""
 
 from __future__ import annotations
 
@@ -48,6 +50,22 @@ def num_ret(pic: Picture, c: int, spec: MetricSpec, options: Options, xp: Any) -
     return Parts(value, value, full(value, 1.0, xp))
 
 
+def num_rel_ret(pic: Picture, c: int, spec: MetricSpec, options: Options, xp: Any) -> Parts:
+    """Per user: (relevant items retrieved, itself, 1); the summary sums them.
+
+    Example:
+        >>> import numpy as np
+        >>> from receval.measures.spec import parse_metric
+        >>> from receval.options import Options
+        >>> from receval.picture import empty_picture
+        >>> pic = empty_picture(2, np.array([0])); pic.hits[:, 0] = [2.0, 1.0]
+        >>> num_rel_ret(pic, 0, parse_metric("num_rel_ret"), Options(), np).value.tolist()
+        [2.0, 1.0]
+    """
+    value = pic.hits[:, c]
+    return Parts(value, value, full(value, 1.0, xp))
+
+
 NUM_REL_ENTRY = Entry(
     family=Family.NUM_REL, name="num_rel", aliases=("num_rel",), cutoff="none",
     reads=("n_relevant",), options=(), reduction="mean", undefined="",
@@ -57,3 +75,8 @@ NUM_RET_ENTRY = Entry(
     family=Family.NUM_RET, name="num_ret", aliases=("num_ret",), cutoff="none",
     reads=("n_list",), options=("protocol",), reduction="mean",
     undefined="", compute=num_ret, bounds=(0.0, float("inf")))
+
+NUM_REL_RET_ENTRY = Entry(
+    family=Family.NUM_REL_RET, name="num_rel_ret", aliases=("num_rel_ret",),
+    cutoff="optional", reads=("hits",), options=("protocol",), reduction="sum",
+    undefined="", compute=num_rel_ret, bounds=(0.0, float("inf")), grows_with_k=True)

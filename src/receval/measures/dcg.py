@@ -1,6 +1,7 @@
 """DCG@k = sum_{j<=k} gain_j / log2(j + 1), unnormalised (ranx ``dcg`` with ``gain="linear"``).
 
-Gains follow ``gain`` (binary, linear: the rating, exponential: 2^rating - 1), as nDCG's. A
+Gains follow ``gain`` (binary, linear: the rating, exponential: 2^rating - 1) and the
+discount ``discount`` (``log2(max(j, 2))``: LensKit's ``DCG``), as nDCG's. A
 user without a relevant item has DCG 0. The picture holds DCG scaled by ``2^-gain_shift``
 (huge graded gains); the value is scaled back (``inf`` only if it does not fit in a float).
 """
@@ -45,7 +46,7 @@ ENTRY = Entry(
     aliases=("dcg",),
     cutoff="optional",
     reads=("dcg", "gain_shift"),
-    options=("gain",),
+    options=("gain", "discount", "persistence"),
     reduction="mean",
     undefined="",
     compute=dcg,

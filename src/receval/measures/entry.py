@@ -56,7 +56,8 @@ class Entry:
         reduction: ``"mean"`` (the users' values averaged, the empty policy applies) or
             ``"pooled"`` (every (user, item) pair counts once, RMSE and MAE) or
             ``"geometric"`` (``exp`` of the mean of ``log(max(value, 1e-5))``, trec_eval's
-            ``gm_map``).
+            ``gm_map``) or ``"sum"`` (the users' values summed, exactly: trec_eval's
+            ``num_rel_ret``).
         undefined: why a user's value can be undefined (``""``: it never is).
         compute: the array function.
         extra: optional picture fields it needs under some options (``ap_over_hits``).
@@ -78,7 +79,7 @@ class Entry:
     cutoff: Literal["required", "optional", "none"]
     reads: tuple[str, ...]
     options: tuple[str, ...]
-    reduction: Literal["mean", "pooled", "geometric"]
+    reduction: Literal["mean", "pooled", "geometric", "sum"]
     undefined: str
     compute: ArrayFunction
     extra: Callable[[Options], frozenset[str]] = field(default=_no_extra)

@@ -130,17 +130,38 @@ def build_picture(
         j = e
 
 
+#: the ``discount`` option's codes (:func:`log2_ranks`)
+DISCOUNT_LOG2 = 0
+DISCOUNT_LOG2_MAX2 = 1
+DISCOUNT_GEOMETRIC = 2
+DISCOUNT_CODES = {"log2": DISCOUNT_LOG2, "log2_max2": DISCOUNT_LOG2_MAX2,
+                  "geometric": DISCOUNT_GEOMETRIC}
+
+
 @numba.njit(cache=True, nogil=True)
-def log2_ranks(n: int) -> np.ndarray:
-    """The DCG discounts' denominators: ``log2(j + 2)`` for ranks ``j + 1 = 1..n``.
+def log2_ranks(n: int, discount: int = DISCOUNT_LOG2, persistence: float = 0.9) -> np.ndarray:
+    """The DCG discounts' denominators for ranks ``r = j + 1 = 1..n``: ``log2(r + 1)``
+    (``discount`` :data:`DISCOUNT_LOG2`), ``log2(max(r, 2))`` (:data:`DISCOUNT_LOG2_MAX2`,
+    LensKit's: ranks 1 and 2 both divide by 1) or ``p^-(r - 1)`` (:data:`DISCOUNT_GEOMETRIC`,
+    RBP's browsing model with persistence ``p``: the gain at rank r weighs ``p^(r - 1)``).
 
     Example:
         >>> log2_ranks(3).tolist()
         [1.0, 1.584962500721156, 2.0]
+        >>> log2_ranks(3, DISCOUNT_LOG2_MAX2).tolist()
+        [1.0, 1.0, 1.584962500721156]
+        >>> log2_ranks(3, DISCOUNT_GEOMETRIC, 0.5).tolist()
+        [1.0, 2.0, 4.0]
     """
     out = np.empty(n)
     for j in range(n):
-        out[j] = np.log2(j + 2.0)
+        r = j + 1.0
+        if discount == DISCOUNT_GEOMETRIC:
+            out[j] = persistence ** -j
+        elif discount == DISCOUNT_LOG2_MAX2:
+            out[j] = np.log2(max(r, 2.0))
+        else:
+            out[j] = np.log2(r + 1.0)
     return out
 
 

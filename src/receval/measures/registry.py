@@ -57,7 +57,7 @@ ENTRIES: dict[Family, Entry] = {
          rr.ENTRY, hit.ENTRY, rating.RMSE_ENTRY, rating.MAE_ENTRY, hits.ENTRY, dcg.ENTRY,
          bpref.ENTRY, rbp.ENTRY, rbp.RESID_ENTRY, err.ENTRY, judged.ENTRY, iprec.ENTRY,
          iprec.ELEVEN_ENTRY, rprec_mult.ENTRY, counts.NUM_REL_ENTRY, counts.NUM_RET_ENTRY,
-         ap.GM_ENTRY),
+         ap.GM_ENTRY, counts.NUM_REL_RET_ENTRY),
         key=lambda e: int(e.family),
     )
 }

@@ -184,11 +184,11 @@ def _parametric(text: str, family: Family, written: str | None) -> MetricSpec:
 TREC_EVAL_PLAIN = {
     "map": "AP", "ndcg": "nDCG", "Rprec": "Rprec", "recip_rank": "RR", "bpref": "bpref",
     "11pt_avg": "11pt_avg", "num_rel": "num_rel", "num_ret": "num_ret", "rbp": "RBP",
-    "rbp_resid": "RBP_resid", "gm_map": "gm_AP",
+    "rbp_resid": "RBP_resid", "gm_map": "gm_AP", "num_rel_ret": "num_rel_ret",
 }
 #: trec_eval measure with a cutoff ``name_k`` (or ``name.k``) -> receval family name
 TREC_EVAL_CUT = {"P": "P", "recall": "R", "map_cut": "AP", "ndcg_cut": "nDCG",
-                 "success": "Hit", "num_rel_ret": "hits"}
+                 "success": "Hit", "num_rel_ret": "num_rel_ret"}
 #: trec_eval measure with a real parameter ``name_x`` -> receval family name
 TREC_EVAL_PARAM = {"iprec_at_recall": "iprec", "Rprec_mult": "Rprec_mult"}
 #: every trec_eval name receval accepts, as the error message lists them

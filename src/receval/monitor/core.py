@@ -474,8 +474,9 @@ class _Run:
         explicit = {k: v for k, v in self.options.items()
                     if k in {f.name for f in fields(Options)}}
         resolved = resolve(self.options.get("profile"), explicit)
-        return {s.name: s.family not in RATING
-                and resolved.options_for(s.family).average == "macro" for s in self.specs}
+        return {s.name: s.family not in RATING and kind != "sum"  # num_rel_ret: a sum
+                and resolved.options_for(s.family).average == "macro"
+                for s, kind in zip(self.specs, self.kinds, strict=True)}
 
     # --- the run ---------------------------------------------------------------------------
 

@@ -835,7 +835,7 @@ def _merge(metas: list[dict[str, Any]], specs: list[Any], per_spec: list[Options
             raise ReceValError(f"no user to evaluate with users={opts.users!r}: truth and "
                                "predictions share no user id (check the user column and its "
                                "type)")
-    summary = {s.name: by_name[s.name].finalize(o.empty, o.average)
+    summary = {s.name: by_name[s.name].finalize(o.empty, o.average, o.all_skipped)
                for s, o in zip(specs, per_spec, strict=True)}
     rating = {s.name for s in specs if s.family in RATING}
     undefined, used = counts["undefined"]["users"], counts["averaged"]
