@@ -204,6 +204,10 @@ def test_estimated_gamma_is_recorded_and_recovers_a_known_exponent() -> None:
     ({"propensity": "p"}, "pass debias='ips' or debias='snips' too"),
     ({"debias": "ips", "propensity": "p", "ties": "average"}, "ties='average' is not"),
     ({"debias": "ips", "propensity": "p", "engine": "spark"}, "not available on Spark"),
+    ({"debias": "ips", "propensity": "p", "discount": "log2_max2"},
+     "debias= with discount='log2_max2' is not available"),
+    ({"debias": "ips", "propensity": "p", "ideal": "k"},
+     "debias= with ideal='k' is not available"),
 ])
 def test_refusals_are_one_line(kwargs: dict, message: str) -> None:
     truth, preds, _ = _inputs(0)

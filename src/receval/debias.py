@@ -150,7 +150,10 @@ def check_options(per_spec: list[Options], options: Options) -> None:
                            ("nonpositive_scores", "irrelevant", "reads hits from the lists"),
                            ("duplicates", "keep", "weighs each relevant item once"),
                            ("gain", "linear", "weighs binary relevance"),
-                           ("gain", "exponential", "weighs binary relevance")):
+                           ("gain", "exponential", "weighs binary relevance"),
+                           ("discount", "log2_max2", "uses the log2(r + 1) discount"),
+                           ("discount", "geometric", "uses the log2(r + 1) discount"),
+                           ("ideal", "k", "normalises by the weighted achievable ideal")):
         if getattr(options, name) == bad:
             raise ReceValError(f"debias= with {name}={bad!r} is not available: the debiased "
                                f"metric {why}")
