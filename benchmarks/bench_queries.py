@@ -5,8 +5,9 @@ tie-free random scores, ``--relevant`` truth items per user, about half of them 
 P@10, R@10, nDCG@10 (binary gains, log2(r + 1) discount, ideal over min(|R|, 10)) and MAP@10
 (receval's default AP@k denominator, ``ap_normalizer="min_k_relevant"``: min(k, |R|)).
 
-- receval.evaluate from pandas frames; ``receval evaluate -t truth.parquet -p preds.parquet``
-  (the CLI in a subprocess: interpreter start and file reading included);
+- receval.evaluate from pandas frames and from the Parquet files (paths);
+  ``receval evaluate -t truth.parquet -p preds.parquet`` (the CLI in a subprocess: interpreter
+  start, imports and file reading included);
 - DuckDB SQL as users write it (``row_number() OVER (PARTITION BY user ...)``, ``QUALIFY``,
   left join the truth, a window ``sum`` for AP, ``GROUP BY user``, join the ideal DCG), from the
   pandas frames and from the same Parquet files;
@@ -79,6 +80,12 @@ def receval_frames(truth: pd.DataFrame, pred: pd.DataFrame) -> pd.DataFrame:
     import receval
 
     return receval.evaluate(truth, pred, METRICS).per_user
+
+
+def receval_parquet(truth_path: Path, pred_path: Path) -> pd.DataFrame:
+    import receval
+
+    return receval.evaluate(str(truth_path), str(pred_path), METRICS).per_user
 
 
 def receval_cli(truth_path: Path, pred_path: Path) -> dict[str, float]:
@@ -234,6 +241,8 @@ def main() -> int:
         receval_frames(small_t, small_p)
         runs: list[tuple[str, str, Callable[[], Any]]] = [
             ("receval", "receval.evaluate from pandas", lambda: receval_frames(truth, pred)),
+            ("receval", "receval.evaluate from Parquet (paths)",
+             lambda: receval_parquet(truth_path, pred_path)),
             ("cli", "receval evaluate CLI from Parquet (subprocess)",
              lambda: receval_cli(truth_path, pred_path)),
             ("duckdb", "DuckDB SQL from pandas", lambda: duckdb_frames(truth, pred)),
