@@ -64,3 +64,48 @@ def test_the_other_benchmarks_run_on_tiny_data(script: str, args: list[str], key
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     results = json.loads(out.read_text())
     assert all(key in results for key in keys), sorted(results)
+
+
+@pytest.mark.slow
+def test_bench_queries_agrees_with_duckdb_and_polars(tmp_path: Path) -> None:
+    """bench_queries.py runs receval, its CLI, DuckDB SQL and Polars lazy on 300 users and each
+    one's values equal receval's to 1e-12 (per user; the CLI's means)."""
+    tools = ["receval", "cli", "polars"]
+    if importlib.util.find_spec("duckdb") is not None:
+        tools.append("duckdb")
+    out = tmp_path / "results.json"
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "bench_queries.py"), "--users", "300", "--repeat", "1",
+         "--tools", ",".join(tools), "--data-dir", str(tmp_path / "data"), "--out", str(out)],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = json.loads(out.read_text())["rows"]
+    assert {row["tool"] for row in rows} == set(tools)
+    per_tool = {"receval": 2, "cli": 1, "duckdb": 2, "polars": 2}  # from frames and from Parquet
+    assert len(rows) == sum(per_tool[tool] for tool in tools)
+    for row in rows:
+        assert row["agree"] and row["largest_difference"] <= 1e-12, row
+    if "duckdb" not in tools:
+        pytest.skip("duckdb is not installed: its query was not checked (pip install duckdb)")
+
+
+def test_bench_queries_notices_a_value_that_differs() -> None:
+    """The agreement check of bench_queries.py is not vacuous: one user's nDCG off by 1e-9
+    (or a user missing) is reported."""
+    spec = importlib.util.spec_from_file_location("bench_queries", BENCHMARKS / "bench_queries.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    import pandas as pd
+
+    ref = pd.DataFrame({"user": [0, 1], "P@10": [0.1, 0.2], "R@10": [0.05, 0.1],
+                        "nDCG@10": [0.3, 0.4], "MAP@10": [0.01, 0.02]})
+    off = ref.copy()
+    off.loc[1, "nDCG@10"] += 1e-9
+    assert bench.largest_difference(ref, ref.iloc[::-1]) == 0.0
+    assert abs(bench.largest_difference(ref, off) - 1e-9) < 1e-15
+    assert bench.largest_difference(ref, ref.iloc[:1]) == float("inf")
+    means = {m: float(ref[m].mean()) for m in bench.METRICS}
+    assert bench.largest_difference(ref, means) == 0.0
+    means["MAP@10"] += 1e-6
+    assert bench.largest_difference(ref, means) > 1e-12
