@@ -126,13 +126,13 @@ def test_parquet_reads_only_the_wanted_columns(tmp_path: Path,
     pq.write_table(pa.table({"uid": [1, 1], "iid": ["a", "b"], "pred": [0.1, 0.2],
                              "blob": ["x" * 100, "y" * 100]}), p)
     seen: list[list[str]] = []
-    original = pq.ParquetFile.iter_batches
+    original = pq.ParquetFile.read_row_group
 
     def spy(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         seen.append(kwargs["columns"])
         return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(pq.ParquetFile, "iter_batches", spy)
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", spy)
     table = io.read_predictions(p, user_col="uid", item_col="iid", score_col="pred")
     assert table.column_names == ["user", "item", "score"]
     assert seen == [["uid", "iid", "pred"]]

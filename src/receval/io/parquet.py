@@ -1,4 +1,5 @@
-"""Parquet: only the wanted columns are read, batch by batch; the stored types are kept."""
+"""Parquet: only the wanted columns are read, row group by row group; the stored types are
+kept."""
 
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ import pyarrow.parquet as pq
 from receval.exceptions import ReceValError
 from receval.io.source import Progress, one_line
 from receval.io.wanted import Wanted
-
-BATCH_ROWS = 1 << 20
 
 
 def read_parquet(path: Path, wanted: Wanted, *, progress: Progress | None = None) -> pa.Table:
@@ -28,15 +27,20 @@ def read_parquet(path: Path, wanted: Wanted, *, progress: Progress | None = None
         parquet = pq.ParquetFile(path)
         columns = wanted.resolve(parquet.schema_arrow.names, path)
         size, total = path.stat().st_size, max(parquet.metadata.num_rows, 1)
-        batches, seen = [], 0
-        for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=list(columns.values())):
-            batches.append(batch)
-            seen += batch.num_rows
+        # whole row groups, each decoded on Arrow's threads (iter_batches decodes one batch at
+        # a time: 1.8x slower on 30M rows here), still a progress step per row group
+        parts, seen = [], 0
+        for group in range(parquet.metadata.num_row_groups):
+            part = parquet.read_row_group(group, columns=list(columns.values()),
+                                          use_threads=True)
+            parts.append(part)
+            seen += part.num_rows
             if progress is not None:
                 progress(size * seen // total)
         schema = parquet.schema_arrow
         table = pa.Table.from_batches(
-            batches, pa.schema([schema.field(src) for src in columns.values()])
+            [b for part in parts for b in part.to_batches()],
+            pa.schema([schema.field(src) for src in columns.values()]),
         )
     except (pa.ArrowInvalid, OSError) as err:
         raise ReceValError(f"cannot read {wanted.side} file {path}: {one_line(err)}") from None
