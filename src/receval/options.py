@@ -230,10 +230,15 @@ OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Options
 
 
 def _literal_choices(hint: Any) -> tuple[str, ...] | None:
-    """The values of the ``Literal`` in an annotation (``Ties``, ``Gain | None``), or None."""
+    """The values of the ``Literal`` in an annotation (``Ties``, ``Gain | None``), or None:
+    also for an open option whose ``Literal`` stands beside another type (``float |
+    Literal["user"]``: a number or a name, validated by its own function)."""
     if typing.get_origin(hint) is Literal:
         return typing.get_args(hint)
-    inner = [_literal_choices(arg) for arg in typing.get_args(hint)]
+    args = typing.get_args(hint)
+    if any(a is not type(None) and typing.get_origin(a) is not Literal for a in args):
+        return None
+    inner = [_literal_choices(arg) for arg in args]
     return next((c for c in inner if c is not None), None)
 
 
