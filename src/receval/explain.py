@@ -8,7 +8,7 @@ so :mod:`receval.profiles` (which ``evaluate`` reads) stays below it.
 Example:
     >>> e = explain(None, "spark")
     >>> [(d.option, d.a, d.b) for d in e.differences]
-    [('users', 'truth', 'both')]
+    [('users', 'truth', 'union')]
 """
 
 from __future__ import annotations
@@ -252,7 +252,7 @@ def format_explain(explanation: Explanation, digits: int = 4) -> str:
         >>> print(format_explain(explain(None, "spark")))  # doctest: +NORMALIZE_WHITESPACE
         option  defaults  spark  applies to
         ------  --------  -----  ----------
-        users   truth     both   all
+        users   truth     union  all
     """
     e = explanation
     columns = ["option", e.a, e.b, "applies to", *e.metrics]
