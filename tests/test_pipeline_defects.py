@@ -250,3 +250,15 @@ def test_evaluate_scores_computes_judged_families_and_max_list() -> None:
     got = receval.evaluate_scores(truth, scores, ["P@2"], relevance_threshold=3, max_list=1,
                                   device="cpu")
     assert got.summary["P@2"] == 0.5
+
+
+def test_python_monitor_refuses_beyond_metrics_in_one_line_as_the_cli_does() -> None:
+    """Issue 21: ``receval.monitor(..., ["coverage@10"])`` said "unknown metric 'coverage@10';
+    did you mean 'hitrate@10'?"; it now says what the command line says, before reading."""
+    imps = {"user": [1], "item": [2], "rank": [1], "served_at": ["2024-01-01T00:00:00Z"]}
+    fb = {"user": [1], "item": [2], "value": [1], "at": ["2024-01-01T01:00:00Z"]}
+    with pytest.raises(receval.ReceValError) as err:
+        receval.monitor(imps, fb, ["P@1", "coverage@10"])
+    assert str(err.value).startswith("'coverage@10' is a beyond-accuracy metric, which "
+                                     "receval monitor does not compute")
+    assert "\n" not in str(err.value)

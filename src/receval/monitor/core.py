@@ -64,6 +64,7 @@ import pandas as pd
 
 from receval.accumulate import Accumulator
 from receval.aggregate import reductions
+from receval.beyond.names import split_metrics
 from receval.evaluation import evaluate
 from receval.exceptions import (
     IdMismatchWarning,
@@ -292,6 +293,11 @@ def monitor(
     names_asked = [metrics] if isinstance(metrics, str) else list(metrics)
     if not names_asked:
         raise ReceValError("monitor needs at least one metric")
+    beyond = split_metrics(names_asked)[1]
+    if beyond:  # as the command line says it, before any file is read
+        raise ReceValError(f"{beyond[0].name!r} is a beyond-accuracy metric, which receval "
+                           "monitor does not compute: it has no training data per window "
+                           "(receval.evaluate with train= does)")
     specs = parse_metrics(names_asked)
     names = [s.name for s in specs]
     rating = [s.name for s in specs if s.family in RATING]
