@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from receval import audit
-from receval.dispatch import duplicates_outside, has_duplicates, run
+from receval.dispatch import ranked_lists
 from receval.exceptions import ReceValError
 from receval.measures.family import Family
 from receval.measures.rbp import PARAMETER as RBP_PARAMETER
@@ -356,8 +356,6 @@ def apply(result: Result, debias: Debias, specs: list[MetricSpec], prepared: Pre
           read_column: Any, train_items: Any, per_spec: list[Options] | None = None) -> None:
     """Replace ``result``'s metric columns and summary by their debiased values and record
     the request in ``result.options`` (uniform propensities: nothing is recomputed)."""
-    from receval.engines import numba_engine as ne
-
     if debias.model == "uniform" or not specs:
         result.options.update(debias.record())
         return
@@ -368,15 +366,7 @@ def apply(result: Result, debias: Debias, specs: list[MetricSpec], prepared: Pre
         longest = min(longest, int(options.max_list))
     depth = max([s.k if s.k and s.family is not Family.RBP else longest for s in specs]
                 + [GAMMA_LIST_DEPTH if debias.estimated else 1, 1])
-    cutoffs = np.array([depth], dtype=np.int64)
-    fields = {"top_items", "n_list"}
-    iopts, fopts = ne.kernel_options(options, cutoffs, fields, top_k=depth)
-    out = run(prepared, selected, [], options, cutoffs, cutoffs, fields, iopts, fopts, engine,
-              device)
-    if has_duplicates(out) or duplicates_outside(prepared, selected, iopts, fopts):
-        prepared = audit.resolve_duplicates(prepared, options)
-        out = run(prepared, selected, [], options, cutoffs, cutoffs, fields, iopts, fopts,
-                  engine, device)
+    prepared, out = ranked_lists(prepared, selected, options, depth, engine, device)
     # the users of the result, in its order (users="relevant" keeps those with a relevant item)
     codes = dict(zip(_plain(prepared.users.decode(selected)).tolist(), range(len(selected)),
                      strict=True))

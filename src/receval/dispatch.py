@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from receval.audit import raise_on_duplicates
+from receval.audit import raise_on_duplicates, resolve_duplicates
 from receval.engines import numba_engine as ne
 from receval.exceptions import ReceValError
 from receval.measures.registry import compute, cutoffs_needed, needs, top_k_needed
@@ -75,6 +75,25 @@ def run(prepared: Prepared, selected: np.ndarray, specs: list[MetricSpec], optio
     picture, audit = run_kernel(selected, t.indptr, t.items, t.values, p.indptr, p.items,
                                    p.values, cutoffs, cut_ks, fields, iopts, fopts)
     return ne.kernel_output(compute(picture, specs, options), picture, audit)
+
+
+def ranked_lists(prepared: Prepared, selected: np.ndarray, options: Options, depth: int,
+                 engine: str = "numba", device: Any = None
+                 ) -> tuple[Prepared, ne.KernelOutput]:
+    """The ``selected`` users' top ``depth`` items and list lengths only (``top_items``,
+    ``n_list``), duplicates resolved as the metrics' pass resolves them: the second pass that
+    the beyond-accuracy and the debiased metrics read. Returns the inputs the lists come from
+    (duplicates dropped when there were any) and the engine's output."""
+    cutoffs = np.array([depth], dtype=np.int64)
+    fields = {"top_items", "n_list"}
+    iopts, fopts = ne.kernel_options(options, cutoffs, fields, top_k=depth)
+    out = run(prepared, selected, [], options, cutoffs, cutoffs, fields, iopts, fopts, engine,
+              device)
+    if has_duplicates(out) or duplicates_outside(prepared, selected, iopts, fopts):
+        prepared = resolve_duplicates(prepared, options)
+        out = run(prepared, selected, [], options, cutoffs, cutoffs, fields, iopts, fopts,
+                  engine, device)
+    return prepared, out
 
 
 def _outside(prepared: Prepared, selected: np.ndarray, iopts: np.ndarray,

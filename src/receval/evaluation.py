@@ -28,6 +28,7 @@ from receval.dispatch import (
     duplicates_outside,
     has_duplicates,
     kernel_arguments,
+    ranked_lists,
     run,
 )
 from receval.exceptions import ReceValError
@@ -432,19 +433,10 @@ def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared
     """The beyond-accuracy metrics from the engine's ranked top-k lists of the same users
     (:mod:`receval.beyond.attach`); a second pass of the engine, asking for the lists only."""
     from receval.beyond.attach import attach, relevant_rows
-    from receval.engines import numba_engine as ne
 
-    k = max(s.k for s in specs)
     selected = audit.select_users(prepared, options)
-    cutoffs = np.array([k], dtype=np.int64)
-    fields = {"top_items", "n_list"}
-    iopts, fopts = ne.kernel_options(options, cutoffs, fields, top_k=k)
-    out = run(prepared, selected, [], options, cutoffs, cutoffs, fields, iopts, fopts, engine,
-              device)
-    if has_duplicates(out) or duplicates_outside(prepared, selected, iopts, fopts):
-        prepared = audit.resolve_duplicates(prepared, options)
-        out = run(prepared, selected, [], options, cutoffs, cutoffs, fields, iopts, fopts,
-                  engine, device)
+    prepared, out = ranked_lists(prepared, selected, options, max(s.k for s in specs), engine,
+                                 device)
     if options.users == "relevant":
         keep = out.n_relevant > 0
         selected, out = selected[keep], out.take(keep)
