@@ -305,16 +305,10 @@ def _count_block(block: int, lo: int, hi: int, top: np.ndarray, flag: np.ndarray
 
 @numba.njit(cache=True, nogil=True)
 def _rank_block(block: int, lo: int, hi: int, kind: int, top: np.ndarray, flag: np.ndarray,
-                step: int, share: float, z: np.ndarray, inv_log: np.ndarray,
-                out: np.ndarray) -> None:
+                counts: np.ndarray, step: int, share: float, z: np.ndarray,
+                inv_log: np.ndarray, out: np.ndarray) -> None:
     for r in range(lo, hi):
-        n = 0
-        p = 0
-        for j in range(top.shape[1]):
-            code = top[r, j]
-            if code >= 0:
-                n += 1
-                p += flag[code]
+        n, p = divmod(counts[r], top.shape[1] + 1)  # _count_block's key of the row
         zz = z[n, p]
         if not zz > 0.0:
             out[r] = np.nan
@@ -373,5 +367,5 @@ def ranked_fairness(kind: str, top: np.ndarray, protected: np.ndarray, *, step: 
     inv_log[2:] = 1.0 / np.log2(np.arange(2, width + 1, dtype=np.float64))
     out = np.empty(top.shape[0])
     run_blocks(_rank_block, block_bounds(top.shape[0], _MIN_BLOCK_ROWS), _KINDS[kind],
-               top, flag, step, s, z, inv_log, out)
+               top, flag, counts, step, s, z, inv_log, out)
     return out
