@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from receval import numbers
 from receval.evaluation import evaluate
 from receval.exceptions import ReceValError
 from receval.io.text_tables import csv_text, latex_cell, markdown_cell, safe_lines
@@ -117,7 +118,7 @@ class Comparison:
             >>> c.to_dicts()[0]["effect_size"]
             0.0
         """
-        return [{k: _plain(v) for k, v in row.items()}
+        return [{k: numbers.json_number(v) for k, v in row.items()}
                 for row in self.table.to_dict(orient="records")]
 
     def to_json(self, **kwargs: Any) -> str:
@@ -178,8 +179,9 @@ p_adjusted,effect_size,share_better,wins,ties,losses,n'
         return log_comparison(self, to, path)
 
     def to_markdown(self) -> str:
-        """A pipe table (4 decimals, p-values 3 significant digits); ``*`` marks a corrected
-        p-value below alpha, explained in a footnote.
+        """A pipe table (numbers as :mod:`receval.numbers` writes them: 4 decimals, p-values 3
+        significant digits, ``n/a`` when missing); ``*`` marks a corrected p-value below alpha,
+        explained in a footnote.
 
         Example:
             >>> import receval
@@ -255,11 +257,12 @@ def cell_rows(comparison: Comparison) -> list[list[str]]:
     for r in comparison.table.itertuples(index=False):
         star = "*" if r.p_adjusted < alpha else ""
         out.append([*([str(r.group)] if grouped else []), str(r.model), str(r.baseline),
-                    str(r.metric), _num(r.mean), _num(r.baseline_mean), _num(r.delta, "+.4f"),
-                    f"[{_num(r.ci_low, '+.4f')}, {_num(r.ci_high, '+.4f')}]",
-                    _num(r.p_value, ".3g"), _num(r.p_adjusted, ".3g") + star,
-                    _num(r.effect_size, ".3f"), _num(r.share_better, ".3f"),
-                    f"{r.wins}/{r.ties}/{r.losses}", str(r.n)])
+                    str(r.metric), numbers.value(r.mean), numbers.value(r.baseline_mean),
+                    numbers.delta(r.delta), numbers.interval(r.ci_low, r.ci_high, "delta"),
+                    numbers.p_value(r.p_value), numbers.p_value(r.p_adjusted) + star,
+                    numbers.effect(r.effect_size), numbers.effect(r.share_better),
+                    "/".join(map(numbers.count, (r.wins, r.ties, r.losses))),
+                    numbers.count(r.n)])
     return out
 
 
@@ -303,18 +306,6 @@ def family_text(comparison: Comparison) -> str:
                 "group rows in one family)")
     return (f"across the {overall} overall rows (as without strata), separately across the "
             f"{len(table) - overall} group rows")
-
-
-def _num(value: float, spec: str = ".4f") -> str:
-    return "" if math.isnan(value) else format(value, spec)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, float | np.floating):
-        return float(value) if math.isfinite(value) else None
-    return value
 
 
 def check_pairable(metrics: Iterable[str]) -> None:

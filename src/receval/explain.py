@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from receval import numbers
 from receval.evaluation import evaluate
 from receval.exceptions import ReceValError, UndefinedMetricWarning
 from receval.measures.spec import CANONICAL, Family, parse_metrics
@@ -124,12 +125,12 @@ def _with(overrides: Mapping[str, Any]) -> str:
 
 
 def _cell(value: Any, numeric: bool, signed: bool) -> str:
+    """A cell of the table: a metric's value or effect as :mod:`receval.numbers` writes it
+    (``n/a`` when it could not be computed), an option's value as its ``repr``."""
     if isinstance(value, str):
         return value
     if numeric:
-        if value is None or math.isnan(value):
-            return ""
-        return f"{value:+.4f}" if signed else f"{value:.4f}"
+        return numbers.delta(value) if signed else numbers.value(value)
     return repr(value)
 
 
@@ -245,7 +246,7 @@ def _values(per: dict[Family, dict[str, Any]], families: list[Family], opt: str)
     return values.pop() if len(values) == 1 else sorted(map(str, values))
 
 
-def format_explain(explanation: Explanation, digits: int = 4) -> str:
+def format_explain(explanation: Explanation) -> str:
     """A plain-text table of :meth:`Explanation.rows`.
 
     Example:
@@ -257,14 +258,7 @@ def format_explain(explanation: Explanation, digits: int = 4) -> str:
     e = explanation
     columns = ["option", e.a, e.b, "applies to", *e.metrics]
 
-    def fmt(value: Any, col: str, signed: bool) -> str:
-        if col in e.metrics and not isinstance(value, str):
-            if value is None or math.isnan(value):
-                return ""
-            return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
-        return value if isinstance(value, str) else repr(value)
-
-    rows = [[fmt(r[c], c, not r["option"].startswith("= ")) for c in columns]
+    rows = [[_cell(r[c], c in e.metrics, not r["option"].startswith("= ")) for c in columns]
             for r in e.rows()]
     rows = [[c for c in columns], ["-" * len(c) for c in columns], *rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(columns))]

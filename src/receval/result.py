@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from receval import numbers
 from receval.exceptions import ReceValError
 
 #: The views a higher layer lends to :class:`Result`, by name: ``"plot"`` (``(result, kind,
@@ -153,7 +154,7 @@ class Result:
 
     def __repr__(self) -> str:
         width = max((len(k) for k in self.summary), default=6)
-        lines = [f"  {k:<{width}}  {v:.6f}" for k, v in self.summary.items()]
+        lines = [f"  {k:<{width}}  {numbers.value(v)}" for k, v in self.summary.items()]
         users = self.counts["users"]["evaluated"]
         head = f"Result({users} users; ties={self.options['ties']}, empty={self.options['empty']}"
         return head + f", average={self.options['average']})\n" + "\n".join(lines)

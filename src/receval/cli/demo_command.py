@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import math
 import time
 
 from rich.markup import escape
 from rich.table import Table
 
+from receval import numbers
 from receval.cli.common import (
     _compile_notice,
     _errors_exit_2,
@@ -98,7 +98,8 @@ def _sections(run: DemoRun, elapsed: float) -> list[object]:
         f"{leak['train_after_test']} training rows are dated after their user's first test row.",
         _metric_table(run),
         f"Without exclude_train the training items take places in the top k: item-item nDCG@10 "
-        f"{kept.summary['nDCG@10']:.4f} instead of {model.summary['nDCG@10']:.4f} (a warning "
+        f"{numbers.value(kept.summary['nDCG@10'])} instead of "
+        f"{numbers.value(model.summary['nDCG@10'])} (a warning "
         "says so when train= is given).",
         f"\n[bold]{SECTIONS[4]}[/bold]: receval.compare(None, {{'popular': popular_result, "
         "'item-item': model_result}, metrics, baseline='popular'), users paired:",
@@ -124,7 +125,7 @@ def _metric_table(run: DemoRun) -> Table:
     for family in FAMILIES:
         for k in CUTOFFS:
             name = f"{family}@{k}"
-            table.add_row(name, *(f"{r.summary[name]:.4f}" for r in run.results.values()),
+            table.add_row(name, *(numbers.value(r.summary[name]) for r in run.results.values()),
                           end_section=k == CUTOFFS[-1])
     return table
 
@@ -138,17 +139,10 @@ def _comparison_table(run: DemoRun) -> Table:
     for header in ("metric", "delta", f"{level:.0%} CI", "p adjusted", "better/tied/worse"):
         table.add_column(header, justify="left" if header == "metric" else "right")
     for r in comparison.table.itertuples(index=False):
-        table.add_row(str(r.metric), f"{r.delta:+.4f}", f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]",
-                      _p_value(r.p_adjusted), f"{r.wins}/{r.ties}/{r.losses}")
+        table.add_row(str(r.metric), numbers.delta(r.delta),
+                      numbers.interval(r.ci_low, r.ci_high, "delta"), numbers.p_value(r.p_adjusted),
+                      "/".join(map(numbers.count, (r.wins, r.ties, r.losses))))
     return table
-
-
-def _p_value(p: float) -> str:
-    """Three significant digits; below 1e-16 (here about 1e-250: t near 40 on 2,000 users)
-    the digits say nothing more, so ``< 1e-16``."""
-    if math.isnan(p):
-        return ""
-    return "< 1e-16" if p < 1e-16 else f"{p:.3g}"
 
 
 def _footnote(run: DemoRun) -> str:

@@ -3,9 +3,9 @@ JUnit XML."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
+from receval import numbers
 from receval.compare import Comparison
 from receval.gates.grammar import Expectation
 from receval.result import Result
@@ -138,19 +138,24 @@ def verdict(gate: Gate) -> str:
     return f"{len(gate.outcomes)} check(s), {len(gate.failures)} failed"
 
 
+def _kind(o: Outcome) -> numbers.Kind:
+    """How the check's value is written (:mod:`receval.numbers`): a count, a difference from
+    a baseline, or a metric's value."""
+    kind = o.expectation.kind
+    if kind == "count":
+        return "count" if float(o.value).is_integer() else "value"
+    return "delta" if kind == "baseline" else "value"
+
+
 def _value(o: Outcome) -> str:
-    if o.expectation.kind == "count":
-        return f"{o.value:g}"
-    if math.isnan(o.value):
-        return "undefined"
-    return f"{o.value:+.4f}" if o.expectation.kind == "baseline" else f"{o.value:.4f}"
+    return numbers.number(o.value, _kind(o))
 
 
 def _interval(o: Outcome) -> str:
-    if math.isnan(o.low) or math.isnan(o.high):
+    """The value's interval (``n/a`` when it has none); a count has no interval to show."""
+    if o.expectation.kind == "count":
         return ""
-    spec = "+.4f" if o.expectation.kind == "baseline" else ".4f"
-    return f"[{o.low:{spec}}, {o.high:{spec}}]"
+    return numbers.interval(o.low, o.high, _kind(o))
 
 
 def _needs(o: Outcome) -> str:

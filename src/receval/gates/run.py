@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from receval import numbers
 from receval.compare import ALL, Comparison, compare
 from receval.evaluation import evaluate
 from receval.exceptions import ReceValError
@@ -321,7 +322,7 @@ def _absolute(e: Expectation, group: str | None, result: Result, confidence: flo
             low, high = percentile_interval(bootstrap_means(values, resamples, rng),
                                             1 - confidence)
     passed = not math.isnan(value) and OPS[e.op](value, e.bound)
-    shown = "undefined" if math.isnan(value) else f"{value:.4f}"
+    shown = numbers.value(value)
     return Outcome(e, _named(e, group), group, value, low, high, passed,
                    f"{metric}{f'[{group}]' if group else ''} = {shown}, needs {e.op} "
                    f"{e.bound:g}")
@@ -336,8 +337,8 @@ def _against(e: Expectation, group: str | None, comparison: Comparison, model: s
     delta, low, high = float(row["delta"]), float(row["ci_low"]), float(row["ci_high"])
     end, name = (low, "low") if e.op in (">=", ">") else (high, "high")
     passed = not math.isnan(end) and OPS[e.op](end, e.bound)
-    shown = "undefined" if math.isnan(end) else f"{end:+.4f}"
+    shown = numbers.delta(end)
     level = f"{1 - comparison.options['alpha']:.0%}"
     return Outcome(e, _named(e, group), group, delta, low, high, passed,
-                   f"difference {delta:+.4f}; its {level} interval's {name} end is {shown}, "
-                   f"needs {e.op} {e.bound:+g}")
+                   f"difference {numbers.delta(delta)}; its {level} interval's {name} end "
+                   f"is {shown}, needs {e.op} {e.bound:+g}")

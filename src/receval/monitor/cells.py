@@ -14,8 +14,9 @@ cell nor ``[, ]``, and no zero-width interval passed off as precise.
 
 from __future__ import annotations
 
-import math
 from typing import Any
+
+from receval import numbers
 
 #: the note under a table that may hold the cells of this module
 NOTE = ("n/a: no evaluated list in the window (see waiting / unjudged), or no interval "
@@ -23,26 +24,17 @@ NOTE = ("n/a: no evaluated list in the window (see waiting / unjudged), or no in
         "evaluated list, so no interval.")
 
 
-def _finite(value: Any) -> float | None:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
-def value_cell(value: Any, spec: str = ".4f") -> str:
-    """A metric's value, ``n/a`` when there is none.
+def value_cell(value: Any, kind: numbers.Kind = "value") -> str:
+    """A metric's value (:func:`receval.numbers.number`), ``n/a`` when there is none.
 
     Example:
         >>> value_cell(0.25), value_cell(float("nan"))
         ('0.2500', 'n/a')
     """
-    v = _finite(value)
-    return "n/a" if v is None else format(v, spec)
+    return numbers.number(value, kind)
 
 
-def interval_cell(low: Any, high: Any, n: int, spec: str = ".4f") -> str:
+def interval_cell(low: Any, high: Any, n: int, kind: numbers.Kind = "value") -> str:
     """A window's interval from its bounds and its number of evaluated lists ``n``.
 
     Example:
@@ -53,7 +45,4 @@ def interval_cell(low: Any, high: Any, n: int, spec: str = ".4f") -> str:
     """
     if n == 1:
         return "n = 1"
-    lo, hi = _finite(low), _finite(high)
-    if n < 1 or lo is None or hi is None:
-        return "n/a"
-    return f"[{format(lo, spec)}, {format(hi, spec)}]"
+    return numbers.NA if n < 1 else numbers.interval(low, high, kind)

@@ -4,10 +4,10 @@ file from a jinja2 template (autoescape on; figures as SVG data URIs; no script)
 from __future__ import annotations
 
 import base64
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from receval import numbers
 from receval._version import __version__
 from receval.monitor.cells import NOTE, interval_cell, value_cell
 
@@ -15,14 +15,6 @@ if TYPE_CHECKING:
     from receval.monitor.core import Monitor
 
 TEMPLATES = Path(__file__).parent / "templates"
-
-
-def _num(value: Any, spec: str = ".4f") -> str:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return str(value)
-    return "n/a" if math.isnan(v) else format(v, spec)
 
 
 def _duration(ns: Any) -> str:
@@ -76,12 +68,10 @@ def render_monitor(result: Monitor, path: str | Path | None = None, reference: A
         >>> "&lt;i&gt;x&lt;/i&gt;" in page and "<i>x</i>" not in page
         True
     """
-    import jinja2
-
+    from receval.report.page import environment
     from receval.report.plots import to_bytes
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
-                             keep_trailing_newline=True)
+    env = environment(TEMPLATES)  # the report's: autoescape, CSP, number formats
     variant_col = result.options.get("variant_col")
     table = result.drift(reference)
     windows = []
@@ -102,10 +92,11 @@ def render_monitor(result: Monitor, path: str | Path | None = None, reference: A
     drift = _drift_summary(table, result.metrics, variant_col)
     comparisons = [{"start": str(r["window_start"].date()), "variant": str(r["variant"]),
                     "baseline": str(r["baseline"]), "metric": r["metric"],
-                    "delta": _num(r["delta"], "+.4f"),
-                    "ci": interval_cell(r["ci_low"], r["ci_high"], 2, "+.4f"),
-                    "p": _num(r["p_value"], ".3g"), "p_adjusted": _num(r["p_adjusted"], ".3g"),
-                    "n": f"{int(r['n'])} / {int(r['baseline_n'])}"}
+                    "delta": numbers.delta(r["delta"]),
+                    "ci": interval_cell(r["ci_low"], r["ci_high"], 2, "delta"),
+                    "p": numbers.p_value(r["p_value"]),
+                    "p_adjusted": numbers.p_value(r["p_adjusted"]),
+                    "n": f"{numbers.count(r['n'])} / {numbers.count(r['baseline_n'])}"}
                    for _, r in result.comparisons.iterrows()]
     figure = ""
     if len(result.windows):

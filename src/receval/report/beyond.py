@@ -11,13 +11,13 @@ ties), for the users the evaluation covered, without training items when those w
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from receval import numbers
 from receval.beyond.names import parse_beyond
 from receval.beyond.report_data import coverage_novelty, long_tail_exposure, most_recommended
 from receval.exceptions import ReceValError
@@ -121,7 +121,7 @@ def beyond_section(
         >>> s["columns"], s["rows"][0]["cells"]
         (['coverage@1', 'novelty@1', 'gini@1', 'APLT@1'], ['0.3333', '1.0000', '0.6667', '0.0000'])
         >>> s["top"][0]["items"]
-        [['a', 'Heat', 2, '100.0%']]
+        [['a', 'Heat', '2', '100.0%']]
     """
     from receval.training import Training, plain_ids, read_train
 
@@ -148,16 +148,16 @@ def beyond_section(
         "k": k,
         "columns": [str(c) for c in table.columns],
         "catalogue": catalogue,
-        "rows": [{"model": str(name), "cells": [_fmt(v) for v in row]}
+        "rows": [{"model": str(name), "cells": [numbers.value(v) for v in row]}
                  for name, row in zip(table.index, table.to_numpy(np.float64), strict=True)],
         "bins": heads,
         "exposure": [{"model": "training interactions",
-                      "cells": [f"{v:.1%}" for v in reference] + [""]}]
-        + [{"model": name, "cells": [f"{v:.1%}" for v in s]} for name, s in shares.items()],
+                      "cells": [numbers.share(v) for v in reference] + [""]}]
+        + [{"model": name, "cells": [numbers.share(v) for v in s]} for name, s in shares.items()],
         "plot": plots.data_uri(plot_long_tail(shares, heads, reference)),
         "titles": titles is not None,
         "top": [{"model": str(name),
-                 "items": [[str(i), "" if t is None else str(t), int(n), f"{s:.1%}"]
+                 "items": [[str(i), "" if t is None else str(t), numbers.count(n), numbers.share(s)]
                            for i, t, n, s in g[["item", "title", "lists",
                                                 "share_of_users"]].itertuples(index=False)]}
                 for name, g in top.groupby("model", sort=False)],
@@ -256,7 +256,3 @@ def _titles(titles: Any) -> Mapping[Any, str] | pd.Series | None:
         return pd.Series(titles[column].to_numpy(), index=titles["item"].to_numpy())
     raise ReceValError(f"titles must be a dict, a Series or a frame of item, title; got "
                        f"{type(titles).__name__}")
-
-
-def _fmt(value: float) -> str:
-    return "nan" if math.isnan(value) else f"{value:.4f}"

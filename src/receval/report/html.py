@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from receval import numbers
 from receval._version import __version__
 from receval.measures.spec import parse_metric
 from receval.randomness import stream
@@ -32,6 +33,7 @@ from receval.report.models import (
     ranking_metrics,
     restrict,
 )
+from receval.report.page import environment
 from receval.report.significance import Significance, significance
 from receval.report.tables import counts_line, options_line, rows
 from receval.result import Result
@@ -85,8 +87,6 @@ def render_report(
         >>> "&lt;i&gt;bm25&lt;/i&gt;" in page and "<i>bm25</i>" not in page
         True
     """
-    import jinja2
-
     step = progress or (lambda _: None)
     given = as_models(results)
     # beyond-accuracy metrics have their own section (receval.report.beyond) and their own
@@ -100,11 +100,7 @@ def render_report(
     beyond_rows = [_beyond_row(n, given) for n in asked if n not in accuracy_names([n])]
     tables = {name: restrict(r, shown) for name, r in models.items()}
     limit = curve_limit(models, max_k)
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
-        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-    )
-    template = env.get_template("report.html.j2")
+    template = environment(TEMPLATES).get_template("report.html.j2")
     titles = _title_lookup(item_titles)
     step("paired tests between the models")
     # every pair, as receval.compare: paired t, Holm across pairs x metrics, 1,000 resamples
@@ -145,8 +141,8 @@ def render_report(
 def _strata(model: str, strata: Any) -> dict[str, Any]:
     """One model's groups as the template shows them: header and formatted rows."""
     metrics = [c for c in strata.columns if c not in ("group", "users")]
-    rows = [[str(row["group"]), f"{int(row['users']):,}",
-             *(f"{float(row[m]):.4f}" for m in metrics)]
+    rows = [[str(row["group"]), numbers.count(row["users"]),
+             *(numbers.value(row[m]) for m in metrics)]
             for row in strata.to_dict(orient="records")]
     return {"model": model, "header": ["group", "users", *metrics], "rows": rows}
 
@@ -178,7 +174,7 @@ def _summary_row(metric: str, values: list[float], names: list[str],
     cells = []
     for name, v in zip(names, values, strict=True):
         letters = _letters(marks.get((name, metric), ""), by_letter)
-        cells.append({"text": _fmt(v), "mark": ", ".join(letters),
+        cells.append({"text": numbers.value(v), "mark": ", ".join(letters),
                       "better": ", ".join(f"{x} ({by_letter[x]})" for x in letters)})
     return {"metric": metric, "cells": cells}
 
@@ -196,7 +192,7 @@ def _letters(mark: str, by_letter: Mapping[str, str]) -> list[str]:
 def _beyond_row(metric: str, models: Mapping[str, Result]) -> dict[str, Any]:
     """A beyond-accuracy metric's values, as the summary shows them (no test, no badge)."""
     return {"metric": metric,
-            "cells": [{"text": _fmt(float(r.summary.get(metric, math.nan))), "mark": "",
+            "cells": [{"text": numbers.value(r.summary.get(metric)), "mark": "",
                        "better": ""} for r in models.values()]}
 
 
@@ -283,9 +279,10 @@ def _distributions(tables: dict[str, Result]) -> list[dict[str, Any]]:
             v = result.per_user[metric].to_numpy(dtype=np.float64)
             v = v[~np.isnan(v)]
             q = np.quantile(v, [0, 0.25, 0.5, 0.75, 1]) if len(v) else [math.nan] * 5
-            stats.append({"model": name, "users": len(v), "mean": _fmt(_mean(v)),
-                          "quantiles": [_fmt(x) for x in q],
-                          "zeros": f"{(v == 0).mean():.1%}" if len(v) else "nan"})
+            stats.append({"model": name, "users": numbers.count(len(v)),
+                          "mean": numbers.value(_mean(v)),
+                          "quantiles": [numbers.value(x) for x in q],
+                          "zeros": numbers.share((v == 0).mean() if len(v) else None)})
         figure = plots.plot_distribution(tables, metric)
         out.append({"metric": metric, "uri": plots.data_uri(figure), "stats": stats})
     return out
@@ -338,7 +335,8 @@ def _missing(name: str, result: Result, edges: list[int], cutoff: int) -> dict[s
     users = result.counts["users"]
     policy = result.counts["undefined"]["policy"]
     empty = users.get("without_relevant", 0) if policy != "skip" else 0
-    return {"model": name, "users": len(bucket), "missed": _share(missed, len(bucket)),
+    return {"model": name, "users": numbers.count(len(bucket)),
+            "missed": _share(missed, len(bucket)),
             "deeper": _share(deeper, missed), "never": _share(missed - deeper, missed),
             "depth": edges[-1], "without_relevant": empty}
 
@@ -357,24 +355,21 @@ def _difference(base_name: str, base: Result, name: str, other: Result, metric: 
     losses, gains = losses.head(DIFFERING_USERS), gains.head(DIFFERING_USERS)
 
     def listed(frame: Any) -> list[list[str]]:
-        return [[str(u), _fmt(b), _fmt(o), f"{d:+.4f}"] for u, b, o, d in
+        return [[str(u), numbers.value(b), numbers.value(o), numbers.delta(d)] for u, b, o, d in
                 frame[["user", "baseline", "other", "difference"]].itertuples(index=False)]
 
-    return {"model": name, "metric": metric, "users": len(diff),
+    return {"model": name, "metric": metric, "users": numbers.count(len(diff)),
             "better": _share(int((diff > tol).sum()), len(diff)),
             "same": _share(int((np.abs(diff) <= tol).sum()), len(diff)),
             "worse": _share(int((diff < -tol).sum()), len(diff)),
-            "mean": f"{_mean(diff):+.4f}" if len(diff) else "nan",
-            "ci": f"[{lo:+.4f}, {hi:+.4f}]", "gains": listed(gains), "losses": listed(losses)}
+            "mean": numbers.delta(_mean(diff)), "ci": numbers.interval(lo, hi, "delta"),
+            "gains": listed(gains), "losses": listed(losses)}
 
 
 def _share(n: int, total: int) -> str:
-    return f"{n / total:.1%} ({n})" if total else "0"
+    return f"{numbers.share(n / total)} ({numbers.count(n)})" if total else "0"
 
 
 def _mean(values: np.ndarray) -> float:
     return float(values.mean()) if len(values) else math.nan
 
-
-def _fmt(value: float) -> str:
-    return "nan" if math.isnan(value) else f"{value:.4f}"

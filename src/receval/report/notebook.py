@@ -1,15 +1,16 @@
-"""The HTML a notebook shows for a :class:`~receval.result.Result` (no jinja2 needed).
+"""The HTML a notebook shows for a :class:`~receval.result.Result` (no template needed).
 
 Every text that comes from the data or the caller (metric names, ids, option values) is
-escaped.
+escaped as the report's templates escape it (:func:`receval.report.page.escape`); numbers are
+written as everywhere else (:mod:`receval.numbers`: 4 decimals, ``n/a`` when missing).
 """
 
 from __future__ import annotations
 
-import math
-from html import escape
 from typing import Any
 
+from receval import numbers
+from receval.report.page import escape
 from receval.result import Result
 
 _STYLE = (
@@ -52,8 +53,11 @@ def result_html(result: Result, max_users: int = 5) -> str:
 
 
 def _fmt(value: Any) -> str:
+    """A float as a metric's value (:func:`receval.numbers.value`), anything else as text."""
+    if hasattr(value, "item") and not isinstance(value, str):  # numpy scalars
+        value = value.item()
     if isinstance(value, float):
-        return "nan" if math.isnan(value) else f"{value:.6f}"
+        return numbers.value(value)
     return escape(str(value))
 
 

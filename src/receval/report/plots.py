@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import numpy as np
 
+from receval import numbers
 from receval._version import __version__
 from receval.exceptions import ReceValError
 from receval.report.bootstrap import metric_cis
@@ -217,7 +218,7 @@ def plot_distribution(results: Results, metric: str | None = None, *, bins: int 
         values = values[~np.isnan(values)]
         ax.hist(values, bins=edges, histtype="stepfilled" if len(models) == 1 else "step",
                 alpha=0.6 if len(models) == 1 else 1.0, linewidth=1.5, color=_color(i),
-                label=f"{name} (mean {result.summary[metric]:.4f})")
+                label=f"{name} (mean {numbers.value(result.summary[metric])})")
         ax.axvline(result.summary[metric], color=_color(i), linestyle="--", linewidth=1)
     ax.set_xlabel(f"{metric} per user")
     ax.set_ylabel("users")

@@ -18,6 +18,7 @@ import pandas as pd
 from rich.table import Table
 from rich.text import Text
 
+from receval import numbers
 from receval.io.terminal import safe_text
 from receval.io.text_tables import csv_text, latex_cell, markdown_cell, safe_lines
 from receval.measures.spec import RATING, parse_metric
@@ -104,7 +105,7 @@ def to_markdown(models: dict[str, Result]) -> str:
     header = ["metric", *map(markdown_cell, _columns(models, tests))]
     lines = ["| " + " | ".join(header) + " |", "|:---|" + "---:|" * (len(header) - 1)]
     for metric, values in rows(models):
-        cells = [_fmt(v) + superscript(_mark(tests, name, metric))
+        cells = [numbers.value(v) + superscript(_mark(tests, name, metric))
                  for name, v in zip(models, values, strict=True)]
         lines.append("| " + " | ".join([markdown_cell(metric), *cells]) + " |")
     if tests is not None:
@@ -129,8 +130,9 @@ def to_latex(models: dict[str, Result]) -> str:
     lines.append(" & ".join(["metric", *map(_latex_escape, columns)]) + r" \\")
     lines.append(r"\midrule")
     for metric, values in rows(models):
-        cells = [_fmt(v) + (rf"$^{{\mathrm{{{mark}}}}}$" if (mark := _mark(tests, name, metric))
-                            else "") for name, v in zip(models, values, strict=True)]
+        cells = [numbers.value(v) + (rf"$^{{\mathrm{{{mark}}}}}$"
+                                     if (mark := _mark(tests, name, metric)) else "")
+                 for name, v in zip(models, values, strict=True)]
         lines.append(" & ".join([_latex_escape(metric), *cells]) + r" \\")
     lines.append(r"\bottomrule")
     if tests is not None:
@@ -185,7 +187,7 @@ def summary_lines(models: dict[str, Result], width: int) -> list[Table | Text]:
 def _summary_cells(models: dict[str, Result]) -> tuple[list[str], list[list[str]]]:
     tests = marks(models)
     headers = ["metric", *(safe_text(name) for name in _columns(models, tests))]
-    cells = [[safe_text(metric), *(_fmt(v) + superscript(_mark(tests, name, metric))
+    cells = [[safe_text(metric), *(numbers.value(v) + superscript(_mark(tests, name, metric))
                                    for name, v in zip(models, values, strict=True))]
              for metric, values in rows(models)]
     return headers, cells
@@ -207,8 +209,8 @@ def strata_table(strata: pd.DataFrame, model: str = "", width: int | None = None
     title = f"{model}: per group of users" if model else "per group of users"
     metrics = [c for c in strata.columns if c not in ("group", "users")]
     headers = ["group", "users", *(safe_text(str(m)) for m in metrics)]
-    cells = [[safe_text(str(cells["group"])), f"{int(cells['users']):,}",
-              *(_fmt(float(cells[m])) for m in metrics)]
+    cells = [[safe_text(str(cells["group"])), numbers.count(cells["users"]),
+              *(numbers.value(cells[m]) for m in metrics)]
              for cells in (dict(zip(strata.columns, row, strict=True))
                            for row in strata.itertuples(index=False))]
     parts = split_to_fit(headers, cells, width or 10**9, keys=2, wrap=False)
@@ -329,10 +331,6 @@ def best_indices(metric: str, values: list[float]) -> set[int]:
         return set()
     target = min(finite) if parse_metric(metric).family in RATING else max(finite)
     return {i for i, v in enumerate(values) if v == target}
-
-
-def _fmt(value: float) -> str:
-    return "nan" if math.isnan(value) else f"{value:.4f}"
 
 
 def options_line(result: Result) -> str:
