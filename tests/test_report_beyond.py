@@ -118,7 +118,7 @@ def test_excluded_training_items_leave_the_exposure() -> None:
     dropped = beyond_section({}, {"m": preds}, TRAIN, k=1, bins=3, exclude_train=True)
     assert kept["exposure"][1]["cells"] == ["100.0%", "0.0%", "0.0%", "0.0%"]
     assert dropped["exposure"][1]["cells"] == ["0.0%", "0.0%", "0.0%", "100.0%"]
-    assert dropped["top"][0]["items"] == [["d", "", 1, "100.0%"]]
+    assert dropped["top"][0]["items"] == [["d", "", "1", "100.0%"]]
 
 
 def test_python_api_results_with_beyond_metrics() -> None:
