@@ -138,6 +138,7 @@ def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: s
 
 def _print_table(result: Any, reference: str | None) -> None:
     from receval.monitor.cells import NOTE, interval_cell, value_cell
+    from receval.numbers import count
 
     drift = result.drift(reference)
     variant_col = result.options.get("variant_col")
@@ -163,8 +164,8 @@ def _print_table(result: Any, reference: str | None) -> None:
             cells.append(value_cell(w[name]))
             cells.append(interval_cell(w[f"{name}_ci_low"], w[f"{name}_ci_high"],
                                        int(w["users_evaluated"])))
-        cells += [str(w["users_evaluated"]), str(w["users_waiting"]),
-                  str(w["users_unjudged"]), f"outside: {flagged}" if flagged else ""]
+        cells += [*(count(w[c]) for c in ("users_evaluated", "users_waiting", "users_unjudged")),
+                  f"outside: {flagged}" if flagged else ""]
         table.add_row(*(Text(safe_text(c)) for c in cells))
     out = _stdout()
     out.print(table)
