@@ -214,10 +214,16 @@ def test_a_gate_writes_an_undefined_value_as_n_a() -> None:
 
 
 def test_explain_writes_values_as_every_door() -> None:
-    from receval.explain import _cell
+    from receval.explain import Explanation, OptionDifference, format_explain
 
-    assert _cell(2 / 9, True, False) == P3
-    assert _cell(float("nan"), True, True) == "n/a"
+    # an option whose effect could not be computed (NaN) and values of 2/9 under both
+    e = Explanation("x", "y", [OptionDifference("ties", "stable", "average", ())],
+                    metrics=["P@3"], values_a={"P@3": 2 / 9}, values_b={"P@3": 2 / 9},
+                    effects={"ties": {"P@3": float("nan")}})
+    lines = format_explain(e).splitlines()
+    assert lines[2].split()[-1] == "n/a"  # the effect of ties
+    assert lines[3].split()[-1] == P3 and lines[4].split()[-1] == P3  # = x, = y
+    assert str(e) == format_explain(e)
 
 
 # --- one escaping path, one Content-Security-Policy -------------------------------------------
