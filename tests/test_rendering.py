@@ -201,6 +201,39 @@ def test_monitor_on_the_command_line_writes_values_as_every_door(tmp_path: Path)
     assert P3 in text and "n/a" in text and not re.search(r"\bnan\b", text)
 
 
+def test_monitor_writes_counts_as_every_door(tmp_path: Path) -> None:
+    """1,000 served lists, each judged relevant: the evaluated count reads 1,000 in the
+    monitor's table and page, as the report and evaluate's groups write counts."""
+    from receval.monitor.html import render_monitor
+
+    users = [f"u{i}" for i in range(1000)]
+    imp = pd.DataFrame({"user": users, "item": "a", "rank": 1, "served_at": DAY0})
+    fb = pd.DataFrame({"user": users, "item": "a", "value": 1.0,
+                       "at": DAY0 + pd.Timedelta("1h")})
+    m = _quiet(receval.monitor, imp, fb, ["P@1"], window="7D", attribution="1D",
+               n_resamples=0)
+    assert m.windows["users_evaluated"].tolist() == [1000]
+    assert "<td>1.0000</td><td>n/a</td><td>1,000</td>" in render_monitor(m)
+    imp.to_parquet(tmp_path / "imp.parquet")
+    fb.to_parquet(tmp_path / "fb.parquet")
+    text = _cli("monitor", "-i", str(tmp_path / "imp.parquet"), "--feedback",
+                str(tmp_path / "fb.parquet"), "-m", "P@1", "--window", "7D", "--attribution",
+                "1D", "--resamples", "0")
+    row = next(line for line in text.splitlines() if "2024-01-01" in line)
+    assert re.search(r"1\.0000\W+n/a\W+1,000\W+0\W+0\b", row), text
+    strata = _quiet(receval.evaluate, {"user": users, "item": ["a"] * 1000},
+                    {"user": users, "item": ["a"] * 1000, "score": [1.0] * 1000}, ["P@1"],
+                    strata=dict.fromkeys(users, "all"))
+    from rich.console import Console
+
+    from receval.report.tables import strata_table
+
+    console = Console(width=100, record=True)
+    for table in strata_table(strata.strata):
+        console.print(table)
+    assert "1,000" in console.export_text()
+
+
 # --- explain, gates --------------------------------------------------------------------------
 
 def test_a_gate_writes_an_undefined_value_as_n_a() -> None:

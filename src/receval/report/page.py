@@ -1,6 +1,6 @@
 """What every HTML page receval writes shares: one jinja2 environment (autoescape on, so every
 id, name, path and option from the data is escaped by one path), one Content-Security-Policy,
-and the number formats of :mod:`receval.numbers` as template filters.
+and the number formats of :mod:`receval.numbers` as the template filter ``number``.
 
 The report (:mod:`receval.report.html`) and the monitor page (:mod:`receval.monitor.html`)
 render through :func:`environment`; their templates write ``{{ csp }}`` in their
@@ -25,15 +25,18 @@ CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 
 def environment(templates: str | Path) -> jinja2.Environment:
     """The jinja2 environment of the templates in the folder ``templates``: autoescape on,
-    an undefined name an error, :data:`CSP` as ``csp``, and the filters ``value``,
-    ``delta``, ``p_value``, ``effect``, ``share``, ``count`` (:mod:`receval.numbers`).
+    an undefined name an error, :data:`CSP` as ``csp``, and the filter ``number``
+    (:func:`receval.numbers.number`: ``{{ x | number }}``, ``{{ n | number("count") }}``; a
+    filter of its own name, so no jinja2 built-in such as ``count`` is shadowed).
 
     Example:
         >>> import tempfile, pathlib
         >>> folder = pathlib.Path(tempfile.mkdtemp())
-        >>> _ = (folder / "t.j2").write_text("{{ csp }} {{ name }} {{ x | value }}")
-        >>> print(environment(folder).get_template("t.j2").render(name="<b>", x=float("nan")))
-        default-src 'none'; img-src data:; style-src 'unsafe-inline' &lt;b&gt; n/a
+        >>> _ = (folder / "t.j2").write_text(
+        ...     "{{ csp }} {{ name }} {{ x | number }} {{ n | number('count') }}")
+        >>> page = environment(folder).get_template("t.j2")
+        >>> print(page.render(name="<b>", x=float("nan"), n=1234))
+        default-src 'none'; img-src data:; style-src 'unsafe-inline' &lt;b&gt; n/a 1,234
     """
     import jinja2
     import markupsafe
@@ -44,8 +47,7 @@ def environment(templates: str | Path) -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.globals["csp"] = markupsafe.Markup(CSP)  # a constant: written as is, quotes included
-    env.filters.update(value=numbers.value, delta=numbers.delta, p_value=numbers.p_value,
-                       effect=numbers.effect, share=numbers.share, count=numbers.count)
+    env.filters["number"] = numbers.number
     return env
 
 
