@@ -11,6 +11,7 @@ budget whatever the number of users.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,7 @@ from receval import checks
 from receval._version import __version__
 from receval.beyond.names import split_metrics
 from receval.exceptions import ReceValError
-from receval.finalize import merge_parts, record_profile
+from receval.finalize import merge_parts, record_profile, recorded_inputs
 from receval.measures.spec import RATING, MetricSpec, parse_metrics
 from receval.options import OPTION_NAMES, Options
 from receval.result import Result, null_reasons
@@ -161,8 +162,9 @@ def evaluate_scores(
             threshold_given="relevance_threshold" in options
             or opts.relevance_threshold is not None)
     result = parts[0][1] if len(parts) == 1 else merge_parts(specs, parts, opts)
-    record_profile(result, specs, per_spec, opts, resolved.name,
-                   inputs=None if leak is None else leak.recorded)
+    record_profile(result, specs, per_spec, opts, resolved.name, inputs=recorded_inputs(
+        train=train if leak is None or isinstance(train, str | os.PathLike) else leak.train,
+        exclude_train=exclude_train))
     if leak is not None:
         with checks.silence(silence):
             leak.record(result)

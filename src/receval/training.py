@@ -534,16 +534,11 @@ class Leakage:
             out["train_after_test"] = self.train_after_test
         return out
 
-    @property
-    def recorded(self) -> dict[str, Any]:
-        """What ``Result.options`` records of the training data (given to
-        :func:`receval.finalize.record_profile` with the options)."""
-        return {"exclude_train": self.exclude_train}
-
     def record(self, result: Result) -> None:
         """Write the audit into ``result`` (``counts["train"]``; with ``exclude_train``, the
         excluded rows in ``counts["rows"]``) and warn about what is large (:func:`check`).
-        ``options["exclude_train"]`` is :attr:`recorded`, written with the options."""
+        ``options["train"]`` and ``options["exclude_train"]`` are written with the options
+        (:func:`receval.finalize.recorded_inputs`)."""
         counts = self.counts(result.per_user["user"].tolist())
         result.counts["train"] = counts
         if self.exclude_train:
