@@ -4,8 +4,11 @@ point 3): short descriptions, never the tables; the training audit adds counts, 
 
 from __future__ import annotations
 
+import dataclasses
 import types
+import typing
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -28,7 +31,7 @@ TRAIN = pd.DataFrame({"user": [1, 2], "item": [13, 14]})
 def _evaluate(**kwargs: object) -> Result:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return receval.evaluate(TRUTH, PREDS, ["P@1"], **kwargs)  # type: ignore[arg-type]
+        return receval.evaluate(TRUTH, PREDS, ["P@1"], **kwargs)
 
 
 def test_the_audit_writes_counts_not_options() -> None:
@@ -92,8 +95,8 @@ def test_the_options_are_written_once(monkeypatch: pytest.MonkeyPatch) -> None:
     from receval import evaluation, finalize
 
     def once(result: Result, *args: object, **kwargs: object) -> None:
-        finalize.record_profile(result, *args, **kwargs)  # type: ignore[arg-type]
-        result.options = types.MappingProxyType(result.options)  # type: ignore[assignment]
+        finalize.record_profile(result, *args, **kwargs)
+        result.options = types.MappingProxyType(result.options)
 
     monkeypatch.setattr(evaluation, "record_profile", once)
     with warnings.catch_warnings():
@@ -127,3 +130,47 @@ def test_compare_records_the_inputs_and_each_model_too() -> None:
     for result in c.results.values():
         assert result.options["train"] == {"rows": 2, "users": 2}
         assert result.options["exclude_train"] is True
+
+
+# typed: Result.counts and Result.options have a declared schema --------------------------------
+
+
+def test_the_recorded_options_type_each_option_as_options_does() -> None:
+    from receval.result import RecordedOptions
+
+    declared = typing.get_type_hints(RecordedOptions)
+    fields = typing.get_type_hints(Options)
+    for field in dataclasses.fields(Options):
+        assert declared[field.name] == fields[field.name], field.name
+
+
+def _undeclared(value: Mapping[str, object], schema: type) -> set[str]:
+    """The keys of ``value`` that the TypedDict ``schema`` does not declare."""
+    return set(value) - set(typing.get_type_hints(schema))
+
+
+def test_every_key_a_door_writes_is_declared() -> None:
+    from receval.result import Counts, RecordedOptions
+
+    features = pd.DataFrame({"item": [10, 11, 12, 13, 14], "genres": ["a", "b", "a|b", "c", "c"]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = [
+            receval.evaluate(TRUTH, PREDS, ["P@1", "coverage@2", "diversity@2"], train=TRAIN,
+                             exclude_train=True, item_features=features, strata="activity"),
+            receval.evaluate(TRUTH, PREDS, ["P@1", "AP@2"], profile="torchmetrics"),
+            receval.evaluate(TRUTH, PREDS, ["P@1"], debias="ips", propensity="uniform"),
+            receval.evaluate_scores({"user": [0, 1], "item": [0, 1]},
+                                    np.array([[0.9, 0.1], [0.2, 0.7]]), ["P@1"],
+                                    train={"user": [0], "item": [1]}, device="cpu"),
+        ]
+    for r in results:
+        assert _undeclared(r.counts, Counts) == set()
+        assert _undeclared(r.options, RecordedOptions) == set()
+
+
+def test_the_strata_sums_are_typed_on_the_result() -> None:
+    r = _evaluate(strata={1: "a", 2: "b"})
+    assert sorted(r.strata_sums) == ["a", "b"] and not r.strata.attrs
+    merged = r.strata_sums["a"].merge(r.strata_sums["b"])
+    assert merged.finalize(Options()) == r.summary

@@ -13,7 +13,7 @@ import contextvars
 import os
 import warnings
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -36,10 +36,10 @@ from receval.exceptions import ReceValError
 from receval.finalize import merge_parts, record_profile, recorded_inputs
 from receval.measures.spec import RATING, MetricSpec, parse_metrics
 from receval.options import UNSET, Options
-from receval.result import Result, null_reasons
+from receval.result import RecordedOptions, Result, null_reasons
 from receval.scalars import plain
 from receval.shaping import Prepared, prepare, prepare_key
-from receval.strata import as_mapping, merge_metric_parts, stratify
+from receval.strata import Strata, as_mapping, merge_metric_parts, stratify
 
 if TYPE_CHECKING:
     from receval.profiles import Profile
@@ -264,7 +264,9 @@ def evaluate(
                                                      device=device)))
     result = parts[0][1] if len(parts) == 1 else merge_parts(specs, parts, options)
     if mapping is not None and len(parts) > 1:  # the groups' metric columns side by side
-        result.strata = merge_metric_parts([p.strata for _, p in parts], [s.name for s in specs])
+        merged = merge_metric_parts([_strata_of(p) for _, p in parts], [s.name for s in specs])
+        result.strata, result.strata_sums = (None, None) if merged is None else (merged.table,
+                                                                                merged.sums)
     record_profile(result, specs, per_spec, options, resolved.name, inputs=recorded_inputs(
         train=train if leak is None or isinstance(train, str | os.PathLike) else leak.train,
         exclude_train=exclude_train,
@@ -347,8 +349,18 @@ def evaluate_prepared(
         engine=engine,
         metrics={s.name: s.canonical for s in specs},
     )
-    return Result(summary=agg.summary, per_user=per_user, counts=counts, options=record,
-                  metrics=[s.name for s in specs], sums=agg.sums, strata=groups)
+    return Result(summary=agg.summary, per_user=per_user, counts=counts,
+                  options=cast(RecordedOptions, record),
+                  metrics=[s.name for s in specs], sums=agg.sums,
+                  strata=None if groups is None else groups.table,
+                  strata_sums=None if groups is None else groups.sums)
+
+
+def _strata_of(result: Result) -> Strata | None:
+    """The groups of users of one part (a profile's group of metrics), typed again."""
+    if result.strata is None:
+        return None
+    return Strata(result.strata, result.strata_sums or {})
 
 
 #: set while :func:`evaluate_partition` runs: a partition may select no user (the driver

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
 from receval.accumulate import Accumulator
 from receval.measures.spec import MetricSpec
 from receval.options import Options
-from receval.result import Result
+from receval.result import Counts, RecordedOptions, Result
 
 
 def merge_parts(specs: list[MetricSpec], parts: list[tuple[list[int], Result]],
@@ -24,14 +24,14 @@ def merge_parts(specs: list[MetricSpec], parts: list[tuple[list[int], Result]],
     names = [s.name for s in specs]
     values: dict[str, float] = {}
     per_user: pd.DataFrame | None = None
-    counts: dict[str, Any] = {}
+    counts: Counts = {}
     for _members, part in parts:
         values.update(part.summary)
         frame = part.per_user
         per_user = frame if per_user is None else per_user.merge(frame, on="user", how="outer")
         if not counts:
-            counts = {key: (dict(val) if isinstance(val, dict) else val)
-                      for key, val in part.counts.items()}
+            counts = cast(Counts, {key: (dict(val) if isinstance(val, dict) else val)
+                                   for key, val in part.counts.items()})
             counts["undefined"] = dict(counts["undefined"])
             counts["undefined"]["users"] = dict(counts["undefined"]["users"])
             counts["users_per_metric"] = {}
@@ -46,8 +46,8 @@ def merge_parts(specs: list[MetricSpec], parts: list[tuple[list[int], Result]],
     merged_sums = (Accumulator(tuple(sorted((m for acc in sums for m in acc.metrics),
                                             key=lambda m: names.index(m.name))))
                    if all(acc is not None for acc in sums) else None)
-    record = dict(parts[0][1].options)
-    record.update(options.to_dict())
+    record = parts[0][1].options.copy()
+    record.update(cast(RecordedOptions, options.to_dict()))
     record["metrics"] = {s.name: s.canonical for s in specs}
     return Result(summary={n: values[n] for n in names}, per_user=per_user[["user", *names]],
                   counts=counts, options=record, metrics=names, sums=merged_sums)
@@ -81,10 +81,11 @@ def record_profile(result: Result, specs: list[MetricSpec], per_spec: list[Optio
                         if base[name] != value}
         for i in range(len(specs)) if per_spec[i] != options
     }
-    result.options = {**result.options, **base, "profile": profile,
-                      **({"per_metric": overrides} if overrides else {}),
-                      **recorded_inputs(), **(inputs or {}),
-                      **({"metrics": dict(metrics)} if metrics is not None else {})}
+    record: dict[str, Any] = {**result.options, **base, "profile": profile,
+                              **({"per_metric": overrides} if overrides else {}),
+                              **recorded_inputs(), **(inputs or {}),
+                              **({"metrics": dict(metrics)} if metrics is not None else {})}
+    result.options = cast(RecordedOptions, record)
 
 
 def recorded_inputs(*, train: Any = None, exclude_train: bool = False,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -27,7 +27,7 @@ from receval.exceptions import ReceValError
 from receval.finalize import merge_parts, record_profile, recorded_inputs
 from receval.measures.spec import RATING, MetricSpec, parse_metrics
 from receval.options import OPTION_NAMES, Options
-from receval.result import Result, null_reasons
+from receval.result import Counts, RecordedOptions, Result, null_reasons
 from receval.scalars import plain
 
 if TYPE_CHECKING:
@@ -758,7 +758,7 @@ def _result(judged: _Judged, out: Any, specs: list[MetricSpec], options: Options
     per_user.insert(0, "user", users)
     rows = dict(judged.counts)
     rows["predictions_kept"] = int(out.n_list.sum())
-    counts: dict[str, Any] = {
+    counts: Counts = {
         "users": {
             "evaluated": len(users),
             "in_truth": judged.in_truth,
@@ -777,7 +777,8 @@ def _result(judged: _Judged, out: Any, specs: list[MetricSpec], options: Options
     record = options.to_dict()
     record.update(version=__version__, engine="torch", device=device,
                   metrics={s.name: s.canonical for s in specs})
-    return Result(summary=agg.summary, per_user=per_user, counts=counts, options=record,
+    return Result(summary=agg.summary, per_user=per_user, counts=counts,
+                  options=cast(RecordedOptions, record),
                   metrics=[s.name for s in specs])
 
 
