@@ -75,6 +75,7 @@ from receval.exceptions import (
 from receval.measures.spec import RATING, parse_metrics
 from receval.monitor.inputs import UNITS, read_feedback, read_impressions
 from receval.monitor.intervals import resampled_means
+from receval.monitor.outputs import jsonable, records, write_late
 from receval.monitor.state import SUFFIXES, Bucket, State, check_params, open_state
 from receval.monitor.windows import parse_attribution, parse_window
 from receval.options import Options
@@ -82,6 +83,7 @@ from receval.randomness import stream
 from receval.scalars import plain
 from receval.stats.corrections import adjust
 from receval.stats.intervals import percentile_interval
+from receval.stats.unpaired import welch_p_value
 
 #: the count columns of :attr:`Monitor.windows`
 COUNTS = ("users_evaluated", "users_waiting", "users_unjudged")
@@ -142,8 +144,8 @@ class Monitor:
         """
         import json
 
-        return json.dumps({"windows": _records(self.windows),
-                           "comparisons": _records(self.comparisons),
+        return json.dumps({"windows": records(self.windows),
+                           "comparisons": records(self.comparisons),
                            "counts": self.counts, "options": self.options},
                           allow_nan=False, **kwargs)
 
@@ -164,7 +166,7 @@ class Monitor:
 
         # the one text-table writer: formula cells neutralised unless raw, controls escaped
         return csv_text([str(c) for c in self.windows.columns],
-                        (row.values() for row in _records(self.windows)), raw=raw)
+                        (row.values() for row in records(self.windows)), raw=raw)
 
     def drift(self, reference: Any = None, rule: str = "interval") -> pd.DataFrame:
         """Each metric per window with its interval, the reference window's band and a flag.
@@ -346,7 +348,7 @@ def monitor(
         "variant_col": variant_col,
         "baseline": plain(baseline), "order": order_kind, "n_resamples": n_resamples,
         "confidence": confidence, "seed": seed,
-        "options": {k: _jsonable(v) for k, v in sorted(options.items()) if k != "silence"},
+        "options": {k: jsonable(v) for k, v in sorted(options.items()) if k != "silence"},
     }
     run = _Run(specs, names, windows.origin, windows.width, step_ns, span, late_span,
                params["min_feedback"], order_kind, variant_col, baseline, n_resamples,
@@ -354,7 +356,7 @@ def monitor(
     if state is None:
         out, _, late_rows = run.advance(State(params=params), imps, fb, zone)
         if late_out is not None:
-            _write_late(late_rows, late_out)
+            write_late(late_rows, late_out)
         return out
     with open_state(state, lock_timeout) as store:
         st = store.read(names) or State(params=params)
@@ -380,7 +382,7 @@ def monitor(
         new_state.batches = st.batches | applied
         store.write(new_state, names)
         if late_out is not None:
-            _write_late(late_rows, late_out)  # before the commit: both or neither
+            write_late(late_rows, late_out)  # before the commit: both or neither
     return out
 
 
@@ -417,24 +419,6 @@ def batch_hash(frame: pd.DataFrame, side: str) -> str:
         h.update(f"\0{col}:{frame[col].dtype}".encode())
     h.update(rows.tobytes())
     return h.hexdigest()
-
-
-def _write_late(rows: pd.DataFrame, path: str | Path) -> None:
-    """The late feedback rows (times as UTC ISO text) to ``path`` (CSV, TSV or Parquet)."""
-    import pyarrow as pa
-
-    from receval.io.output import write_table
-
-    frame = rows.copy()
-    frame["at"] = pd.to_datetime(frame["at"].to_numpy(dtype=np.int64), unit="ns", utc=True)
-    write_table(pa.Table.from_pandas(frame, preserve_index=False), path, label="late feedback")
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    value = plain(value)
-    return value if isinstance(value, str | int | float | bool | type(None)) else repr(value)
 
 
 def _refuse_input_paths(state: str | Path | None, late_out: str | Path | None,
@@ -787,8 +771,6 @@ class _Run:
                  groups: dict[Any, tuple[Accumulator, pd.DataFrame]]) -> list[dict[str, Any]]:
         """Each variant against the baseline in one window: Welch's t and a bootstrap interval
         of the difference of the means (lists resampled within each variant)."""
-        from scipy import stats
-
         variants = sorted(groups, key=repr)
         base = self.baseline if self.baseline is not None else (variants[0] if variants
                                                                 else None)
@@ -803,13 +785,7 @@ class _Run:
                 b = groups[variant][1][name].to_numpy(dtype=np.float64)
                 a, b = a[~np.isnan(a)], b[~np.isnan(b)]
                 nan = math.nan
-                p = nan
-                if a.size >= 2 and b.size >= 2:
-                    with np.errstate(all="ignore"), warnings.catch_warnings():
-                        warnings.simplefilter("ignore", RuntimeWarning)
-                        p = float(stats.ttest_ind(b, a, equal_var=False).pvalue)
-                    if math.isnan(p) and float(a.mean()) == float(b.mean()):
-                        p = 1.0
+                p = welch_p_value(b, a)
                 low = high = nan
                 if self.n_resamples and a.size and b.size:
                     rng = stream(self.seed, f"{start}:{variant!r}", repr(base), name)
@@ -852,22 +828,6 @@ class _Run:
         frame["window_start"] = pd.to_datetime(frame["window_start"].astype(np.int64),
                                                unit="ns", utc=True)
         return frame
-
-
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """Rows as plain Python: times as ISO text, non-finite floats as ``None``."""
-    out = []
-    for row in frame.to_dict(orient="records"):
-        clean: dict[str, Any] = {}
-        for k, v in row.items():
-            if isinstance(v, pd.Timestamp):
-                v = v.isoformat()
-            v = plain(v)
-            if isinstance(v, float) and not math.isfinite(v):
-                v = None
-            clean[str(k)] = v
-        out.append(clean)
-    return out
 
 
 def _ts(ns: int) -> str:
