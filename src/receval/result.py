@@ -169,9 +169,13 @@ class Result:
             ``train=``, ``counts["train"]`` holds the training audit (:mod:`receval.training`):
             ``rows``, ``users``, ``items`` of the training data, ``predictions_in_train``,
             ``truth_in_train``, ``users_without_train``, ``items_without_train`` and, with
-            timestamps on both sides, ``train_after_test``.
+            timestamps on both sides, ``train_after_test``. :class:`Counts` declares every key.
         options: every option in effect, the receval version and the engine, so a number
-            never travels without its definition.
+            never travels without its definition, and what the plan was given besides:
+            ``train``, ``exclude_train``, ``item_features``, ``item_groups``, ``strata`` and
+            ``beyond``, each a short description (a path, a name, ``{"rows": n, "users": n}``)
+            or ``None`` (:func:`receval.finalize.recorded_inputs`). Written once, with the
+            plan; :class:`RecordedOptions` declares every key.
         sums: the exact, mergeable sums the summary was finalised from (a
             :class:`receval.accumulate.Accumulator`; ``None`` when not kept): merge them with
             another set of users' sums and ``finalize`` gives the summary over both, bit for bit
