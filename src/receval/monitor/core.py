@@ -75,7 +75,9 @@ from receval.exceptions import (
 from receval.measures.spec import RATING, parse_metrics
 from receval.monitor.inputs import UNITS, read_feedback, read_impressions
 from receval.monitor.intervals import resampled_means
-from receval.monitor.outputs import jsonable, records, write_late
+from receval.monitor.outputs import jsonable as _jsonable  # the writers: monitor/outputs.py
+from receval.monitor.outputs import records as _records
+from receval.monitor.outputs import write_late as _write_late
 from receval.monitor.state import SUFFIXES, Bucket, State, check_params, open_state
 from receval.monitor.windows import parse_attribution, parse_window
 from receval.options import Options
@@ -144,8 +146,8 @@ class Monitor:
         """
         import json
 
-        return json.dumps({"windows": records(self.windows),
-                           "comparisons": records(self.comparisons),
+        return json.dumps({"windows": _records(self.windows),
+                           "comparisons": _records(self.comparisons),
                            "counts": self.counts, "options": self.options},
                           allow_nan=False, **kwargs)
 
@@ -166,7 +168,7 @@ class Monitor:
 
         # the one text-table writer: formula cells neutralised unless raw, controls escaped
         return csv_text([str(c) for c in self.windows.columns],
-                        (row.values() for row in records(self.windows)), raw=raw)
+                        (row.values() for row in _records(self.windows)), raw=raw)
 
     def drift(self, reference: Any = None, rule: str = "interval") -> pd.DataFrame:
         """Each metric per window with its interval, the reference window's band and a flag.
@@ -348,7 +350,7 @@ def monitor(
         "variant_col": variant_col,
         "baseline": plain(baseline), "order": order_kind, "n_resamples": n_resamples,
         "confidence": confidence, "seed": seed,
-        "options": {k: jsonable(v) for k, v in sorted(options.items()) if k != "silence"},
+        "options": {k: _jsonable(v) for k, v in sorted(options.items()) if k != "silence"},
     }
     run = _Run(specs, names, windows.origin, windows.width, step_ns, span, late_span,
                params["min_feedback"], order_kind, variant_col, baseline, n_resamples,
@@ -356,7 +358,7 @@ def monitor(
     if state is None:
         out, _, late_rows = run.advance(State(params=params), imps, fb, zone)
         if late_out is not None:
-            write_late(late_rows, late_out)
+            _write_late(late_rows, late_out)
         return out
     with open_state(state, lock_timeout) as store:
         st = store.read(names) or State(params=params)
@@ -382,7 +384,7 @@ def monitor(
         new_state.batches = st.batches | applied
         store.write(new_state, names)
         if late_out is not None:
-            write_late(late_rows, late_out)  # before the commit: both or neither
+            _write_late(late_rows, late_out)  # before the commit: both or neither
     return out
 
 
