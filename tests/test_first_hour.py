@@ -39,7 +39,7 @@ def test_documented_submodules_work_after_import_receval_alone() -> None:
     code = (
         "import receval\n"
         "print(receval.metrics.precision_at_k([1, 0, 1], [0.9, 0.8, 0.1], 2))\n"
-        "print(receval.profiles.explain('trec_eval', 'ranx').a)\n"
+        "print(receval.explain.explain('trec_eval', 'ranx').a)\n"
         "print(receval.io.model_names(['a/run.csv']))\n"
         "print(callable(receval.adapters.from_matrices))\n"
     )

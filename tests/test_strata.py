@@ -46,7 +46,8 @@ def test_groups_merge_to_the_whole_exactly(options: dict) -> None:
     table = r.strata
     assert table["group"].tolist() == ["high", "low", "mid", NONE]
     assert table["users"].sum() == r.counts["users"]["evaluated"]
-    sums = table.attrs["sums"]
+    sums = r.strata_sums
+    assert not table.attrs  # the sums are typed on the Result, not carried by the frame
     merged = functools.reduce(lambda a, b: a.merge(b), (sums[g] for g in table["group"]))
     assert _metric_fields(merged) == _metric_fields(r.sums)
     assert merged.finalize(receval.options.Options(**{k: v for k, v in options.items()
@@ -143,7 +144,8 @@ def test_a_profile_with_per_metric_options_keeps_every_metric_per_group() -> Non
     r = receval.evaluate(truth, preds, METRICS, profile="torchmetrics", strata=_groups(),
                          silence=["ties", "undefined"])
     assert r.strata.columns.tolist() == ["group", "users", *METRICS]
-    sums = r.strata.attrs["sums"]
+    sums = r.strata_sums
+    assert not r.strata.attrs
     merged = functools.reduce(lambda a, b: a.merge(b), (sums[g] for g in r.strata["group"]))
     assert _metric_fields(merged) == _metric_fields(r.sums)
 

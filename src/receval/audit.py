@@ -4,7 +4,7 @@ predictions meet the truth at all."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -12,7 +12,7 @@ from receval import checks
 from receval.data.csr import drop_duplicates
 from receval.exceptions import ReceValError
 from receval.options import Options
-from receval.result import Result
+from receval.result import Counts, Result
 from receval.scalars import plain
 from receval.shaping import RESHAPE_COUNTS, Prepared
 
@@ -86,7 +86,7 @@ def resolve_duplicates(prepared: Prepared, options: Options) -> Prepared:
 
 def counts(prepared: Prepared, selected: np.ndarray, out: KernelOutput, options: Options,
             undefined: dict[str, int], used: dict[str, int],
-            cut_ks: np.ndarray) -> dict[str, Any]:
+            cut_ks: np.ndarray) -> Counts:
     t, p = prepared.in_truth, prepared.in_predictions
     evaluated = np.zeros(len(t), dtype=bool)
     evaluated[selected] = True

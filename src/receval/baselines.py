@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from receval.exceptions import ReceValError
-from receval.training import index_of, member, plain_ids, read_train, user_seed
+from receval.randomness import user_seed
+from receval.training import index_of, member, plain_ids, read_train
 
 
 def most_popular(train: Any, users: Iterable[Any], k: int, *, user_col: str = "user",
@@ -82,7 +83,7 @@ def random(train: Any, users: Iterable[Any], k: int, seed: int = 0, *, user_col:
     the user's own, for each of ``users``.
 
     Each user's draw comes from a generator seeded by ``seed`` and the user id
-    (:func:`receval.training.user_seed`): the same call gives the same lists, and a user's list
+    (:func:`receval.randomness.user_seed`): the same call gives the same lists, and a user's list
     does not depend on which other users are asked for or on the row order of ``train``.
     ``score`` is ``k - j`` for the ``j``-th item drawn (0-based), so the draw order is the
     ranking. Columns: ``user_col``, ``item_col``, ``score``.

@@ -30,6 +30,7 @@ import pandas as pd
 from receval import numbers
 from receval.evaluation import evaluate
 from receval.exceptions import ReceValError
+from receval.finalize import recorded_inputs
 from receval.io.text_tables import csv_text, latex_cell, markdown_cell, safe_lines
 from receval.measures.spec import parse_metric
 from receval.randomness import stream
@@ -424,8 +425,8 @@ def compare(
     popular = baseline == POPULAR and train is not None and POPULAR not in runs
     if len(runs) + popular < 2:
         raise ReceValError(f"compare needs at least two models, got {len(runs)}")
-    if train is not None:
-        options["train"] = train
+    if train is not None:  # each model's evaluate() audits and records it too
+        options = {**options, "train": train}
     if baseline is not None and baseline not in runs and not popular:
         raise ReceValError(f"baseline {baseline!r} is not one of the models: "
                            f"{', '.join(map(str, runs))}")
@@ -439,6 +440,7 @@ def compare(
     users, values = _aligned(results, names)
     pairs = _pairs(sorted(results), baseline)
     groups: dict[str, np.ndarray | None] = {ALL: None}
+    given_strata = strata if strata is None or isinstance(strata, str) else as_mapping(strata)
     if isinstance(strata, str):  # a built-in stratum of the training data: "activity", "cold"
         from receval.training import resolve_strata
 
@@ -466,7 +468,11 @@ def compare(
     record = {"test": test, "correction": correction, "correction_family": correction_family,
               "alpha": alpha,
               "resamples": n_resamples, "seed": seed, "ci_method": CI_METHOD,
-              "pairing": PAIRING + (RUNS_PAIRING if several else "")}
+              "pairing": PAIRING + (RUNS_PAIRING if several else ""),
+              **recorded_inputs(train=train, exclude_train=options.get("exclude_train", False),
+                                item_features=options.get("item_features"),
+                                item_groups=options.get("item_groups"), strata=given_strata,
+                                beyond=options.get("beyond"))}
     return Comparison(table=table, options=record, results=results, runs=several)
 
 

@@ -44,7 +44,7 @@ from receval.measures.spec import MetricSpec
 
 if TYPE_CHECKING:
     from receval.options import Options
-    from receval.result import Result
+    from receval.result import RecordedOptions, Result
     from receval.shaping import Prepared
 
 DEBIAS = ("ips", "snips")
@@ -107,7 +107,7 @@ class Debias:
         raise ReceValError(f"propensity={propensity!r} is not 'uniform', ('popularity', gamma), "
                            "('popularity', 'estimate') or the name of a truth column")
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> RecordedOptions:
         """What ``Result.options`` records."""
         model: Any = self.model
         if self.model == "popularity":

@@ -10,9 +10,10 @@ and merge the groups of a profile's per-metric options (:mod:`receval.finalize`)
 from __future__ import annotations
 
 import contextvars
+import os
 import warnings
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -32,13 +33,13 @@ from receval.dispatch import (
     run,
 )
 from receval.exceptions import ReceValError
-from receval.finalize import merge_parts, record_profile
+from receval.finalize import merge_parts, record_profile, recorded_inputs
 from receval.measures.spec import RATING, MetricSpec, parse_metrics
 from receval.options import UNSET, Options
-from receval.result import Result, null_reasons
+from receval.result import RecordedOptions, Result, null_reasons
 from receval.scalars import plain
 from receval.shaping import Prepared, prepare, prepare_key
-from receval.strata import as_mapping, merge_metric_parts, stratify
+from receval.strata import Strata, as_mapping, merge_metric_parts, stratify
 
 if TYPE_CHECKING:
     from receval.profiles import Profile
@@ -244,6 +245,7 @@ def evaluate(
         groups.setdefault(opts, []).append(i)
     if not groups:  # beyond-accuracy metrics only: the users and the audit still come from here
         groups[options] = []
+    given_strata = strata
     if isinstance(strata, str):  # a built-in stratum of the training data (receval.training)
         strata = training.resolve_strata(strata, None if leak is None else leak.train,
                                          training.users_of(truth_cols, pred_cols))
@@ -262,9 +264,16 @@ def evaluate(
                                                      device=device)))
     result = parts[0][1] if len(parts) == 1 else merge_parts(specs, parts, options)
     if mapping is not None and len(parts) > 1:  # the groups' metric columns side by side
-        result.strata = merge_metric_parts([p.strata for _, p in parts], [s.name for s in specs])
-    record_profile(result, specs, per_spec, options, resolved.name,
-                   inputs=None if leak is None else leak.recorded)
+        merged = merge_metric_parts([_strata_of(p) for _, p in parts], [s.name for s in specs])
+        result.strata, result.strata_sums = (None, None) if merged is None else (merged.table,
+                                                                                merged.sums)
+    record_profile(result, specs, per_spec, options, resolved.name, inputs=recorded_inputs(
+        train=train if leak is None or isinstance(train, str | os.PathLike) else leak.train,
+        exclude_train=exclude_train,
+        item_features=item_features, item_groups=item_groups,
+        strata=given_strata if isinstance(given_strata, str) else mapping,
+        beyond=_beyond_record(beyond_specs, options, beyond, resolved.name) if beyond_specs
+        else None), metrics=_canonical(specs, beyond_specs, requested))
     with checks.silence(silence):
         checks.check_relevance_threshold(
             truth_cols.values, column=rating_col, gain=options.gain,
@@ -340,8 +349,18 @@ def evaluate_prepared(
         engine=engine,
         metrics={s.name: s.canonical for s in specs},
     )
-    return Result(summary=agg.summary, per_user=per_user, counts=counts, options=record,
-                  metrics=[s.name for s in specs], sums=agg.sums, strata=groups)
+    return Result(summary=agg.summary, per_user=per_user, counts=counts,
+                  options=cast(RecordedOptions, record),
+                  metrics=[s.name for s in specs], sums=agg.sums,
+                  strata=None if groups is None else groups.table,
+                  strata_sums=None if groups is None else groups.sums)
+
+
+def _strata_of(result: Result) -> Strata | None:
+    """The groups of users of one part (a profile's group of metrics), typed again."""
+    if result.strata is None:
+        return None
+    return Strata(result.strata, result.strata_sums or {})
 
 
 #: set while :func:`evaluate_partition` runs: a partition may select no user (the driver
@@ -424,6 +443,22 @@ def _check_beyond(specs: list[Any], beyond: Any, profile: str | None, engine: st
     check_inputs(specs, resolve_beyond(profile, beyond), has_train=train is not None,
                  has_features=item_features is not None,
                  has_groups=item_groups is not None or item_features is not None)
+
+
+def _beyond_record(specs: list[Any], options: Options, beyond: Any,
+                   profile: str | None) -> dict[str, Any]:
+    """``Result.options["beyond"]``: the beyond-accuracy settings in force, as planned."""
+    from receval.beyond.attach import recorded
+
+    return recorded(specs, options, beyond, profile)
+
+
+def _canonical(specs: list[MetricSpec], beyond_specs: list[Any],
+               requested: list[str]) -> dict[str, str]:
+    """``Result.options["metrics"]``: each requested name's canonical name, in order."""
+    canon = {s.name: s.canonical for s in specs}
+    canon.update({s.name: f"{s.entry.name}@{s.k}" for s in beyond_specs})
+    return {n: canon.get(n, n) for n in requested} if beyond_specs else canon
 
 
 def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared: Prepared,

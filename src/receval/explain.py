@@ -3,7 +3,6 @@ each one alone moves each metric (``receval explain`` on the command line).
 
 A layer above :mod:`receval.evaluation` (it calls :func:`receval.evaluate` once per option),
 so :mod:`receval.profiles` (which ``evaluate`` reads) stays below it.
-``receval.profiles.explain`` still reaches these names.
 
 Example:
     >>> e = explain(None, "spark")

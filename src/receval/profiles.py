@@ -24,7 +24,6 @@ Example:
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -599,27 +598,6 @@ def _ranx_sorts(rows: np.ndarray, scores: np.ndarray, starts: np.ndarray, ends: 
             perm = perm[idx]
         out[a:b] = rows[a:b][perm]
     return out
-
-
-#: names that moved to :mod:`receval.explain` (a layer above :mod:`receval.evaluation`), still
-#: reachable here for code written before the move
-_MOVED_TO_EXPLAIN = ("DEFAULT_EXPLAIN_METRICS", "Explanation", "OptionDifference", "explain",
-                     "format_explain")
-
-
-def __getattr__(name: str) -> Any:
-    """``receval.profiles.explain`` and friends, from :mod:`receval.explain` (loaded on first use:
-    importing it here would make profiles, which :func:`receval.evaluate` reads, import
-    evaluate back).
-
-    Example:
-        >>> import receval.explain, receval.profiles
-        >>> receval.profiles.explain is receval.explain.explain
-        True
-    """
-    if name in _MOVED_TO_EXPLAIN:
-        return getattr(importlib.import_module("receval.explain"), name)
-    raise AttributeError(f"module 'receval.profiles' has no attribute {name!r}")
 
 
 __all__ = [

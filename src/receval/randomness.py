@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 
 import numpy as np
 
@@ -65,3 +66,20 @@ def keyed(seed: int, *keys: int) -> np.random.Generator:
         (True, False)
     """
     return np.random.default_rng(np.random.SeedSequence([int(seed), *(int(k) for k in keys)]))
+
+
+def user_seed(seed: int, user: Any) -> np.random.Generator:
+    """A random generator for one user: its stream depends on ``seed`` and the user id only,
+    so a user's draw is the same whichever other users are drawn for (:mod:`receval.baselines`).
+
+    Example:
+        >>> a = user_seed(0, "u1").integers(1000); b = user_seed(0, "u1").integers(1000)
+        >>> bool(a == b)
+        True
+    """
+    if isinstance(user, int | np.integer):
+        key = [0, int(user) & 0xFFFFFFFFFFFFFFFF]
+    else:
+        digest = hashlib.blake2b(str(user).encode("utf-8"), digest_size=8).digest()
+        key = [1, int.from_bytes(digest, "little")]
+    return keyed(int(seed) & 0xFFFFFFFFFFFFFFFF, *key)

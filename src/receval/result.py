@@ -12,18 +12,135 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import pandas as pd
 
 from receval import numbers
 from receval.exceptions import ReceValError
+from receval.options import (
+    AllSkipped,
+    APNormalizer,
+    Average,
+    Discount,
+    Duplicates,
+    Empty,
+    EmptyScope,
+    Gain,
+    Ideal,
+    ItemOrder,
+    NonpositiveScores,
+    PrecisionDenominator,
+    Protocol,
+    RecallDenominator,
+    ScoreDtype,
+    Ties,
+    TruthScope,
+    Users,
+)
 
 #: The views a higher layer lends to :class:`Result`, by name: ``"plot"`` (``(result, kind,
 #: path, **kwargs) -> Figure``), ``"html"`` (``(result) -> str``) and ``"log"`` (``(result, to,
 #: path, name=) -> str``). :mod:`receval.report` and :mod:`receval.tracking` fill it when they
 #: are imported, so the arrow points from them to the data, never back.
 VIEWS: dict[str, Callable[..., Any]] = {}
+
+
+class Counts(TypedDict, total=False):
+    """:attr:`Result.counts`, typed: what each key of the input audit holds (a plain dict at
+    run time, so JSON, ``dict(...)`` and ``counts["users"]["evaluated"]`` work as before).
+
+    Example:
+        >>> c: Counts = {"users": {"evaluated": 2}, "rows": {"truth": 3}}
+        >>> c["users"]["evaluated"]
+        2
+    """
+
+    #: users per side, evaluated and not, and why (``seen`` adds up)
+    users: dict[str, int]
+    #: rows per side, kept and dropped, and why (each side adds up)
+    rows: dict[str, int]
+    #: ``{"policy": empty, "users": {metric: users whose value is undefined}}``
+    undefined: dict[str, Any]
+    #: metric -> users in its mean
+    averaged: dict[str, int]
+    #: cutoff k -> users whose k-th item ties with the (k+1)-th
+    ties_at_cutoff: dict[int, int]
+    #: metric -> why its summary value is not a number
+    summary_null: dict[str, str]
+    #: metric -> users evaluated (a profile whose metrics select different users)
+    users_per_metric: dict[str, int]
+    #: the training audit (``train=``: :mod:`receval.training`)
+    train: dict[str, int]
+    #: per metric, the group exposure tables (:mod:`receval.beyond`)
+    group_exposure: dict[str, Any]
+    #: how sampled candidates were drawn (:mod:`receval.sampled`)
+    sampled: dict[str, Any]
+    #: score matrices (:func:`receval.evaluate_scores`): rows of the truth by fate
+    truth_dropped_duplicates: int
+    truth_dropped_unpredicted: int
+    truth_kept: int
+    truth_not_in_items: int
+
+
+class RecordedOptions(TypedDict, total=False):
+    """:attr:`Result.options`, typed: every option in force (the fields of
+    :class:`receval.options.Options`, their choices its ``Literal`` types), then what the plan
+    records besides (a plain dict at run time; ``tests/test_options_recorded.py`` holds the
+    keys to :class:`~receval.options.Options`' fields).
+
+    Example:
+        >>> o: RecordedOptions = {"ties": "stable", "engine": "numba", "train": None}
+        >>> o["ties"]
+        'stable'
+    """
+
+    relevance_threshold: float | str | None
+    score_threshold: float | None
+    protocol: Protocol
+    ties: Ties
+    precision_denominator: PrecisionDenominator | None
+    recall_denominator: RecallDenominator
+    ap_normalizer: APNormalizer
+    gain: Gain
+    empty: Empty
+    average: Average
+    users: Users
+    duplicates: Duplicates
+    score_dtype: ScoreDtype
+    item_order: ItemOrder
+    truth_scope: TruthScope
+    nonpositive_scores: NonpositiveScores
+    empty_scope: EmptyScope
+    max_list: int | None
+    discount: Discount
+    ideal: Ideal
+    err_max_grade: float | Literal["user"]
+    all_skipped: AllSkipped
+    persistence: float
+    #: the receval version, the engine (and torch's device)
+    version: str
+    engine: str
+    device: str | None
+    #: each requested metric name -> its canonical name, in request order
+    metrics: dict[str, str]
+    #: the profile's name, and the options it sets otherwise for some metrics
+    profile: str | None
+    per_metric: dict[str, dict[str, Any]]
+    #: the inputs besides the options (:func:`receval.finalize.recorded_inputs`)
+    train: Any
+    exclude_train: bool
+    item_features: Any
+    item_groups: Any
+    strata: Any
+    beyond: dict[str, Any] | None
+    #: IPS/SNIPS (:mod:`receval.debias`)
+    debias: str | None
+    propensity: Any
+    propensity_clip: float | None
+    #: sampled candidates (:mod:`receval.sampled`); runs averaged (:func:`receval.compare`)
+    sampled: dict[str, Any]
+    runs: int
 
 
 @dataclass
@@ -53,17 +170,22 @@ class Result:
             ``train=``, ``counts["train"]`` holds the training audit (:mod:`receval.training`):
             ``rows``, ``users``, ``items`` of the training data, ``predictions_in_train``,
             ``truth_in_train``, ``users_without_train``, ``items_without_train`` and, with
-            timestamps on both sides, ``train_after_test``.
+            timestamps on both sides, ``train_after_test``. :class:`Counts` declares every key.
         options: every option in effect, the receval version and the engine, so a number
-            never travels without its definition.
+            never travels without its definition, and what the plan was given besides:
+            ``train``, ``exclude_train``, ``item_features``, ``item_groups``, ``strata`` and
+            ``beyond``, each a short description (a path, a name, ``{"rows": n, "users": n}``)
+            or ``None`` (:func:`receval.finalize.recorded_inputs`). Written once, with the
+            plan; :class:`RecordedOptions` declares every key.
         sums: the exact, mergeable sums the summary was finalised from (a
             :class:`receval.accumulate.Accumulator`; ``None`` when not kept): merge them with
             another set of users' sums and ``finalize`` gives the summary over both, bit for bit
             as one evaluation would (partitions, time windows).
         strata: with ``evaluate(strata=...)``, a DataFrame, one row per group of users:
-            ``group``, ``users`` and one column per metric (``.attrs["sums"]``: each group's
-            Accumulator; merged, they give ``sums``); ``None`` otherwise
+            ``group``, ``users`` and one column per metric; ``None`` otherwise
             (:mod:`receval.strata`).
+        strata_sums: with ``strata=``, each group's exact sums (group -> Accumulator; merged,
+            they give ``sums``); ``None`` otherwise.
 
     Example:
         >>> import receval
@@ -78,11 +200,12 @@ class Result:
 
     summary: dict[str, float]
     per_user: pd.DataFrame
-    counts: dict[str, Any]
-    options: dict[str, Any]
+    counts: Counts
+    options: RecordedOptions
     metrics: list[str] = field(default_factory=list)
     sums: Any = field(default=None, repr=False, compare=False)
     strata: Any = field(default=None, repr=False, compare=False)
+    strata_sums: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     def __getitem__(self, metric: str) -> float:
         return self.summary[metric]

@@ -275,7 +275,7 @@ def evaluate_sampled(test: Any, scored_candidates: Any, metrics: str | Iterable[
     info.update(n_items=int(n_items), gamma=float(gamma),
                 corrections="Krichene & Rendle (KDD 2020): CLS, BV; ties count against the "
                             "relevant item")
-    counts = dict(naive.counts)
+    counts = naive.counts.copy()
     counts["sampled"] = {
         "relevant_pairs": len(ranks), "users": len(np.unique(users)),
         "negatives_per_user": {"min": int(negatives.min()) if len(negatives) else 0,

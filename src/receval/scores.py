@@ -11,9 +11,10 @@ budget whatever the number of users.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -23,10 +24,10 @@ from receval import checks
 from receval._version import __version__
 from receval.beyond.names import split_metrics
 from receval.exceptions import ReceValError
-from receval.finalize import merge_parts, record_profile
+from receval.finalize import merge_parts, record_profile, recorded_inputs
 from receval.measures.spec import RATING, MetricSpec, parse_metrics
 from receval.options import OPTION_NAMES, Options
-from receval.result import Result, null_reasons
+from receval.result import Counts, RecordedOptions, Result, null_reasons
 from receval.scalars import plain
 
 if TYPE_CHECKING:
@@ -161,8 +162,9 @@ def evaluate_scores(
             threshold_given="relevance_threshold" in options
             or opts.relevance_threshold is not None)
     result = parts[0][1] if len(parts) == 1 else merge_parts(specs, parts, opts)
-    record_profile(result, specs, per_spec, opts, resolved.name,
-                   inputs=None if leak is None else leak.recorded)
+    record_profile(result, specs, per_spec, opts, resolved.name, inputs=recorded_inputs(
+        train=train if leak is None or isinstance(train, str | os.PathLike) else leak.train,
+        exclude_train=exclude_train))
     if leak is not None:
         with checks.silence(silence):
             leak.record(result)
@@ -756,7 +758,7 @@ def _result(judged: _Judged, out: Any, specs: list[MetricSpec], options: Options
     per_user.insert(0, "user", users)
     rows = dict(judged.counts)
     rows["predictions_kept"] = int(out.n_list.sum())
-    counts: dict[str, Any] = {
+    counts: Counts = {
         "users": {
             "evaluated": len(users),
             "in_truth": judged.in_truth,
@@ -775,7 +777,8 @@ def _result(judged: _Judged, out: Any, specs: list[MetricSpec], options: Options
     record = options.to_dict()
     record.update(version=__version__, engine="torch", device=device,
                   metrics={s.name: s.canonical for s in specs})
-    return Result(summary=agg.summary, per_user=per_user, counts=counts, options=record,
+    return Result(summary=agg.summary, per_user=per_user, counts=counts,
+                  options=cast(RecordedOptions, record),
                   metrics=[s.name for s in specs])
 
 

@@ -12,7 +12,8 @@ so the groups reconcile with the whole bit for bit: merging every group's sums g
 whole's sums (micro averages and pooled RMSE/MAE included), and each group's summary is what an
 evaluation of that group's users alone would give. :attr:`receval.result.Result.strata` is a
 DataFrame, one row per group (sorted; :data:`NONE` last): ``group``, ``users`` and one column
-per metric; ``.attrs["sums"]`` maps each group to its Accumulator.
+per metric; :attr:`~receval.result.Result.strata_sums` maps each group to its Accumulator
+(:class:`Strata` holds both while the plan builds them).
 
 The training-data helpers resolve names such as ``strata="activity"`` into such a frame first;
 :func:`as_mapping` is the one entry point that normalises what is passed.
@@ -21,6 +22,7 @@ The training-data helpers resolve names such as ``strata="activity"`` into such 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -35,6 +37,22 @@ from receval.scalars import plain
 
 #: the group of users the mapping does not name
 NONE = "(none)"
+
+
+@dataclass(frozen=True)
+class Strata:
+    """The groups of users of one evaluation: ``table`` (``group``, ``users`` and one column
+    per metric: :attr:`Result.strata <receval.result.Result>`) and ``sums``, each group's
+    exact sums (:attr:`Result.strata_sums <receval.result.Result>`).
+
+    Example:
+        >>> s = Strata(pd.DataFrame({"group": ["a"], "users": [1]}), {})
+        >>> s.table["group"].tolist(), s.sums
+        (['a'], {})
+    """
+
+    table: pd.DataFrame
+    sums: dict[str, Accumulator]
 
 
 def as_mapping(strata: Any, *, user_col: str = "user") -> pd.Series:
@@ -108,9 +126,9 @@ def assign(users: Sequence[Any] | np.ndarray, mapping: pd.Series) -> tuple[np.nd
 
 
 def stratify(specs: list[MetricSpec], out: Any, options: Options, users: np.ndarray,
-             mapping: pd.Series) -> pd.DataFrame:
-    """Per group: the users, each metric's summary and (``.attrs["sums"]``) the exact sums, from
-    the engine's outputs ``out`` of ``users`` before the ``empty`` policy is applied.
+             mapping: pd.Series) -> Strata:
+    """Per group: the users, each metric's summary and the exact sums, from the engine's
+    outputs ``out`` of ``users`` before the ``empty`` policy is applied.
 
     Example:
         >>> import receval
@@ -119,6 +137,8 @@ def stratify(specs: list[MetricSpec], out: Any, options: Options, users: np.ndar
         >>> r = receval.evaluate(truth, preds, ["P@1"], strata={1: "a", 2: "a", 3: "b"})
         >>> r.strata[["group", "users", "P@1"]].values.tolist()
         [['a', 2, 0.5], ['b', 1, 1.0]]
+        >>> sorted(r.strata_sums)
+        ['a', 'b']
     """
     codes, labels = assign(users, mapping)
     rows, sums = [], {}
@@ -134,12 +154,10 @@ def stratify(specs: list[MetricSpec], out: Any, options: Options, users: np.ndar
             summary = {}  # empty="error": the whole raises right after, naming the user
         rows.append({"group": label, "users": int(mask.sum()), **summary})
     frame = pd.DataFrame(rows, columns=["group", "users", *[s.name for s in specs]])
-    frame.attrs["sums"] = sums
-    return frame
+    return Strata(frame, sums)
 
 
-def merge_metric_parts(parts: Sequence[pd.DataFrame | None],
-                       names: Sequence[str]) -> pd.DataFrame | None:
+def merge_metric_parts(parts: Sequence[Strata | None], names: Sequence[str]) -> Strata | None:
     """One strata frame from frames over groups of metrics (a profile's per-metric options):
     the metric columns side by side in ``names`` order, the sums' metrics concatenated.
 
@@ -147,25 +165,25 @@ def merge_metric_parts(parts: Sequence[pd.DataFrame | None],
         >>> import pandas as pd
         >>> a = pd.DataFrame({"group": ["x"], "users": [2], "P@1": [0.5]})
         >>> b = pd.DataFrame({"group": ["x"], "users": [2], "R@1": [1.0]})
-        >>> merge_metric_parts([b, a], ["P@1", "R@1"]).columns.tolist()
+        >>> merged = merge_metric_parts([Strata(b, {}), Strata(a, {})], ["P@1", "R@1"])
+        >>> merged.table.columns.tolist()
         ['group', 'users', 'P@1', 'R@1']
     """
-    frames = [p for p in parts if p is not None]
-    if not frames:
+    kept = [p for p in parts if p is not None]
+    if not kept:
         return None
+    frames = [p.table for p in kept]
     merged = frames[0][["group", "users"]].copy()
     for frame in frames:
         for column in frame.columns[2:]:
             merged[column] = frame[column].to_numpy()
     merged = merged[["group", "users", *[n for n in names if n in merged.columns]]]
-    all_sums = [f.attrs.get("sums") for f in frames]
-    if all(s is not None for s in all_sums):
-        merged.attrs["sums"] = {
-            group: Accumulator(tuple(sorted(
-                (m for s in all_sums for m in s[group].metrics),
-                key=lambda m: list(names).index(m.name))))
-            for group in merged["group"]}
-    return merged
+    all_sums = [p.sums for p in kept]
+    sums = {group: Accumulator(tuple(sorted(
+        (m for s in all_sums if s for m in s[group].metrics),
+        key=lambda m: list(names).index(m.name))))
+        for group in merged["group"]} if any(all_sums) else {}
+    return Strata(merged, sums)
 
 
 def group_rows(users: np.ndarray, mapping: pd.Series) -> dict[str, np.ndarray]:

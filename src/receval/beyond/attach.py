@@ -162,12 +162,24 @@ def attach(
     result.metrics = list(requested)
     result.per_user = result.per_user[["user", *[n for n in requested
                                                   if n in result.per_user.columns]]]
-    record = dict(result.options)
-    record["beyond"] = {**opts.to_dict(), "empty": empty,
-                        "catalogue_metrics": [s.name for s in specs
-                                              if s.entry.reduction == "catalogue"]}
-    canon = dict(record.get("metrics", {}))
-    canon.update({s.name: f"{s.entry.name}@{s.k}" for s in specs})
-    record["metrics"] = {n: canon.get(n, n) for n in requested}
-    result.options = record
-    return result
+    return result  # Result.options["beyond"] was written with the plan: recorded()
+
+
+def recorded(specs: Sequence[BeyondSpec], options: Options,
+             beyond: BeyondOptions | Mapping[str, Any] | None,
+             profile: str | None) -> dict[str, Any]:
+    """``Result.options["beyond"]``: every switch in force, the ``empty`` policy and which of
+    ``specs`` are catalogue-level (one number over all lists), known before any list is
+    ranked (:func:`receval.finalize.record_profile` writes it with the options).
+
+    Example:
+        >>> from receval.beyond.names import split_metrics
+        >>> specs = split_metrics(["coverage@5"])[1]
+        >>> r = recorded(specs, Options(), None, None)
+        >>> r["empty"], r["catalogue_metrics"]
+        ('zero', ['coverage@5'])
+    """
+    opts = resolve(profile, beyond)
+    empty = options.empty if opts.empty == "inherit" else opts.empty
+    return {**opts.to_dict(), "empty": empty,
+            "catalogue_metrics": [s.name for s in specs if s.entry.reduction == "catalogue"]}

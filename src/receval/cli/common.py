@@ -564,11 +564,12 @@ def _with_train(params: dict[str, Any], kwargs: dict[str, Any], truth: Any, runs
     """Read ``--train`` once into ``kwargs`` (``train=``, ``exclude_train=``); the truth
     gains its file's timestamp column, when the training data has timestamps too."""
     from receval import training
+    from receval.cli.training_text import parse_train_columns
     from receval.io.wanted import parse_columns_flag
 
     if not params.get("train"):
         raise ReceValError("--exclude-train needs the training data: pass --train FILE")
-    columns = training.parse_train_columns(params.get("train_columns"))
+    columns = parse_train_columns(params.get("train_columns"))
     trained = training.read_train(params["train"], user_col=params["user_col"],
                                   item_col=params["item_col"], columns=columns,
                                   **_reading(params))
@@ -651,22 +652,11 @@ def _semantics(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read_strata(path: str, params: dict[str, Any], *, text_ids: bool) -> Any:
-    """The user -> group file as a frame, its user ids text when the evaluation's are."""
-    import pandas as pd
+    """The ``--strata`` file (:func:`receval.io.groups.read_user_groups`) with the flags."""
+    from receval.io.groups import read_user_groups
 
-    suffix = Path(path).suffix.lower()
-    if suffix == ".parquet":
-        frame = pd.read_parquet(path)
-    else:
-        frame = pd.read_csv(path, sep=params["delimiter"] or ("\t" if suffix == ".tsv" else ","),
-                            dtype=str if text_ids else None)
-    user_col = params["user_col"]
-    if user_col not in frame.columns:
-        raise ReceValError(f"strata file {path} has no column {user_col!r} (columns: "
-                           f"{', '.join(map(str, frame.columns))})")
-    if text_ids:  # string ids: the file's ids as text too
-        frame[user_col] = frame[user_col].astype(str)
-    return frame.rename(columns={user_col: "user"})
+    return read_user_groups(path, user_col=params["user_col"], delimiter=params["delimiter"],
+                            text_ids=text_ids)
 
 
 def _top_items(preds: Any, n: int = 10) -> list[tuple[Any, int]]:

@@ -127,7 +127,7 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
             out.print(Text(safe_text(f"{prefix}{tables.counts_line(result)}")),
                       style="dim", highlight=False)
             if "train" in result.counts:
-                from receval.training import audit_line
+                from receval.cli.training_text import audit_line
 
                 line = audit_line(result.counts["train"], result.counts["rows"])
                 out.print(Text(safe_text(f"{prefix}{line}")), style="dim", highlight=False)

@@ -75,6 +75,9 @@ from receval.exceptions import (
 from receval.measures.spec import RATING, parse_metrics
 from receval.monitor.inputs import UNITS, read_feedback, read_impressions
 from receval.monitor.intervals import resampled_means
+from receval.monitor.outputs import jsonable as _jsonable  # the writers: monitor/outputs.py
+from receval.monitor.outputs import records as _records
+from receval.monitor.outputs import write_late as _write_late
 from receval.monitor.state import SUFFIXES, Bucket, State, check_params, open_state
 from receval.monitor.windows import parse_attribution, parse_window
 from receval.options import Options
@@ -82,6 +85,7 @@ from receval.randomness import stream
 from receval.scalars import plain
 from receval.stats.corrections import adjust
 from receval.stats.intervals import percentile_interval
+from receval.stats.unpaired import welch_p_value
 
 #: the count columns of :attr:`Monitor.windows`
 COUNTS = ("users_evaluated", "users_waiting", "users_unjudged")
@@ -417,24 +421,6 @@ def batch_hash(frame: pd.DataFrame, side: str) -> str:
         h.update(f"\0{col}:{frame[col].dtype}".encode())
     h.update(rows.tobytes())
     return h.hexdigest()
-
-
-def _write_late(rows: pd.DataFrame, path: str | Path) -> None:
-    """The late feedback rows (times as UTC ISO text) to ``path`` (CSV, TSV or Parquet)."""
-    import pyarrow as pa
-
-    from receval.io.output import write_table
-
-    frame = rows.copy()
-    frame["at"] = pd.to_datetime(frame["at"].to_numpy(dtype=np.int64), unit="ns", utc=True)
-    write_table(pa.Table.from_pandas(frame, preserve_index=False), path, label="late feedback")
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    value = plain(value)
-    return value if isinstance(value, str | int | float | bool | type(None)) else repr(value)
 
 
 def _refuse_input_paths(state: str | Path | None, late_out: str | Path | None,
@@ -787,8 +773,6 @@ class _Run:
                  groups: dict[Any, tuple[Accumulator, pd.DataFrame]]) -> list[dict[str, Any]]:
         """Each variant against the baseline in one window: Welch's t and a bootstrap interval
         of the difference of the means (lists resampled within each variant)."""
-        from scipy import stats
-
         variants = sorted(groups, key=repr)
         base = self.baseline if self.baseline is not None else (variants[0] if variants
                                                                 else None)
@@ -803,13 +787,7 @@ class _Run:
                 b = groups[variant][1][name].to_numpy(dtype=np.float64)
                 a, b = a[~np.isnan(a)], b[~np.isnan(b)]
                 nan = math.nan
-                p = nan
-                if a.size >= 2 and b.size >= 2:
-                    with np.errstate(all="ignore"), warnings.catch_warnings():
-                        warnings.simplefilter("ignore", RuntimeWarning)
-                        p = float(stats.ttest_ind(b, a, equal_var=False).pvalue)
-                    if math.isnan(p) and float(a.mean()) == float(b.mean()):
-                        p = 1.0
+                p = welch_p_value(b, a)
                 low = high = nan
                 if self.n_resamples and a.size and b.size:
                     rng = stream(self.seed, f"{start}:{variant!r}", repr(base), name)
@@ -852,22 +830,6 @@ class _Run:
         frame["window_start"] = pd.to_datetime(frame["window_start"].astype(np.int64),
                                                unit="ns", utc=True)
         return frame
-
-
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """Rows as plain Python: times as ISO text, non-finite floats as ``None``."""
-    out = []
-    for row in frame.to_dict(orient="records"):
-        clean: dict[str, Any] = {}
-        for k, v in row.items():
-            if isinstance(v, pd.Timestamp):
-                v = v.isoformat()
-            v = plain(v)
-            if isinstance(v, float) and not math.isfinite(v):
-                v = None
-            clean[str(k)] = v
-        out.append(clean)
-    return out
 
 
 def _ts(ns: int) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -89,11 +88,11 @@ def restrict(result: Result, metrics: list[str]) -> Result:
     """
     keep = [m for m in result.metrics or list(result.summary) if m in metrics]
     ks = {parse_metric(m).k for m in keep}
-    counts: dict[str, Any] = copy.deepcopy(result.counts)
+    counts = copy.deepcopy(result.counts)
     counts["undefined"]["users"] = {m: counts["undefined"]["users"][m] for m in keep}
     counts["averaged"] = {m: counts["averaged"][m] for m in keep}
     counts["ties_at_cutoff"] = {k: v for k, v in counts["ties_at_cutoff"].items() if k in ks}
-    options = dict(result.options)
+    options = result.options.copy()
     if isinstance(options.get("metrics"), dict):
         options["metrics"] = {m: options["metrics"][m] for m in keep}
     return Result(

@@ -45,7 +45,7 @@ def result_html(result: Result, max_users: int = 5) -> str:
         f'<div class="receval-result">{_STYLE}'
         f"<table><caption>{escape(caption)}</caption>"
         f"<thead><tr><th>metric</th><th>value</th></tr></thead><tbody>{rows}</tbody></table>"
-        f"{_details('options', _pairs(result.options))}"
+        f"{_details('options', _pairs(dict(result.options)))}"
         f"{_details('rows read and dropped', _pairs(result.counts['rows']))}"
         f"{_details(f'per user (first {max_users})', _per_user(result, max_users))}"
         "</div>"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -343,7 +344,7 @@ def options_line(result: Result) -> str:
         >>> options_line(r).split(", ")[:2]
         ['protocol=full', 'ties=stable']
     """
-    o = result.options
+    o: Mapping[str, Any] = result.options
     keys = ("relevance_threshold", "score_threshold", "protocol", "ties", "empty", "average",
             "users", "ap_normalizer", "gain", "profile")
     parts = [f"{k}={o[k]}" for k in keys if o.get(k) is not None]

@@ -13,7 +13,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -32,7 +32,7 @@ from receval.measures.spec import RATING, parse_metrics
 from receval.options import Options
 from receval.profiles import get as get_profile
 from receval.profiles import resolve
-from receval.result import Result, null_reasons
+from receval.result import Counts, RecordedOptions, Result, null_reasons
 from receval.scalars import plain
 from receval.spark.failures import Stage, log_level, spark_call
 from receval.spark.session import get_session
@@ -254,8 +254,9 @@ def _evaluate_spark(
     record = options.to_dict()
     record.update(version=__version__, engine="spark",
                   metrics={s.name: s.canonical for s in specs})
-    out = SparkResult(summary=summary, per_user=per_user, counts=counts, options=record,
-                      metrics=[s.name for s in specs], sums=sums, _cached=cached,
+    out = SparkResult(summary=summary, per_user=per_user, counts=cast(Counts, counts),
+                      options=cast(RecordedOptions, record), metrics=[s.name for s in specs],
+                      sums=sums, _cached=cached,
                       tasks=tasks, _log_level=sopts["log_level"])
     record_profile(out, specs, per_spec, options, resolved.name)
     with checks.silence(silence):
