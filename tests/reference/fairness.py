@@ -261,3 +261,13 @@ def expected_exposure(ranked: Sequence[object], relevant: set[object], model: st
 
 for _name in ("EE_D", "EE_R", "EE_L", "EE_D_norm", "EE_R_norm", "EE_L_norm"):
     ORACLES[_name] = (lambda key: lambda *a, **kw: expected_exposure(*a, **kw)[key])(_name)
+
+
+def tie_orders(scores: Mapping[object, float], k: int) -> list[list[object]]:
+    """Every ranking (cut to the top ``k``) that orders ``scores`` (item -> score) best first,
+    tied items in every order: the samples of a ranker that shuffles ties uniformly."""
+    values = sorted(set(scores.values()), reverse=True)
+    blocks = [[item for item in scores if scores[item] == v] for v in values]
+    orders = [list(itertools.chain.from_iterable(choice))
+              for choice in itertools.product(*(itertools.permutations(b) for b in blocks))]
+    return [order[:k] for order in orders]

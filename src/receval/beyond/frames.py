@@ -373,6 +373,9 @@ def beyond_metrics(
                            f"that have: {', '.join(sorted(PROFILES))}")
     opts = resolve(profile, beyond)
     accuracy, specs, _ = split_metrics(metrics)
+    if opts.ee_ties != "list" and any(s.metric.startswith("EE_") for s in specs):
+        raise ReceValError("beyond ee_ties='permute' reads the scores of every scored item: "
+                           "use receval.evaluate (receval evaluate) for it")
     if accuracy:
         raise ReceValError(f"{accuracy[0]!r} is not a beyond-accuracy metric; use "
                            f"receval.evaluate for it")

@@ -1,0 +1,85 @@
+"""The fairness and calibration metrics at the other doors: expected exposure over the tied
+orders of scores through evaluate (against the oracle over every order, tests/reference),
+the HTML report's Fairness section and the monitor's windows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import receval
+from receval.beyond.expected_exposure import expected_exposure_sampled
+from receval.beyond.tied_exposure import expected_exposure_tied
+from receval.exceptions import ReceValError
+
+try:
+    from tests.reference import fairness as oracle
+except ImportError:  # pytest run from elsewhere: tests/ itself is on sys.path
+    from reference import fairness as oracle  # type: ignore[no-redef]
+
+EE = ("EE_D", "EE_R", "EE_L", "EE_D_norm", "EE_R_norm", "EE_L_norm")
+
+
+def _tied_case(seed: int, n_users: int = 25):
+    """Users with up to 7 scored items, scores on a coarse grid (ties, some across the
+    cutoff), one to three relevant items (some never scored)."""
+    rng = np.random.default_rng(seed)
+    truth, preds = [], []
+    for u in range(n_users):
+        for i in rng.choice(9, int(rng.integers(1, 4)), replace=False):
+            truth.append((u, f"i{i}"))
+        for i in rng.choice(9, int(rng.integers(1, 8)), replace=False):
+            preds.append((u, f"i{i}", float(rng.integers(1, 4)) / 4))
+    return (pd.DataFrame(truth, columns=["user", "item"]),
+            pd.DataFrame(preds, columns=["user", "item", "score"]))
+
+
+@pytest.mark.parametrize(("seed", "k", "model"), [(0, 3, "gerr"), (1, 5, "gerr"),
+                                                  (2, 2, "rbp"), (3, 7, "rbp"),
+                                                  (4, 4, "gerr")])
+def test_ee_over_tied_orders_matches_every_order(seed: int, k: int, model: str) -> None:
+    truth, preds = _tied_case(seed)
+    names = [f"{n}@{k}" for n in EE]
+    beyond = {"ee_ties": "permute", "ee_model": model, "ee_patience": 0.6, "ee_utility": 0.3}
+    got = receval.evaluate(truth, preds, names, beyond=beyond, empty="skip").per_user
+    for user, rows in preds.groupby("user"):
+        relevant = set(truth.item[truth.user == user])
+        orders = oracle.tie_orders(dict(zip(rows.item, rows.score, strict=True)), k)
+        want = oracle.expected_exposure([], relevant, model, 0.6, 0.3, samples=orders)
+        have = got.set_index("user").loc[user]
+        for name in EE:
+            assert have[f"{name}@{k}"] == pytest.approx(want[name], rel=1e-12, abs=1e-12), (
+                user, name)
+
+
+def test_without_ties_permute_is_the_list() -> None:
+    truth, preds = _tied_case(5)
+    preds = preds.assign(score=preds.score + np.arange(len(preds)) * 1e-3)
+    names = [f"{n}@4" for n in EE]
+    a = receval.evaluate(truth, preds, names).per_user
+    b = receval.evaluate(truth, preds, names, beyond={"ee_ties": "permute"}).per_user
+    assert np.allclose(a[names].to_numpy(), b[names].to_numpy(), rtol=1e-12, atol=1e-15,
+                       equal_nan=True)
+
+
+def test_tied_kernel_equals_the_sampled_kernel_over_every_order() -> None:
+    """The closed form against receval's own stochastic-ranking kernel fed every order."""
+    scores = {0: 0.5, 1: 0.5, 2: 0.5, 3: 0.2, 4: 0.2}
+    orders = oracle.tie_orders(scores, 4)
+    tops = np.array([[order + [-1] * (4 - len(order)) for order in orders]])
+    truth = (np.array([0, 2]), np.array([1, 3]))
+    sampled = expected_exposure_sampled(tops, truth, 5)
+    scored = (np.array([0, 5]), np.array(list(scores)), np.array(list(scores.values())))
+    assert np.allclose(expected_exposure_tied(scored, truth, 5, 4), sampled, rtol=1e-12)
+
+
+def test_ee_ties_refusals() -> None:
+    truth, preds = _tied_case(0)
+    with pytest.raises(ReceValError, match="does not take max_list=2"):
+        receval.evaluate(truth, preds, ["EE_L@3"], max_list=2, beyond={"ee_ties": "permute"})
+    with pytest.raises(ReceValError, match="ee_ties='permute' reads the scores"):
+        receval.beyond.beyond_metrics(preds, ["EE_L@3"], truth=truth,
+                                      beyond={"ee_ties": "permute"})
+    with pytest.raises(ReceValError, match="ee_ties='both' is not one of 'list', 'permute'"):
+        receval.evaluate(truth, preds, ["EE_L@3"], beyond={"ee_ties": "both"})
