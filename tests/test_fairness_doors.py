@@ -83,3 +83,95 @@ def test_ee_ties_refusals() -> None:
                                       beyond={"ee_ties": "permute"})
     with pytest.raises(ReceValError, match="ee_ties='both' is not one of 'list', 'permute'"):
         receval.evaluate(truth, preds, ["EE_L@3"], beyond={"ee_ties": "both"})
+
+
+def _report_case():
+    rng = np.random.default_rng(11)
+    users = np.arange(40)
+    truth = pd.DataFrame({"user": np.repeat(users, 2),
+                          "item": [f"i{i}" for _ in users
+                                   for i in rng.choice(12, 2, replace=False)]})
+    train = pd.DataFrame({"user": np.repeat(users, 3),
+                          "item": [f"i{i}" for i in rng.integers(0, 12, 120)]})
+    def run(seed):
+        r = np.random.default_rng(seed)
+        return pd.DataFrame([(u, f"i{i}", 5.0 - j) for u in users
+                             for j, i in enumerate(r.choice(12, 5, replace=False))],
+                            columns=["user", "item", "score"])
+    genres = {f"i{i}": [["drama"], ["comedy"], ["horror", "drama"]][i % 3] for i in range(12)}
+    return truth, train, {"pop": run(1), "svd": run(2)}, genres
+
+
+def test_report_fairness_section_numbers() -> None:
+    import html as html_lib
+    import re
+
+    from receval.report.html import render_report
+
+    truth, train, runs, genres = _report_case()
+    metrics = ["nDCG@5", "group_exposure@5", "AWRF@5", "calibration@5"]
+    results = {name: receval.evaluate(truth, preds, metrics, train=train, item_groups=genres,
+                                      silence=["train-items", "train-overlap"])
+               for name, preds in runs.items()}
+    page = render_report(results, metrics=metrics, seed=3)
+    assert page.count('<section id="fairness">') == 1
+    section = page[page.index('<section id="fairness">'):]
+    section = html_lib.unescape(section[:section.index("</section>")])
+    names = ["comedy", "drama", "horror"]
+    shares = {}
+    for name, preds in runs.items():  # the oracle's pooled shares of each model's lists
+        lists = [g.sort_values("score", ascending=False).item.tolist()[:5]
+                 for _, g in preds.groupby("user")]
+        shares[name] = oracle.group_exposure(lists, genres, names)
+    for g, group in enumerate(names):
+        row = re.search(rf"<tr><td>{group}</td>(.*?)</tr>", section).group(1)
+        cells = re.findall(r'<td class="num">([^<]*)</td>', row)
+        assert cells[0] == "0.3333"  # the uniform target
+        assert cells[1] == f"{shares['pop'][g]:.4f} ({shares['pop'][g] - 1 / 3:+.4f})"
+        assert cells[2] == f"{shares['svd'][g]:.4f} ({shares['svd'][g] - 1 / 3:+.4f})"
+        assert cells[3] == f"{shares['svd'][g] - shares['pop'][g]:+.4f}"
+    want = receval.compare(truth, results, ["AWRF@5", "calibration@5"], baseline="pop",
+                           test="t", n_resamples=1000, seed=3).table.set_index("metric")
+    for metric in ("AWRF@5", "calibration@5"):
+        row = re.search(rf"<tr><td>{metric}</td>(.*?)</tr>", section).group(1)
+        cells = re.findall(r'<td class="num">([^<]*)</td>', row)
+        w = want.loc[metric]
+        assert cells == [f"{results['pop'].summary[metric]:.4f}",
+                         f"{results['svd'].summary[metric]:.4f}", f"{w.delta:+.4f}",
+                         f"[{w.ci_low:+.4f}, {w.ci_high:+.4f}]", f"{w.p_value:.4f}"]
+
+
+def test_report_without_fairness_metric_has_no_section() -> None:
+    from receval.report.html import render_report
+
+    truth, train, runs, genres = _report_case()
+    one = receval.evaluate(truth, runs["pop"], ["nDCG@5", "novelty@5"], train=train,
+                           silence=["train-items", "train-overlap"])
+    page = render_report({"pop": one})
+    assert 'id="fairness"' not in page and "Fairness:" not in page
+    alone = receval.evaluate(truth, runs["pop"], ["nDCG@5", "calibration@5"], train=train,
+                             item_groups=genres, silence=["train-items", "train-overlap"])
+    page = render_report({"pop": alone})
+    assert '<section id="fairness">' in page and "&minus;" not in page.split(
+        '<section id="fairness">')[1].split("</section>")[0]
+
+
+def test_cli_report_has_the_fairness_section(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from receval.cli import main
+
+    truth, train, runs, genres = _report_case()
+    truth.to_csv(tmp_path / "truth.csv", index=False)
+    train.to_csv(tmp_path / "train.csv", index=False)
+    runs["pop"].to_csv(tmp_path / "pop.csv", index=False)
+    pd.DataFrame({"item": list(genres), "genre": ["|".join(g) for g in genres.values()]}
+                 ).to_csv(tmp_path / "items.csv", index=False)
+    out = CliRunner().invoke(main, [
+        "evaluate", "-t", str(tmp_path / "truth.csv"), "-p", str(tmp_path / "pop.csv"),
+        "--train", str(tmp_path / "train.csv"), "--item-features", str(tmp_path / "items.csv"),
+        "-m", "nDCG@5", "-m", "group_exposure@5", "-m", "calibration@5", "--report",
+        str(tmp_path / "r.html"), "--silence", "train-items", "--silence", "train-overlap"])
+    assert out.exit_code == 0, out.output
+    page = (tmp_path / "r.html").read_text()
+    assert '<section id="fairness">' in page and "group_exposure@5: each item group" in page
