@@ -175,3 +175,105 @@ def test_cli_report_has_the_fairness_section(tmp_path) -> None:
     assert out.exit_code == 0, out.output
     page = (tmp_path / "r.html").read_text()
     assert '<section id="fairness">' in page and "group_exposure@5: each item group" in page
+
+
+def _served(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for n in range(40):
+        served = pd.Timestamp("2024-01-01") + pd.Timedelta(hours=11 * n)
+        for r, i in enumerate(rng.choice(10, 4, replace=False)):
+            rows.append((n % 7, i, r + 1, served))
+    imp = pd.DataFrame(rows, columns=["user", "item", "rank", "served_at"])
+    fb = imp.sample(frac=0.3, random_state=seed)[["user", "item", "served_at"]]
+    fb = fb.rename(columns={"served_at": "at"}).assign(value=1.0)
+    fb["at"] = fb["at"] + pd.Timedelta(hours=1)
+    groups = {i: [["a"], ["b"], ["c", "a"]][i % 3] for i in range(10)}
+    train = pd.DataFrame({"user": np.repeat(np.arange(7), 5),
+                          "item": rng.integers(0, 10, 35)})
+    return imp, fb, groups, train
+
+
+def test_monitor_windows_match_the_oracle_per_list() -> None:
+    imp, fb, groups, train = _served()
+    m = receval.monitor(imp, fb, ["P@4", "AWRF@4", "calibration@4", "calibration_js@4"],
+                        window="W", item_groups=groups, train=train, n_resamples=0)
+    names = ["a", "b", "c"]
+    imp = imp.assign(week=imp.served_at.dt.to_period("W-SUN").dt.start_time)
+    for row in m.windows.to_dict(orient="records"):
+        week = imp[imp.week == row["window_start"].tz_localize(None)]
+        awrf, kl, js = [], [], []
+        for (user, _), lst in week.groupby(["user", "served_at"]):
+            ranked = lst.sort_values("rank").item.tolist()
+            history = train.item[train.user == user].tolist()
+            awrf.append(oracle.awrf(ranked, groups, names, [1 / 3] * 3))
+            kl.append(oracle.calibration(history, ranked, groups, names))
+            js.append(oracle.calibration(history, ranked, groups, names, js="divergence"))
+        assert (row["users_evaluated"] + row["users_waiting"] + row["users_unjudged"]
+                == len(awrf))
+        if row["closed"]:  # every list counts once closed
+            for got, want in ((row["AWRF@4"], awrf), (row["calibration@4"], kl),
+                              (row["calibration_js@4"], js)):
+                assert got == pytest.approx(sum(want) / len(want), rel=1e-12)
+
+
+def test_monitor_fairness_state_in_pieces_is_one_run(tmp_path) -> None:
+    imp, fb, groups, train = _served(1)
+    metrics = ["AWRF@4", "EE_L@4", "calibration@4", "rND@4"]
+    kw = {"window": "W", "item_groups": groups, "train": train, "n_resamples": 50,
+          "beyond": {"protected_group": "b", "fairness_step": 1}}
+    whole = receval.monitor(imp, fb, metrics, **kw).windows
+    cut = imp.served_at.quantile(0.5)
+    state = tmp_path / "s.sqlite"
+    receval.monitor(imp[imp.served_at < cut], fb[fb["at"] < cut], metrics, state=state, **kw)
+    pieces = receval.monitor(imp[imp.served_at >= cut], fb[fb["at"] >= cut], metrics,
+                             state=state, **kw).windows
+    pd.testing.assert_frame_equal(whole, pieces)
+
+
+@pytest.mark.parametrize(("metrics", "extra", "message"), [
+    (["group_exposure@4"], {}, "'group_exposure@4' is one number over every list of a window"),
+    (["novelty@4"], {}, "'novelty@4' is a beyond-accuracy metric, which receval monitor does"),
+    (["AWRF@4"], {"item_groups": None}, "metric 'AWRF@4' needs item groups"),
+    (["calibration@4"], {"train": None}, "metric 'calibration@4' needs each user's history"),
+    (["AWRF@4"], {"beyond": {"fairness_target": "catalogue"}}, "fairness_target='catalogue'"),
+    (["rKL@4"], {}, "'rKL@4' needs protected_group= in beyond="),
+])
+def test_monitor_refuses_what_a_window_cannot_define(metrics, extra, message) -> None:
+    imp, fb, groups, train = _served()
+    kw = {"item_groups": groups, "train": train, **extra}
+    with pytest.raises(ReceValError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        receval.monitor(imp, fb, metrics, **kw)
+
+
+def test_cli_monitor_fairness(tmp_path) -> None:
+    import io
+
+    from click.testing import CliRunner
+
+    from receval.cli import main
+
+    imp, fb, groups, train = _served()
+    imp.to_csv(tmp_path / "imp.csv", index=False)
+    fb.to_csv(tmp_path / "fb.csv", index=False)
+    train.to_csv(tmp_path / "train.csv", index=False)
+    pd.DataFrame({"item": list(groups), "genre": ["|".join(g) for g in groups.values()]}
+                 ).to_csv(tmp_path / "items.csv", index=False)
+    base = ["monitor", "-i", str(tmp_path / "imp.csv"), "--feedback", str(tmp_path / "fb.csv"),
+            "--window", "W", "--resamples", "0", "-m", "P@4", "-m", "AWRF@4"]
+    out = CliRunner().invoke(main, [*base, "-m", "calibration@4", "--item-features",
+                                    str(tmp_path / "items.csv"), "--train",
+                                    str(tmp_path / "train.csv"), "-f", "csv"])
+    assert out.exit_code == 0, out.output
+    got = pd.read_csv(io.StringIO(out.stdout))
+    want = receval.monitor(imp, fb, ["P@4", "AWRF@4", "calibration@4"], window="W",
+                           item_groups=groups, train=train, n_resamples=0).windows
+    for name in ("AWRF@4", "calibration@4"):
+        assert np.allclose(got[name].to_numpy(), want[name].to_numpy(), rtol=1e-9)
+    missing = CliRunner().invoke(main, [*base, "-m", "calibration@4", "--item-features",
+                                        str(tmp_path / "items.csv")])
+    assert missing.exit_code == 2 and missing.output.strip().splitlines()[-1] == (
+        "error: metric 'calibration@4' needs each user's history: pass --train FILE")
+    ranked = CliRunner().invoke(main, [*base, "-m", "rND@4", "--item-features",
+                                       str(tmp_path / "items.csv")])
+    assert ranked.exit_code == 2 and "--beyond protected_group=NAME" in ranked.output
