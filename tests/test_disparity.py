@@ -180,3 +180,30 @@ def test_cli_disparity(tmp_path) -> None:
     as_json = CliRunner().invoke(main, [*base, "--strata", str(tmp_path / "groups.csv"),
                                         "--disparity", "welch", "-f", "json"])
     assert as_json.exit_code == 2 and "--disparity prints a table" in as_json.output
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_permutation_p_by_shuffling_close_to_the_exact_enumeration(seed: int) -> None:
+    """Continuous values (every value distinct): the partial-shuffle path."""
+    rng = np.random.default_rng(seed)
+    x, y = rng.random(6), rng.random(5) + 0.3 * seed
+    exact = oracle.exact_permutation_p(x.tolist(), y.tolist())
+    b = 40_000
+    got = up.permutation_p(x, y, b, np.random.default_rng(200 + seed))
+    assert abs(got - exact) <= 4 * math.sqrt(exact * (1 - exact) / b) + 2 / b
+
+
+def test_permutation_p_same_on_any_thread_count() -> None:
+    import numba
+
+    rng = np.random.default_rng(1)
+    x, y = rng.random(3000), rng.random(2500) + 0.01
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = up.permutation_p(x, y, 2000, np.random.default_rng(5))
+        numba.set_num_threads(before)
+        many = up.permutation_p(x, y, 2000, np.random.default_rng(5))
+    finally:
+        numba.set_num_threads(before)
+    assert one == many

@@ -9,10 +9,14 @@ the gap ``mean(y) - mean(x)`` is tested with:
 - ``"permutation"``: the two-sided permutation test of the group labels, p = (b + 1) / (B + 1)
   where b counts the B relabellings whose ``abs(gap)`` reaches the observed one (Phipson & Smyth
   2010; never 0), and the percentile interval of the gap from bootstrapping each group within
-  itself. A relabelling draws group x's values from the pooled values without replacement:
-  the counts of each distinct value follow a multivariate hypergeometric law, drawn as such
-  (:meth:`numpy.random.Generator.multivariate_hypergeometric`), exact in distribution and
-  O(distinct values) per resample; the bootstrap is :mod:`receval.stats.resample`'s.
+  itself. A relabelling draws the smaller group's values from the pooled values without
+  replacement, exact in distribution either way: with few distinct values (a metric at a
+  cutoff), the counts of each distinct value from their multivariate hypergeometric law
+  (:meth:`numpy.random.Generator.multivariate_hypergeometric`, O(distinct values) per
+  resample); with many (a continuous metric), a partial Fisher-Yates shuffle of the pooled
+  values (O(smaller group) per resample, numba, on numba's threads, each resample from its
+  own counter-based stream so the p-value is the same on any thread count). The bootstrap is
+  :mod:`receval.stats.resample`'s.
 
 Both give p = 1 when every value of both groups is the same number, and NaN (interval too)
 when a group has fewer than two users. With no spread in either group but different means,
@@ -23,11 +27,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 
 from receval.exceptions import ReceValError
 from receval.stats.intervals import percentile_interval
-from receval.stats.resample import bootstrap_sums, distinct
+from receval.stats.resample import _key, _run, _uniform, bootstrap_sums, distinct
 
 #: the unpaired tests by name, the default first
 UNPAIRED_TESTS = ("welch", "permutation")
@@ -103,16 +108,57 @@ def permutation_p(x: np.ndarray, y: np.ndarray, n_resamples: int,
     total = float(pooled.sum())
     nx, ny = x.size, y.size
     observed = abs(float(y.mean() - x.mean()))
-    block = max(1, _BLOCK // max(values.size, 1))
-    reached, done = 0, 0
-    while done < n_resamples:
-        size = min(block, n_resamples - done)
-        drawn = rng.multivariate_hypergeometric(counts, nx, size=size, method="marginals")
-        sum_x = drawn @ values
-        gaps = np.abs((total - sum_x) / ny - sum_x / nx)
-        reached += int(np.count_nonzero(gaps >= observed * (1 - _SLACK)))
-        done += size
+    sums_x = (_hypergeometric_sums(values, counts, nx, n_resamples, rng)
+              if values.size * 4 < min(nx, ny) else _shuffled_sums(pooled, nx, n_resamples, rng))
+    gaps = np.abs((total - sums_x) / ny - sums_x / nx)
+    reached = int(np.count_nonzero(gaps >= observed * (1 - _SLACK)))
     return (reached + 1) / (n_resamples + 1)
+
+
+def _hypergeometric_sums(values: np.ndarray, counts: np.ndarray, nx: int, n_resamples: int,
+                         rng: np.random.Generator) -> np.ndarray:
+    """Group x's sum in each relabelling, from multivariate hypergeometric counts."""
+    out = np.empty(n_resamples)
+    block = max(1, _BLOCK // max(values.size, 1))
+    for lo in range(0, n_resamples, block):
+        hi = min(lo + block, n_resamples)
+        drawn = rng.multivariate_hypergeometric(counts, nx, size=hi - lo, method="marginals")
+        out[lo:hi] = drawn @ values
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _shuffle_block(lo: int, hi: int, pooled: np.ndarray, m: int, key: np.uint64,
+                   out: np.ndarray) -> None:
+    """Sums of ``m`` values drawn without replacement, resamples lo..hi-1: a partial
+    Fisher-Yates shuffle of a private copy, undone after each resample."""
+    local = pooled.copy()
+    n = local.size
+    swaps = np.empty(m, dtype=np.int64)
+    for b in range(lo, hi):
+        state = key ^ (np.uint64(b) * np.uint64(0xD1B54A32D192ED03))
+        s = 0.0
+        for i in range(m):
+            state, u = _uniform(state)
+            j = i + min(int(u * (n - i)), n - i - 1)
+            swaps[i] = j
+            local[i], local[j] = local[j], local[i]
+            s += local[i]
+        for i in range(m - 1, -1, -1):
+            j = swaps[i]
+            local[i], local[j] = local[j], local[i]
+        out[b] = s
+
+
+def _shuffled_sums(pooled: np.ndarray, nx: int, n_resamples: int,
+                   rng: np.random.Generator) -> np.ndarray:
+    """Group x's sum in each relabelling, from the smaller group drawn by shuffling."""
+    n = pooled.size
+    m = min(nx, n - nx)
+    out = np.empty(n_resamples)
+    _run(_shuffle_block, 0, n_resamples, n_resamples * m, np.ascontiguousarray(pooled), m,
+         _key(rng), out)
+    return out if m == nx else float(pooled.sum()) - out
 
 
 def bootstrap_interval(x: np.ndarray, y: np.ndarray, n_resamples: int,
