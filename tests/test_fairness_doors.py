@@ -4,6 +4,8 @@ the HTML report's Fairness section and the monitor's windows."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -277,3 +279,53 @@ def test_cli_monitor_fairness(tmp_path) -> None:
     ranked = CliRunner().invoke(main, [*base, "-m", "rND@4", "--item-features",
                                        str(tmp_path / "items.csv")])
     assert ranked.exit_code == 2 and "--beyond protected_group=NAME" in ranked.output
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("model", ["gerr", "rbp"])
+def test_group_expected_exposure_matches_the_oracle(seed: int, model: str) -> None:
+    from receval.beyond.compute import compute
+    from receval.beyond.context import context
+    from receval.beyond.groups import read_groups
+    from receval.beyond.names import parse_beyond
+    from receval.beyond.settings import BeyondOptions
+
+    rng = np.random.default_rng(seed)
+    n_items, n_users, k = 12, 30, 6
+    top = np.full((n_users, k), -1, dtype=np.int64)
+    for u in range(n_users):
+        m = int(rng.integers(0, k + 1))
+        top[u, :m] = rng.choice(n_items, size=m, replace=False)
+    item_groups = {i: sorted(rng.choice(["a", "b", "c"], size=int(rng.choice([0, 1, 1, 2])),
+                                        replace=False).tolist()) for i in range(n_items)}
+    truth = [sorted(set(rng.choice(n_items, size=int(rng.integers(0, 4))).tolist()))
+             for _ in range(n_users)]
+    ptr = np.zeros(n_users + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum([len(t) for t in truth])
+    ctx = context(np.zeros(0, np.int64), np.zeros(0, np.int64), n_items,
+                  row_users=np.arange(n_users),
+                  truth=(ptr, np.array([i for t in truth for i in t], dtype=np.int64)))
+    ids, align, names = read_groups(item_groups)
+    ctx.groups = np.zeros((n_items, len(names)))
+    ctx.groups[ids.astype(np.int64)] = align
+    ctx.group_names = names
+    metrics = [f"EE_{x}_group@{k}" for x in "DRL"]
+    per_user, _ = compute([parse_beyond(n) for n in metrics], top, ctx,
+                          BeyondOptions(ee_model=model, ee_patience=0.7, ee_utility=0.2))
+    for u in range(n_users):
+        ranked = [int(c) for c in top[u] if c >= 0]
+        want = oracle.expected_exposure_group(ranked, set(truth[u]), item_groups, names,
+                                              model, 0.7, 0.2)
+        for name in metrics:
+            got, exp = per_user[name][u], want[name.split("@")[0]]
+            assert (math.isnan(got) and math.isnan(exp)) or got == pytest.approx(
+                exp, rel=1e-12, abs=1e-12)
+
+
+def test_group_expected_exposure_through_evaluate() -> None:
+    truth, preds = _tied_case(2)
+    groups = {f"i{i}": ["x", "y", "z"][i % 3] for i in range(9)}
+    r = receval.evaluate(truth, preds, ["EE_L_group@3", "ee-d-group@3"], item_groups=groups)
+    assert set(r.summary) == {"EE_L_group@3", "ee-d-group@3"}
+    with pytest.raises(ReceValError, match="'EE_L_group@3' needs item groups"):
+        receval.evaluate(truth, preds, ["EE_L_group@3"])

@@ -48,7 +48,8 @@ def needs_scores(specs: Sequence[Any], ee_ties: str) -> bool:
         >>> needs_scores([parse_beyond("EE_L@5")], "permute"), needs_scores([], "permute")
         (True, False)
     """
-    return ee_ties == "permute" and any(str(s.metric).startswith("EE_") for s in specs)
+    return ee_ties == "permute" and any(str(s.metric).startswith("EE_")
+                                        and not str(s.metric).endswith("_group") for s in specs)
 
 
 def check_ranking_options(options: Any) -> None:
