@@ -6,7 +6,11 @@ every metric under 10 s on 2 cores).
 Lists are random codes over ``--items`` items with Zipf-like popularity, 5% of the users with
 half a list; each item has one to three groups; each user ``--history`` training items and
 one to five relevant items. The array layer is timed (``compute`` on a prebuilt context, its
-kernels compiled on a tiny input first); building the context is reported apart.
+kernels compiled on a tiny input first); building the context is reported apart. Also timed:
+expected exposure over every order of tied scores (``ee_ties="permute"``: each list's scores
+in tied pairs, the kernel of receval.beyond.tied_exposure) and the user-side disparity of
+calibration between two halves of the users (receval.stats.unpaired: Welch, and the
+permutation test with 1,000 relabellings and bootstrap resamples).
 
     python benchmarks/bench_fairness.py --users 1000000 --k 100 --out /tmp/bench_fairness.json
     python benchmarks/bench_fairness.py --users 20000 --k 20      # a quick check
@@ -88,6 +92,7 @@ def main() -> None:
         compute([spec], top, ctx, options)
         rows.append({"metric": spec.name, "users": args.users,
                      "seconds": round(time.perf_counter() - t0, 3)})
+    rows += extra_rows(top, ctx, k, args.users)
     result = {"users": args.users, "k": k, "items": args.items, "groups": args.groups,
               "history": args.history, "data_and_context_seconds": round(build, 3),
               "fairness_step": 1, "metrics": rows, "threads": numba.get_num_threads(),
@@ -97,6 +102,39 @@ def main() -> None:
     if args.out:
         with open(args.out, "w") as f:
             json.dump(result, f, indent=1)
+
+
+def extra_rows(top: np.ndarray, ctx: Context, k: int, users: int) -> list[dict[str, object]]:
+    """``EE_L`` over tied orders, and the gap in calibration between two user groups."""
+    from receval.beyond.tied_exposure import tied_columns
+    from receval.stats.unpaired import unpaired
+
+    listed = top >= 0
+    ptr = np.zeros(users + 1, dtype=np.int64)
+    np.cumsum(listed.sum(axis=1), out=ptr[1:])
+    ranks = np.broadcast_to(np.arange(k), top.shape)[listed]
+    scored = (ptr, top[listed], (k - ranks // 2).astype(np.float64))  # ties in pairs
+    truth = (ctx.truth_indptr, ctx.truth_items)
+    assert truth[0] is not None and truth[1] is not None
+    tiny = (ptr[:3] - ptr[0], scored[1][:ptr[2]], scored[2][:ptr[2]])
+    spec = spec_of(f"EE_L@{k}")
+    tied_columns([spec], tiny, (truth[0][:3], truth[1][:truth[0][2]]), BeyondOptions())
+    rows: list[dict[str, object]] = []
+    t0 = time.perf_counter()
+    tied_columns([spec], scored, (truth[0], truth[1]), BeyondOptions())
+    rows.append({"metric": f"EE_L@{k} ee_ties=permute", "users": users,
+                 "seconds": round(time.perf_counter() - t0, 3)})
+    values = compute([spec_of(f"calibration@{k}")], top, ctx, BeyondOptions())[0][
+        f"calibration@{k}"]
+    half = np.arange(users) % 2 == 0
+    for test, resamples in (("welch", 0), ("permutation", 1000)):
+        t0 = time.perf_counter()
+        unpaired(values[half], values[~half], test=test, alpha=0.05, n_resamples=resamples,
+                 rng=np.random.default_rng(0))
+        rows.append({"metric": f"disparity calibration@{k} {test}"
+                     + (f" ({resamples} resamples)" if resamples else ""), "users": users,
+                     "seconds": round(time.perf_counter() - t0, 3)})
+    return rows
 
 
 if __name__ == "__main__":

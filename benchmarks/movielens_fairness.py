@@ -1,7 +1,15 @@
 """Group exposure and calibration on MovieLens (genres as item groups) for a popularity model
 and a truncated-SVD model: the numbers of issue 23's closing note.
 
-    python benchmarks/movielens_fairness.py --data /work/shared/data/ml-latest-small
+    python benchmarks/movielens_fairness.py --data /work/shared/data/ml-latest-small \
+        --report /tmp/ml_fairness.html
+
+Printed: the JSON of both models (summaries, exposure per genre), then markdown tables:
+group exposure per genre against the uniform target with svd - popularity, the per-user
+fairness and calibration means with the paired difference (receval.report.fairness: compare's
+paired t and bootstrap interval), and the user-side gap between light and heavy users
+(training-activity halves, receval.disparity, Welch). ``--report``: the HTML report of both
+models, with its Fairness section.
 
 Split: per user a seeded random 20% of the ratings to test (receval.split.random_holdout);
 relevant: test ratings >= 4; both models rank every item the user has not rated in training.
@@ -42,6 +50,7 @@ def main() -> None:
     ap.add_argument("--data", default="/work/shared/data/ml-latest-small")
     ap.add_argument("--factors", type=int, default=32)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--report", default=None)
     args = ap.parse_args()
     ratings = pd.read_csv(Path(args.data) / "ratings.csv").rename(
         columns={"userId": "user", "movieId": "item"})
@@ -64,6 +73,7 @@ def main() -> None:
     models = {"popularity": np.broadcast_to(pop, seen.shape),
               "svd": (left * sigma) @ right}
     out: dict[str, Any] = {}
+    results: dict[str, receval.Result] = {}
     for name, scores in models.items():
         best = top_n(np.asarray(scores, dtype=float), seen, 10)
         preds = pd.DataFrame({"user": np.repeat(users, 10), "item": items[best.ravel()],
@@ -74,6 +84,7 @@ def main() -> None:
                              beyond={"fairness_step": 1, "protected_group": "Documentary",
                                      "fairness_population": "catalogue"},
                              silence=["undefined"])
+        results[name] = r
         table = r.counts["group_exposure"]["group_exposure@10"]
         out[name] = {"summary": {k: round(v, 4) for k, v in r.summary.items()},
                      "exposure": {g: round(e, 4) for g, e in zip(table["group"],
@@ -83,6 +94,52 @@ def main() -> None:
     print(json.dumps(out, indent=1))
     if args.out:
         Path(args.out).write_text(json.dumps(out, indent=1))
+    print(markdown(results, train))
+    if args.report:
+        from receval.report.html import write_report
+
+        write_report(args.report, results, metrics=METRICS, seed=23)
+
+
+def markdown(results: dict[str, receval.Result], train: pd.DataFrame) -> str:
+    """The closing note's tables: exposure per genre, per-user means with the paired
+    difference, and the gap between light and heavy users."""
+    from receval.disparity import disparity
+    from receval.report.fairness import fairness_section
+
+    section = fairness_section(results, METRICS, seed=23)
+    assert section is not None
+    lines = []
+    exposure = section["exposure"][0]
+    names = exposure["models"]
+    lines.append("| genre | target | " + " | ".join(f"{m} share (gap)" for m in names)
+                 + f" | {names[1]} - {names[0]} |")
+    lines.append("|---" * (3 + len(names)) + "|")
+    for row in exposure["rows"]:
+        lines.append(f"| {row['group']} | {row['target']} | " + " | ".join(row["cells"])
+                     + " | " + " | ".join(row["diffs"]) + " |")
+    lines.append("| group_exposure@10 (TV distance) | | " + " | ".join(exposure["distance"])
+                 + " | |")
+    lines.append("")
+    per = section["per_user"]
+    lines.append("| metric | " + " | ".join(names) + f" | {names[1]} - {names[0]} | 95% "
+                 "interval | p (paired t) |")
+    lines.append("|---" * (4 + len(names)) + "|")
+    for row in per["rows"]:
+        d = row["diffs"][0]
+        lines.append(f"| {row['metric']} | " + " | ".join(row["cells"])
+                     + f" | {d['delta']} | {d['interval']} | {d['p']} |")
+    lines.append("")
+    gaps = disparity(results, "activity:2", ["nDCG@10", "AWRF@10", "calibration@10"],
+                     train=train[["user", "item"]])
+    lines.append("| model | metric | group | reference | mean | reference mean | gap | 95% "
+                 "interval (Welch) | p (Holm) |")
+    lines.append("|---" * 9 + "|")
+    for g in gaps.itertuples(index=False):
+        lines.append(f"| {g.model} | {g.metric} | {g.group} | {g.reference} | {g.mean:.4f} | "
+                     f"{g.reference_mean:.4f} | {g.gap:+.4f} | [{g.ci_low:+.4f}, "
+                     f"{g.ci_high:+.4f}] | {g.p_adjusted:.4f} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

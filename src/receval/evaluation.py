@@ -468,6 +468,7 @@ def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared
     """The beyond-accuracy metrics from the engine's ranked top-k lists of the same users
     (:mod:`receval.beyond.attach`); a second pass of the engine, asking for the lists only."""
     from receval.beyond.attach import attach, relevant_rows
+    from receval.beyond.tied_exposure import tied_scores
 
     selected = audit.select_users(prepared, options)
     prepared, out = ranked_lists(prepared, selected, options, max(s.k for s in specs), engine,
@@ -477,10 +478,11 @@ def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared
         selected, out = selected[keep], out.take(keep)
     t = prepared.truth
     truth = relevant_rows(t.indptr, t.items, t.values, selected, options.relevance_threshold)
+    scored = tied_scores(specs, beyond, profile, prepared, selected, options)
     attach(result, specs, requested, top=out.top_items, n_list=out.n_list,
            user_ids=prepared.users.decode(selected), decode=prepared.items.decode, truth=truth,
            train=None if trained is None else (trained.users, trained.items),
            item_features=item_features, options=options, beyond=beyond, profile=profile,
            # the catalogue: every truth item, relevant or not (not moved by the threshold)
            truth_items=np.unique(np.asarray(t.items, dtype=np.int64)),
-           features_columns=features_columns, item_groups=item_groups)
+           features_columns=features_columns, item_groups=item_groups, scored=scored)

@@ -28,6 +28,8 @@ STREAMS: dict[str, str] = {
     "report difference": "stream(seed, 'difference', baseline, model, metric): the HTML "
                          "report's interval of a model's per-user difference",
     "monitor interval": "stream(seed, window, variant, metric)",
+    "disparity": "stream(seed, 'disparity', model, metric, group, reference): the permutation "
+                 "test and bootstrap interval of a gap between groups of users",
     "monitor difference": "stream(seed, 'window:variant', baseline, metric)",
     "gate": "stream(seed, 'gate', metric[, group])",
     "offpolicy": "stream(seed, 'offpolicy', 'requests'): one resample of the requests for "

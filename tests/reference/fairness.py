@@ -261,3 +261,45 @@ def expected_exposure(ranked: Sequence[object], relevant: set[object], model: st
 
 for _name in ("EE_D", "EE_R", "EE_L", "EE_D_norm", "EE_R_norm", "EE_L_norm"):
     ORACLES[_name] = (lambda key: lambda *a, **kw: expected_exposure(*a, **kw)[key])(_name)
+
+
+def tie_orders(scores: Mapping[object, float], k: int) -> list[list[object]]:
+    """Every ranking (cut to the top ``k``) that orders ``scores`` (item -> score) best first,
+    tied items in every order: the samples of a ranker that shuffles ties uniformly."""
+    values = sorted(set(scores.values()), reverse=True)
+    blocks = [[item for item in scores if scores[item] == v] for v in values]
+    orders = [list(itertools.chain.from_iterable(choice))
+              for choice in itertools.product(*(itertools.permutations(b) for b in blocks))]
+    return [order[:k] for order in orders]
+
+
+def expected_exposure_group(ranked: Sequence[object], relevant: set[object],
+                            item_groups: Mapping[object, Sequence[object]],
+                            names: Sequence[object], model: str = "gerr", p: float = 0.5,
+                            u: float = 0.5) -> dict[str, float]:
+    """Group EE-D, EE-R, EE-L (Diaz et al. 2020, groups): each group's exposure and target are
+    its items' exposures and targets weighted by the items' alignment (1/m in each of m
+    groups), then sum e_g^2, sum t_g e_g and sum (t_g - e_g)^2 over the groups."""
+    m = len(relevant)
+    if m == 0 or not ranked:
+        return dict.fromkeys(("EE_D_group", "EE_R_group", "EE_L_group"), math.nan)
+    e = [0.0] * len(names)
+    above = 0
+    for i, item in enumerate(ranked):
+        expo = p ** i * ((1 - u) ** above if model == "gerr" else 1.0)
+        for g, a in enumerate(alignment(item_groups.get(item, []), names)):
+            e[g] += expo * a
+        above += item in relevant
+    pp = p * (1 - u) if model == "gerr" else p
+    t_item = (1 - pp ** m) / (m * (1 - pp))
+    t = [0.0] * len(names)
+    for item in relevant:
+        for g, a in enumerate(alignment(item_groups.get(item, []), names)):
+            t[g] += t_item * a
+    return {"EE_D_group": sum(x * x for x in e),
+            "EE_R_group": sum(a * b for a, b in zip(t, e, strict=True)),
+            "EE_L_group": sum((a - b) ** 2 for a, b in zip(t, e, strict=True))}
+
+
+for _name in ("EE_D_group", "EE_R_group", "EE_L_group"):
+    ORACLES[_name] = (lambda key: lambda *a, **kw: expected_exposure_group(*a, **kw)[key])(_name)

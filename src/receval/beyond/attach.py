@@ -21,6 +21,7 @@ from receval.beyond.compute import compute
 from receval.beyond.frames import build, features_needed
 from receval.beyond.names import BeyondSpec
 from receval.beyond.settings import BeyondOptions, resolve
+from receval.beyond.tied_exposure import needs_scores, tied_columns
 from receval.exceptions import ReceValError
 from receval.options import Options
 from receval.result import Result
@@ -114,11 +115,14 @@ def attach(
     truth_items: np.ndarray | None = None,
     features_columns: Mapping[str, str] | None = None,
     item_groups: Any = None,
+    scored: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> Result:
     """Compute ``specs`` from the engine's lists and add them to ``result`` (in place, also
     returned), the summary and metrics in the ``requested`` order. ``truth`` holds each
     list's relevant items; ``truth_items`` every truth item (the catalogue's, whatever the
-    relevance threshold). The per-group tables of ``group_exposure`` go to
+    relevance threshold). ``scored``: each list's scored items and scores in engine codes
+    (the expected exposure of ``ee_ties="permute"``). The per-group tables of
+    ``group_exposure`` go to
     ``result.counts["group_exposure"]`` (name -> group, exposure, target).
     """
     opts = resolve(profile, beyond)
@@ -130,7 +134,11 @@ def attach(
                           groups_needed=any("groups" in s.entry.needs for s in specs),
                           features_needed=features_needed(specs, opts))
     tables: dict[str, Any] = {}
-    per_user, summary = compute(specs, top_mine, ctx, opts, tables=tables)
+    tied = [s for s in specs if needs_scores([s], opts.ee_ties)]
+    per_user, summary = compute([s for s in specs if s not in tied], top_mine, ctx, opts,
+                                tables=tables)
+    if tied:  # each item's exposure over every order of its tied scores, in engine codes
+        per_user.update(tied_columns(tied, scored, truth, opts))
     if tables:
         result.counts = {**result.counts, "group_exposure": tables}
     empty = options.empty if opts.empty == "inherit" else opts.empty

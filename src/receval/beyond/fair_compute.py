@@ -13,14 +13,18 @@ from receval.beyond import calibration as cal
 from receval.beyond import fairness as fair
 from receval.beyond.context import Context
 from receval.beyond.expected_exposure import COLUMNS as EE_COLUMNS
-from receval.beyond.expected_exposure import expected_exposure
+from receval.beyond.expected_exposure import (
+    GROUP_COLUMNS,
+    expected_exposure,
+    group_expected_exposure,
+)
 from receval.beyond.names import BeyondSpec
 from receval.beyond.settings import BeyondOptions
 from receval.exceptions import ReceValError
 
 FAIRNESS = ("group_exposure", "AWRF", "nDCG_AWRF", "rND", "rKL", "rRD")
 CALIBRATION = ("calibration", "calibration_js")
-EXPOSURE = tuple(f"EE_{x}{n}" for x in "LDR" for n in ("", "_norm"))
+EXPOSURE = tuple(f"EE_{x}{n}" for x in "LDR" for n in ("", "_norm", "_group"))
 
 
 def protected_index(ctx: Context, given: Any) -> int:
@@ -51,6 +55,17 @@ def group_metric(spec: BeyondSpec, lists: np.ndarray, ctx: Context, o: BeyondOpt
                  tables: dict[str, Any] | None) -> None:
     """Compute one group metric into ``per_user`` / ``summary`` (and ``tables``)."""
     m, name = spec.metric, spec.name
+    if m in GROUP_COLUMNS:
+        if ctx.truth_indptr is None or ctx.truth_items is None:
+            raise ReceValError(f"metric {name!r} needs each user's relevant items")
+        if ctx.groups is None:
+            raise ReceValError(f"metric {name!r} needs item groups: pass item_groups= (item "
+                               f"-> group) or item_features= (categories)")
+        ee = group_expected_exposure(lists, (ctx.truth_indptr, ctx.truth_items), ctx.groups,
+                                     model=o.ee_model, patience=o.ee_patience,
+                                     utility=o.ee_utility)
+        per_user[name] = np.ascontiguousarray(ee[:, GROUP_COLUMNS.index(m)])
+        return
     if m in EXPOSURE:
         if ctx.truth_indptr is None or ctx.truth_items is None:
             raise ReceValError(f"metric {name!r} needs each user's relevant items")

@@ -21,6 +21,7 @@ from receval.beyond.context import Context, context
 from receval.beyond.groups import read_groups
 from receval.beyond.names import BeyondSpec, split_metrics
 from receval.beyond.settings import PROFILES, BeyondOptions, resolve
+from receval.beyond.tied_exposure import needs_scores
 from receval.exceptions import ReceValError
 
 
@@ -373,6 +374,9 @@ def beyond_metrics(
                            f"that have: {', '.join(sorted(PROFILES))}")
     opts = resolve(profile, beyond)
     accuracy, specs, _ = split_metrics(metrics)
+    if needs_scores(specs, opts.ee_ties):
+        raise ReceValError("beyond ee_ties='permute' reads the scores of every scored item: "
+                           "use receval.evaluate (receval evaluate) for it")
     if accuracy:
         raise ReceValError(f"{accuracy[0]!r} is not a beyond-accuracy metric; use "
                            f"receval.evaluate for it")

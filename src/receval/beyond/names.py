@@ -80,6 +80,9 @@ ENTRIES: dict[str, BeyondEntry] = {e.name: e for e in (
     # prints them
     *(BeyondEntry(f"EE_{x}{n}", (f"ee_{x.lower()}{n}", f"ee-{x.lower()}{n}"), "user",
                   ("truth",)) for x in "LDR" for n in ("", "_norm")),
+    # group expected exposure: the items' exposures and targets summed per item group
+    *(BeyondEntry(f"EE_{x}_group", (f"ee_{x.lower()}_group", f"ee-{x.lower()}-group"), "user",
+                  ("groups", "truth")) for x in "LDR"),
 )}
 
 ALIASES: dict[str, str] = {a: e.name for e in ENTRIES.values() for a in e.aliases}

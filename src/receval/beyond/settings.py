@@ -43,6 +43,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "calibration_history": ("rows", "items"),
     "calibration_js": ("divergence", "distance"),
     "ee_model": ("gerr", "rbp"),
+    "ee_ties": ("list", "permute"),
 }
 
 
@@ -122,6 +123,9 @@ class BeyondOptions:
             square root, the ``"distance"`` (RADio).
         ee_model: expected exposure's browsing model, ``"gerr"`` (expeval's default) or
             ``"rbp"``; ``ee_patience`` p and ``ee_utility`` u (0.5 and 0.5, expeval's).
+        ee_ties: expected exposure of the ``"list"`` as ranked, or each item's expectation
+            over every order of the tied scores (``"permute"``, exact:
+            :mod:`receval.beyond.tied_exposure`; ``receval.evaluate`` only).
 
     Example:
         >>> BeyondOptions(gini_form="1-G").gini_form
@@ -169,6 +173,7 @@ class BeyondOptions:
     ee_model: str = "gerr"
     ee_patience: float = 0.5
     ee_utility: float = 0.5
+    ee_ties: str = "list"
 
     def __post_init__(self) -> None:
         for name, allowed in CHOICES.items():

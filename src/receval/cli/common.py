@@ -426,6 +426,8 @@ class _Runs:
     #: and the training data read from --train (None without)
     predictions: dict[str, Any] = dataclasses.field(default_factory=dict)
     train: Any = None
+    #: --strata as evaluate took it (a user -> group frame, or a built-in name), for --disparity
+    strata: Any = None
 
     def print_notes(self) -> None:
         """Notes go to stderr once everything succeeded (an error stays one line)."""
@@ -484,6 +486,7 @@ def _evaluate_files(metrics: list[str], params: dict[str, Any], *,
         if keep:
             runs.predictions[name] = preds
     runs.train = kwargs.get("train")
+    runs.strata = kwargs.get("strata")
     return runs
 
 

@@ -29,6 +29,7 @@ from receval.cli.common import (
     main,
 )
 from receval.cli.debias_flags import debias_options
+from receval.cli.disparity_flag import check_disparity, disparity_option, disparity_tables
 from receval.cli.log_option import _check_log, _log_options, _log_runs
 from receval.cli.options_table import option, shared
 from receval.exceptions import ReceValError
@@ -60,6 +61,7 @@ from receval.report.tables import FORMATS as OUTPUT_FORMATS  # one list: the ren
                    "rows (one per core down to 50,000 rows each, one per million rows above); "
                    "spark: the session's spark.sql.shuffle.partitions.")
 @shared("raw_csv", "strata")
+@disparity_option
 @debias_options
 @_log_options
 @_errors_exit_2
@@ -72,6 +74,8 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
     receval evaluate -t test.qrels -p bm25.run -p dense.run -m P@5,10 --profile trec_eval
     receval evaluate -t test.csv -p run.csv --format json --report report.html
     receval evaluate -t test.csv -p run.csv --train train.csv -m nDCG@10 -m coverage@10
+    receval evaluate -t test.csv -p run.csv --train train.csv -m AWRF@10 --item-features
+        items.csv --strata activity --disparity welch
     """
     from receval.report import tables
     from receval.report.beyond import section_k, section_metrics
@@ -81,6 +85,7 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
     if params.get("strata") and params.get("engine") == "spark":
         raise ReceValError("--strata is not available with --engine spark yet: evaluate "
                            "without --engine spark, or per group on Spark yourself")
+    check_disparity(params, fmt)
     accuracy = [n for n in asked if n not in beyond]
     outputs = _check_output(params, {"--per-user": (per_user, TABLE_SUFFIXES),
                                      "--report": (report, REPORT_SUFFIXES)})
@@ -136,6 +141,10 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
                 for table in tables.strata_table(result.strata,
                                                  name if len(models) > 1 else "", out.width):
                     out.print(table)
+        if params.get("disparity"):  # the gap between the --strata groups, unpaired
+            gaps, note = disparity_tables(models, runs.strata, runs.train, params)
+            out.print(gaps)
+            out.print(note, style="dim", highlight=False, markup=False)
     elif fmt == "csv":
         click.echo(tables.to_csv(_for_tables(models), raw=raw_csv).rstrip("\n"))
     else:

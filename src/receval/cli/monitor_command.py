@@ -11,10 +11,11 @@ from rich.text import Text
 
 from receval.cli.common import (
     REPORT_SUFFIXES,
+    _beyond_kwargs,
+    _beyond_options,
     _errors_exit_2,
     _metric_names,
     _metrics_option,
-    _no_beyond,
     _semantics,
     _semantics_options,
     _stdout,
@@ -22,6 +23,7 @@ from receval.cli.common import (
     main,
 )
 from receval.cli.options_table import option, shared
+from receval.exceptions import ReceValError
 from receval.io.terminal import safe_text
 from receval.monitor.inputs import UNITS
 
@@ -75,6 +77,9 @@ PLOT_SUFFIXES = (".png", ".svg")
 @click.option("--time-col", default="at", show_default=True)
 @shared("resamples", "confidence", "seed")
 @_semantics_options
+@option("train", help="Training interactions (user, item): each served list's user history, "
+                   "for calibration@k (docs/fairness.md).")
+@_beyond_options
 @option("format", what="each window")
 @_errors_exit_2
 def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: str,
@@ -97,8 +102,9 @@ def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: s
     from receval.io.output import check_outputs
     from receval.io.source import check_file
 
-    _no_beyond(metrics, "monitor", "it has no training data per window (receval evaluate "
-               "--train does)")
+    names, beyond = _metric_names(metrics)
+    fairness = _fairness_kwargs({**params, "user_col": user_col, "item_col": item_col}, names,
+                                beyond)  # refusals before any file is read
     inputs = [check_file(impressions, "impressions"), check_file(feedback, "feedback")]
     from receval.io.output import TABLE_SUFFIXES
     from receval.monitor.state import SUFFIXES
@@ -110,13 +116,13 @@ def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: s
     options = _semantics(params)
     result = receval.monitor(
         # 'P@10,R@10' and 'P@10' 'R@10' are one metric set (a state must not tell them apart)
-        str(inputs[0]), str(inputs[1]), _metric_names(metrics)[0], window=window, step=step,
+        str(inputs[0]), str(inputs[1]), names, window=window, step=step,
         attribution=attribution, lateness=lateness, min_feedback=min_feedback, state=state,
         variant_col=variant_col, baseline=baseline,
         origin=origin, user_col=user_col, item_col=item_col, score_col=score_col,
         served_col=served_col, value_col=value_col, time_col=time_col, n_resamples=resamples,
         confidence=confidence, seed=seed, time_unit=time_unit, late_out=late_out,
-        lock_timeout=lock_timeout, **options)
+        lock_timeout=lock_timeout, **options, **fairness)
     if reference is not None:
         result.drift(reference)  # a bad reference fails before anything is written
     if plot_path:
@@ -134,6 +140,39 @@ def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: s
         if path:
             err_console.print(Text(f"wrote {label}: {safe_text(str(path))}"), style="dim",
                               highlight=False, soft_wrap=True)
+
+
+def _fairness_kwargs(params: dict[str, Any], names: list[str],
+                     beyond: list[str]) -> dict[str, Any]:
+    """``item_features=``, ``beyond=`` and ``train=`` of :func:`receval.monitor` for the
+    fairness and calibration metrics (:mod:`receval.monitor.fairness`), refused in one line
+    where a window cannot define them."""
+    from receval.monitor.fairness import fairness_specs
+
+    if not beyond:
+        if params.get("train"):
+            raise ReceValError("--train is read by calibration@k: ask it (-m calibration@10)")
+        return _beyond_kwargs(params, beyond)
+    given = {"item_features": params.get("item_features"), "train": params.get("train"),
+             "profile": params.get("profile")}
+    kwargs: dict[str, Any] = {}
+    try:
+        fairness_specs(names, given, switches=False)  # before any file is read
+        kwargs = _beyond_kwargs(params, beyond)
+        fairness_specs(names, {**given, **kwargs})
+    except ReceValError as err:  # the flags, not the Python keywords
+        text = str(err).replace("item_groups= (item -> group) or item_features= (--item-features "
+                                "FILE)", "--item-features FILE").replace(
+            "train= (--train FILE: user, item rows)", "--train FILE").replace(
+            "protected_group= in beyond=", "--beyond protected_group=NAME")
+        raise ReceValError(text) from None
+    if params.get("train"):
+        from receval.training import read_train
+
+        kwargs["train"] = read_train(params["train"], user_col=params["user_col"],
+                                     item_col=params["item_col"],
+                                     delimiter=params.get("delimiter"))
+    return kwargs
 
 
 def _print_table(result: Any, reference: str | None) -> None:

@@ -73,6 +73,8 @@ from receval.exceptions import (
     UndefinedMetricWarning,
 )
 from receval.measures.spec import RATING, parse_metrics
+from receval.monitor.fairness import INPUTS as FAIRNESS_INPUTS
+from receval.monitor.fairness import fairness_specs, window_options
 from receval.monitor.inputs import UNITS, read_feedback, read_impressions
 from receval.monitor.intervals import resampled_means
 from receval.monitor.outputs import jsonable as _jsonable  # the writers: monitor/outputs.py
@@ -297,13 +299,12 @@ def monitor(
     names_asked = [metrics] if isinstance(metrics, str) else list(metrics)
     if not names_asked:
         raise ReceValError("monitor needs at least one metric")
-    beyond = split_metrics(names_asked)[1]
-    if beyond:  # as the command line says it, before any file is read
-        raise ReceValError(f"{beyond[0].name!r} is a beyond-accuracy metric, which receval "
-                           "monitor does not compute: it has no training data per window "
-                           "(receval.evaluate with train= does)")
-    specs = parse_metrics(names_asked)
-    names = [s.name for s in specs]
+    # fairness and calibration per list (receval.monitor.fairness), after the accuracy ones;
+    # any other beyond-accuracy metric is refused in one line before any file is read
+    fair = [b.name for b in fairness_specs(names_asked, options)]
+    accuracy = split_metrics(names_asked)[0]
+    specs = parse_metrics(accuracy) if accuracy else []
+    names = [s.name for s in specs] + fair
     rating = [s.name for s in specs if s.family in RATING]
     if rating:
         raise ReceValError(
@@ -329,7 +330,8 @@ def monitor(
         raise ReceValError(f"confidence must be between 0 and 1, got {confidence!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ReceValError(f"seed must be a non-negative integer, got {seed!r}")
-    option_names = {f.name for f in fields(Options)} | {"profile", "silence", "engine"}
+    option_names = {f.name for f in fields(Options)} | {"profile", "silence", "engine",
+                                                        *FAIRNESS_INPUTS}
     unknown = sorted(set(options) - option_names)
     if unknown:
         raise ReceValError(f"monitor got unknown option(s) {', '.join(unknown)}; known: the "
@@ -350,7 +352,8 @@ def monitor(
         "variant_col": variant_col,
         "baseline": plain(baseline), "order": order_kind, "n_resamples": n_resamples,
         "confidence": confidence, "seed": seed,
-        "options": {k: _jsonable(v) for k, v in sorted(options.items()) if k != "silence"},
+        "options": {k: _jsonable(v) for k, v in sorted(options.items())
+                    if k != "silence" and k not in FAIRNESS_INPUTS[:4]},
     }
     run = _Run(specs, names, windows.origin, windows.width, step_ns, span, late_span,
                params["min_feedback"], order_kind, variant_col, baseline, n_resamples,
@@ -455,7 +458,8 @@ class _Run:
             1 - confidence, seed
         self.options = options
         kinds, betas = reductions(specs)
-        self.kinds, self.betas = kinds, betas
+        extra = len(names) - len(specs)  # the per-list fairness metrics: means
+        self.kinds, self.betas = kinds + ["mean"] * extra, betas + [1.0] * extra
         self.meanlike = self._meanlike()
 
     def _meanlike(self) -> dict[str, bool]:
@@ -468,7 +472,8 @@ class _Run:
         resolved = resolve(self.options.get("profile"), explicit)
         return {s.name: s.family not in RATING and kind != "sum"  # num_rel_ret: a sum
                 and resolved.options_for(s.family).average == "macro"
-                for s, kind in zip(self.specs, self.kinds, strict=True)}
+                for s, kind in zip(self.specs, self.kinds, strict=False)} | {
+                    n: True for n in self.names[len(self.specs):]}
 
     # --- the run ---------------------------------------------------------------------------
 
@@ -690,7 +695,7 @@ class _Run:
         has = ~np.isnan(judged)
         truth = pd.DataFrame({"user": imps["list"].to_numpy()[has],
                               "item": imps["item"].to_numpy()[has], "rating": judged[has]})
-        options = {"users": "predictions", **self.options}
+        options = window_options({"users": "predictions", **self.options}, lists)
         if not has.any() and options["users"] in ("predictions", "union"):
             # closed lists without any feedback: evaluate refuses an empty truth, so one row
             # for list -1 (no list has it; users="predictions" leaves it out of every mean)

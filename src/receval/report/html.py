@@ -23,6 +23,7 @@ from receval.randomness import stream
 from receval.report import plots
 from receval.report.beyond import accuracy_names, without_beyond
 from receval.report.bootstrap import bootstrap_ci
+from receval.report.fairness import fairness_section
 from receval.report.models import (
     as_models,
     curve_limit,
@@ -135,6 +136,7 @@ def render_report(
         item_titles=titles is not None,
         beyond=dict(beyond) if beyond else None,
         strata=[_strata(name, r.strata) for name, r in tables.items() if r.strata is not None],
+        fairness=fairness_section(given, asked, seed=seed),  # None: no fairness metric asked
     )
 
 

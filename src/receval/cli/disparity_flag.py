@@ -1,0 +1,81 @@
+"""``--disparity`` of ``receval evaluate``: the gap in each metric between the groups of users
+of ``--strata``, with an unpaired test (:func:`receval.disparity.disparity`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import click
+import pandas as pd
+from rich.table import Table
+
+from receval.exceptions import ReceValError
+from receval.io.terminal import safe_text
+from receval.stats.unpaired import UNPAIRED_TESTS
+
+
+def disparity_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The ``--disparity TEST`` flag."""
+    return click.option(
+        "--disparity", default=None, type=click.Choice(UNPAIRED_TESTS),
+        help="With --strata: the gap in each per-user metric between every two groups of "
+             "users, its interval and an unpaired test (welch: Welch's t; permutation: the "
+             "group labels permuted --resamples times, bootstrap interval), Holm-corrected.")(f)
+
+
+def check_disparity(params: dict[str, Any], fmt: str) -> None:
+    """One line when ``--disparity`` lacks what it needs.
+
+    Example:
+        >>> check_disparity({"disparity": "welch"}, "table")
+        Traceback (most recent call last):
+        ...
+        receval.exceptions.ReceValError: --disparity compares groups of users: pass --strata \
+(a user -> group file, or activity, cold...)
+    """
+    if not params.get("disparity"):
+        return
+    if not params.get("strata"):
+        raise ReceValError("--disparity compares groups of users: pass --strata (a user -> "
+                           "group file, or activity, cold...)")
+    if fmt != "table":
+        raise ReceValError(f"--disparity prints a table: use --format table (not {fmt}), or "
+                           "receval.disparity.disparity in Python")
+
+
+def disparity_tables(results: dict[str, Any], strata: Any, train: Any,
+                     params: dict[str, Any]) -> tuple[Table, str]:
+    """The rich table of the gaps (every model, every per-user metric) and its footnote."""
+    from receval.disparity import disparity, disparity_footnote
+
+    test = params["disparity"]
+    resamples = params.get("resamples")
+    table = disparity(results, strata, test=test, seed=params.get("seed") or 0, train=train,
+                      n_resamples=10_000 if resamples is None else int(resamples))
+    return _rich(table, several=len(results) > 1), disparity_footnote(table)
+
+
+def _rich(table: pd.DataFrame, *, several: bool) -> Table:
+    out = Table(title="gap between groups of users", title_justify="left")
+    headers = ["model"] if several else []
+    headers += ["metric", "group", "reference", "mean", "ref. mean", "gap", "interval",
+                "p", "p adj.", "users", "ref. users"]
+    for h in headers:
+        out.add_column(h, justify="left" if h in ("model", "metric", "group", "reference")
+                       else "right")
+    for row in table.itertuples(index=False):
+        cells = [safe_text(str(row.model))] if several else []
+        cells += [safe_text(str(row.metric)), safe_text(str(row.group)),
+                  safe_text(str(row.reference)), _num(row.mean), _num(row.reference_mean),
+                  _num(row.gap), f"[{_num(row.ci_low)}, {_num(row.ci_high)}]",
+                  _num(row.p_value), _num(row.p_adjusted), f"{int(row.n):,}",
+                  f"{int(row.reference_n):,}"]
+        out.add_row(*cells)
+    return out
+
+
+def _num(value: Any) -> str:
+    value = float(value)
+    return "nan" if math.isnan(value) else f"{value:.4f}"
