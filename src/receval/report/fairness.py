@@ -88,8 +88,11 @@ def fairness_section(models: Mapping[str, Result], metrics: Sequence[str] | None
 def _exposure(metric: str, models: Mapping[str, Result]) -> dict[str, Any] | None:
     """One ``group_exposure@k``: per group the target, each model's share (its gap to the
     target) and, with several models, each model's share minus the first's."""
-    tables = {m: r.counts.get("group_exposure", {}).get(metric) for m, r in models.items()}
-    tables = {m: t for m, t in tables.items() if t is not None}
+    tables: dict[str, Any] = {}
+    for m, r in models.items():
+        table = (r.counts.get("group_exposure") or {}).get(metric)
+        if table is not None:
+            tables[m] = table
     if not tables:
         return None
     names = list(tables)
