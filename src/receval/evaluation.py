@@ -63,6 +63,7 @@ def evaluate(
     err_max_grade: float | str = UNSET,
     all_skipped: str = UNSET,
     persistence: float = UNSET,
+    iprec_rounding: str = UNSET,
     empty: str = UNSET,
     average: str = UNSET,
     users: str = UNSET,
@@ -185,7 +186,8 @@ def evaluate(
         "empty_scope": empty_scope, "max_list": max_list,
     }
     passed.update(discount=discount, ideal=ideal, err_max_grade=err_max_grade,
-                  all_skipped=all_skipped, persistence=persistence)
+                  all_skipped=all_skipped, persistence=persistence,
+                  iprec_rounding=iprec_rounding)
     explicit = {name: value for name, value in passed.items() if value is not UNSET}
     resolved = resolve(profile, explicit)
     options = resolved.options

@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -158,6 +159,7 @@ def _register(profile: Profile) -> Profile:
 #   from form_res_rels' rel_levels): nDCG is pinned at relevance_threshold 1;
 # - a query with no relevant doc scores 0 and is averaged in; queries only in the run are
 #   ignored and, without -c, queries only in the qrels are skipped (meas_avg.c): users "both".
+_TREC_NAN = {"empty": "nan"}
 _register(Profile(
     name="trec_eval",
     tool="NIST trec_eval / pytrec_eval",
@@ -184,9 +186,13 @@ _register(Profile(
              ("iprec@x", "iprec_at_recall_x"), ("11pt_avg", "11pt_avg"),
              ("Rprec_mult@x", "Rprec_mult_x"), ("num_rel_ret", "num_rel_ret"),
              ("num_rel", "num_rel"), ("num_ret", "num_ret")),
+    # m_iprec_at_recall.c, m_11pt_avg.c: precision at the list's end is num_rel_ret / num_ret,
+    # 0/0 = NaN when -J leaves nothing retrieved, kept at the levels asking for 0 relevant
+    per_family={"iprec": _TREC_NAN, "11pt_avg": _TREC_NAN},
     pinned={"nDCG": {"relevance_threshold": 1}},
     gaps=(
-        "trec_eval 10.0 reads scores as double: pass score_dtype='float64' to match it",
+        "trec_eval 10.0 reads scores as double and rounds iprec's levels to the nearest: "
+        "profile='trec_eval10'",
         "trec_eval -c (average over every qrels topic): pass users='truth'",
         "trec_eval -l N is relevance_threshold=N for the binary measures; nDCG keeps every "
         "level > 0 as trec_eval does (to cut nDCG's gains too, leave the profile out)",
@@ -194,8 +200,6 @@ _register(Profile(
         "trec_eval -M N is max_list=N; -J is protocol='known'",
         "a qrels row with a negative level is unjudged in trec_eval (bpref, rbp_resid, -J); "
         "in receval every truth row is judged: drop such rows first",
-        "trec_eval 10.0 rounds x*R to the nearest in iprec_at_recall and 11pt_avg; receval "
-        "follows 9.0.8 (floor(x*R + 0.9))",
         "trec_eval's rbp takes graded gains scaled to [0, 1] and rbp_resid is 0 when the list "
         "holds no unjudged item; receval's RBP is binary and its residual the paper's",
         "gm_bpref, infAP, relative_P, set_*, G, binG, Rndcg, ndcg_rel, utility are "
@@ -203,6 +207,29 @@ _register(Profile(
         "num_rel_ret is summed, as trec_eval prints it)",
     ),
 ))
+
+# trec_eval 10.0 (usnistgov/trec_eval tag v10.0, f4253652; CHANGELOG "Breaking fix: change
+# uses of int truncation to round/floor"): m_iprec_at_recall.c and m_11pt_avg.c take the level's
+# relevant count as lround(x * num_rel) (9.x: (long)(x * num_rel + 0.9)); m_Rprec_mult.c keeps
+# + 0.9; trec_format.h reads sim as a double. The rest is 9.0.8's.
+_TREC9 = PROFILES["trec_eval"]
+_register(dataclasses.replace(
+    _TREC9,
+    name="trec_eval10",
+    tool="NIST trec_eval 10.0",
+    version="trec_eval 10.0 (tag v10.0, f4253652)",
+    source=_TREC9.source.replace("v9.0.8", "v10.0") + ", CHANGELOG",
+    options={**_TREC9.options, "score_dtype": "float64", "iprec_rounding": "nearest"},
+    gaps=(
+        "trec_eval 10.0 without -c exits with an error when a qrels topic has no run; receval "
+        "leaves such users out (users='both')",
+        *(g for g in _TREC9.gaps if not g.startswith(("trec_eval 10.0",
+                                                      "trec_eval 10.0 without -c"))),
+        "rbp, rbp_resid and unj_N (new in 10.0's all_trec): rbp differs as above; unj_N is "
+        "1 - Judged@N",
+    ),
+))
+
 
 # ranx 0.3.21 (AmenRa/ranx): ranx/metrics/{precision,recall,f1,average_precision,ndcg,
 # reciprocal_rank,hit_rate,r_precision,common}.py, ranx/meta/evaluate.py.
@@ -526,6 +553,7 @@ def get(name: str | Profile) -> Profile:
         raise TypeError(f"a profile is a name or a Profile; got {type(name).__name__}")
     key = name.strip().lower().replace("-", "_")
     key = {"pytrec_eval": "trec_eval", "trec": "trec_eval", "tf": "tensorflow",
+           "trec_eval_10": "trec_eval10", "trec_eval_9": "trec_eval",
            "ml_metrics": "kaggle", "mllib": "spark", "pyspark": "spark"}.get(key, key)
     if key not in PROFILES:
         raise ReceValError(
