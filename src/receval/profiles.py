@@ -515,6 +515,101 @@ _register(Profile(
     ),
 ))
 
+# RecBole 1.2.1 (RUCAIBox/RecBole, recbole/evaluator/{metrics,base_metric,collector}.py):
+# - TopkMetric.used_info: a bool matrix of the top max(topk) (torch.topk of the full-sort
+#   scores, training items masked to -inf) and each user's positive count; every test
+#   interaction is positive (no threshold); only users with a test interaction are evaluated
+#   (the test dataloader's users): users "truth";
+# - Precision: cumsum / arange(1..k): precision_denominator "k"; Recall: / pos_len;
+# - MAP: sum of P@j over hits / min(pos_len, k): ap_normalizer "min_k_relevant";
+# - NDCG: binary, ideal over min(pos_len, k), 1/log2(r + 1); MRR@k: first hit within k; Hit;
+# - topk_result: the mean over users, rounded to metric_decimal_place (4 by default);
+# - ties: torch.topk's order (unspecified): not reproduced.
+# Its beyond-accuracy switches are receval.beyond.settings.RECBOLE.
+_register(Profile(
+    name="recbole",
+    tool="RecBole top-k and beyond-accuracy metrics",
+    version="RecBole 1.2.1",
+    source=_cite("RUCAIBox/RecBole v1.2.1: recbole/evaluator/metrics.py, base_metric.py,",
+                 "collector.py"),
+    options={
+        "relevance_threshold": None,
+        "gain": "binary",
+        "ties": "stable",
+        "precision_denominator": "k",
+        "recall_denominator": "relevant",
+        "ap_normalizer": "min_k_relevant",
+        "empty": "zero",
+        "users": "truth",
+        "average": "macro",
+        "duplicates": "error",
+    },
+    metrics=(("P@k", "Precision (precision@k)"), ("R@k", "Recall (recall@k)"),
+             ("AP@k", "MAP (map@k)"), ("nDCG@k", "NDCG (ndcg@k)"), ("RR@k", "MRR (mrr@k)"),
+             ("Hit@k", "Hit (hit@k)"), ("RMSE", "RMSE"), ("MAE", "MAE"),
+             ("coverage@k", "ItemCoverage (itemcoverage@k)"),
+             ("ARP@k", "AveragePopularity (averagepopularity@k)"),
+             ("distributional_coverage@k", "ShannonEntropy (shannonentropy@k)"),
+             ("gini@k", "GiniIndex (giniindex@k)"),
+             ("APLT@k", "TailPercentage (tailpercentage@k)")),
+    gaps=(
+        "RecBole rounds every printed mean to metric_decimal_place (4): receval does not round",
+        "tied scores: torch.topk's order is unspecified; receval keeps the input order",
+        "GAUC, AUC, LogLoss and the sequential/CTR metrics have no receval counterpart",
+        "a user with no test interaction is not evaluated by RecBole; receval's users='truth' "
+        "averages truth users only, so the same unless the truth holds users with nothing "
+        "relevant under a threshold",
+        "TailPercentage with tail_ratio <= 1 breaks count ties by RecBole's internal item id "
+        "(order of first appearance); receval by its item code",
+    ),
+))
+
+# Cornac 3.0.1 (PreferredAI/cornac, cornac/metrics/ranking.py, cornac/eval_methods/
+# base_method.py ranking_eval):
+# - ranking_eval: test users with at least one positive (rating >= rating_threshold, 1.0 by
+#   default) are evaluated, others skipped: users "relevant", relevance_threshold 1; each
+#   user's candidates are every item but its training/validation positives, ranked by
+#   model.rank (argpartition + argsort: ties unspecified); the summary is the mean over users;
+# - MeasureAtK: tp / k (Precision), tp / |gt_pos| (Recall), F1 = 2PR/(P+R) or 0; HitRatio;
+# - NDCG: gain 2^rel - 1 on binary rel (= binary), ideal over min(|gt_pos|, k), log2(r + 1);
+# - NCRR: sum of 1/rank over hits in the top k / sum_{i <= min(|gt_pos|, k)} 1/i;
+# - MRR: 1/rank of the first hit in the whole ranking (no cutoff); MAP: over the whole
+#   ranking, divided by the positives among the candidates (ranks by rankdata "max").
+_register(Profile(
+    name="cornac",
+    tool="Cornac ranking metrics (ranking_eval)",
+    version="Cornac 3.0.1",
+    source=_cite("PreferredAI/cornac 3.0.1: cornac/metrics/ranking.py,",
+                 "cornac/eval_methods/base_method.py"),
+    options={
+        "relevance_threshold": 1.0,
+        "gain": "binary",
+        "ties": "stable",
+        "precision_denominator": "k",
+        "recall_denominator": "relevant",
+        "ap_normalizer": "relevant",
+        "empty": "zero",
+        "users": "relevant",
+        "average": "macro",
+        "duplicates": "error",
+    },
+    metrics=(("P@k", "Precision(k)"), ("R@k", "Recall(k)"), ("F1@k", "FMeasure(k)"),
+             ("nDCG@k", "NDCG(k)"), ("nDCG", "NDCG()"), ("NCRR@k", "NCRR(k)"),
+             ("NCRR", "NCRR()"), ("RR", "MRR()"), ("Hit@k", "HitRatio(k)"), ("AP", "MAP()")),
+    gaps=(
+        "Cornac ranks every candidate item: give receval every candidate's score (a list "
+        "shorter than k, or than the positives, changes NCRR's ideal and MAP's normaliser)",
+        "MRR raises ValueError when no positive is ranked at all; receval gives 0",
+        "MAP ranks ties by rankdata('max') and NDCG/NCRR by argsort: tied scores are not "
+        "reproduced (receval keeps the input order)",
+        "AUC (every positive/negative candidate pair, ties counted as misses) needs every "
+        "candidate's score: no receval metric",
+        "rating metrics: Experiment(user_based=True) averages per-user RMSE/MAE; receval "
+        "pools every pair (Cornac's user_based=False)",
+    ),
+))
+
+
 # Kaggle's apk / mapk (ml_metrics 0.1.4 on PyPI, benhamner/Metrics Python/ml_metrics/
 # average_precision.py): score / min(len(actual), k); a prediction counts once (later copies
 # keep their rank: "p not in predicted[:i]"); len(actual) counts repeated items; an empty

@@ -56,8 +56,10 @@ FAMILIES = {
     "dcg": "DCG",
     "rmse": "RMSE",
     "mae": "MAE",
+    "ncrr": "NCRR",
 }
-RANKING = ("P", "R", "F", "AP", "nDCG", "RR", "Hit", "Rprec", "hits", "DCG", "num_rel_ret")
+RANKING = ("P", "R", "F", "AP", "nDCG", "RR", "Hit", "Rprec", "hits", "DCG", "num_rel_ret",
+           "NCRR")
 POOLED = ("RMSE", "MAE")
 
 _NAME = re.compile(r"^(?P<base>[A-Za-z]+?)(?P<beta>\d+(?:\.\d+)?)?(?:@(?P<k>\d+))?$")
@@ -278,6 +280,12 @@ def metric_on_ranking(
     if fam == "num_rel_ret":  # trec_eval: relevant items retrieved (in the top k)
         retrieved = float(sum(1 for j in range(c) if rels[j]))
         return Value(retrieved, retrieved, 1.0)
+    if fam == "NCRR":  # Cornac: sum of 1/rank over the top-k hits / sum_{i <= min(L, k)} 1/i
+        if L == 0:
+            return Value(None, 0.0, 0.0)
+        crr = sum(1.0 / (j + 1) for j in range(c) if rels[j])
+        icrr = sum(1.0 / i for i in range(1, (L if k is None else min(L, k)) + 1))
+        return Value(crr / icrr, crr, icrr)
     if fam == "hits":  # docs/semantics.md section 2: hits@k, a count, defined for every user
         return Value(float(hits), float(hits), 1.0)
     if fam == "DCG":  # section 6's DCG@k = sum_{j<=k} g_j / log2(j+1), unnormalised
@@ -599,7 +607,7 @@ def user_values(
     if opts.err_max_grade != "user":  # ERR's fixed scale (gdeval: 4)
         top_rating = float(opts.err_max_grade)
     for m in metrics:
-        if m.family in JUDGED and opts.ties == "average":
+        if (m.family in JUDGED or m.family == "NCRR") and opts.ties == "average":
             raise OracleError(f"{m.name} reads the judged items' ranks, which average ties "
                               "do not fix")
         if m.family in JUDGED or m.family in ("num_rel", "num_ret"):

@@ -47,6 +47,27 @@ def short_head(popularity: np.ndarray, share: float = 0.8) -> np.ndarray:
     return head
 
 
+def tail_by_ratio(popularity: np.ndarray, ratio: float) -> np.ndarray:
+    """RecBole's long tail (``TailPercentage``, ``tail_ratio``) as a bool mask over the items
+    with training popularity > 0: above 1, those with popularity <= ``ratio``; in (0, 1],
+    the ``max(floor(ratio n), 1)`` least popular of those n items (ties: lower code first).
+
+    Example:
+        >>> pop = np.array([5, 1, 0, 2, 1])
+        >>> tail_by_ratio(pop, 2).tolist(), tail_by_ratio(pop, 0.5).tolist()
+        ([False, True, False, True, True], [False, True, False, False, True])
+    """
+    pop = np.asarray(popularity, dtype=np.int64)
+    trained = np.flatnonzero(pop > 0)
+    tail = np.zeros(len(pop), dtype=bool)
+    if ratio > 1:
+        tail[trained] = pop[trained] <= ratio
+        return tail
+    order = trained[np.lexsort((trained, pop[trained]))]
+    tail[order[:max(int(len(trained) * ratio), 1)]] = True
+    return tail
+
+
 def arp(top: np.ndarray, popularity: np.ndarray, *, normalize_by: int | None = None,
         cold: str = "zero") -> np.ndarray:
     """Per user, the mean training popularity of the listed items, divided by
