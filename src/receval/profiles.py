@@ -502,7 +502,8 @@ _register(Profile(
     },
     metrics=(("P@k", "Precision(n=k)"), ("R@k", "Recall(n=k)"),
              ("AP@k", "AveragePrecision(n=k)"), ("nDCG@k", "NDCG(n=k)"), ("DCG@k", "DCG(n=k)"),
-             ("Hit@k", "Hit(n=k)"), ("RR@k", "RecipRank(n=k)")),
+             ("Hit@k", "Hit(n=k)"), ("RR@k", "RecipRank(n=k)"),
+             ("MeanPopRank@k", "MeanPopRank(data, n=k)")),
     gaps=(
         "LensKit is not installed here: checked against the expected values of its own tests "
         "(tests/eval/test_rank_*.py), not against the package",
@@ -511,7 +512,12 @@ _register(Profile(
         "the summary of the newer MeasurementCollector was not read: the profile fills a NaN "
         "list value with 0 as RunAnalysis.list_metrics(fill_missing=True) does",
         "AP of an empty list: LensKit NaN (then 0), receval 0 (the same once filled)",
-        "RBP(normalize=...), MeanPopRank and the other LensKit metrics have no receval profile",
+        "RBP(n=k, patience=p) is (1 - p) x DCG@k with discount='geometric', persistence=p "
+        "(binary); normalize=True is nDCG@k under the same, whose ideal is over min(|test|, "
+        "k) ranks where LensKit's is over min(|test|, len(list)): equal when the list holds k "
+        "items",
+        "MeanPopRank counts distinct users (the profile's beyond popularity='users'); "
+        "the other LensKit beyond-accuracy metrics are not reproduced by the profile",
     ),
 ))
 

@@ -117,6 +117,8 @@ def compute(specs: Sequence[BeyondSpec], top: np.ndarray, ctx: Context,
                 norm = {"interactions": ctx.n_interactions,
                         "max": int(popularity.max(initial=0))}.get(o.arp_normalize)
                 per_user[name] = pop.arp(lists, popularity, normalize_by=norm, cold=o.arp_cold)
+            elif m == "MeanPopRank":
+                per_user[name] = pop.arp(lists, pop.popularity_quantile(popularity))
             elif m in ("APLT", "ACLT"):
                 tail = (~head if o.tail_ratio is None
                         else pop.tail_by_ratio(popularity, o.tail_ratio))

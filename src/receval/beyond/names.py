@@ -59,6 +59,8 @@ ENTRIES: dict[str, BeyondEntry] = {e.name: e for e in (
                         "averagepopularity", "average_popularity"),
                 "user", ("train",), "lower"),
     BeyondEntry("APLT", ("aplt", "tailpercentage", "tail_percentage"), "user", ("train",)),
+    BeyondEntry("MeanPopRank", ("meanpoprank", "mean_pop_rank", "mpr"), "user", ("train",),
+                "lower"),
     BeyondEntry("ACLT", ("aclt",), "user", ("train",)),
     BeyondEntry("PopREO", ("popreo", "pop_reo"), "catalogue", ("train", "truth"), "lower"),
     BeyondEntry("PopRSP", ("poprsp", "pop_rsp"), "catalogue", ("train",), "lower"),

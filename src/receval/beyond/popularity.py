@@ -6,7 +6,9 @@ learning-to-rank recommendation", RecSys 2017: ACLT; Zhu et al., "Measuring and 
 item under-recommendation bias", SIGIR 2021: RSP, REO; as implemented by Elliot):
 
 - ARP@k (u) = mean over i in S_u,k of pop(i); APLT@k (u) = |S_u,k ∩ T| / |S_u,k|;
-  ACLT@k (u) = |S_u,k ∩ T|; T the long tail.
+  ACLT@k (u) = |S_u,k ∩ T|; T the long tail. MeanPopRank@k (u) = mean over i in S_u,k of
+  q(i), the popularity rank as a quantile (LensKit ``MeanPopRank``: 1 the most popular, 0 an
+  item absent from training).
 - The short head H: items by training popularity, descending (ties: lower code first), the
   shortest prefix holding ``share`` of all popularity; T = every other item (Elliot
   ``pop_ratio=0.8``).
@@ -21,6 +23,7 @@ import math
 
 import numba
 import numpy as np
+from scipy.stats import rankdata
 
 from receval.beyond._lists import row_means, row_sums
 from receval.parallel import block_bounds, run_blocks
@@ -66,6 +69,24 @@ def tail_by_ratio(popularity: np.ndarray, ratio: float) -> np.ndarray:
     order = trained[np.lexsort((trained, pop[trained]))]
     tail[order[:max(int(len(trained) * ratio), 1)]] = True
     return tail
+
+
+def popularity_quantile(popularity: np.ndarray) -> np.ndarray:
+    """Each item's popularity rank as a quantile (LensKit ``MeanPopRank``): among the items
+    with popularity > 0, the average rank in ascending order (ties share it) over their
+    number, so the most popular item is 1; an item absent from training is 0.
+
+    Example:
+        >>> popularity_quantile(np.array([5, 0, 2, 2])).tolist()
+        [1.0, 0.0, 0.5, 0.5]
+    """
+    pop = np.asarray(popularity, dtype=np.int64)
+    out = np.zeros(len(pop), dtype=np.float64)
+    trained = pop > 0
+    n = int(trained.sum())
+    if n:
+        out[trained] = rankdata(pop[trained], method="average") / n
+    return out
 
 
 def arp(top: np.ndarray, popularity: np.ndarray, *, normalize_by: int | None = None,

@@ -273,9 +273,14 @@ RECBOLE = BeyondOptions(
     gini_form="G", gini_denominator="n", popularity="interactions", arp_normalize="none",
     arp_cold="zero", tail_ratio=0.1)
 
+#: LensKit (lenskit/lkpy src/lenskit/metrics/ranking/_pop.py): MeanPopRank counts distinct
+#: users by default (count="users")
+LENSKIT = BeyondOptions(popularity="users")
+
 #: tool name (as the ``profile=`` of evaluate) -> its beyond switches
 PROFILES: dict[str, BeyondOptions] = {"recommenders": RECOMMENDERS, "rectools": RECTOOLS,
-                                      "evidently": EVIDENTLY, "recbole": RECBOLE}
+                                      "evidently": EVIDENTLY, "recbole": RECBOLE,
+                                      "lenskit": LENSKIT}
 
 
 def resolve(profile: str | None, given: BeyondOptions | Mapping[str, Any] | str | None
