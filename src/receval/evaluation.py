@@ -113,7 +113,8 @@ def evaluate(
 
     ``profile`` names a tool whose numbers to reproduce (:mod:`receval.profiles`: ``"trec_eval"``,
     ``"ranx"``, ``"torchmetrics"``, ``"tensorflow"``, ``"recommenders"``, ``"surprise"``,
-    ``"spark"``, ``"kaggle"``, ``"lenskit"``): its bundle of options replaces the defaults,
+    ``"spark"``, ``"kaggle"``, ``"lenskit"``, ``"recbole"``, ``"cornac"``, ``"trec_eval10"``):
+    its bundle of options replaces the defaults,
     and every option passed here overrides the profile's. The profile's name is in
     ``Result.options``.
 
