@@ -295,3 +295,100 @@ def test_ncrr_worked_example() -> None:
     r = receval.evaluate(truth, preds, ["NCRR@5", "NCRR@2", "NCRR"])
     assert r.summary == pytest.approx({"NCRR@5": (4 / 3) / (11 / 6), "NCRR@2": 1 / 1.5,
                                        "NCRR": (4 / 3) / (11 / 6)}, abs=1e-15)
+
+
+# --- the tools' own test files, transcribed (they run without the tools) ---------------------
+
+
+def _lists_frame(lists: dict[str, list[Any]]) -> pd.DataFrame:
+    return pd.DataFrame([(u, i, float(len(items) - r)) for u, items in lists.items()
+                         for r, i in enumerate(items)], columns=["user", "item", "score"])
+
+
+def test_recbole_own_topk_test_values() -> None:
+    """RecBole's tests/metrics/test_topk_metrics.py (RUCAIBox/RecBole 319b6873): four users
+    with hit rows [0 0 0], [1 1 1], [1 0 1], [0 0 1] and 1, 3, 4, 2 positives; each metric's
+    per-user values at k = 1, 2, 3 as that file types them."""
+    lists = {"a": ["x1", "x2", "x3"], "b": ["p", "q", "r"], "c": ["s", "y1", "t"],
+             "d": ["y2", "y3", "v"]}
+    truth = pd.DataFrame([("a", "m"), ("b", "p"), ("b", "q"), ("b", "r"), ("c", "s"),
+                          ("c", "t"), ("c", "m1"), ("c", "m2"), ("d", "v"), ("d", "m3")],
+                         columns=["user", "item"])
+    l2, l3, l4 = 1 / np.log2(2), 1 / np.log2(3), 1 / np.log2(4)
+    want = {
+        "Hit": [[0, 0, 0], [1, 1, 1], [1, 1, 1], [0, 0, 1]],
+        "nDCG": [[0, 0, 0], [1, 1, 1], [1, l2 / (l2 + l3), (l2 + l4) / (l2 + l3 + l4)],
+                 [0, 0, l4 / (l2 + l3)]],
+        "RR": [[0, 0, 0], [1, 1, 1], [1, 1, 1], [0, 0, 1 / 3]],
+        "AP": [[0, 0, 0], [1, 1, 1], [1, 1 / 2, (1 / 3) * (1 + 2 / 3)], [0, 0, (1 / 3) * (1 / 2)]],
+        "R": [[0, 0, 0], [1 / 3, 2 / 3, 1], [1 / 4, 1 / 4, 2 / 4], [0, 0, 1 / 2]],
+        "P": [[0, 0, 0], [1, 1, 1], [1, 1 / 2, 2 / 3], [0, 0, 1 / 3]],
+    }
+    names = [f"{m}@{k}" for m in want for k in (1, 2, 3)]
+    r = receval.evaluate(truth, _lists_frame(lists), names, profile="recbole", silence=SILENCE)
+    per_user = r.per_user.set_index("user")
+    for m, rows in want.items():
+        for u, row in zip("abcd", rows, strict=True):
+            for k, value in zip((1, 2, 3), row, strict=True):
+                assert per_user.loc[u, f"{m}@{k}"] == pytest.approx(value, abs=1e-15), (m, u, k)
+
+
+def test_recbole_own_beyond_test_values() -> None:
+    """The same file's ItemCoverage (7/8), AveragePopularity, GiniIndex and ShannonEntropy on
+    five lists of items 1..7 with training counts item k -> k - 1 for k = 2..6 (items 1 and 7
+    never trained) and num_items 8 (seven items and [PAD]). Items 1 and 7 join the catalogue
+    through the truth, as RecBole's dataset holds them. (Its TailPercentage case gives item 1 a
+    count of 0 inside the counter, which a RecBole Counter of training rows never holds.)"""
+    lists = {"u0": [5, 7, 3], "u1": [4, 5, 2], "u2": [2, 3, 5], "u3": [1, 4, 6],
+             "u4": [5, 3, 7]}
+    train = pd.DataFrame([(f"t{k}_{j}", k) for k in range(2, 7) for j in range(k - 1)],
+                         columns=["user", "item"])
+    truth = pd.DataFrame([("u0", 1), ("u1", 7), ("u2", 2), ("u3", 3), ("u4", 4)],
+                         columns=["user", "item"])
+    names = ["coverage@3", "gini@3", "distributional_coverage@3", "ARP@1", "ARP@2", "ARP@3"]
+    r = receval.evaluate(truth, _lists_frame(lists), names, profile="recbole", train=train,
+                         silence=SILENCE)
+    pop = {1: 0, 2: 1, 3: 2, 4: 3, 5: 4, 6: 5, 7: 0}
+    arp = np.array([[np.mean([pop[i] for i in row[:k]]) for k in (1, 2, 3)]
+                    for row in lists.values()])
+    assert arp.tolist() == [[4, 2, 2], [3, 3.5, 8 / 3], [1, 1.5, 7 / 3], [0, 1.5, 8 / 3],
+                            [4, 3, 2]]  # the file's matrix
+    p = np.array([1, 2, 3, 2, 4, 1, 2]) / 15
+    assert r.summary == pytest.approx({
+        "coverage@3": 7 / 8,
+        "gini@3": (-7 * 0 - 5 * 1 - 3 * 1 - 1 * 2 + 1 * 2 + 3 * 2 + 5 * 3 + 7 * 4) / (8 * 15),
+        "distributional_coverage@3": float(-np.mean(p * np.log(p))),
+        "ARP@1": arp[:, 0].mean(), "ARP@2": arp[:, 1].mean(), "ARP@3": arp[:, 2].mean()},
+        abs=1e-15)
+
+
+def test_cornac_own_ranking_test_values() -> None:
+    """Cornac's tests/cornac/metrics/test_ranking.py (PreferredAI/cornac 1124f7b0), in its
+    notation: a ground-truth mask over items 1..3 and a ranking (the comments' 1-based items).
+    Without k the list is the whole ranking (k = 3 here)."""
+    def one(relevant: list[int], ranking: list[int], metric: str) -> float:
+        truth = pd.DataFrame({"user": ["u"] * len(relevant), "item": relevant,
+                              "rating": [1.0] * len(relevant)})
+        r = receval.evaluate(truth, _lists_frame({"u": ranking}), [metric], profile="cornac",
+                             silence=SILENCE)
+        return r.summary[metric]
+
+    cases = [  # (relevant, ranking, metric, Cornac's expected value)
+        ([1], [1], "nDCG", 1.0), ([1, 3], [1, 3, 2], "nDCG", 1.0),
+        ([3], [2, 3, 1], "nDCG@2", 1 / np.log2(3)),  # the file: 0.63 to 2 decimals
+        ([1], [1], "NCRR", 1.0), ([1, 3], [1, 3, 2], "NCRR", 1.0),
+        ([1, 3], [2, 3, 1], "NCRR", (1 / 3 + 1 / 2) / (1 + 1 / 2)),
+        ([3], [2, 3, 1], "NCRR@2", 0.5),
+        ([1], [1], "RR", 1.0), ([1, 3], [1, 3, 2], "RR", 1.0), ([1, 3], [2, 3, 1], "RR", 0.5),
+        ([1], [1], "P@1", 1.0), ([1, 3], [1, 3, 2], "P@3", 2 / 3),
+        ([3], [2, 3, 1], "P@3", 1 / 3), ([3], [2, 3, 1], "P@2", 0.5),
+        ([1], [1], "R@1", 1.0), ([1, 3], [1, 3, 2], "R@3", 1.0), ([3], [2, 3, 1], "R@3", 1.0),
+        ([3], [2, 3, 1], "R@2", 1.0),
+        ([1], [1], "F1@1", 1.0), ([1, 3], [1, 3, 2], "F1@3", 4 / 5),
+        ([3], [2, 3, 1], "F1@3", 1 / 2), ([3], [2, 3, 1], "F1@2", 2 / 3),
+        ([1], [2, 3], "F1@2", 0.0),
+    ]
+    for relevant, ranking, metric, value in cases:
+        assert one(relevant, ranking, metric) == pytest.approx(value, abs=1e-15), (
+            relevant, ranking, metric)
+    assert round(one([3], [2, 3, 1], "nDCG@2"), 2) == 0.63
