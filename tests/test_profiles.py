@@ -341,7 +341,8 @@ def test_surprise_needs_ratings() -> None:
 
 def test_every_profile_is_registered_and_valid() -> None:
     assert set(PROFILES) == {"trec_eval", "ranx", "torchmetrics", "tensorflow", "recommenders",
-                             "surprise", "spark", "kaggle", "lenskit"}
+                             "surprise", "spark", "kaggle", "lenskit", "trec_eval10",
+                             "recbole", "cornac"}
     for p in PROFILES.values():
         assert p.source and p.version and p.metrics
         r = resolve(p.name)

@@ -349,3 +349,58 @@ def test_geometric_discount_is_rbps_user() -> None:
         1.25 / sum(0.5**j for j in range(10)), rel=1e-15)
     with pytest.raises(ReceValError, match="persistence"):
         receval.Options(discount="geometric", persistence=1.0)
+
+
+# --- LensKit's RBP(normalize=...) and MeanPopRank ----------------------------------------------
+
+
+def test_lenskit_rbp_is_geometric_dcg() -> None:
+    """LensKit RBP(n=k, patience=p) = (1 - p) x DCG@k with discount='geometric' and
+    RBP(normalize=True) = nDCG@k under the same discount (the ideal over min(|test|, k) ranks).
+    Expected values of lenskit/lkpy tests/eval/test_rank_rbp.py (3bd1c175): one match at rank 1
+    of 3 test items, p = 0.85: 0.15 (test_rbp_one_match); items 1, 2 of 1, 2, 3, p = 0.5: 0.75
+    (test_rbp_missing); a perfect list normalised: 1.0 (test_rbp_perfect_k_norm)."""
+    geo = {"discount": "geometric"}
+    assert (1 - 0.85) * _one([1, 2, 3], [1], "DCG@10", persistence=0.85, **geo) == \
+        pytest.approx(0.15, abs=1e-15)
+    assert (1 - 0.5) * _one([1, 2, 3], [1, 2], "DCG@2", persistence=0.5, **geo) == 0.75
+    for k in (1, 3, 7):
+        assert _one(list(range(1, 8)), list(range(1, 8)), f"nDCG@{k}", persistence=0.3,
+                    **geo) == pytest.approx(1.0, abs=1e-15)
+    # a miss at rank 1, hits at 2 and 3 of 3 test items, p = 0.5, k = 3:
+    # (0.5 + 0.25) / (1 + 0.5 + 0.25)
+    assert _one([1, 2, 3], [9, 1, 2], "nDCG@3", persistence=0.5, **geo) == \
+        pytest.approx(0.75 / 1.75, abs=1e-15)
+
+
+def test_mean_pop_rank_is_lenskits() -> None:
+    """LensKit MeanPopRank (src/lenskit/metrics/ranking/_pop.py): q(i) = the ascending average
+    rank of i's popularity among the trained items over their number (1 the most popular, 0
+    an item absent from training), averaged over the list; count='users' by default, which
+    the lenskit profile sets. LensKit's own tests (tests/eval/test_rank_popularity.py) use
+    MovieLens; their checks are restated here: the most popular item alone gives 1, with an
+    untrained item 0.5, and any list the mean of pandas' rank(method='average') / n."""
+    train = pd.DataFrame({"user": ["a", "a", "b", "b", "c", "c", "c", "c", "c", "d"],
+                          "item": ["x", "x", "x", "y", "y", "z", "w", "w", "w", "x"]})
+    truth = pd.DataFrame({"user": ["u"], "item": ["x"]})
+
+    def mpr(items: list[str], **kw: object) -> float:
+        preds = pd.DataFrame({"user": ["u"] * len(items), "item": items,
+                              "score": [float(len(items) - j) for j in range(len(items))]})
+        return receval.evaluate(truth, preds, ["MeanPopRank@10"], train=train,
+                                silence=SILENCE, **kw)["MeanPopRank@10"]
+
+    assert mpr(["x"]) == 1.0
+    assert mpr(["cold", "x"]) == 0.5
+    for counting, beyond in (("count", None), ("user_count", {"popularity": "users"})):
+        if counting == "count":
+            counts = train.groupby("item").size()
+        else:
+            counts = train.drop_duplicates().groupby("item")["user"].nunique()
+        q = counts.rank(method="average") / len(counts)
+        want = float(q.reindex(["w", "y", "cold", "z"], fill_value=0.0).mean())
+        kw = {} if beyond is None else {"beyond": beyond}
+        assert mpr(["w", "y", "cold", "z"], **kw) == pytest.approx(want, abs=1e-15)
+    # rows: x 4, w 3, y 2, z 1; distinct users (the lenskit profile): x 3, y 2, w 1, z 1
+    assert mpr(["w"]) == 3 / 4
+    assert mpr(["w"], profile="lenskit") == 1.5 / 4

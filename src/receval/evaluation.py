@@ -64,6 +64,7 @@ def evaluate(
     err_max_grade: float | str = UNSET,
     all_skipped: str = UNSET,
     persistence: float = UNSET,
+    iprec_rounding: str = UNSET,
     empty: str = UNSET,
     average: str = UNSET,
     users: str = UNSET,
@@ -113,7 +114,8 @@ def evaluate(
 
     ``profile`` names a tool whose numbers to reproduce (:mod:`receval.profiles`: ``"trec_eval"``,
     ``"ranx"``, ``"torchmetrics"``, ``"tensorflow"``, ``"recommenders"``, ``"surprise"``,
-    ``"spark"``, ``"kaggle"``, ``"lenskit"``): its bundle of options replaces the defaults,
+    ``"spark"``, ``"kaggle"``, ``"lenskit"``, ``"recbole"``, ``"cornac"``, ``"trec_eval10"``):
+    its bundle of options replaces the defaults,
     and every option passed here overrides the profile's. The profile's name is in
     ``Result.options``.
 
@@ -186,7 +188,8 @@ def evaluate(
         "empty_scope": empty_scope, "max_list": max_list,
     }
     passed.update(discount=discount, ideal=ideal, err_max_grade=err_max_grade,
-                  all_skipped=all_skipped, persistence=persistence)
+                  all_skipped=all_skipped, persistence=persistence,
+                  iprec_rounding=iprec_rounding)
     explicit = {name: value for name, value in passed.items() if value is not UNSET}
     resolved = resolve(profile, explicit)
     options = resolved.options

@@ -37,6 +37,7 @@ EmptyScope = Literal["undefined", "no_relevant"]
 Discount = Literal["log2", "log2_max2", "geometric"]
 Ideal = Literal["achievable", "k"]
 AllSkipped = Literal["nan", "zero"]
+IprecRounding = Literal["plus_0.9", "nearest"]
 
 class _Unset:
     """The type of :data:`UNSET`: an option the caller did not pass."""
@@ -133,6 +134,10 @@ class Options:
         all_skipped: the summary when ``empty="skip"`` leaves out every user's value:
             ``"nan"`` (default: a mean of nothing) or ``"zero"`` (torchmetrics'
             ``empty_target_action="skip"`` when every query is skipped).
+        iprec_rounding: how ``iprec@x`` and ``11pt_avg`` turn the recall level ``x`` into a
+            count of relevant items: ``"plus_0.9"`` (default, ``floor(x R + 0.9)``, trec_eval
+            9.x and pytrec_eval) or ``"nearest"`` (``x R`` rounded half away from zero,
+            trec_eval 10.0's ``lround``).
 
     Example:
         >>> Options(ties="average").ties
@@ -164,6 +169,7 @@ class Options:
     err_max_grade: float | Literal["user"] = "user"
     all_skipped: AllSkipped = "nan"
     persistence: float = 0.9
+    iprec_rounding: IprecRounding = "plus_0.9"
 
     def __post_init__(self) -> None:
         for name, choices in CHOICES.items():

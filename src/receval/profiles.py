@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -157,6 +158,7 @@ def _register(profile: Profile) -> Profile:
 #   from form_res_rels' rel_levels): nDCG is pinned at relevance_threshold 1;
 # - a query with no relevant doc scores 0 and is averaged in; queries only in the run are
 #   ignored and, without -c, queries only in the qrels are skipped (meas_avg.c): users "both".
+_TREC_NAN = {"empty": "nan"}
 _register(Profile(
     name="trec_eval",
     tool="NIST trec_eval / pytrec_eval",
@@ -183,9 +185,13 @@ _register(Profile(
              ("iprec@x", "iprec_at_recall_x"), ("11pt_avg", "11pt_avg"),
              ("Rprec_mult@x", "Rprec_mult_x"), ("num_rel_ret", "num_rel_ret"),
              ("num_rel", "num_rel"), ("num_ret", "num_ret")),
+    # m_iprec_at_recall.c, m_11pt_avg.c: precision at the list's end is num_rel_ret / num_ret,
+    # 0/0 = NaN when -J leaves nothing retrieved, kept at the levels asking for 0 relevant
+    per_family={"iprec": _TREC_NAN, "11pt_avg": _TREC_NAN},
     pinned={"nDCG": {"relevance_threshold": 1}},
     gaps=(
-        "trec_eval 10.0 reads scores as double: pass score_dtype='float64' to match it",
+        "trec_eval 10.0 reads scores as double and rounds iprec's levels to the nearest: "
+        "profile='trec_eval10'",
         "trec_eval -c (average over every qrels topic): pass users='truth'",
         "trec_eval -l N is relevance_threshold=N for the binary measures; nDCG keeps every "
         "level > 0 as trec_eval does (to cut nDCG's gains too, leave the profile out)",
@@ -193,8 +199,6 @@ _register(Profile(
         "trec_eval -M N is max_list=N; -J is protocol='known'",
         "a qrels row with a negative level is unjudged in trec_eval (bpref, rbp_resid, -J); "
         "in receval every truth row is judged: drop such rows first",
-        "trec_eval 10.0 rounds x*R to the nearest in iprec_at_recall and 11pt_avg; receval "
-        "follows 9.0.8 (floor(x*R + 0.9))",
         "trec_eval's rbp takes graded gains scaled to [0, 1] and rbp_resid is 0 when the list "
         "holds no unjudged item; receval's RBP is binary and its residual the paper's",
         "gm_bpref, infAP, relative_P, set_*, G, binG, Rndcg, ndcg_rel, utility are "
@@ -202,6 +206,29 @@ _register(Profile(
         "num_rel_ret is summed, as trec_eval prints it)",
     ),
 ))
+
+# trec_eval 10.0 (usnistgov/trec_eval tag v10.0, f4253652; CHANGELOG "Breaking fix: change
+# uses of int truncation to round/floor"): m_iprec_at_recall.c and m_11pt_avg.c take the level's
+# relevant count as lround(x * num_rel) (9.x: (long)(x * num_rel + 0.9)); m_Rprec_mult.c keeps
+# + 0.9; trec_format.h reads sim as a double. The rest is 9.0.8's.
+_TREC9 = PROFILES["trec_eval"]
+_register(dataclasses.replace(
+    _TREC9,
+    name="trec_eval10",
+    tool="NIST trec_eval 10.0",
+    version="trec_eval 10.0 (tag v10.0, f4253652)",
+    source=_TREC9.source.replace("v9.0.8", "v10.0") + ", CHANGELOG",
+    options={**_TREC9.options, "score_dtype": "float64", "iprec_rounding": "nearest"},
+    gaps=(
+        "trec_eval 10.0 without -c exits with an error when a qrels topic has no run; receval "
+        "leaves such users out (users='both')",
+        *(g for g in _TREC9.gaps if not g.startswith(("trec_eval 10.0",
+                                                      "trec_eval 10.0 without -c"))),
+        "rbp, rbp_resid and unj_N (new in 10.0's all_trec): rbp differs as above; unj_N is "
+        "1 - Judged@N",
+    ),
+))
+
 
 # ranx 0.3.21 (AmenRa/ranx): ranx/metrics/{precision,recall,f1,average_precision,ndcg,
 # reciprocal_rank,hit_rate,r_precision,common}.py, ranx/meta/evaluate.py.
@@ -474,7 +501,8 @@ _register(Profile(
     },
     metrics=(("P@k", "Precision(n=k)"), ("R@k", "Recall(n=k)"),
              ("AP@k", "AveragePrecision(n=k)"), ("nDCG@k", "NDCG(n=k)"), ("DCG@k", "DCG(n=k)"),
-             ("Hit@k", "Hit(n=k)"), ("RR@k", "RecipRank(n=k)")),
+             ("Hit@k", "Hit(n=k)"), ("RR@k", "RecipRank(n=k)"),
+             ("MeanPopRank@k", "MeanPopRank(data, n=k)")),
     gaps=(
         "LensKit is not installed here: checked against the expected values of its own tests "
         "(tests/eval/test_rank_*.py), not against the package",
@@ -483,9 +511,109 @@ _register(Profile(
         "the summary of the newer MeasurementCollector was not read: the profile fills a NaN "
         "list value with 0 as RunAnalysis.list_metrics(fill_missing=True) does",
         "AP of an empty list: LensKit NaN (then 0), receval 0 (the same once filled)",
-        "RBP(normalize=...), MeanPopRank and the other LensKit metrics have no receval profile",
+        "RBP(n=k, patience=p) is (1 - p) x DCG@k with discount='geometric', persistence=p "
+        "(binary); normalize=True is nDCG@k under the same, whose ideal is over min(|test|, "
+        "k) ranks where LensKit's is over min(|test|, len(list)): equal when the list holds k "
+        "items",
+        "MeanPopRank counts distinct users (the profile's beyond popularity='users'); "
+        "the other LensKit beyond-accuracy metrics are not reproduced by the profile",
     ),
 ))
+
+# RecBole 1.2.1 (RUCAIBox/RecBole, recbole/evaluator/{metrics,base_metric,collector}.py):
+# - TopkMetric.used_info: a bool matrix of the top max(topk) (torch.topk of the full-sort
+#   scores, training items masked to -inf) and each user's positive count; every test
+#   interaction is positive (no threshold); only users with a test interaction are evaluated
+#   (the test dataloader's users): users "truth";
+# - Precision: cumsum / arange(1..k): precision_denominator "k"; Recall: / pos_len;
+# - MAP: sum of P@j over hits / min(pos_len, k): ap_normalizer "min_k_relevant";
+# - NDCG: binary, ideal over min(pos_len, k), 1/log2(r + 1); MRR@k: first hit within k; Hit;
+# - topk_result: the mean over users, rounded to metric_decimal_place (4 by default);
+# - ties: torch.topk's order (unspecified): not reproduced.
+# Its beyond-accuracy switches are receval.beyond.settings.RECBOLE.
+_register(Profile(
+    name="recbole",
+    tool="RecBole top-k and beyond-accuracy metrics",
+    version="RecBole 1.2.1",
+    source=_cite("RUCAIBox/RecBole v1.2.1: recbole/evaluator/metrics.py, base_metric.py,",
+                 "collector.py"),
+    options={
+        "relevance_threshold": None,
+        "gain": "binary",
+        "ties": "stable",
+        "precision_denominator": "k",
+        "recall_denominator": "relevant",
+        "ap_normalizer": "min_k_relevant",
+        "empty": "zero",
+        "users": "truth",
+        "average": "macro",
+        "duplicates": "error",
+    },
+    metrics=(("P@k", "Precision (precision@k)"), ("R@k", "Recall (recall@k)"),
+             ("AP@k", "MAP (map@k)"), ("nDCG@k", "NDCG (ndcg@k)"), ("RR@k", "MRR (mrr@k)"),
+             ("Hit@k", "Hit (hit@k)"), ("RMSE", "RMSE"), ("MAE", "MAE"),
+             ("coverage@k", "ItemCoverage (itemcoverage@k)"),
+             ("ARP@k", "AveragePopularity (averagepopularity@k)"),
+             ("distributional_coverage@k", "ShannonEntropy (shannonentropy@k)"),
+             ("gini@k", "GiniIndex (giniindex@k)"),
+             ("APLT@k", "TailPercentage (tailpercentage@k)")),
+    gaps=(
+        "RecBole rounds every printed mean to metric_decimal_place (4): receval does not round",
+        "tied scores: torch.topk's order is unspecified; receval keeps the input order",
+        "GAUC, AUC, LogLoss and the sequential/CTR metrics have no receval counterpart",
+        "a user with no test interaction is not evaluated by RecBole; receval's users='truth' "
+        "averages truth users only, so the same unless the truth holds users with nothing "
+        "relevant under a threshold",
+        "TailPercentage with tail_ratio <= 1 breaks count ties by RecBole's internal item id "
+        "(order of first appearance); receval by its item code",
+    ),
+))
+
+# Cornac 3.0.1 (PreferredAI/cornac, cornac/metrics/ranking.py, cornac/eval_methods/
+# base_method.py ranking_eval):
+# - ranking_eval: test users with at least one positive (rating >= rating_threshold, 1.0 by
+#   default) are evaluated, others skipped: users "relevant", relevance_threshold 1; each
+#   user's candidates are every item but its training/validation positives, ranked by
+#   model.rank (argpartition + argsort: ties unspecified); the summary is the mean over users;
+# - MeasureAtK: tp / k (Precision), tp / |gt_pos| (Recall), F1 = 2PR/(P+R) or 0; HitRatio;
+# - NDCG: gain 2^rel - 1 on binary rel (= binary), ideal over min(|gt_pos|, k), log2(r + 1);
+# - NCRR: sum of 1/rank over hits in the top k / sum_{i <= min(|gt_pos|, k)} 1/i;
+# - MRR: 1/rank of the first hit in the whole ranking (no cutoff); MAP: over the whole
+#   ranking, divided by the positives among the candidates (ranks by rankdata "max").
+_register(Profile(
+    name="cornac",
+    tool="Cornac ranking metrics (ranking_eval)",
+    version="Cornac 3.0.1",
+    source=_cite("PreferredAI/cornac 3.0.1: cornac/metrics/ranking.py,",
+                 "cornac/eval_methods/base_method.py"),
+    options={
+        "relevance_threshold": 1.0,
+        "gain": "binary",
+        "ties": "stable",
+        "precision_denominator": "k",
+        "recall_denominator": "relevant",
+        "ap_normalizer": "relevant",
+        "empty": "zero",
+        "users": "relevant",
+        "average": "macro",
+        "duplicates": "error",
+    },
+    metrics=(("P@k", "Precision(k)"), ("R@k", "Recall(k)"), ("F1@k", "FMeasure(k)"),
+             ("nDCG@k", "NDCG(k)"), ("nDCG", "NDCG()"), ("NCRR@k", "NCRR(k)"),
+             ("NCRR", "NCRR()"), ("RR", "MRR()"), ("Hit@k", "HitRatio(k)"), ("AP", "MAP()")),
+    gaps=(
+        "Cornac ranks every candidate item: give receval every candidate's score (a list "
+        "shorter than k, or than the positives, changes NCRR's ideal and MAP's normaliser)",
+        "MRR raises ValueError when no positive is ranked at all; receval gives 0",
+        "MAP ranks ties by rankdata('max') and NDCG/NCRR by argsort: tied scores are not "
+        "reproduced (receval keeps the input order)",
+        "AUC (every positive/negative candidate pair, ties counted as misses) needs every "
+        "candidate's score: no receval metric",
+        "rating metrics: Experiment(user_based=True) averages per-user RMSE/MAE; receval "
+        "pools every pair (Cornac's user_based=False)",
+    ),
+))
+
 
 # Kaggle's apk / mapk (ml_metrics 0.1.4 on PyPI, benhamner/Metrics Python/ml_metrics/
 # average_precision.py): score / min(len(actual), k); a prediction counts once (later copies
@@ -525,6 +653,7 @@ def get(name: str | Profile) -> Profile:
         raise TypeError(f"a profile is a name or a Profile; got {type(name).__name__}")
     key = name.strip().lower().replace("-", "_")
     key = {"pytrec_eval": "trec_eval", "trec": "trec_eval", "tf": "tensorflow",
+           "trec_eval_10": "trec_eval10", "trec_eval_9": "trec_eval",
            "ml_metrics": "kaggle", "mllib": "spark", "pyspark": "spark"}.get(key, key)
     if key not in PROFILES:
         raise ReceValError(

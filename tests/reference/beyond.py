@@ -52,7 +52,7 @@ FAIR_USER = ("AWRF", "nDCG_AWRF", "rND", "rKL", "rRD", "calibration", "calibrati
 #: every metric this reference defines (canonical names, as receval's beyond registry names
 #: them)
 DEFINED = (*CATALOGUE, "novelty", "diversity", "serendipity", "ARP", "APLT", "ACLT",
-           *FAIR_USER)
+           "MeanPopRank", *FAIR_USER)
 HEAD_SHARE = 0.8
 #: BeyondOptions().fairness_step: rND/rKL/rRD's cut points are its multiples
 FAIRNESS_STEP = 10
@@ -137,6 +137,18 @@ def _cosine(a: set[object], b: set[object]) -> float:
     if not a or not b:
         return 0.0
     return len(a & b) / math.sqrt(len(a) * len(b))
+
+
+def _quantile(pop: Counter, item: object) -> float:
+    """LensKit MeanPopRank's q(i): among trained items, the ascending rank of i's count (ties:
+    their average rank) over their number; 0 for an item absent from training."""
+    c = pop[item]
+    if c <= 0:
+        return 0.0
+    trained = [x for x in pop.values() if x > 0]
+    below = sum(1 for x in trained if x < c)
+    tied = sum(1 for x in trained if x == c)
+    return (below + (tied + 1) / 2) / len(trained)
 
 
 def _mean(xs: Sequence[float]) -> float | None:
@@ -225,6 +237,8 @@ def beyond_value(
             per_user[u] = _mean([float(pop[i]) for i in items])
         elif metric == "APLT":
             per_user[u] = _mean([float(i not in head) for i in items])
+        elif metric == "MeanPopRank":  # LensKit: ascending average rank / trained items
+            per_user[u] = _mean([_quantile(pop, i) for i in items])
         elif metric == "ACLT":
             per_user[u] = float(sum(i not in head for i in items))
         elif metric == "diversity":

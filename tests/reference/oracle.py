@@ -56,8 +56,10 @@ FAMILIES = {
     "dcg": "DCG",
     "rmse": "RMSE",
     "mae": "MAE",
+    "ncrr": "NCRR",
 }
-RANKING = ("P", "R", "F", "AP", "nDCG", "RR", "Hit", "Rprec", "hits", "DCG", "num_rel_ret")
+RANKING = ("P", "R", "F", "AP", "nDCG", "RR", "Hit", "Rprec", "hits", "DCG", "num_rel_ret",
+           "NCRR")
 POOLED = ("RMSE", "MAE")
 
 _NAME = re.compile(r"^(?P<base>[A-Za-z]+?)(?P<beta>\d+(?:\.\d+)?)?(?:@(?P<k>\d+))?$")
@@ -155,6 +157,7 @@ class Opts:
     err_max_grade: float | str = "user"  # ERR's g_max: the user's top rating, or a number
     all_skipped: str = "nan"  # the summary when empty="skip" leaves no value: NaN, or 0
     persistence: float = 0.9  # p of discount="geometric"
+    iprec_rounding: str = "plus_0.9"  # iprec's c: floor(x R + 0.9), or x R to the nearest
 
     @property
     def precision_den(self) -> str:
@@ -277,6 +280,12 @@ def metric_on_ranking(
     if fam == "num_rel_ret":  # trec_eval: relevant items retrieved (in the top k)
         retrieved = float(sum(1 for j in range(c) if rels[j]))
         return Value(retrieved, retrieved, 1.0)
+    if fam == "NCRR":  # Cornac: sum of 1/rank over the top-k hits / sum_{i <= min(L, k)} 1/i
+        if L == 0:
+            return Value(None, 0.0, 0.0)
+        crr = sum(1.0 / (j + 1) for j in range(c) if rels[j])
+        icrr = sum(1.0 / i for i in range(1, (L if k is None else min(L, k)) + 1))
+        return Value(crr / icrr, crr, icrr)
     if fam == "hits":  # docs/semantics.md section 2: hits@k, a count, defined for every user
         return Value(float(hits), float(hits), 1.0)
     if fam == "DCG":  # section 6's DCG@k = sum_{j<=k} g_j / log2(j+1), unnormalised
@@ -346,7 +355,8 @@ def metric_on_ranking(
 
 
 def trec_measure(metric: Metric, ranked: Sequence[Row], n_relevant: int, n_judged: int,
-                 top_rating: float) -> Value:
+                 top_rating: float, iprec_rounding: str = "plus_0.9",
+                 protocol: str = "full") -> Value:
     """The trec_eval / ir_measures families on one user's ranked list (fixed order), each
     typed in from its definition: ``ranked`` rows carry relevance, judged (a truth row) and
     the truth rating; ``n_judged`` counts the user's truth rows, ``top_rating`` is the highest
@@ -371,6 +381,8 @@ def trec_measure(metric: Metric, ranked: Sequence[Row], n_relevant: int, n_judge
         else:  # 1 - (1 - p) sum over the judged ranks of p^(i-1)
             v = 1 - (1 - p) * sum(p ** i for i in range(n) if ranked[i].judged)
         return Value(v, v, 1.0)
+    if fam in ("iprec", "11pt_avg"):
+        return _interpolated_precision(metric, rels, R, iprec_rounding, protocol)
     if R == 0:
         return Value(None, 0.0, 0.0)
     if fam == "bpref":
@@ -404,13 +416,28 @@ def trec_measure(metric: Metric, ranked: Sequence[Row], n_relevant: int, n_judge
             return Value(None, 0.0, 0.0)
         hits = sum(1 for j in range(min(c, n)) if rels[j])
         return Value(hits / c, float(hits), float(c))
-    if n == 0:
-        return Value(None, 0.0, 0.0)
+    raise ValueError(f"not a trec_eval family: {metric.name}")
 
-    def interpolated(x: float) -> float:
+
+def _interpolated_precision(metric: Metric, rels: Sequence[bool], R: int,
+                            rounding: str, protocol: str) -> Value:
+    """iprec@x and 11pt_avg (trec_eval m_iprec_at_recall.c): undefined only where -J
+    (protocol "known") leaves an empty list and the level asks for c = 0 relevant items (the
+    precision of an empty list, 0/0); trec_eval -c ranks one unjudged placeholder for a topic
+    with no run, so an empty list is 0 otherwise."""
+    n = len(rels)
+
+    def count(x: float) -> int:
+        if rounding == "nearest":  # C lround: half away from zero
+            return math.floor(Fraction(x * R) + Fraction(1, 2))
+        return math.floor(x * R + 0.9)
+
+    def interpolated(x: float) -> float | None:
         # the best precision at or after the rank holding c relevant items (the list's end
         # included); 0 when the list never holds c
-        c = math.floor(x * R + 0.9)
+        c = count(x)
+        if n == 0:
+            return None if c == 0 and protocol == "known" else 0.0
         seen, start = 0, 1
         for j in range(n):
             if seen >= c:
@@ -420,17 +447,15 @@ def trec_measure(metric: Metric, ranked: Sequence[Row], n_relevant: int, n_judge
                 start = j + 1
         if seen < c:
             return 0.0
-        precisions = [sum(rels[:j]) / j for j in range(max(start, 1), n + 1)]
-        return max(precisions)
+        return max(sum(rels[:j]) / j for j in range(max(start, 1), n + 1))
 
-    if fam == "iprec":
+    if metric.family == "iprec":
         assert metric.param is not None
         v = interpolated(metric.param)
-        return Value(v, v, 1.0)
-    if fam == "11pt_avg":
-        v = sum(interpolated(i / 10) for i in range(11)) / 11
-        return Value(v, v, 1.0)
-    raise ValueError(f"not a trec_eval family: {metric.name}")
+    else:
+        points = [interpolated(i / 10) for i in range(11)]
+        v = None if None in points else sum(p for p in points if p is not None) / 11
+    return Value(v, 0.0 if v is None else v, 0.0 if v is None else 1.0)
 
 
 # --- ties ------------------------------------------------------------------------------------
@@ -582,11 +607,12 @@ def user_values(
     if opts.err_max_grade != "user":  # ERR's fixed scale (gdeval: 4)
         top_rating = float(opts.err_max_grade)
     for m in metrics:
-        if m.family in JUDGED and opts.ties == "average":
+        if (m.family in JUDGED or m.family == "NCRR") and opts.ties == "average":
             raise OracleError(f"{m.name} reads the judged items' ranks, which average ties "
                               "do not fix")
         if m.family in JUDGED or m.family in ("num_rel", "num_ret"):
-            out[m.name] = trec_measure(m, ranked, n_rel, len(truth), top_rating)
+            out[m.name] = trec_measure(m, ranked, n_rel, len(truth), top_rating,
+                                       opts.iprec_rounding, opts.protocol)
     pairs = [(score, truth[item]) for item, score in predictions if item in truth]
     if all(abs(s) < 1e100 and abs(t) < 1e100 for s, t in pairs):
         sq: float | Fraction = sum((s - t) ** 2 for s, t in pairs)

@@ -20,12 +20,13 @@ from receval.beyond._lists import exposure
 
 
 def coverage(top: np.ndarray, catalogue: np.ndarray, *, count: bool = False,
-             outside: str = "drop") -> float:
+             outside: str = "drop", pad: int = 0) -> float:
     """Catalogue coverage of the lists ``top`` (``(U, k)`` codes, ``-1`` padding).
 
     ``catalogue`` is a bool mask over item codes. ``outside="count"`` also counts recommended
     items outside the catalogue (Microsoft Recommenders: the share can exceed 1); ``count``
-    returns the number of distinct items instead of the share. An empty catalogue gives NaN.
+    returns the number of distinct items instead of the share; ``pad`` items join the
+    catalogue's size (RecBole's ``[PAD]`` id). An empty catalogue gives NaN.
 
     Example:
         >>> top = np.array([[0, 1], [1, 3]])
@@ -39,7 +40,7 @@ def coverage(top: np.ndarray, catalogue: np.ndarray, *, count: bool = False,
     n_shown = int(shown.sum())
     if count:
         return float(n_shown)
-    n_cat = int(np.count_nonzero(catalogue))
+    n_cat = int(np.count_nonzero(catalogue)) + pad
     return n_shown / n_cat if n_cat else math.nan
 
 
@@ -64,12 +65,13 @@ def distributional_coverage(top: np.ndarray, n_items: int, *, base: float = 2.0,
 
 
 def gini(top: np.ndarray, catalogue: np.ndarray, *, scope: str = "catalogue",
-         form: str = "G", denominator: str = "n") -> float:
+         form: str = "G", denominator: str = "n", pad: int = 0) -> float:
     """Gini index of the exposure counts.
 
     ``scope="catalogue"``: the items of the catalogue plus any recommended item (unexposed
     ones count 0); ``"recommended"``: only items in some list. ``form="1-G"`` returns
-    1 - G (Elliot). NaN when nothing is exposed or the denominator is 0.
+    1 - G (Elliot); ``scope="catalogue"`` counts ``pad`` more unexposed items (RecBole's
+    ``[PAD]`` id). NaN when nothing is exposed or the denominator is 0.
 
     Example:
         >>> top = np.array([[0, 1], [0, -1]])
@@ -80,6 +82,8 @@ def gini(top: np.ndarray, catalogue: np.ndarray, *, scope: str = "catalogue",
     x = exposure(top, len(catalogue))
     keep = (x > 0) if scope == "recommended" else (catalogue | (x > 0))
     xs = np.sort(x[keep])
+    if scope == "catalogue" and pad:
+        xs = np.concatenate([np.zeros(pad, dtype=xs.dtype), xs])
     n = len(xs)
     total = int(xs.sum())
     d = n if denominator == "n" else n - 1

@@ -71,13 +71,14 @@ def compute(specs: Sequence[BeyondSpec], top: np.ndarray, ctx: Context,
             _need_train(ctx, name)
         if m == "coverage":
             summary[name] = cat.coverage(lists, ctx.catalogue, count=o.coverage == "count",
-                                         outside=o.coverage_outside)
+                                         outside=o.coverage_outside, pad=o.catalogue_pad)
         elif m == "distributional_coverage":
             summary[name] = cat.distributional_coverage(
                 lists, ctx.n_items, base=o.entropy_base, normalize=o.entropy_normalize)
         elif m == "gini":
             summary[name] = cat.gini(lists, ctx.catalogue, scope=o.gini_scope,
-                                     form=o.gini_form, denominator=o.gini_denominator)
+                                     form=o.gini_form, denominator=o.gini_denominator,
+                                     pad=o.catalogue_pad)
         elif m == "personalization":
             summary[name] = div.personalization(lists, ctx.n_items, spec.k)
         elif m == "novelty":
@@ -116,10 +117,12 @@ def compute(specs: Sequence[BeyondSpec], top: np.ndarray, ctx: Context,
                 norm = {"interactions": ctx.n_interactions,
                         "max": int(popularity.max(initial=0))}.get(o.arp_normalize)
                 per_user[name] = pop.arp(lists, popularity, normalize_by=norm, cold=o.arp_cold)
-            elif m == "APLT":
-                per_user[name] = pop.aplt(lists, ~head)
-            elif m == "ACLT":
-                per_user[name] = pop.aclt(lists, ~head)
+            elif m == "MeanPopRank":
+                per_user[name] = pop.arp(lists, pop.popularity_quantile(popularity))
+            elif m in ("APLT", "ACLT"):
+                tail = (~head if o.tail_ratio is None
+                        else pop.tail_by_ratio(popularity, o.tail_ratio))
+                per_user[name] = (pop.aplt if m == "APLT" else pop.aclt)(lists, tail)
             elif m == "PopRSP":
                 summary[name] = pop.pop_rsp(lists, head, ctx.catalogue,
                                             _rows(ctx, "train", name))

@@ -6,7 +6,9 @@ learning-to-rank recommendation", RecSys 2017: ACLT; Zhu et al., "Measuring and 
 item under-recommendation bias", SIGIR 2021: RSP, REO; as implemented by Elliot):
 
 - ARP@k (u) = mean over i in S_u,k of pop(i); APLT@k (u) = |S_u,k ∩ T| / |S_u,k|;
-  ACLT@k (u) = |S_u,k ∩ T|; T the long tail.
+  ACLT@k (u) = |S_u,k ∩ T|; T the long tail. MeanPopRank@k (u) = mean over i in S_u,k of
+  q(i), the popularity rank as a quantile (LensKit ``MeanPopRank``: 1 the most popular, 0 an
+  item absent from training).
 - The short head H: items by training popularity, descending (ties: lower code first), the
   shortest prefix holding ``share`` of all popularity; T = every other item (Elliot
   ``pop_ratio=0.8``).
@@ -21,6 +23,7 @@ import math
 
 import numba
 import numpy as np
+from scipy.stats import rankdata
 
 from receval.beyond._lists import row_means, row_sums
 from receval.parallel import block_bounds, run_blocks
@@ -45,6 +48,45 @@ def short_head(popularity: np.ndarray, share: float = 0.8) -> np.ndarray:
     n_head = int(np.searchsorted(cum, share * total - 1e-9 * total, side="left")) + 1
     head[order[:n_head]] = True
     return head
+
+
+def tail_by_ratio(popularity: np.ndarray, ratio: float) -> np.ndarray:
+    """RecBole's long tail (``TailPercentage``, ``tail_ratio``) as a bool mask over the items
+    with training popularity > 0: above 1, those with popularity <= ``ratio``; in (0, 1],
+    the ``max(floor(ratio n), 1)`` least popular of those n items (ties: lower code first).
+
+    Example:
+        >>> pop = np.array([5, 1, 0, 2, 1])
+        >>> tail_by_ratio(pop, 2).tolist(), tail_by_ratio(pop, 0.5).tolist()
+        ([False, True, False, True, True], [False, True, False, False, True])
+    """
+    pop = np.asarray(popularity, dtype=np.int64)
+    trained = np.flatnonzero(pop > 0)
+    tail = np.zeros(len(pop), dtype=bool)
+    if ratio > 1:
+        tail[trained] = pop[trained] <= ratio
+        return tail
+    order = trained[np.lexsort((trained, pop[trained]))]
+    tail[order[:max(int(len(trained) * ratio), 1)]] = True
+    return tail
+
+
+def popularity_quantile(popularity: np.ndarray) -> np.ndarray:
+    """Each item's popularity rank as a quantile (LensKit ``MeanPopRank``): among the items
+    with popularity > 0, the average rank in ascending order (ties share it) over their
+    number, so the most popular item is 1; an item absent from training is 0.
+
+    Example:
+        >>> popularity_quantile(np.array([5, 0, 2, 2])).tolist()
+        [1.0, 0.0, 0.5, 0.5]
+    """
+    pop = np.asarray(popularity, dtype=np.int64)
+    out = np.zeros(len(pop), dtype=np.float64)
+    trained = pop > 0
+    n = int(trained.sum())
+    if n:
+        out[trained] = rankdata(pop[trained], method="average") / n
+    return out
 
 
 def arp(top: np.ndarray, popularity: np.ndarray, *, normalize_by: int | None = None,

@@ -84,6 +84,13 @@ class BeyondOptions:
             ``"skip"``-ped (Evidently).
         head_share: the short head H is the most popular items holding this share of the
             training popularity (Elliot ``pop_ratio`` 0.8); the long tail is the rest.
+        tail_ratio: ``None`` (default): the long tail of APLT/ACLT is the complement of the
+            short head. A number (RecBole ``TailPercentage``'s ``tail_ratio``): above 1, the
+            training items with at most that many interactions; in (0, 1], the
+            ``max(floor(ratio n), 1)`` least popular of the n training items (ties by item
+            code). Items absent from training are never in it (RecBole counts only them).
+        catalogue_pad: items added to the catalogue's size in coverage and Gini, never
+            recommended (RecBole counts its ``[PAD]`` item id: 1).
         similarity: item similarity for diversity and serendipity: cosine of ``"features"``
             or training ``"cooccurrence"`` cosine ``c(i,j) / sqrt(c_i c_j)`` (Microsoft
             Recommenders' default); ``"hamming"``: diversity is the mean Hamming distance of
@@ -152,6 +159,8 @@ class BeyondOptions:
     arp_normalize: str = "none"
     arp_cold: str = "zero"
     head_share: float = 0.8
+    tail_ratio: float | None = None
+    catalogue_pad: int = 0
     similarity: str = "features"
     diversity_short: str = "undefined"
     serendipity: str = "auralist"
@@ -187,6 +196,14 @@ class BeyondOptions:
                 raise ReceValError(f"beyond option {name}={base!r} must be a number > 1")
         if not 0 < self.head_share <= 1:
             raise ReceValError(f"beyond option head_share={self.head_share!r} must be in (0, 1]")
+        tr = self.tail_ratio
+        if tr is not None and (isinstance(tr, bool) or not isinstance(tr, int | float)
+                               or not 0 < tr < math.inf):
+            raise ReceValError(f"beyond option tail_ratio={tr!r} must be None or a positive "
+                               f"number (above 1: a count; in (0, 1]: a share of items)")
+        pad = self.catalogue_pad
+        if isinstance(pad, bool) or not isinstance(pad, int) or pad < 0:
+            raise ReceValError(f"beyond option catalogue_pad={pad!r} must be an integer >= 0")
         if not 0 < self.rbp_patience < 1:
             raise ReceValError(f"beyond option rbp_patience={self.rbp_patience!r} must be in "
                                f"(0, 1)")
@@ -251,9 +268,24 @@ EVIDENTLY = BeyondOptions(
     novelty_average="users", popularity="users", arp_cold="skip", serendipity="evidently",
     similarity="features", empty="skip")
 
+#: RecBole 1.2.1 recbole/evaluator/metrics.py: ItemCoverage (distinct / data.num_items, which
+#: counts the [PAD] id), AveragePopularity (training interaction counts, cold 0, mean over k),
+#: ShannonEntropy (natural log over the slots, divided by the distinct items), GiniIndex (every
+#: item of num_items, [PAD] included, n), TailPercentage (tail_ratio, default 0.1)
+RECBOLE = BeyondOptions(
+    catalogue="train+truth", coverage="share", coverage_outside="count", catalogue_pad=1,
+    entropy_base=math.e, entropy_normalize="distinct", gini_scope="catalogue",
+    gini_form="G", gini_denominator="n", popularity="interactions", arp_normalize="none",
+    arp_cold="zero", tail_ratio=0.1)
+
+#: LensKit (lenskit/lkpy src/lenskit/metrics/ranking/_pop.py): MeanPopRank counts distinct
+#: users by default (count="users")
+LENSKIT = BeyondOptions(popularity="users")
+
 #: tool name (as the ``profile=`` of evaluate) -> its beyond switches
 PROFILES: dict[str, BeyondOptions] = {"recommenders": RECOMMENDERS, "rectools": RECTOOLS,
-                                      "evidently": EVIDENTLY}
+                                      "evidently": EVIDENTLY, "recbole": RECBOLE,
+                                      "lenskit": LENSKIT}
 
 
 def resolve(profile: str | None, given: BeyondOptions | Mapping[str, Any] | str | None

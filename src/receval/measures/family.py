@@ -38,3 +38,4 @@ class Family(IntEnum):
     NUM_RET = 21
     GM_AP = 22  # AP under the geometric mean (trec_eval's gm_map)
     NUM_REL_RET = 23  # relevant items retrieved, summed over users (trec_eval's num_rel_ret)
+    NCRR = 24  # normalised cumulative reciprocal rank (Cornac's NCRR)

@@ -31,6 +31,7 @@ from receval.measures import (
     hits,
     iprec,
     judged,
+    ncrr,
     ndcg,
     precision,
     rating,
@@ -57,7 +58,7 @@ ENTRIES: dict[Family, Entry] = {
          rr.ENTRY, hit.ENTRY, rating.RMSE_ENTRY, rating.MAE_ENTRY, hits.ENTRY, dcg.ENTRY,
          bpref.ENTRY, rbp.ENTRY, rbp.RESID_ENTRY, err.ENTRY, judged.ENTRY, iprec.ENTRY,
          iprec.ELEVEN_ENTRY, rprec_mult.ENTRY, counts.NUM_REL_ENTRY, counts.NUM_RET_ENTRY,
-         ap.GM_ENTRY, counts.NUM_REL_RET_ENTRY),
+         ap.GM_ENTRY, counts.NUM_REL_RET_ENTRY, ncrr.ENTRY),
         key=lambda e: int(e.family),
     )
 }
