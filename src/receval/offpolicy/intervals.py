@@ -95,12 +95,13 @@ DENSE_SHARE = 0.25
 STREAM = ("offpolicy", "requests")
 
 
-def bootstrap(terms: list[Terms], n_resamples: int, seed: int, alpha: float
-              ) -> list[tuple[float, float]]:
+def bootstrap(terms: list[Terms], n_resamples: int, seed: int, alpha: float,
+              names: tuple[str, ...] = ()) -> list[tuple[float, float]]:
     """The percentile interval of each term's estimate over ``n_resamples`` resamples of the
     requests. Resample b draws the same requests for every term (the stream of the seed
     alone), so estimates are paired across estimators and targets and a row's interval
-    depends on nothing else in the call.
+    depends on nothing else in the call. ``names`` key the stream of a group of requests
+    (a time window, a variant): each group draws from its own.
 
     Example:
         >>> import numpy as np
@@ -130,7 +131,7 @@ def bootstrap(terms: list[Terms], n_resamples: int, seed: int, alpha: float
         indptr, col, val = _by_row(n, np.concatenate(rows or [np.zeros(0, np.int64)]),
                                    np.concatenate(cidx or [np.zeros(0, np.int32)]),
                                    np.concatenate(vals or [np.zeros(0)]))
-        key = np.uint64(stream(seed, *STREAM).integers(0, 2**63, dtype=np.int64))
+        key = np.uint64(stream(seed, *STREAM, *names).integers(0, 2**63, dtype=np.int64))
         _run(_resample_block, 0, n_resamples, n_resamples * (n + block.size + val.size), block,
              indptr, col, val, key, sums)
 
@@ -147,7 +148,8 @@ def bootstrap(terms: list[Terms], n_resamples: int, seed: int, alpha: float
     return out
 
 
-def normal(term: Terms, alpha: float) -> tuple[float, float, float]:
+def normal(term: Terms, alpha: float, value: float | None = None
+           ) -> tuple[float, float, float]:
     """The standard error and the normal interval of an estimate: the sample standard
     deviation of its influence terms (the delta method for the ratios) over sqrt(n).
 
@@ -159,7 +161,7 @@ def normal(term: Terms, alpha: float) -> tuple[float, float, float]:
     """
     n = term.c.size
     psi = term.c - term.c.mean()
-    value = term.value()
+    value = term.value() if value is None else value
     for a, b, m in term.ratios:
         ab, bb, mb = a.mean(), b.mean(), m.mean()
         if bb == 0:

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from receval.exceptions import ReceValError
-from receval.offpolicy.logs import Log, _first_bad, _number
+from receval.offpolicy.logs import Log, _first_bad, _number, request_codes
 
 RULES = ("topk", "epsilon_greedy", "softmax", "plackett_luce")
 
@@ -245,6 +245,8 @@ class Resolved:
     marginal_error: str | None = None
     support_missing: int = 0
     dropped: int = 0
+    #: per request, whether the policy puts mass on an item the log never shows
+    support_requests: np.ndarray | None = None
     _mass: Any = field(default=None, repr=False)
 
     def need(self, what: str, estimator: str) -> np.ndarray:
@@ -306,12 +308,12 @@ def resolve(name: str, spec: Any, log: Log, items: ItemCodes, *, options: dict[s
 
 def _encode(name: str, frame: pd.DataFrame, log: Log, items: ItemCodes, columns: tuple[str, ...]
             ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, int]:
-    missing = [c for c in columns if c not in frame.columns]
+    missing = [c for c in columns if c not in frame.columns and c != "request"]
     if missing:
         raise ReceValError(f"{name} has no column {missing[0]!r}; columns: "
                            f"{', '.join(map(str, frame.columns))}")
     frame = frame.reset_index(drop=True)
-    req = log.requests.get_indexer(frame["request"])
+    req = request_codes(frame, log, name)
     keep = req >= 0
     dropped = int((~keep).sum())
     frame = frame[keep].reset_index(drop=True)
@@ -358,7 +360,8 @@ def _from_table(name: str, table: pd.DataFrame, log: Log, items: ItemCodes) -> R
     p = np.where(hit, prob[np.maximum(at, 0)], 0.0)
     positive = prob > 0
     unlogged = positive & (item >= items.n_logged)
-    support = int(np.count_nonzero(np.bincount(req[unlogged], minlength=log.n_requests)))
+    support_requests = np.bincount(req[unlogged], minlength=log.n_requests) > 0
+    support = int(np.count_nonzero(support_requests))
     prefix, slate = on_log("probability_prefix"), on_log("probability_slate")
     if slate is not None:  # one value per list: the one on its last logged row
         slate = slate[np.repeat(log.starts[1:] - 1, log.length)]
@@ -376,7 +379,8 @@ def _from_table(name: str, table: pd.DataFrame, log: Log, items: ItemCodes) -> R
     return Resolved(name, p, prefix, slate,
                     missing="give 'probability_prefix' / 'probability_slate' columns on the "
                             "logged rows, or the target as scores with a rule",
-                    support_missing=support, dropped=dropped, _mass=mass)
+                    support_missing=support, dropped=dropped,
+                    support_requests=support_requests, _mass=mass)
 
 
 def _from_scores(name: str, policy: Policy, log: Log, items: ItemCodes) -> Resolved:
@@ -454,7 +458,8 @@ def _from_scores(name: str, policy: Policy, log: Log, items: ItemCodes) -> Resol
     within = rank <= length
     mass_on = within if rule == "topk" else np.ones(req.size, dtype=bool)
     unlogged = mass_on & (item >= items.n_logged)
-    support = int(np.count_nonzero(np.bincount(req[unlogged], minlength=log.n_requests)))
+    support_requests = np.bincount(req[unlogged], minlength=log.n_requests) > 0
+    support = int(np.count_nonzero(support_requests))
 
     def mass(by_position: bool, theta: np.ndarray | None) -> pd.DataFrame:
         t = _theta(theta, log.length)
@@ -490,4 +495,5 @@ def _from_scores(name: str, policy: Policy, log: Log, items: ItemCodes) -> Resol
                              "probability": prob})
 
     return Resolved(name, p, prefix, slate, missing=missing, marginal_error=marginal_error,
-                    support_missing=support, dropped=dropped, _mass=mass)
+                    support_missing=support, dropped=dropped,
+                    support_requests=support_requests, _mass=mass)
