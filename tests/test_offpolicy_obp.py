@@ -70,6 +70,18 @@ def test_bandit_estimators_match_obp(obp: dict[str, np.ndarray], policy: str) ->
 
 
 @pytest.mark.parametrize("policy", ["softmax", "eps"])
+@pytest.mark.parametrize("lam", [0.5, 5.0, 100.0])
+def test_dros_matches_obp(obp: dict[str, np.ndarray], policy: str, lam: float) -> None:
+    log, model = _bandit_inputs(obp)
+    target = _dense(obp[f"bandit_{policy}_dist"], "probability")
+    got = _values(estimate(log, {"t": target}, estimators=["dros", "dr"], reward_model=model,
+                           n_resamples=0, shrinkage=lam, silence="weights").table)
+    assert got["dros"] == pytest.approx(float(obp[f"bandit_{policy}_dros_{lam}"]), abs=TOL,
+                                        rel=0)
+    assert got["dros"] != got["dr"]  # the shrinkage changed something
+
+
+@pytest.mark.parametrize("policy", ["softmax", "eps"])
 def test_bandit_rules_from_scores_match_obp(obp: dict[str, np.ndarray], policy: str) -> None:
     """The same targets given as scores and a rule: OBP's softmax(4 q) and 0.2-greedy on q."""
     log, model = _bandit_inputs(obp)

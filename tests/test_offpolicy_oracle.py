@@ -92,7 +92,7 @@ def _q_and_dm(reqs: list[dict], target: list[oracle.TargetOnRequest], by_positio
 
 
 RULES = [("topk", {}), ("epsilon_greedy", {"epsilon": 0.3}), ("softmax", {"temperature": 0.7})]
-ALL = ["ips", "iips", "snips", "dm", "dr", "sndr", "switch_dr", "sips", "sn_sips", "rips",
+ALL = ["ips", "iips", "snips", "dm", "dr", "sndr", "switch_dr", "dros", "sips", "sn_sips", "rips",
        "sn_rips", "pi"]
 
 
@@ -108,7 +108,7 @@ def test_score_rules_match_oracle(seed: int, rule: str, params: dict, by_positio
     policy = Policy(_scores(world), rule, params.get("epsilon"), params.get("temperature"))
     got = estimate(_log(world), {"t": policy}, estimators=ALL,
                    reward_model=_model(world, by_position), n_resamples=0, switch_threshold=2.0,
-                   silence="weights").table
+                   shrinkage=4.0, silence="weights").table
     for name, value in zip(got["estimator"], got["value"], strict=True):
         assert value == pytest.approx(expected[name], abs=TOL, rel=0, nan_ok=True), name
 

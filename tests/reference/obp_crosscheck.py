@@ -22,6 +22,7 @@ from obp.dataset.synthetic_slate import linear_behavior_policy_logit  # noqa: E4
 from obp.ope import (  # noqa: E402
     DirectMethod,
     DoublyRobust,
+    DoublyRobustWithShrinkage,
     InverseProbabilityWeighting,
     SelfNormalizedDoublyRobust,
     SelfNormalizedInverseProbabilityWeighting,
@@ -72,6 +73,9 @@ for name, dist in policies.items():
     out[f"bandit_{name}_sndr"] = SelfNormalizedDoublyRobust().estimate_policy_value(**with_q)
     out[f"bandit_{name}_switch_dr"] = SwitchDoublyRobust(lambda_=3.0).estimate_policy_value(
         **with_q)
+    for lam in (0.5, 5.0, 100.0):
+        out[f"bandit_{name}_dros_{lam}"] = DoublyRobustWithShrinkage(
+            lambda_=lam).estimate_policy_value(**with_q)
 
 # --- slates: Plackett-Luce (not factorizable) and independent slots (factorizable) ----
 for kind, factorizable in (("pl", False), ("indep", True)):

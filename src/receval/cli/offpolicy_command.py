@@ -83,11 +83,11 @@ def _targets(specs: tuple[str, ...]) -> dict[str, Any]:
               help="A target policy: request (or user and served_at), item, position, "
                    "probability; or request, item, score with --rule. Repeat for several.")
 @click.option("--estimators", "-e", default=None,
-              help="Comma-separated: ips, snips, dm, dr, sndr, switch_dr, iips, sips, rips, "
+              help="Comma-separated: ips, snips, dm, dr, sndr, switch_dr, dros, iips, sips, rips, "
                    "sn_sips, sn_rips, pi, pbm. [default: ips,snips, and dr with "
                    "--reward-model]")
 @click.option("--reward-model", default=None, metavar="FILE",
-              help="request, item [, position], prediction (dm, dr, sndr, switch_dr).")
+              help="request, item [, position], prediction (dm, dr, sndr, switch_dr, dros).")
 @click.option("--rule", type=click.Choice(("topk", "epsilon_greedy", "softmax",
                                            "plackett_luce")), default="topk", show_default=True,
               help="How a score table becomes a distribution.")
@@ -99,6 +99,8 @@ def _targets(specs: tuple[str, ...]) -> dict[str, Any]:
               help="Cap every importance weight at this value.")
 @click.option("--switch-threshold", type=click.FloatRange(0, None, min_open=True), default=10.0,
               show_default=True, help="switch_dr: rows with a larger weight use the model.")
+@click.option("--shrinkage", type=click.FloatRange(0, None, min_open=True), default=None,
+              help="dros: lambda of the shrunk weights lambda w / (w^2 + lambda).")
 @option("resamples", what="Bootstrap resamples over requests", zero="the normal interval only")
 @shared("confidence", "seed", "format")
 @_errors_exit_2
@@ -108,6 +110,7 @@ def offpolicy(log_path: str | None, impressions: str | None, feedback: str | Non
               html_path: str | None, targets: tuple[str, ...], estimators: str | None,
               reward_model: str | None, rule: str, epsilon: float | None,
               temperature: float | None, clip: float | None, switch_threshold: float,
+              shrinkage: float | None,
               resamples: int, confidence: float, seed: int, silence: tuple[str, ...], fmt: str,
               debug: bool) -> None:
     """Estimate what each target policy would earn online from the served log (IPS, SNIPS,
@@ -143,7 +146,8 @@ def offpolicy(log_path: str | None, impressions: str | None, feedback: str | Non
                                "alpha": round(1 - confidence, 12), "silence": list(silence)}
     if "window" in by and log_path is not None:
         options.update(window=window, origin=origin)
-    for key, value in (("epsilon", epsilon), ("temperature", temperature), ("clip", clip)):
+    for key, value in (("epsilon", epsilon), ("temperature", temperature), ("clip", clip),
+                       ("shrinkage", shrinkage)):
         if value is not None:
             options[key] = value
     result = estimate(log, tables, estimators=names, reward_model=model, seed=seed,

@@ -24,9 +24,9 @@ from receval.scalars import plain
 
 #: the options ``estimate`` takes besides its named arguments
 OPTIONS = ("clip", "switch_threshold", "rule", "epsilon", "temperature", "examination",
-           "logger", "alpha", "silence", "window", "origin")
+           "logger", "alpha", "silence", "window", "origin", "shrinkage")
 #: the estimators whose weights are not normalised: they get the blow-up warning
-UNNORMALISED = ("ips", "iips", "dr", "sips", "rips", "pi", "pbm")
+UNNORMALISED = ("ips", "iips", "dr", "dros", "sips", "rips", "pi", "pbm")
 #: a target's weights "blow up" when the effective sample size falls below this share of
 #: the weighted rows, or one weight holds more than MAX_SHARE of their total
 ESS_SHARE = 0.01
@@ -145,9 +145,13 @@ def estimate(log: Any, targets: Mapping[str, Any], *,
     a score table (``request``, ``item``, ``score``) with ``rule=``, or a
     :class:`~receval.offpolicy.Policy`. ``reward_model``: ``request``, ``item``, ``position``,
     ``prediction`` (without ``request``: the same for every request; without ``position``:
-    the same at every position). Options: ``clip``,
-    ``switch_threshold`` (10), ``rule`` / ``epsilon`` / ``temperature`` (score tables),
-    ``examination`` and ``logger`` (pbm), ``alpha`` (0.05), ``silence``. Left at its default,
+    the same at every position). Options: ``clip``, ``switch_threshold`` (10), ``shrinkage``
+    (dros' lambda), ``rule`` / ``epsilon`` / ``temperature`` (score tables), ``examination``
+    and ``logger`` (pbm), ``alpha`` (0.05), ``silence``; ``window`` / ``origin`` (monitor's
+    calendar windows of ``served_at`` for ``by="window"``). ``by``: the log's columns (constant
+    within a request) that group the requests: one row per group, target and estimator, each
+    group's interval from its own random stream; ``OffPolicyResult.sums`` merge exactly.
+    Left at its default,
     ``estimators`` drops ``dr`` when no reward model is given (``options["left_out"]`` says so).
 
     Example:
@@ -247,7 +251,12 @@ def _context(data: Log, target: Resolved, model: _RewardModel | None, logger: Re
         theta = np.asarray(options["examination"], dtype=np.float64)
         pbm_fn = once("pbm", lambda: _item_weight(target, data, theta)
                       / _item_weight(logger, data, theta, logger=True))
-    return Context(data, target, clip, threshold, q_fn, dm_fn, pbm_fn)
+    shrinkage = options.get("shrinkage")
+    if shrinkage is not None and (isinstance(shrinkage, bool)
+                                  or not isinstance(shrinkage, int | float) or not shrinkage > 0):
+        raise ReceValError(f"shrinkage must be a number > 0 (inf: dr); got {shrinkage!r}")
+    return Context(data, target, clip, threshold, q_fn, dm_fn, pbm_fn,
+                   None if shrinkage is None else float(shrinkage))
 
 
 def _item_weight(policy: Resolved, data: Log, theta: np.ndarray, logger: bool = False
