@@ -201,27 +201,37 @@ def estimate(log: Any, targets: Mapping[str, Any], *,
         groups = _groups(data, by_cols)
         rows = []
         all_sums: dict[tuple[Any, ...], EstimateSums] = {}
+        # per group, every target's terms: one bootstrap draws each resample's requests once
+        # for all of them (the intervals are those of separate calls: same stream, same sums)
+        pending: list[list[tuple[Terms, dict[str, Any]]]] = [[] for _ in groups]
         for target in sorted(targets, key=str):
             resolved = resolve(str(target), targets[target], data, items, options=options)
             ctx = _context(data, resolved, model, logger, options, clip, threshold)
             terms = {name: ESTIMATORS[name](ctx) for name in names}
             warned = False
-            for key, requests, table_rows in groups:
+            for g, (key, requests, table_rows) in enumerate(groups):
                 part = _Part(data, requests, table_rows)
                 sub = {name: part.terms(term) for name, term in terms.items()}
-                sums = {name: part.sums(term, resolved) for name, term in sub.items()}
-                stream_names = tuple(f"{c}={v}" for c, v in zip(by_cols, key, strict=True))
-                intervals = bootstrap(list(sub.values()), n_resamples, seed, alpha,
-                                      stream_names)
                 new_rows = []
-                for (name, term), (low, high) in zip(sub.items(), intervals, strict=True):
-                    all_sums[(*key, str(target), name)] = sums[name]
-                    row = _row(str(target), name, term, sums[name], low, high, resolved, alpha)
+                for name, term in sub.items():
+                    sums = part.sums(term, resolved)
+                    all_sums[(*key, str(target), name)] = sums
+                    row = _row(str(target), name, term, sums, math.nan, math.nan, resolved,
+                               alpha)
                     row["weights_blow_up"] = name in UNNORMALISED and _blows_up(row)
                     new_rows.append({**dict(zip(by_cols, key, strict=True)), **row})
+                    pending[g].append((Terms(term.c, term.ratios), new_rows[-1]))
                 rows.extend(new_rows)
                 if not warned:
                     warned = _warn_weights(str(target), new_rows)
+            del terms, ctx  # the per-row arrays: only the per-request terms wait
+        for g, (key, _, _) in enumerate(groups):
+            stream_names = tuple(f"{c}={v}" for c, v in zip(by_cols, key, strict=True))
+            intervals = bootstrap([t for t, _ in pending[g]], n_resamples, seed, alpha,
+                                  stream_names)
+            for (_, row), (low, high) in zip(pending[g], intervals, strict=True):
+                row["ci_low"], row["ci_high"] = low, high
+            pending[g] = []
     table = pd.DataFrame(rows, columns=[*by_cols, *COLUMNS])
     used = {"estimators": names, "seed": seed, "n_resamples": n_resamples, "alpha": alpha,
             "clip": clip, "switch_threshold": threshold, "by": list(by_cols),

@@ -24,31 +24,48 @@ from receval.stats.intervals import percentile_interval
 from receval.stats.resample import _run, _uniform
 
 
+#: resamples summed together in one pass over the rows (each row read once for all of them)
+BLOCK = 16
+
+
 @numba.njit(cache=True, nogil=True)
 def _resample_block(lo: int, hi: int, dense: np.ndarray, indptr: np.ndarray, col: np.ndarray,
                     val: np.ndarray, key: np.uint64, out: np.ndarray) -> None:
     """Column sums of resamples lo..hi-1 of n rows, held as a dense block (n x d, its columns
     first in ``out``) and CSR (indptr, col, val) for the sparse columns: resample b draws n
-    row indices from the stream of (key, b), then adds count_i * row_i in row order."""
+    row indices from the stream of (key, b), then adds count_i * row_i in row order.
+
+    BLOCK resamples at a time: their counts side by side (n x BLOCK), then one pass over the
+    rows adds each row to each of them, so a row is read once per block instead of once per
+    resample; every resample still adds its rows in row order (the same sums, bit for bit)."""
     n, d = dense.shape
+    m = out.shape[1]
     counts = np.zeros(n, dtype=np.int32)
-    acc = np.zeros(out.shape[1])
-    for b in range(lo, hi):
-        state = key ^ (np.uint64(b) * np.uint64(0xD1B54A32D192ED03))
-        counts[:] = 0
-        for _ in range(n):
-            state, u = _uniform(state)
-            counts[min(int(u * n), n - 1)] += 1
-        acc[:] = 0.0
+    side = np.zeros((n, BLOCK), dtype=np.int32)
+    acc = np.zeros((BLOCK, m))
+    for b0 in range(lo, hi, BLOCK):
+        nb = min(BLOCK, hi - b0)
+        for r in range(nb):
+            state = key ^ (np.uint64(b0 + r) * np.uint64(0xD1B54A32D192ED03))
+            for _ in range(n):
+                state, u = _uniform(state)
+                counts[min(int(u * n), n - 1)] += 1
+            for i in range(n):
+                side[i, r] = counts[i]
+                counts[i] = 0
+        acc[:, :] = 0.0
         for i in range(n):
-            c = counts[i]
-            if c:
-                row = dense[i]
-                for j in range(d):  # contiguous: vectorised, each column summed in row order
-                    acc[j] += c * row[j]
-                for j in range(indptr[i], indptr[i + 1]):
-                    acc[col[j]] += c * val[j]
-        out[b, :] = acc
+            row = dense[i]
+            for r in range(nb):
+                c = side[i, r]
+                if c:
+                    a = acc[r]
+                    for j in range(d):  # contiguous: vectorised, each column in row order
+                        a[j] += c * row[j]
+                    for j in range(indptr[i], indptr[i + 1]):
+                        a[col[j]] += c * val[j]
+        for r in range(nb):
+            out[b0 + r, :] = acc[r]
 
 
 @numba.njit(cache=True, nogil=True)
