@@ -212,6 +212,7 @@ def estimate(log: Any, targets: Mapping[str, Any], *,
             for g, (key, requests, table_rows) in enumerate(groups):
                 part = _Part(data, requests, table_rows)
                 sub = {name: part.terms(term) for name, term in terms.items()}
+                part.precompute(sub.values())
                 new_rows = []
                 for name, term in sub.items():
                     sums = part.sums(term, resolved)
@@ -273,11 +274,10 @@ def _item_weight(policy: Resolved, data: Log, theta: np.ndarray, logger: bool = 
                  ) -> np.ndarray:
     """sum_j theta_j P(logged item at j) on each logged row."""
     mass = policy.mass(False, theta)
-    n_items = np.int64(max(int(data.item.max()), int(mass["item"].max()) if len(mass) else 0)
-                       + 1)
-    at = _join(data.request * n_items + data.item,
-               mass["request"].to_numpy() * n_items + mass["item"].to_numpy())
-    out = np.where(at >= 0, mass["probability"].to_numpy()[np.maximum(at, 0)], 0.0)
+    n_items = np.int64(max(int(data.item.max()),
+                           int(mass["item"].max()) if mass["item"].size else 0) + 1)
+    at = _join(data.request * n_items + data.item, mass["request"] * n_items + mass["item"])
+    out = np.where(at >= 0, mass["probability"][np.maximum(at, 0)], 0.0)
     if logger and (out <= 0).any():
         raise ReceValError(f"logger= gives {int((out <= 0).sum())} logged row(s) probability 0 "
                            "at every position (the logger did show them)")
@@ -368,10 +368,12 @@ class _RewardModel:
     def expected(self, target: Resolved) -> np.ndarray:
         """DM_i = sum over the target's mass of probability x prediction, per request."""
         mass = target.mass(self.by_position, None)
-        mass = mass[mass["probability"].to_numpy() > 0]
-        req = mass["request"].to_numpy()
-        pos = mass["position"].to_numpy() if self.by_position else np.zeros(len(mass), np.int64)
-        at = self._find(req, mass["item"].to_numpy(), pos)
+        positive = mass["probability"] > 0
+        if not positive.all():
+            mass = {c: v[positive] for c, v in mass.items()}
+        req = mass["request"]
+        pos = mass["position"] if self.by_position else np.zeros(req.size, np.int64)
+        at = self._find(req, mass["item"], pos)
         if (at < 0).any():
             i = int(np.flatnonzero(at < 0)[0])
             raise ReceValError(
@@ -379,9 +381,9 @@ class _RewardModel:
                 f"{', position' if self.by_position else ''}) row(s) where target "
                 f"{target.name!r} puts mass; first: request "
                 f"{plain(self.data.requests[req[i]])!r}, item "
-                f"{plain(self.items.index[int(mass['item'].iloc[i])])!r}"
+                f"{plain(self.items.index[int(mass['item'][i])])!r}"
                 + (f", position {pos[i]}" if self.by_position else ""))
-        contrib = mass["probability"].to_numpy() * self.prediction[at]
+        contrib = mass["probability"] * self.prediction[at]
         return np.bincount(req, weights=contrib, minlength=self.data.n_requests)
 
 
@@ -468,6 +470,26 @@ class _Part:
         return Terms(self._cut(term.c), [(self._cut(a), self._cut(b), self._cut(m))
                                          for a, b, m in term.ratios],
                      None if term.weights is None else self._cut(term.weights))
+
+    def precompute(self, terms: Iterable[Terms]) -> None:
+        """The exact sums of every array of ``terms`` not summed yet, in a few batched
+        passes (and of each weight array's w, w^2 and |w|)."""
+        arrays: dict[int, np.ndarray] = {}
+        weights: dict[int, np.ndarray] = {}
+        for t in terms:
+            for x in (t.c, *(y for r in t.ratios for y in r)):
+                if id(x) not in self.summed:
+                    arrays[id(x)] = x
+            w = t.weights
+            if w is not None and w.size and id(w) not in self.weight_sums:
+                weights[id(w)] = w
+        for key, total in zip(arrays, exact_sums(list(arrays.values())), strict=True):
+            self.keep.append(arrays[key])
+            self.summed[key] = total
+        for key, w in weights.items():
+            s1, s2, s3 = exact_sums([w, w * w, np.abs(w)])
+            self.keep.append(w)
+            self.weight_sums[key] = (s1, s2, s3)
 
     def _sum(self, x: np.ndarray) -> ExactSum:
         if id(x) not in self.summed:

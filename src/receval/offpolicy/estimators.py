@@ -124,17 +124,14 @@ class Context:
         The same arrays for the same x, and one indicator per position for all x."""
         if id(x) in self._split:
             return self._split[id(x)]
-        if not self._split.get(-1):
-            self._split[-1] = []
-            for k in np.unique(self.log.position):
-                rows = np.flatnonzero(self.log.position == k)
-                m = np.zeros(self.log.n_requests)
-                m[self.log.request[rows]] = 1.0
-                self._split[-1].append((rows, m))
+        log = self.log
         out = []
-        for rows, m in self._split[-1]:
-            v = np.zeros(self.log.n_requests)
-            v[self.log.request[rows]] = x[rows]
+        for k, rows, m in log.positions():
+            if rows is None:  # every request holds 1..L: a column of the (n, L) view
+                v = np.ascontiguousarray(x.reshape(log.n_requests, -1)[:, k - 1])
+            else:
+                v = np.zeros(log.n_requests)
+                v[log.request[rows]] = x[rows]
             out.append((v, m))
         self._split[id(x)] = out
         self._kept.append(x)  # x stays alive, so its id stays its own

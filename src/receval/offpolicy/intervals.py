@@ -23,7 +23,6 @@ from receval.randomness import stream
 from receval.stats.intervals import percentile_interval
 from receval.stats.resample import _run, _uniform
 
-
 #: resamples summed together in one pass over the rows (each row read once for all of them)
 BLOCK = 16
 

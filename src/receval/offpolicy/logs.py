@@ -7,7 +7,8 @@ problem, the first offending row and how many rows share it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -43,6 +44,8 @@ class Log:
     #: per request, its (user, served_at in ns) when the log has both columns: targets and
     #: reward models may name a request by them instead of ``request``
     keys: pd.MultiIndex | None = None
+    #: what every target reuses (the rows at each position), filled on first use
+    cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def n_requests(self) -> int:
@@ -51,6 +54,24 @@ class Log:
     @property
     def n_rows(self) -> int:
         return int(self.request.size)
+
+    def positions(self) -> list[tuple[int, np.ndarray | None, np.ndarray]]:
+        """Per position k (ascending): k, its rows (None when every request holds positions
+        1..L of one L: row i * L + k - 1) and the indicator of the requests holding it."""
+        if "positions" not in self.cache:
+            top = int(self.length.max()) if self.length.size else 0
+            if self.length.size and bool(np.all(self.length == top)) and self.contiguous():
+                ones = np.ones(self.n_requests)
+                self.cache["positions"] = [(k, None, ones) for k in range(1, top + 1)]
+            else:
+                out = []
+                for k in np.unique(self.position):
+                    rows = np.flatnonzero(self.position == k)
+                    m = np.zeros(self.n_requests)
+                    m[self.request[rows]] = 1.0
+                    out.append((int(k), rows, m))
+                self.cache["positions"] = out
+        return list(self.cache["positions"])
 
     def contiguous(self) -> bool:
         """Whether every request holds positions 1..L with no gap (prefixes are defined)."""

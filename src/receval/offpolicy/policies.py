@@ -257,11 +257,15 @@ class Resolved:
                                f"target {self.name!r}: {reason}")
         return value
 
-    def mass(self, by_position: bool, theta: np.ndarray | None = None) -> pd.DataFrame:
-        """The policy's mass: rows (request, item, position, probability) when
-        ``by_position``, else per (request, item) the sum over the request's positions of
-        theta_k P(item at k) (theta = 1 when None)."""
-        return self._mass(by_position, theta)
+    def mass(self, by_position: bool, theta: np.ndarray | None = None
+             ) -> dict[str, np.ndarray]:
+        """The policy's mass as columns (no DataFrame: millions of rows): request, item,
+        position, probability when ``by_position``, else per (request, item) the sum over the
+        request's positions of theta_k P(item at k) (theta = 1 when None)."""
+        out = self._mass(by_position, theta)
+        if isinstance(out, pd.DataFrame):
+            return {c: out[c].to_numpy() for c in out.columns}
+        return dict(out)
 
 
 def _theta(theta: np.ndarray | None, length: np.ndarray) -> np.ndarray:
@@ -461,17 +465,17 @@ def _from_scores(name: str, policy: Policy, log: Log, items: ItemCodes) -> Resol
     support_requests = np.bincount(req[unlogged], minlength=log.n_requests) > 0
     support = int(np.count_nonzero(support_requests))
 
-    def mass(by_position: bool, theta: np.ndarray | None) -> pd.DataFrame:
+    def mass(by_position: bool, theta: np.ndarray | None) -> dict[str, np.ndarray]:
         t = _theta(theta, log.length)
         if rule == "plackett_luce" and int(log.length.max()) > 1:
             raise ReceValError(f"{what}: the direct method and pbm need Plackett-Luce position "
                                "marginals below the top, which have no closed form; give the "
                                "target as a probability table")
         if rule == "topk":
-            out = pd.DataFrame({"request": req[within], "item": item[within],
-                                "position": rank[within], "probability": 1.0})
+            out = {"request": req[within], "item": item[within], "position": rank[within],
+                   "probability": np.ones(int(within.sum()))}
             if not by_position:
-                out["probability"] = t[out.pop("position").to_numpy()]
+                out["probability"] = t[out.pop("position")]
             return out
         if not by_position:
             cum = np.cumsum(t)  # cum[L] = theta_1 + ... + theta_L
@@ -481,7 +485,7 @@ def _from_scores(name: str, policy: Policy, log: Log, items: ItemCodes) -> Resol
                         + eps * cum[reach] / n_cand[req])
             else:  # softmax, or plackett_luce with one position
                 prob = p1 * cum[length]
-            return pd.DataFrame({"request": req, "item": item, "probability": prob})
+            return {"request": req, "item": item, "probability": prob}
         # by position: every candidate at every position 1..L of its request
         reps = length
         rows = np.repeat(np.arange(req.size), reps)
@@ -491,8 +495,7 @@ def _from_scores(name: str, policy: Policy, log: Log, items: ItemCodes) -> Resol
                                                             eps / n_cand[req[rows]], 0.0)
         else:
             prob = p1[rows]
-        return pd.DataFrame({"request": req[rows], "item": item[rows], "position": k,
-                             "probability": prob})
+        return {"request": req[rows], "item": item[rows], "position": k, "probability": prob}
 
     return Resolved(name, p, prefix, slate, missing=missing, marginal_error=marginal_error,
                     support_missing=support, dropped=dropped,
