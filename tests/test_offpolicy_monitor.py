@@ -268,3 +268,13 @@ def test_cli_from_impressions_and_feedback_per_window_with_html(tmp_path: Path) 
     bad = subprocess.run([*args[:4], "--log", "x.csv", "-i", "imp.csv", "--target", "g=t.csv"],
                          cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
     assert bad.returncode == 2 and "either --log, or --impressions" in bad.stderr
+
+
+def test_exact_sums_of_many_columns_equal_pythons_exact_sums() -> None:
+    from receval.accumulate import ExactSum
+    from receval.offpolicy.sums import exact_sums
+
+    rng = np.random.default_rng(0)
+    columns = [rng.normal(size=40_000) * 10.0 ** int(rng.integers(-300, 300)) for _ in range(20)]
+    columns += [np.array([np.nan, 1.0, np.inf]), np.zeros(0), np.array([5e-324, -1e308])]
+    assert exact_sums(columns) == [ExactSum.of(x.tolist()) for x in columns]

@@ -19,7 +19,15 @@ from typing import Any
 
 import numpy as np
 
-from receval.accumulate import UNIT_BITS, ExactSum, _column_sums
+from receval.accumulate import (
+    _DIGIT_BITS,
+    _MIN_BLOCK_ROWS,
+    _N_DIGITS,
+    UNIT_BITS,
+    ExactSum,
+    _block_sums,
+)
+from receval.parallel import block_bounds, run_blocks
 
 _ONE = 1 << UNIT_BITS  # the unit of an ExactSum is 2^-1074
 
@@ -40,19 +48,39 @@ def exact_sums(columns: list[np.ndarray]) -> list[ExactSum]:
     by_size: dict[int, list[int]] = {}
     for j, x in enumerate(columns):
         by_size.setdefault(int(np.asarray(x).size), []).append(j)
-    for size, where in by_size.items():
+    for where in by_size.values():
         for lo in range(0, len(where), CHUNK):
             part = where[lo:lo + CHUNK]
-            block = (np.asarray(columns[part[0]], dtype=np.float64).reshape(-1, 1)
-                     if len(part) == 1 else
-                     np.stack([np.asarray(columns[j], dtype=np.float64) for j in part], axis=1))
-            sums, nans, _ = _column_sums(np.ascontiguousarray(block).reshape(size, len(part)),
-                                         np.arange(len(part), dtype=np.int64),
-                                         np.zeros(len(part), np.bool_), 0.0)
-            for t, j in enumerate(part):
-                out[j] = ExactSum(sums[t].units, sums[t].pos_inf, sums[t].neg_inf,
-                                  int(nans[t]))
+            # (k, n): each column copied whole (a fast copy); the kernel reads it transposed
+            block = np.stack([np.asarray(columns[j], dtype=np.float64).ravel() for j in part])
+            for j, total in zip(part, _sums_of_rows(block), strict=True):
+                out[j] = total
     return [s if s is not None else ExactSum() for s in out]
+
+
+def _sums_of_rows(block: np.ndarray) -> list[ExactSum]:
+    """The exact sum of each row of ``block`` (k, n): accumulate's kernel over the (n, k)
+    transposed view, in parallel blocks of columns of the view (any split: exact)."""
+    k, n = block.shape
+    values = block.T
+    bounds = block_bounds(n, min_size=_MIN_BLOCK_ROWS) or [(0, 0)]
+    nb = len(bounds)
+    missing = np.zeros((nb, k), np.int64)
+    first = np.full((nb, k), -1, np.int64)
+    infs = np.zeros((nb, k, 2), np.int64)
+    digits = np.zeros((nb, k, _N_DIGITS), np.int64)
+    run_blocks(_block_sums, bounds, values, values.view(np.int64), np.arange(k, dtype=np.int64),
+               np.zeros(k, np.bool_), 0.0, missing, first, infs, digits)
+    total_digits = digits.sum(axis=0)
+    inf_counts = infs.sum(axis=0)
+    nans = missing.sum(axis=0)
+    out = []
+    for j in range(k):
+        units = 0
+        for i in range(_N_DIGITS - 1, -1, -1):
+            units = (units << _DIGIT_BITS) + int(total_digits[j, i])
+        out.append(ExactSum(units, int(inf_counts[j, 0]), int(inf_counts[j, 1]), int(nans[j])))
+    return out
 
 
 def _finite(*sums: ExactSum) -> bool:
