@@ -10,6 +10,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from receval.cli import served_log_flags as flags
 from receval.cli.common import _errors_exit_2, _stdout, main
 from receval.cli.options_table import option, shared
 from receval.exceptions import ReceValError
@@ -55,24 +56,17 @@ def _targets(specs: tuple[str, ...]) -> dict[str, Any]:
 @click.option("--log", "log_path", default=None, metavar="FILE",
               help="The served log, one row per shown item: request, item, position (1 = "
                    "top), reward, propensity [, propensity_prefix, propensity_slate].")
-@click.option("--impressions", "-i", default=None, metavar="FILE",
-              help="Instead of --log: monitor's impressions (user, item, rank or score, "
-                   "served_at) with the logger's propensity, joined with --feedback by "
-                   "monitor's attribution rule.")
-@click.option("--feedback", default=None, metavar="FILE",
-              help="With --impressions: user, item, value, at.")
+@flags.impressions(False, "Instead of --log: monitor's impressions (user, item, rank or score, "
+                          "served_at) with the logger's propensity, joined with --feedback by "
+                          "monitor's attribution rule.")
+@flags.feedback(False, "With --impressions: user, item, value, at.")
 @click.option("--propensity-col", default="propensity", show_default=True,
               help="With --impressions: the logger's probability of each shown item.")
-@click.option("--attribution", default="7D", show_default=True,
-              help="With --impressions: feedback judges an impression served at s when s <= "
-                   "at <= s + this.")
-@click.option("--window", default="7D", show_default=True,
-              help="Calendar windows of --by window: 7D or W (weeks from Monday), D, 12h, ...")
-@click.option("--origin", default=None, metavar="TIME", help="Start of the first window grid.")
-@click.option("--variant-col", default=None,
-              help="With --impressions: column of the variant served (for --by variant).")
-@click.option("--time-unit", type=click.Choice(("s", "ms", "us", "ns")), default=None,
-              help="Unit of numeric times (since 1970-01-01 UTC).")
+@flags.attribution()
+@flags.window()
+@flags.origin()
+@flags.variant_col()
+@flags.time_unit()
 @click.option("--by", "by", multiple=True, metavar="COLUMN",
               help="Estimate per group of requests: window (monitor's calendar windows of "
                    "served_at), variant, or another column of the log. Repeat for several.")
