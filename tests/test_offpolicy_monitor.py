@@ -278,3 +278,22 @@ def test_exact_sums_of_many_columns_equal_pythons_exact_sums() -> None:
     columns = [rng.normal(size=40_000) * 10.0 ** int(rng.integers(-300, 300)) for _ in range(20)]
     columns += [np.array([np.nan, 1.0, np.inf]), np.zeros(0), np.array([5e-324, -1e308])]
     assert exact_sums(columns) == [ExactSum.of(x.tolist()) for x in columns]
+
+
+def test_the_html_page_lists_each_target_and_shades_weights_that_blow_up() -> None:
+    from receval.report.offpolicy import page
+
+    n = 200
+    log = pd.DataFrame({"request": np.arange(n), "item": "a", "position": 1,
+                        "reward": np.ones(n),
+                        "propensity": np.r_[0.001, np.full(n - 1, 0.9)]})
+    new = pd.DataFrame({"request": np.arange(n), "item": "a", "position": 1,
+                        "probability": 1.0})
+    r = estimate(log, {"<new>": new, "same": log.assign(probability=log["propensity"])[
+        ["request", "item", "position", "probability"]]}, estimators=["ips", "snips"],
+        n_resamples=50, silence="weights")
+    assert r.table["weights_blow_up"].tolist() == [True, False, False, False]
+    html = page(r.table, resamples=50)
+    assert "&lt;new&gt;" in html and "<new>" not in html
+    assert html.count('<tr class="flag">') == 1
+    assert html.count("<h3>") == 2 and "50 resamples" in html
