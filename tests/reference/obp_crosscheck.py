@@ -29,6 +29,7 @@ from obp.ope import (  # noqa: E402
     SelfNormalizedSlateIndependentIPS,
     SelfNormalizedSlateRewardInteractionIPS,
     SelfNormalizedSlateStandardIPS,
+    SlateCascadeDoublyRobust,
     SlateIndependentIPS,
     SlateRewardInteractionIPS,
     SlateStandardIPS,
@@ -112,6 +113,16 @@ for kind, factorizable in (("pl", False), ("indep", True)):
     out[f"{p}_sn_rips"] = SelfNormalizedSlateRewardInteractionIPS(
         len_list=3).estimate_policy_value(**base, pscore_cascade=sbf["pscore_cascade"],
                                           evaluation_policy_pscore_cascade=e_cascade)
+    # Cascade-DR: a reward model for every action at every slot below the logged prefix
+    q_hat = np.random.default_rng(13).uniform(0, 1, 400 * 3 * 6)
+    dist = sds.calc_evaluation_policy_action_dist(action=sbf["action"],
+                                                  evaluation_policy_logit_=logit)
+    out[f"{p}_q_hat"] = q_hat
+    out[f"{p}_cascade_dr"] = SlateCascadeDoublyRobust(
+        len_list=3, n_unique_action=6).estimate_policy_value(
+        **base, action=sbf["action"], pscore_cascade=sbf["pscore_cascade"],
+        evaluation_policy_pscore_cascade=e_cascade, q_hat=q_hat,
+        evaluation_policy_action_dist=dist)
 
 np.savez(sys.argv[1], **{k: np.asarray(v) for k, v in out.items()})
 print("ok", len(out))

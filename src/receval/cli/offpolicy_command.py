@@ -78,7 +78,7 @@ def _targets(specs: tuple[str, ...]) -> dict[str, Any]:
                    "probability; or request, item, score with --rule. Repeat for several.")
 @click.option("--estimators", "-e", default=None,
               help="Comma-separated: ips, snips, dm, dr, sndr, switch_dr, dros, iips, sips, rips, "
-                   "sn_sips, sn_rips, pi, pbm. [default: ips,snips, and dr with "
+                   "cascade_dr, sn_sips, sn_rips, pi, pbm. [default: ips,snips, and dr with "
                    "--reward-model]")
 @click.option("--reward-model", default=None, metavar="FILE",
               help="request, item [, position], prediction (dm, dr, sndr, switch_dr, dros).")

@@ -4,11 +4,12 @@
 the logger's propensity and the reward) and target policies (probability tables, or scores
 and a rule) and returns, per (target, estimator), the estimate, a seeded bootstrap interval
 over requests, a normal interval and the importance weights' diagnostics. The estimators:
-``ips``, ``snips``, ``dm``, ``dr``, ``sndr``, ``switch_dr`` and, for lists, ``iips``,
-``sips``, ``rips``, ``pi``, ``pbm`` (:mod:`receval.offpolicy.estimators` says when each is
-unbiased). Never a dense requests x items array. :func:`log_from_monitor` builds the log from
-monitor's impressions and feedback; ``by="window"`` / ``"variant"`` estimates per group, whose
-exact sums (:class:`EstimateSums`) merge to the whole bit for bit. See docs/offpolicy.md.
+``ips``, ``snips``, ``dm``, ``dr``, ``sndr``, ``switch_dr``, ``dros`` and, for lists, ``iips``,
+``sips``, ``rips``, ``cascade_dr``, ``sn_sips``, ``sn_rips``, ``pi``, ``pbm``
+(:mod:`receval.offpolicy.estimators` says when each is unbiased). Never a dense requests x
+items array. :func:`log_from_monitor` builds the log from monitor's impressions and feedback;
+``by="window"`` / ``"variant"`` estimates per group, whose exact sums
+(:class:`EstimateSums`) merge to the whole bit for bit. See docs/offpolicy.md.
 """
 
 from receval.offpolicy.estimate import OffPolicyResult, estimate, merge_sums

@@ -26,7 +26,7 @@ from receval.scalars import plain
 OPTIONS = ("clip", "switch_threshold", "rule", "epsilon", "temperature", "examination",
            "logger", "alpha", "silence", "window", "origin", "shrinkage")
 #: the estimators whose weights are not normalised: they get the blow-up warning
-UNNORMALISED = ("ips", "iips", "dr", "dros", "sips", "rips", "pi", "pbm")
+UNNORMALISED = ("ips", "iips", "dr", "dros", "sips", "rips", "cascade_dr", "pi", "pbm")
 #: a target's weights "blow up" when the effective sample size falls below this share of
 #: the weighted rows, or one weight holds more than MAX_SHARE of their total
 ESS_SHARE = 0.01
@@ -254,10 +254,11 @@ def _context(data: Log, target: Resolved, model: _RewardModel | None, logger: Re
             return cache[key]
         return get
 
-    q_fn = dm_fn = pbm_fn = None
+    q_fn = dm_fn = pbm_fn = next_fn = None
     if model is not None:
         q_fn = once("q", model.on_log)
         dm_fn = once("dm", lambda: model.expected(target))
+        next_fn = once("next", lambda: target.next_expectation(model.predict, "cascade_dr"))
     if logger is not None and "examination" in options:
         theta = np.asarray(options["examination"], dtype=np.float64)
         pbm_fn = once("pbm", lambda: _item_weight(target, data, theta)
@@ -267,7 +268,7 @@ def _context(data: Log, target: Resolved, model: _RewardModel | None, logger: Re
                                   or not isinstance(shrinkage, int | float) or not shrinkage > 0):
         raise ReceValError(f"shrinkage must be a number > 0 (inf: dr); got {shrinkage!r}")
     return Context(data, target, clip, threshold, q_fn, dm_fn, pbm_fn,
-                   None if shrinkage is None else float(shrinkage))
+                   None if shrinkage is None else float(shrinkage), next_fn)
 
 
 def _item_weight(policy: Resolved, data: Log, theta: np.ndarray, logger: bool = False
@@ -353,6 +354,19 @@ class _RewardModel:
         key = self._key(req, item, pos)
         inside = key < self.dense.size
         return np.where(inside, self.dense[np.where(inside, key, 0)], -1)
+
+    def predict(self, req: np.ndarray, item: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        """The predictions of (request, item, position) codes; one line naming the first
+        missing one."""
+        at = self._find(req, item, pos)
+        if (at < 0).any():
+            i = int(np.flatnonzero(at < 0)[0])
+            raise ReceValError(
+                f"reward_model has no prediction for {int((at < 0).sum())} (request, item, "
+                "position) row(s) cascade_dr needs (every candidate at every logged position); "
+                f"first: request {plain(self.data.requests[req[i]])!r}, item "
+                f"{plain(self.items.index[int(item[i])])!r}, position {int(pos[i])}")
+        return self.prediction[at]
 
     def on_log(self) -> np.ndarray:
         d = self.data

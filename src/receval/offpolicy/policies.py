@@ -231,6 +231,44 @@ def _softmax_groups(starts: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.n
     return e, total, p
 
 
+@numba.njit(cache=True, nogil=True)
+def _next_expectation(log_starts: np.ndarray, log_at: np.ndarray, cstart: np.ndarray,
+                      e: np.ndarray, total: np.ndarray, p1: np.ndarray, rank: np.ndarray,
+                      q: np.ndarray, rule: int) -> np.ndarray:
+    """Per logged row (request i, position k): sum over the request's candidates a of
+    pi(a at k | the logged items at 1..k-1) q[a, k]; ``q`` holds, per logged row, one value
+    per candidate of its request (in candidate order). rule 0: topk (the k-th ranked), 1:
+    softmax (independent positions), 2: Plackett-Luce (the logged prefix taken out)."""
+    out = np.zeros(log_at.size)
+    at_q = 0
+    for i in range(log_starts.size - 1):
+        s, t = cstart[i], cstart[i + 1]
+        taken = 0.0
+        for r in range(log_starts[i], log_starts[i + 1]):
+            k = r - log_starts[i] + 1
+            acc = 0.0
+            for a in range(s, t):
+                if rule == 0:
+                    prob = 1.0 if rank[a] == k else 0.0
+                elif rule == 1:
+                    prob = p1[a]
+                else:
+                    prob = 0.0
+                    left = total[i] - taken
+                    if left > 0:
+                        prob = e[a] / left
+                        for j in range(log_starts[i], r):  # already placed: no mass
+                            if log_at[j] == a:
+                                prob = 0.0
+                                break
+                acc += prob * q[at_q + a - s]
+            out[r] = acc
+            at_q += t - s
+            if log_at[r] >= 0:
+                taken += e[log_at[r]]
+    return out
+
+
 @dataclass
 class Resolved:
     """A policy on the log: ``p`` = P(logged item at logged position) per logged row; prefix /
@@ -248,6 +286,17 @@ class Resolved:
     #: per request, whether the policy puts mass on an item the log never shows
     support_requests: np.ndarray | None = None
     _mass: Any = field(default=None, repr=False)
+    _next: Any = field(default=None, repr=False)
+
+    def next_expectation(self, predict: Any, estimator: str) -> np.ndarray:
+        """Per logged row at position k: sum_a pi(a at k | the logged items above) q(a, k),
+        ``predict(request, item, position)`` giving q (cascade_dr)."""
+        if self._next is None:
+            raise ReceValError(f"estimator {estimator!r} needs target {self.name!r} as scores "
+                               "with rule 'plackett_luce', 'softmax' or 'topk' (its choice at "
+                               "each position given the items above) on a log whose requests "
+                               "hold positions 1..L")
+        return np.asarray(self._next(predict))
 
     def need(self, what: str, estimator: str) -> np.ndarray:
         value = {"p": self.p, "prefix": self.prefix, "slate": self.slate}[what]
@@ -497,6 +546,20 @@ def _from_scores(name: str, policy: Policy, log: Log, items: ItemCodes) -> Resol
             prob = p1[rows]
         return {"request": req[rows], "item": item[rows], "position": k, "probability": prob}
 
+    next_fn = None
+    if rule in ("topk", "softmax", "plackett_luce") and log.contiguous():
+        code = {"topk": 0, "softmax": 1, "plackett_luce": 2}[rule]
+
+        def next_fn(predict: Any) -> np.ndarray:
+            # every candidate of the request at every logged position of it
+            per_row = n_cand[log.request]
+            rows = np.repeat(np.arange(log.n_rows), per_row)
+            first = np.repeat(cstart[log.request], per_row)
+            cand = first + np.arange(rows.size) - np.repeat(np.cumsum(per_row) - per_row,
+                                                           per_row)
+            q = predict(log.request[rows], item[cand], log.position[rows])
+            return _next_expectation(log.starts, at, cstart, e, total, p1, rank, q, code)
+
     return Resolved(name, p, prefix, slate, missing=missing, marginal_error=marginal_error,
                     support_missing=support, dropped=dropped,
-                    support_requests=support_requests, _mass=mass)
+                    support_requests=support_requests, _mass=mass, _next=next_fn)
