@@ -297,3 +297,17 @@ def test_the_html_page_lists_each_target_and_shades_weights_that_blow_up() -> No
     assert "&lt;new&gt;" in html and "<new>" not in html
     assert html.count('<tr class="flag">') == 1
     assert html.count("<h3>") == 2 and "50 resamples" in html
+
+
+def test_numeric_served_at_needs_its_unit_for_windows() -> None:
+    day = 86_400
+    log = pd.DataFrame({"request": [1, 2], "item": "a", "position": 1, "reward": [1.0, 0.0],
+                        "propensity": 0.5, "served_at": [0, 8 * day]})  # 1970-01-01, -09
+    t = pd.DataFrame({"request": [1, 2], "item": "a", "position": 1, "probability": 1.0})
+    with pytest.raises(ReceValError, match="time_unit="):
+        estimate(log, {"t": t}, by="window", n_resamples=0)
+    r = estimate(log, {"t": t}, estimators=["ips"], by="window", window="W", time_unit="s",
+                 n_resamples=0)
+    # ISO weeks from Monday 1969-12-29 and 1970-01-05
+    assert [str(w.date()) for w in r.table["window"]] == ["1969-12-29", "1970-01-05"]
+    assert r.table["value"].tolist() == [2.0, 0.0]

@@ -139,7 +139,7 @@ def offpolicy(log_path: str | None, impressions: str | None, feedback: str | Non
     options: dict[str, Any] = {"rule": rule, "switch_threshold": switch_threshold,
                                "alpha": round(1 - confidence, 12), "silence": list(silence)}
     if "window" in by and log_path is not None:
-        options.update(window=window, origin=origin)
+        options.update(window=window, origin=origin, time_unit=time_unit)
     for key, value in (("epsilon", epsilon), ("temperature", temperature), ("clip", clip),
                        ("shrinkage", shrinkage)):
         if value is not None:

@@ -17,14 +17,14 @@ from receval.exceptions import ReceValError
 from receval.io.formulas import neutralise_cell
 from receval.offpolicy.estimators import ESTIMATORS, Context, Terms
 from receval.offpolicy.intervals import bootstrap, normal
-from receval.offpolicy.logs import Log, _first_bad, _number, read_log, request_codes, served_ns
+from receval.offpolicy.logs import Log, _first_bad, _number, read_log, request_codes
 from receval.offpolicy.policies import ItemCodes, Resolved, _join, resolve
 from receval.offpolicy.sums import EstimateSums, exact_sums
 from receval.scalars import plain
 
 #: the options ``estimate`` takes besides its named arguments
 OPTIONS = ("clip", "switch_threshold", "rule", "epsilon", "temperature", "examination",
-           "logger", "alpha", "silence", "window", "origin", "shrinkage")
+           "logger", "alpha", "silence", "window", "origin", "time_unit", "shrinkage")
 #: the estimators whose weights are not normalised: they get the blow-up warning
 UNNORMALISED = ("ips", "iips", "dr", "dros", "sips", "rips", "cascade_dr", "pi", "pbm")
 #: a target's weights "blow up" when the effective sample size falls below this share of
@@ -432,10 +432,13 @@ def _with_window(log: Any, by: tuple[str, ...], options: dict[str, Any]) -> Any:
     if "served_at" not in log.columns:
         raise ReceValError("by='window' needs the log's 'window' column or its 'served_at' "
                            "(with window=, monitor's calendar windows)")
+    from receval.monitor.inputs import times
     from receval.monitor.windows import parse_window
 
     windows = parse_window(options.get("window", "7D"), options.get("origin"))
-    start = windows.start_of(served_ns(log["served_at"], "log"))
+    # monitor's reading of times: numbers only with their unit (time_unit=)
+    start = windows.start_of(times(log["served_at"].reset_index(drop=True), "log",
+                                   "served_at", options.get("time_unit")))
     return log.assign(window=pd.to_datetime(start, utc=True))
 
 
