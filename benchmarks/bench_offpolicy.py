@@ -2,8 +2,9 @@
 lists of 10 over ``--items`` items (5% of the shown items clicked), three target policies given
 as scores over 15 candidates a list (the 10 shown and 5 others): top-k, 0.1-greedy and a
 softmax; a user-blind reward model (one prediction per item). receval computes every estimator
-(ips, snips, dm, dr, sndr, switch_dr, iips, sips, rips, sn_sips, sn_rips, pi) with its
-bootstrap interval (``--resamples``) and the normal one.
+(ips, snips, dm, dr, sndr, switch_dr, dros, iips, sips, rips, sn_sips, sn_rips, pi) with its
+bootstrap interval (``--resamples``) and the normal one. ``--impressions N`` is ``--lists``
+N / 10.
 
 OBP needs the targets' dense ``action_dist`` (rounds x items x positions, float64) and runs its
 bandit estimators on the rows as rounds; ``--obp-rounds`` sets its size, found by the largest
@@ -11,7 +12,7 @@ array that fits (``--obp-max-gb``). It runs in its own venv (.ci/obp.sh), timed 
 DM, DR, SNDR and Switch-DR of one target, point estimates only and one bootstrap interval
 (``n_bootstrap_samples`` = ``--resamples``).
 
-    python benchmarks/bench_offpolicy.py --lists 1000000 --out /tmp/bench_offpolicy.json
+    python benchmarks/bench_offpolicy.py --impressions 10000000 --out /tmp/bench_offpolicy.json
     python benchmarks/bench_offpolicy.py --lists 20000          # a quick check
 """
 
@@ -21,6 +22,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 import tempfile
@@ -33,8 +35,10 @@ import pandas as pd
 
 from receval.offpolicy import Policy, estimate
 
-ALL = ["ips", "snips", "dm", "dr", "sndr", "switch_dr", "iips", "sips", "rips", "sn_sips",
-       "sn_rips", "pi"]
+ALL = ["ips", "snips", "dm", "dr", "sndr", "switch_dr", "dros", "iips", "sips", "rips",
+       "sn_sips", "sn_rips", "pi"]
+#: dros' lambda
+SHRINKAGE = 5.0
 L = 10
 
 
@@ -123,6 +127,8 @@ def run_obp(rounds: int, items: int, resamples: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lists", type=int, default=100_000)
+    parser.add_argument("--impressions", type=int, default=None,
+                        help="shown items in all (lists of 10): sets --lists to a tenth")
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--obp-rounds", type=int, default=0,
@@ -131,17 +137,20 @@ def main() -> None:
                         help="OBP's catalogue (default: --items)")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
+    if args.impressions is not None:
+        args.lists = max(1, args.impressions // L)
     t0 = time.perf_counter()
     log, targets, model = make(args.lists, args.items)
     made = time.perf_counter() - t0
     estimate(log.head(200), {"t": targets["topk"]}, estimators=ALL, reward_model=model,
-             n_resamples=10, silence="weights")  # compile the kernels outside the timing
+             n_resamples=10, shrinkage=SHRINKAGE, silence="weights")  # compile outside the timing
     t0, c0 = time.perf_counter(), time.process_time()
     result = estimate(log, targets, estimators=ALL, reward_model=model,
-                      n_resamples=args.resamples, silence="weights")
+                      n_resamples=args.resamples, shrinkage=SHRINKAGE, silence="weights")
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     t0 = time.perf_counter()
-    estimate(log, targets, estimators=ALL, reward_model=model, n_resamples=0, silence="weights")
+    estimate(log, targets, estimators=ALL, reward_model=model, n_resamples=0,
+             shrinkage=SHRINKAGE, silence="weights")
     point = time.perf_counter() - t0
     report = {"lists": args.lists, "impressions": len(log), "items": args.items,
               "targets": len(targets), "estimators": ALL, "resamples": args.resamples,
@@ -149,6 +158,7 @@ def main() -> None:
               "receval_no_bootstrap_s": point, "load_average": os.getloadavg(),
               "receval_us_per_impression": 1e6 * seconds / len(log),
               "threads": numba.get_num_threads(), "python": sys.version.split()[0],
+              "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6,
               "machine": platform.machine(), "cpus": os.cpu_count()}
     if args.obp_rounds:
         obp = run_obp(args.obp_rounds, args.obp_items or args.items, args.resamples)

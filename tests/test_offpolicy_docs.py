@@ -30,7 +30,7 @@ def test_the_python_and_the_commands_of_the_doc_run(tmp_path: Path,
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {}
     python = _blocks("python")
-    assert len(python) == 3
+    assert len(python) == 4
     for code in python:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -41,7 +41,7 @@ def test_the_python_and_the_commands_of_the_doc_run(tmp_path: Path,
             if claim:
                 assert repr(eval(claim.group(1), namespace)) == claim.group(2), line
     commands = [line for code in _blocks("bash") for line in code.splitlines() if line.strip()]
-    assert len(commands) == 2
+    assert len(commands) == 3
     env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
     for line in commands:
         args = shlex.split(line)

@@ -70,6 +70,18 @@ def test_bandit_estimators_match_obp(obp: dict[str, np.ndarray], policy: str) ->
 
 
 @pytest.mark.parametrize("policy", ["softmax", "eps"])
+@pytest.mark.parametrize("lam", [0.5, 5.0, 100.0])
+def test_dros_matches_obp(obp: dict[str, np.ndarray], policy: str, lam: float) -> None:
+    log, model = _bandit_inputs(obp)
+    target = _dense(obp[f"bandit_{policy}_dist"], "probability")
+    got = _values(estimate(log, {"t": target}, estimators=["dros", "dr"], reward_model=model,
+                           n_resamples=0, shrinkage=lam, silence="weights").table)
+    assert got["dros"] == pytest.approx(float(obp[f"bandit_{policy}_dros_{lam}"]), abs=TOL,
+                                        rel=0)
+    assert got["dros"] != got["dr"]  # the shrinkage changed something
+
+
+@pytest.mark.parametrize("policy", ["softmax", "eps"])
 def test_bandit_rules_from_scores_match_obp(obp: dict[str, np.ndarray], policy: str) -> None:
     """The same targets given as scores and a rule: OBP's softmax(4 q) and 0.2-greedy on q."""
     log, model = _bandit_inputs(obp)
@@ -123,3 +135,25 @@ def test_slate_rules_from_scores_match_obp(obp: dict[str, np.ndarray], kind: str
                            n_resamples=0, silence="weights").table)
     for name in names:
         assert got[name] == pytest.approx(float(obp[f"{p}_{name}"]), abs=TOL, rel=0), name
+
+
+@pytest.mark.parametrize("kind", ["pl", "indep"])
+def test_cascade_dr_matches_obp(obp: dict[str, np.ndarray], kind: str) -> None:
+    """OBP's Cascade-DR with a reward model for every action at every slot, the target
+    Plackett-Luce (not factorizable) or independent softmax slots (factorizable)."""
+    p = f"slate_{kind}"
+    log = _slate_log(obp, p)
+    logit = obp[f"{p}_logit"]
+    n, k = logit.shape
+    scores = pd.DataFrame({"request": np.repeat(np.arange(n), k), "item": np.tile(np.arange(k), n),
+                           "score": logit.ravel()})
+    model = pd.DataFrame({"request": np.repeat(np.arange(n), 3 * k),
+                          "position": np.tile(np.repeat(np.arange(1, 4), k), n),
+                          "item": np.tile(np.arange(k), 3 * n),
+                          "prediction": obp[f"{p}_q_hat"]})
+    rule = "plackett_luce" if kind == "pl" else "softmax"
+    got = _values(estimate(log, {"t": Policy(scores, rule, temperature=1.0)},
+                           estimators=["cascade_dr", "rips"], reward_model=model, n_resamples=0,
+                           silence="weights").table)
+    assert got["cascade_dr"] == pytest.approx(float(obp[f"{p}_cascade_dr"]), abs=TOL, rel=0)
+    assert got["cascade_dr"] != got["rips"]

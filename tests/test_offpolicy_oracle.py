@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from receval.exceptions import ReceValError
 from receval.offpolicy import Policy, estimate
 
 sys.path.insert(0, str(Path(__file__).parent / "reference"))
@@ -92,7 +93,7 @@ def _q_and_dm(reqs: list[dict], target: list[oracle.TargetOnRequest], by_positio
 
 
 RULES = [("topk", {}), ("epsilon_greedy", {"epsilon": 0.3}), ("softmax", {"temperature": 0.7})]
-ALL = ["ips", "iips", "snips", "dm", "dr", "sndr", "switch_dr", "sips", "sn_sips", "rips",
+ALL = ["ips", "iips", "snips", "dm", "dr", "sndr", "switch_dr", "dros", "sips", "sn_sips", "rips",
        "sn_rips", "pi"]
 
 
@@ -108,7 +109,7 @@ def test_score_rules_match_oracle(seed: int, rule: str, params: dict, by_positio
     policy = Policy(_scores(world), rule, params.get("epsilon"), params.get("temperature"))
     got = estimate(_log(world), {"t": policy}, estimators=ALL,
                    reward_model=_model(world, by_position), n_resamples=0, switch_threshold=2.0,
-                   silence="weights").table
+                   shrinkage=4.0, silence="weights").table
     for name, value in zip(got["estimator"], got["value"], strict=True):
         assert value == pytest.approx(expected[name], abs=TOL, rel=0, nan_ok=True), name
 
@@ -236,3 +237,23 @@ def test_bootstrap_intervals_match_a_plain_loop_over_the_same_draws() -> None:
                                                         abs=1e-12), name
         assert got.loc[name, "ci_high"] == pytest.approx(oracle.percentile(values, 0.975),
                                                          abs=1e-12), name
+
+
+def test_cascade_dr_by_hand_for_a_topk_target() -> None:
+    """One list (a, b), prefix propensities 0.5 and 0.25; the target ranks a, b, c: W = 2, 4.
+    Position 1: 2 (1 - q(a,1)) + q(a,1) = 2 * 0.4 + 0.6; position 2: 4 (0 - q(b,2)) + 2 q(b,2)
+    = -0.8 + 0.4; in all 1.0 (rips: 2 * 1 + 4 * 0 = 2)."""
+    log = pd.DataFrame({"request": [1, 1], "item": ["a", "b"], "position": [1, 2],
+                        "reward": [1.0, 0.0], "propensity": [0.5, 0.5],
+                        "propensity_prefix": [0.5, 0.25]})
+    scores = pd.DataFrame({"request": 1, "item": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
+    model = pd.DataFrame({"request": 1, "item": ["a", "b", "c"] * 2,
+                          "position": [1, 1, 1, 2, 2, 2],
+                          "prediction": [0.6, 0.3, 0.1, 0.5, 0.2, 0.4]})
+    got = estimate(log, {"t": Policy(scores, "topk")}, estimators=["cascade_dr", "rips"],
+                   reward_model=model, n_resamples=0, silence="weights").table
+    assert got["value"].tolist() == pytest.approx([1.0, 2.0], abs=1e-15)
+    with pytest.raises(ReceValError, match="as scores with rule"):
+        estimate(log, {"t": log[["request", "item", "position"]].assign(probability=1.0,
+                                                                          probability_prefix=1.0)},
+                 estimators=["cascade_dr"], reward_model=model, n_resamples=0)

@@ -22,12 +22,14 @@ from obp.dataset.synthetic_slate import linear_behavior_policy_logit  # noqa: E4
 from obp.ope import (  # noqa: E402
     DirectMethod,
     DoublyRobust,
+    DoublyRobustWithShrinkage,
     InverseProbabilityWeighting,
     SelfNormalizedDoublyRobust,
     SelfNormalizedInverseProbabilityWeighting,
     SelfNormalizedSlateIndependentIPS,
     SelfNormalizedSlateRewardInteractionIPS,
     SelfNormalizedSlateStandardIPS,
+    SlateCascadeDoublyRobust,
     SlateIndependentIPS,
     SlateRewardInteractionIPS,
     SlateStandardIPS,
@@ -72,6 +74,9 @@ for name, dist in policies.items():
     out[f"bandit_{name}_sndr"] = SelfNormalizedDoublyRobust().estimate_policy_value(**with_q)
     out[f"bandit_{name}_switch_dr"] = SwitchDoublyRobust(lambda_=3.0).estimate_policy_value(
         **with_q)
+    for lam in (0.5, 5.0, 100.0):
+        out[f"bandit_{name}_dros_{lam}"] = DoublyRobustWithShrinkage(
+            lambda_=lam).estimate_policy_value(**with_q)
 
 # --- slates: Plackett-Luce (not factorizable) and independent slots (factorizable) ----
 for kind, factorizable in (("pl", False), ("indep", True)):
@@ -108,6 +113,16 @@ for kind, factorizable in (("pl", False), ("indep", True)):
     out[f"{p}_sn_rips"] = SelfNormalizedSlateRewardInteractionIPS(
         len_list=3).estimate_policy_value(**base, pscore_cascade=sbf["pscore_cascade"],
                                           evaluation_policy_pscore_cascade=e_cascade)
+    # Cascade-DR: a reward model for every action at every slot below the logged prefix
+    q_hat = np.random.default_rng(13).uniform(0, 1, 400 * 3 * 6)
+    dist = sds.calc_evaluation_policy_action_dist(action=sbf["action"],
+                                                  evaluation_policy_logit_=logit)
+    out[f"{p}_q_hat"] = q_hat
+    out[f"{p}_cascade_dr"] = SlateCascadeDoublyRobust(
+        len_list=3, n_unique_action=6).estimate_policy_value(
+        **base, action=sbf["action"], pscore_cascade=sbf["pscore_cascade"],
+        evaluation_policy_pscore_cascade=e_cascade, q_hat=q_hat,
+        evaluation_policy_action_dist=dist)
 
 np.savez(sys.argv[1], **{k: np.asarray(v) for k, v in out.items()})
 print("ok", len(out))

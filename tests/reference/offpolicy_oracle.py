@@ -87,7 +87,7 @@ def _mean(xs: list[float]) -> float:
 
 def estimators(log: list[list[Row]], target: list[TargetOnRequest], *,
                q: list[list[float]] | None = None, dm: list[float] | None = None,
-               clip: float | None = None, tau: float = 10.0,
+               clip: float | None = None, tau: float = 10.0, shrinkage: float = 4.0,
                pbm_weight: list[list[float]] | None = None) -> dict[str, float]:
     """Every estimator from its formula: per request i, rows k."""
     n = len(log)
@@ -128,6 +128,10 @@ def estimators(log: list[list[Row]], target: list[TargetOnRequest], *,
         out["switch_dr"] = sum(
             dm[i] + sum(w[i][k] * (r.reward - q[i][k]) for k, r in enumerate(req)
                         if w[i][k] <= tau) for i, req in enumerate(log)) / n
+        lam = shrinkage  # DRos (Su et al. 2020): w -> lam w / (w^2 + lam), never clipped
+        out["dros"] = sum(
+            dm[i] + sum(lam * w[i][k] / (w[i][k] ** 2 + lam) * (r.reward - q[i][k])
+                        for k, r in enumerate(req)) for i, req in enumerate(log)) / n
     # slate estimators (positions 1..L without gaps)
     sips = rips = 0.0
     sn_sips_num = sn_sips_den = 0.0

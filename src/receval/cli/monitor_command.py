@@ -9,6 +9,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from receval.cli import served_log_flags as flags
 from receval.cli.common import (
     REPORT_SUFFIXES,
     _beyond_kwargs,
@@ -25,32 +26,27 @@ from receval.cli.common import (
 from receval.cli.options_table import option, shared
 from receval.exceptions import ReceValError
 from receval.io.terminal import safe_text
-from receval.monitor.inputs import UNITS
 
 PLOT_SUFFIXES = (".png", ".svg")
 
 
 @main.command()
-@click.option("--impressions", "-i", required=True, metavar="FILE",
-              help="What was served: user, item, rank (1 best) or score, served_at "
-                   "(CSV, TSV, Parquet or JSON Lines).")
-@click.option("--feedback", required=True, metavar="FILE",
-              help="What users did: user, item, value, at.")
+@flags.impressions(True, "What was served: user, item, rank (1 best) or score, served_at "
+                         "(CSV, TSV, Parquet or JSON Lines).")
+@flags.feedback(True)
 @_metrics_option(("P@10", "R@10", "nDCG@10", "MRR"), beyond=False)
-@click.option("--window", default="7D", show_default=True,
-              help="Calendar windows: 7D or W (weeks from Monday, unless --origin), D, 12h, ...")
+@flags.window()
 @click.option("--step", default=None, metavar="DURATION",
               help="Rolling windows: a window of --window starts every --step (which divides "
                    "it). [default: calendar windows]")
-@click.option("--attribution", default="7D", show_default=True,
-              help="Feedback judges an impression served at s when s <= at <= s + this.")
+@flags.attribution()
 @click.option("--lateness", default="0s", show_default=True,
               help="How late feedback may arrive: the watermark waits that much longer.")
 @click.option("--min-feedback", type=click.IntRange(1, None), default=None,
               help="A list counts only once this many of its items have feedback (rating "
                    "logs). [default: every list counts; one without feedback is all "
                    "non-relevant once its attribution period is over]")
-@click.option("--origin", default=None, metavar="TIME", help="Start of the first window grid.")
+@flags.origin()
 @click.option("--state", default=None, metavar="FILE",
               help="State file (.sqlite): read if it exists, updated (atomically, one run at "
                    "a time) after the run, so the next run reads only the new logs; a batch "
@@ -60,15 +56,13 @@ PLOT_SUFFIXES = (".png", ".svg")
 @click.option("--late-out", default=None, metavar="FILE",
               help="Write this run's late feedback rows, with the reason each was ignored "
                    "(.csv, .tsv or .parquet).")
-@click.option("--time-unit", type=click.Choice(tuple(UNITS)), default=None,
-              help="Unit of numeric times (since 1970-01-01 UTC); required when a time column "
-                   "holds numbers.")
+@flags.time_unit()
 @shared("report")
 @click.option("--plot", "plot_path", default=None, metavar="FILE",
               help="Write the drift plot (.png or .svg).")
 @click.option("--reference", default=None, metavar="TIME",
               help="Start of the reference window of the drift band (default: the first).")
-@click.option("--variant-col", default=None, help="Column of the model or variant served.")
+@flags.variant_col()
 @option("baseline", help="Variant the others are compared with.")
 @shared("user_col", "item_col")
 @option("score_col", default=None, note=" ordering the served list [default: score, else rank]")

@@ -10,6 +10,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from receval.cli import served_log_flags as flags
 from receval.cli.common import _errors_exit_2, _stdout, main
 from receval.cli.options_table import option, shared
 from receval.exceptions import ReceValError
@@ -52,18 +53,35 @@ def _targets(specs: tuple[str, ...]) -> dict[str, Any]:
 
 
 @main.command()
-@click.option("--log", "log_path", required=True, metavar="FILE",
+@click.option("--log", "log_path", default=None, metavar="FILE",
               help="The served log, one row per shown item: request, item, position (1 = "
                    "top), reward, propensity [, propensity_prefix, propensity_slate].")
+@flags.impressions(False, "Instead of --log: monitor's impressions (user, item, rank or score, "
+                          "served_at) with the logger's propensity, joined with --feedback by "
+                          "monitor's attribution rule.")
+@flags.feedback(False, "With --impressions: user, item, value, at.")
+@click.option("--propensity-col", default="propensity", show_default=True,
+              help="With --impressions: the logger's probability of each shown item.")
+@flags.attribution()
+@flags.window()
+@flags.origin()
+@flags.variant_col()
+@flags.time_unit()
+@click.option("--by", "by", multiple=True, metavar="COLUMN",
+              help="Estimate per group of requests: window (monitor's calendar windows of "
+                   "served_at), variant, or another column of the log. Repeat for several.")
+@click.option("--html", "html_path", default=None, metavar="FILE",
+              help="Also write the estimates with their intervals and diagnostics as an HTML "
+                   "page.")
 @click.option("--target", "targets", required=True, multiple=True, metavar="NAME=FILE",
-              help="A target policy: request, item, position, probability; or request, item, "
-                   "score with --rule. Repeat for several.")
+              help="A target policy: request (or user and served_at), item, position, "
+                   "probability; or request, item, score with --rule. Repeat for several.")
 @click.option("--estimators", "-e", default=None,
-              help="Comma-separated: ips, snips, dm, dr, sndr, switch_dr, iips, sips, rips, "
-                   "sn_sips, sn_rips, pi, pbm. [default: ips,snips, and dr with "
+              help="Comma-separated: ips, snips, dm, dr, sndr, switch_dr, dros, iips, sips, rips, "
+                   "cascade_dr, sn_sips, sn_rips, pi, pbm. [default: ips,snips, and dr with "
                    "--reward-model]")
 @click.option("--reward-model", default=None, metavar="FILE",
-              help="request, item [, position], prediction (dm, dr, sndr, switch_dr).")
+              help="request, item [, position], prediction (dm, dr, sndr, switch_dr, dros).")
 @click.option("--rule", type=click.Choice(("topk", "epsilon_greedy", "softmax",
                                            "plackett_luce")), default="topk", show_default=True,
               help="How a score table becomes a distribution.")
@@ -75,19 +93,44 @@ def _targets(specs: tuple[str, ...]) -> dict[str, Any]:
               help="Cap every importance weight at this value.")
 @click.option("--switch-threshold", type=click.FloatRange(0, None, min_open=True), default=10.0,
               show_default=True, help="switch_dr: rows with a larger weight use the model.")
+@click.option("--shrinkage", type=click.FloatRange(0, None, min_open=True), default=None,
+              help="dros: lambda of the shrunk weights lambda w / (w^2 + lambda).")
 @option("resamples", what="Bootstrap resamples over requests", zero="the normal interval only")
 @shared("confidence", "seed", "format")
 @_errors_exit_2
-def offpolicy(log_path: str, targets: tuple[str, ...], estimators: str | None,
+def offpolicy(log_path: str | None, impressions: str | None, feedback: str | None,
+              propensity_col: str, attribution: str, window: str, origin: str | None,
+              variant_col: str | None, time_unit: str | None, by: tuple[str, ...],
+              html_path: str | None, targets: tuple[str, ...], estimators: str | None,
               reward_model: str | None, rule: str, epsilon: float | None,
               temperature: float | None, clip: float | None, switch_threshold: float,
+              shrinkage: float | None,
               resamples: int, confidence: float, seed: int, silence: tuple[str, ...], fmt: str,
               debug: bool) -> None:
     """Estimate what each target policy would earn online from the served log (IPS, SNIPS,
     DR, ...), with bootstrap intervals over requests and the importance weights' diagnostics."""
-    from receval.offpolicy import estimate
+    from receval.offpolicy import estimate, log_from_monitor
 
-    log = _read(log_path, "--log")
+    if (log_path is None) == (impressions is None) or (impressions is None) != (feedback is None):
+        raise ReceValError("give either --log, or --impressions with --feedback")
+    if html_path is not None:
+        from receval.io.output import check_outputs
+        from receval.io.source import check_file
+
+        sources = [check_file(p, "input") for p in (log_path, impressions, feedback) if p]
+        check_outputs({"--html": (html_path, (".html", ".htm"))}, sources)
+    if impressions is not None and feedback is not None:
+        from receval.io.source import check_file
+
+        log = log_from_monitor(str(check_file(impressions, "impressions")),
+                               str(check_file(feedback, "feedback")),
+                               propensity_col=propensity_col, attribution=attribution,
+                               window=window, origin=origin, variant_col=variant_col,
+                               time_unit=time_unit)
+        source = Path(impressions).name
+    else:
+        log = _read(str(log_path), "--log")
+        source = Path(str(log_path)).name
     tables = _targets(targets)
     model = _read(reward_model, "--reward-model") if reward_model else None
     if estimators is None:
@@ -95,30 +138,44 @@ def offpolicy(log_path: str, targets: tuple[str, ...], estimators: str | None,
     names = [e.strip() for e in estimators.split(",") if e.strip()]
     options: dict[str, Any] = {"rule": rule, "switch_threshold": switch_threshold,
                                "alpha": round(1 - confidence, 12), "silence": list(silence)}
-    for key, value in (("epsilon", epsilon), ("temperature", temperature), ("clip", clip)):
+    if "window" in by and log_path is not None:
+        options.update(window=window, origin=origin, time_unit=time_unit)
+    for key, value in (("epsilon", epsilon), ("temperature", temperature), ("clip", clip),
+                       ("shrinkage", shrinkage)):
         if value is not None:
             options[key] = value
     result = estimate(log, tables, estimators=names, reward_model=model, seed=seed,
-                      n_resamples=resamples, **options)
+                      n_resamples=resamples, by=list(by) or None, **options)
+    if html_path is not None:
+        from receval.io.output import atomic_output
+        from receval.report.offpolicy import page
+
+        with atomic_output(html_path) as path:
+            Path(path).write_text(page(result.table, title=f"off-policy estimates: {source}",
+                                       confidence=confidence), encoding="utf-8")
     if fmt == "json":
         click.echo(result.to_json())
     elif fmt == "csv":
         click.echo(result.to_csv().rstrip("\n"))
     else:
-        _print(result.table, Path(log_path).name, confidence, resamples)
+        _print(result.table, source, confidence, resamples, list(by))
 
 
-def _print(frame: Any, log_name: str, confidence: float, resamples: int) -> None:
+def _print(frame: Any, log_name: str, confidence: float, resamples: int,
+           by: list[str]) -> None:
     table = Table(title=Text(f"off-policy estimates from {safe_text(log_name)} "
                              f"({int(frame['n_requests'].iloc[0])} requests)"),
                   caption=f"ci: {confidence:.0%} bootstrap percentile over requests, "
                           f"{resamples} resamples; ess: effective sample size of the weights")
+    for column in by:
+        table.add_column(column)
     table.add_column("target")
     table.add_column("estimator")
     for column in SHOWN:
         table.add_column(column, justify="right")
     for row in frame.to_dict(orient="records"):
-        cells = [Text(safe_text(str(row["target"]))), Text(str(row["estimator"]))]
+        cells = [Text(safe_text(str(row[c]))) for c in by]
+        cells += [Text(safe_text(str(row["target"]))), Text(str(row["estimator"]))]
         for column in SHOWN:
             v = row[column]
             cells.append(Text(str(int(v)) if column == "support_missing" else f"{v:.4g}"))

@@ -4,13 +4,19 @@
 the logger's propensity and the reward) and target policies (probability tables, or scores
 and a rule) and returns, per (target, estimator), the estimate, a seeded bootstrap interval
 over requests, a normal interval and the importance weights' diagnostics. The estimators:
-``ips``, ``snips``, ``dm``, ``dr``, ``sndr``, ``switch_dr`` and, for lists, ``iips``,
-``sips``, ``rips``, ``pi``, ``pbm`` (:mod:`receval.offpolicy.estimators` says when each is
-unbiased). Never a dense requests x items array. See docs/offpolicy.md.
+``ips``, ``snips``, ``dm``, ``dr``, ``sndr``, ``switch_dr``, ``dros`` and, for lists, ``iips``,
+``sips``, ``rips``, ``cascade_dr``, ``sn_sips``, ``sn_rips``, ``pi``, ``pbm``
+(:mod:`receval.offpolicy.estimators` says when each is unbiased). Never a dense requests x
+items array. :func:`log_from_monitor` builds the log from monitor's impressions and feedback;
+``by="window"`` / ``"variant"`` estimates per group, whose exact sums
+(:class:`EstimateSums`) merge to the whole bit for bit. See docs/offpolicy.md.
 """
 
-from receval.offpolicy.estimate import OffPolicyResult, estimate
+from receval.offpolicy.estimate import OffPolicyResult, estimate, merge_sums
 from receval.offpolicy.estimators import ESTIMATORS
+from receval.offpolicy.monitor_log import log_from_monitor
 from receval.offpolicy.policies import RULES, Policy
+from receval.offpolicy.sums import EstimateSums
 
-__all__ = ["ESTIMATORS", "RULES", "OffPolicyResult", "Policy", "estimate"]
+__all__ = ["ESTIMATORS", "RULES", "EstimateSums", "OffPolicyResult", "Policy", "estimate",
+           "log_from_monitor", "merge_sums"]

@@ -11,27 +11,29 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from receval.accumulate import ExactSum
 from receval.checks import OffPolicyWeightsWarning, silence, warn
 from receval.exceptions import ReceValError
 from receval.io.formulas import neutralise_cell
 from receval.offpolicy.estimators import ESTIMATORS, Context, Terms
 from receval.offpolicy.intervals import bootstrap, normal
-from receval.offpolicy.logs import Log, _first_bad, _number, read_log
+from receval.offpolicy.logs import Log, _first_bad, _number, read_log, request_codes
 from receval.offpolicy.policies import ItemCodes, Resolved, _join, resolve
+from receval.offpolicy.sums import EstimateSums, exact_sums
 from receval.scalars import plain
 
 #: the options ``estimate`` takes besides its named arguments
 OPTIONS = ("clip", "switch_threshold", "rule", "epsilon", "temperature", "examination",
-           "logger", "alpha", "silence")
+           "logger", "alpha", "silence", "window", "origin", "time_unit", "shrinkage")
 #: the estimators whose weights are not normalised: they get the blow-up warning
-UNNORMALISED = ("ips", "iips", "dr", "sips", "rips", "pi", "pbm")
+UNNORMALISED = ("ips", "iips", "dr", "dros", "sips", "rips", "cascade_dr", "pi", "pbm")
 #: a target's weights "blow up" when the effective sample size falls below this share of
 #: the weighted rows, or one weight holds more than MAX_SHARE of their total
 ESS_SHARE = 0.01
 MAX_SHARE = 0.1
 COLUMNS = ("target", "estimator", "value", "ci_low", "ci_high", "ess", "max_weight",
            "max_weight_share", "mean_weight", "support_missing", "se", "normal_low",
-           "normal_high", "n_requests", "n_rows", "target_rows_dropped")
+           "normal_high", "n_requests", "n_rows", "target_rows_dropped", "weights_blow_up")
 
 
 @dataclass
@@ -49,6 +51,25 @@ class OffPolicyResult:
 
     table: pd.DataFrame
     options: dict[str, Any] = field(default_factory=dict)
+    #: the exact sums of each row, keyed by (the ``by`` values..., target, estimator)
+    sums: dict[tuple[Any, ...], EstimateSums] = field(default_factory=dict, repr=False)
+
+    def merged(self) -> pd.DataFrame:
+        """The estimates and diagnostics of all the groups together (per target and
+        estimator), from the merged exact sums: equal bit for bit to the estimate of the whole
+        log (no interval: those do not merge).
+
+        Example:
+            >>> import pandas as pd
+            >>> log = pd.DataFrame({"request": [1, 2], "item": "a", "position": 1,
+            ...     "reward": [1.0, 0.0], "propensity": [0.5, 0.25], "day": [1, 2]})
+            >>> new = pd.DataFrame({"request": [1, 2], "item": "a", "position": 1,
+            ...                     "probability": 1.0})
+            >>> r = estimate(log, {"a": new}, estimators=["ips"], n_resamples=0, by="day")
+            >>> r.table["value"].tolist(), r.merged()["value"].tolist()
+            ([2.0, 0.0], [1.0])
+        """
+        return merge_sums(self.sums)
 
     def __repr__(self) -> str:
         return f"OffPolicyResult(\n{self.table.to_string(index=False)}\n)"
@@ -81,6 +102,30 @@ class OffPolicyResult:
         return json.dumps({"estimates": rows, "options": self.options}, default=str)
 
 
+def merge_sums(sums: Mapping[tuple[Any, ...], EstimateSums]) -> pd.DataFrame:
+    """Merge the sums of (..., target, estimator) keys over everything before the target
+    (groups of one call, or several calls' :attr:`OffPolicyResult.sums` on disjoint logs):
+    one row per (target, estimator) with ``value``, the diagnostics, ``support_missing``,
+    ``n_requests`` and ``n_rows``.
+
+    Example:
+        >>> import numpy as np
+        >>> s = EstimateSums.of(1, [np.array([1.0])], [], None, 0, 1)
+        >>> merge_sums({("d1", "t", "dm"): s, ("d2", "t", "dm"): s})["n_requests"].tolist()
+        [2]
+    """
+    merged: dict[tuple[str, str], EstimateSums] = {}
+    for key in sums:  # exact: the order does not matter
+        k = (str(key[-2]), str(key[-1]))
+        merged[k] = merged[k].merge(sums[key]) if k in merged else sums[key]
+    rows = [{"target": t, "estimator": e, "value": s.value(), **s.diagnostics(),
+             "support_missing": s.support_missing, "n_requests": s.n, "n_rows": s.rows}
+            for (t, e), s in merged.items()]
+    return pd.DataFrame(rows, columns=["target", "estimator", "value", "ess", "max_weight",
+                                       "max_weight_share", "mean_weight", "support_missing",
+                                       "n_requests", "n_rows"])
+
+
 #: the default estimators; dr is left out (and the options say so) when no reward model is given
 DEFAULT_ESTIMATORS = ("ips", "snips", "dr")
 
@@ -88,7 +133,8 @@ DEFAULT_ESTIMATORS = ("ips", "snips", "dr")
 def estimate(log: Any, targets: Mapping[str, Any], *,
              estimators: Iterable[str] = DEFAULT_ESTIMATORS,
              reward_model: pd.DataFrame | None = None, seed: int = 0,
-             n_resamples: int = 1000, **options: Any) -> OffPolicyResult:
+             n_resamples: int = 1000, by: str | Iterable[str] | None = None,
+             **options: Any) -> OffPolicyResult:
     """Off-policy estimates of each target's value (expected total reward per served list)
     from the served log, with intervals and weight diagnostics.
 
@@ -99,9 +145,13 @@ def estimate(log: Any, targets: Mapping[str, Any], *,
     a score table (``request``, ``item``, ``score``) with ``rule=``, or a
     :class:`~receval.offpolicy.Policy`. ``reward_model``: ``request``, ``item``, ``position``,
     ``prediction`` (without ``request``: the same for every request; without ``position``:
-    the same at every position). Options: ``clip``,
-    ``switch_threshold`` (10), ``rule`` / ``epsilon`` / ``temperature`` (score tables),
-    ``examination`` and ``logger`` (pbm), ``alpha`` (0.05), ``silence``. Left at its default,
+    the same at every position). Options: ``clip``, ``switch_threshold`` (10), ``shrinkage``
+    (dros' lambda), ``rule`` / ``epsilon`` / ``temperature`` (score tables), ``examination``
+    and ``logger`` (pbm), ``alpha`` (0.05), ``silence``; ``window`` / ``origin`` (monitor's
+    calendar windows of ``served_at`` for ``by="window"``). ``by``: the log's columns (constant
+    within a request) that group the requests: one row per group, target and estimator, each
+    group's interval from its own random stream; ``OffPolicyResult.sums`` merge exactly.
+    Left at its default,
     ``estimators`` drops ``dr`` when no reward model is given (``options["left_out"]`` says so).
 
     Example:
@@ -140,28 +190,57 @@ def estimate(log: Any, targets: Mapping[str, Any], *,
     alpha = float(options.get("alpha", 0.05))
     if not 0 < alpha < 1:
         raise ReceValError(f"alpha must be in (0, 1); got {alpha!r}")
+    by_cols = _by_columns(by)
     with silence(options.get("silence")):
-        data = read_log(log)
+        data = read_log(_with_window(log, by_cols, options), by=by_cols)
         items = ItemCodes(data.items)
         model = _RewardModel(reward_model, data, items) if reward_model is not None else None
         logger = None
         if "logger" in options:
             logger = resolve("logger", options["logger"], data, items, options=options)
+        groups = _groups(data, by_cols)
         rows = []
+        all_sums: dict[tuple[Any, ...], EstimateSums] = {}
+        # per group, every target's terms: one bootstrap draws each resample's requests once
+        # for all of them (the intervals are those of separate calls: same stream, same sums)
+        pending: list[list[tuple[Terms, dict[str, Any]]]] = [[] for _ in groups]
         for target in sorted(targets, key=str):
             resolved = resolve(str(target), targets[target], data, items, options=options)
             ctx = _context(data, resolved, model, logger, options, clip, threshold)
             terms = {name: ESTIMATORS[name](ctx) for name in names}
-            intervals = bootstrap(list(terms.values()), n_resamples, seed, alpha)
-            for (name, term), (low, high) in zip(terms.items(), intervals, strict=True):
-                rows.append(_row(str(target), name, term, low, high, resolved, data, alpha))
-            _warn_weights(str(target), rows[-len(names):])
-    table = pd.DataFrame(rows, columns=list(COLUMNS))
+            warned = False
+            for g, (key, requests, table_rows) in enumerate(groups):
+                part = _Part(data, requests, table_rows)
+                sub = {name: part.terms(term) for name, term in terms.items()}
+                part.precompute(sub.values())
+                new_rows = []
+                for name, term in sub.items():
+                    sums = part.sums(term, resolved)
+                    all_sums[(*key, str(target), name)] = sums
+                    row = _row(str(target), name, term, sums, math.nan, math.nan, resolved,
+                               alpha)
+                    row["weights_blow_up"] = name in UNNORMALISED and _blows_up(row)
+                    new_rows.append({**dict(zip(by_cols, key, strict=True)), **row})
+                    pending[g].append((Terms(term.c, term.ratios), new_rows[-1]))
+                rows.extend(new_rows)
+                if not warned:
+                    warned = _warn_weights(str(target), new_rows)
+            del terms, ctx  # the per-row arrays: only the per-request terms wait
+        for g, (key, _, _) in enumerate(groups):
+            stream_names = tuple(f"{c}={v}" for c, v in zip(by_cols, key, strict=True))
+            intervals = bootstrap([t for t, _ in pending[g]], n_resamples, seed, alpha,
+                                  stream_names)
+            for (_, row), (low, high) in zip(pending[g], intervals, strict=True):
+                row["ci_low"], row["ci_high"] = low, high
+            pending[g] = []
+    table = pd.DataFrame(rows, columns=[*by_cols, *COLUMNS])
     used = {"estimators": names, "seed": seed, "n_resamples": n_resamples, "alpha": alpha,
-            "clip": clip, "switch_threshold": threshold,
+            "clip": clip, "switch_threshold": threshold, "by": list(by_cols),
             "ci_method": "bootstrap percentile over requests", "left_out": left_out,
             "reward_model_rows_dropped": model.dropped if model is not None else 0}
-    return OffPolicyResult(table, used)
+    if "window" in by_cols and "window" in options:
+        used["window"] = options["window"]
+    return OffPolicyResult(table, used, all_sums)
 
 
 def _context(data: Log, target: Resolved, model: _RewardModel | None, logger: Resolved | None,
@@ -175,26 +254,31 @@ def _context(data: Log, target: Resolved, model: _RewardModel | None, logger: Re
             return cache[key]
         return get
 
-    q_fn = dm_fn = pbm_fn = None
+    q_fn = dm_fn = pbm_fn = next_fn = None
     if model is not None:
         q_fn = once("q", model.on_log)
         dm_fn = once("dm", lambda: model.expected(target))
+        next_fn = once("next", lambda: target.next_expectation(model.predict, "cascade_dr"))
     if logger is not None and "examination" in options:
         theta = np.asarray(options["examination"], dtype=np.float64)
         pbm_fn = once("pbm", lambda: _item_weight(target, data, theta)
                       / _item_weight(logger, data, theta, logger=True))
-    return Context(data, target, clip, threshold, q_fn, dm_fn, pbm_fn)
+    shrinkage = options.get("shrinkage")
+    if shrinkage is not None and (isinstance(shrinkage, bool)
+                                  or not isinstance(shrinkage, int | float) or not shrinkage > 0):
+        raise ReceValError(f"shrinkage must be a number > 0 (inf: dr); got {shrinkage!r}")
+    return Context(data, target, clip, threshold, q_fn, dm_fn, pbm_fn,
+                   None if shrinkage is None else float(shrinkage), next_fn)
 
 
 def _item_weight(policy: Resolved, data: Log, theta: np.ndarray, logger: bool = False
                  ) -> np.ndarray:
     """sum_j theta_j P(logged item at j) on each logged row."""
     mass = policy.mass(False, theta)
-    n_items = np.int64(max(int(data.item.max()), int(mass["item"].max()) if len(mass) else 0)
-                       + 1)
-    at = _join(data.request * n_items + data.item,
-               mass["request"].to_numpy() * n_items + mass["item"].to_numpy())
-    out = np.where(at >= 0, mass["probability"].to_numpy()[np.maximum(at, 0)], 0.0)
+    n_items = np.int64(max(int(data.item.max()),
+                           int(mass["item"].max()) if mass["item"].size else 0) + 1)
+    at = _join(data.request * n_items + data.item, mass["request"] * n_items + mass["item"])
+    out = np.where(at >= 0, mass["probability"][np.maximum(at, 0)], 0.0)
     if logger and (out <= 0).any():
         raise ReceValError(f"logger= gives {int((out <= 0).sum())} logged row(s) probability 0 "
                            "at every position (the logger did show them)")
@@ -213,8 +297,9 @@ class _RewardModel:
                                f"{', '.join(map(str, frame.columns))}")
         frame = frame.reset_index(drop=True)
         # without a request column the model is the same for every request
-        self.by_request = "request" in frame.columns
-        req = (data.requests.get_indexer(frame["request"]) if self.by_request
+        self.by_request = "request" in frame.columns or (
+            data.keys is not None and {"user", "served_at"} <= set(frame.columns))
+        req = (request_codes(frame, data, "reward_model") if self.by_request
                else np.zeros(len(frame), np.int64))
         self.by_position = "position" in frame.columns
         keep = req >= 0
@@ -270,6 +355,19 @@ class _RewardModel:
         inside = key < self.dense.size
         return np.where(inside, self.dense[np.where(inside, key, 0)], -1)
 
+    def predict(self, req: np.ndarray, item: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        """The predictions of (request, item, position) codes; one line naming the first
+        missing one."""
+        at = self._find(req, item, pos)
+        if (at < 0).any():
+            i = int(np.flatnonzero(at < 0)[0])
+            raise ReceValError(
+                f"reward_model has no prediction for {int((at < 0).sum())} (request, item, "
+                "position) row(s) cascade_dr needs (every candidate at every logged position); "
+                f"first: request {plain(self.data.requests[req[i]])!r}, item "
+                f"{plain(self.items.index[int(item[i])])!r}, position {int(pos[i])}")
+        return self.prediction[at]
+
     def on_log(self) -> np.ndarray:
         d = self.data
         at = self._find(d.request, d.item, d.position)
@@ -284,10 +382,12 @@ class _RewardModel:
     def expected(self, target: Resolved) -> np.ndarray:
         """DM_i = sum over the target's mass of probability x prediction, per request."""
         mass = target.mass(self.by_position, None)
-        mass = mass[mass["probability"].to_numpy() > 0]
-        req = mass["request"].to_numpy()
-        pos = mass["position"].to_numpy() if self.by_position else np.zeros(len(mass), np.int64)
-        at = self._find(req, mass["item"].to_numpy(), pos)
+        positive = mass["probability"] > 0
+        if not positive.all():
+            mass = {c: v[positive] for c, v in mass.items()}
+        req = mass["request"]
+        pos = mass["position"] if self.by_position else np.zeros(req.size, np.int64)
+        at = self._find(req, mass["item"], pos)
         if (at < 0).any():
             i = int(np.flatnonzero(at < 0)[0])
             raise ReceValError(
@@ -295,43 +395,168 @@ class _RewardModel:
                 f"{', position' if self.by_position else ''}) row(s) where target "
                 f"{target.name!r} puts mass; first: request "
                 f"{plain(self.data.requests[req[i]])!r}, item "
-                f"{plain(self.items.index[int(mass['item'].iloc[i])])!r}"
+                f"{plain(self.items.index[int(mass['item'][i])])!r}"
                 + (f", position {pos[i]}" if self.by_position else ""))
-        contrib = mass["probability"].to_numpy() * self.prediction[at]
+        contrib = mass["probability"] * self.prediction[at]
         return np.bincount(req, weights=contrib, minlength=self.data.n_requests)
 
 
-def _row(target: str, name: str, term: Terms, low: float, high: float, resolved: Resolved,
-         data: Log, alpha: float) -> dict[str, Any]:
-    se, nlo, nhi = normal(term, alpha)
-    w = term.weights
-    if w is None or w.size == 0:
-        ess = max_w = share = mean_w = float("nan")
-    else:
-        total, sq = float(np.sum(w)), float(np.sum(w * w))
-        ess = total * total / sq if sq > 0 else float("nan")
-        max_w = float(np.max(w))
-        absolute = float(np.sum(np.abs(w)))
-        share = float(np.max(np.abs(w))) / absolute if absolute > 0 else float("nan")
-        mean_w = float(np.mean(w))
-    return {"target": target, "estimator": name, "value": term.value(), "ci_low": low,
-            "ci_high": high, "ess": ess, "max_weight": max_w, "max_weight_share": share,
-            "mean_weight": mean_w, "support_missing": resolved.support_missing, "se": se,
-            "normal_low": nlo, "normal_high": nhi, "n_requests": data.n_requests,
-            "n_rows": data.n_rows, "target_rows_dropped": resolved.dropped}
+def _row(target: str, name: str, term: Terms, sums: EstimateSums, low: float, high: float,
+         resolved: Resolved, alpha: float) -> dict[str, Any]:
+    value = sums.value()
+    se, nlo, nhi = normal(term, alpha, value)
+    return {"target": target, "estimator": name, "value": value, "ci_low": low,
+            "ci_high": high, **sums.diagnostics(), "support_missing": sums.support_missing,
+            "se": se, "normal_low": nlo, "normal_high": nhi, "n_requests": sums.n,
+            "n_rows": sums.rows, "target_rows_dropped": resolved.dropped}
 
 
-def _warn_weights(target: str, rows: list[dict[str, Any]]) -> None:
-    """One warning per target whose unnormalised weights blow up, naming what to use."""
+def _by_columns(by: str | Iterable[str] | None) -> tuple[str, ...]:
+    if by is None:
+        return ()
+    cols = (by,) if isinstance(by, str) else tuple(by)
+    bad = [c for c in cols if not isinstance(c, str) or c in COLUMNS]
+    if bad or len(set(cols)) != len(cols):
+        raise ReceValError(f"by= takes the log's column names (e.g. 'window', 'variant'), "
+                           f"each once; got {by!r}")
+    return cols
+
+
+def _with_window(log: Any, by: tuple[str, ...], options: dict[str, Any]) -> Any:
+    """The log with a ``window`` column (the start of monitor's calendar window of each
+    row's ``served_at``) when ``by`` names one the log lacks, or when ``window=`` is given."""
+    if "window" not in by or not isinstance(log, pd.DataFrame):
+        return log
+    if "window" in log.columns and "window" not in options:
+        return log
+    if "served_at" not in log.columns:
+        raise ReceValError("by='window' needs the log's 'window' column or its 'served_at' "
+                           "(with window=, monitor's calendar windows)")
+    from receval.monitor.inputs import times
+    from receval.monitor.windows import parse_window
+
+    windows = parse_window(options.get("window", "7D"), options.get("origin"))
+    # monitor's reading of times: numbers only with their unit (time_unit=)
+    start = windows.start_of(times(log["served_at"].reset_index(drop=True), "log",
+                                   "served_at", options.get("time_unit")))
+    return log.assign(window=pd.to_datetime(start, utc=True))
+
+
+def _groups(data: Log, by: tuple[str, ...]
+            ) -> list[tuple[tuple[Any, ...], np.ndarray | None, np.ndarray | None]]:
+    """Per group of requests (sorted by its values): its key, its requests and its rows
+    (None for the one group of the whole log)."""
+    if not by or data.groups is None:
+        return [((), None, None)]
+    codes, uniques = pd.MultiIndex.from_frame(data.groups).factorize(sort=True)
+    row_code = codes[data.request]
+    out: list[tuple[tuple[Any, ...], np.ndarray | None, np.ndarray | None]] = []
+    for g, key in enumerate(uniques):
+        key = key if isinstance(key, tuple) else (key,)
+        out.append((tuple(_variant_value(v) for v in key), np.flatnonzero(codes == g),
+                    np.flatnonzero(row_code == g)))
+    return out
+
+
+def _variant_value(value: Any) -> Any:
+    value = plain(value)
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+class _Part:
+    """One group's share of each per-request and per-row array (the same array once), and
+    their exact sums (each array summed once)."""
+
+    def __init__(self, data: Log, requests: np.ndarray | None, rows: np.ndarray | None):
+        self.data, self.requests, self.rows = data, requests, rows
+        self.cut: dict[int, np.ndarray] = {}
+        self.summed: dict[int, ExactSum] = {}
+        self.weight_sums: dict[int, tuple[ExactSum, ExactSum, ExactSum]] = {}
+        self.keep: list[np.ndarray] = []
+
+    def _cut(self, x: np.ndarray) -> np.ndarray:
+        if self.requests is None:
+            return x
+        if id(x) not in self.cut:
+            self.keep.append(x)
+            idx = self.requests if x.size == self.data.n_requests else self.rows
+            self.cut[id(x)] = x[idx]
+        return self.cut[id(x)]
+
+    def terms(self, term: Terms) -> Terms:
+        return Terms(self._cut(term.c), [(self._cut(a), self._cut(b), self._cut(m))
+                                         for a, b, m in term.ratios],
+                     None if term.weights is None else self._cut(term.weights))
+
+    def precompute(self, terms: Iterable[Terms]) -> None:
+        """The exact sums of every array of ``terms`` not summed yet, in a few batched
+        passes (and of each weight array's w, w^2 and |w|)."""
+        arrays: dict[int, np.ndarray] = {}
+        weights: dict[int, np.ndarray] = {}
+        for t in terms:
+            for x in (t.c, *(y for r in t.ratios for y in r)):
+                if id(x) not in self.summed:
+                    arrays[id(x)] = x
+            w = t.weights
+            if w is not None and w.size and id(w) not in self.weight_sums:
+                weights[id(w)] = w
+        for key, total in zip(arrays, exact_sums(list(arrays.values())), strict=True):
+            self.keep.append(arrays[key])
+            self.summed[key] = total
+        for key, w in weights.items():
+            s1, s2, s3 = exact_sums([w, w * w, np.abs(w)])
+            self.keep.append(w)
+            self.weight_sums[key] = (s1, s2, s3)
+
+    def _sum(self, x: np.ndarray) -> ExactSum:
+        if id(x) not in self.summed:
+            self.keep.append(x)
+            self.summed[id(x)] = exact_sums([x])[0]
+        return self.summed[id(x)]
+
+    def sums(self, term: Terms, resolved: Resolved) -> EstimateSums:
+        w = term.weights
+        weight_sums = None
+        if w is not None and w.size:
+            if id(w) not in self.weight_sums:
+                self.keep.append(w)
+                s1, s2, s3 = exact_sums([w, w * w, np.abs(w)])
+                self.weight_sums[id(w)] = (s1, s2, s3)
+            weight_sums = self.weight_sums[id(w)]
+        support = resolved.support_requests
+        missing = (int(np.count_nonzero(support if self.requests is None
+                                        else support[self.requests]))
+                   if support is not None else resolved.support_missing)
+        rows = self.data.n_rows if self.rows is None else int(self.rows.size)
+        return EstimateSums.of(int(term.c.size), [], [(self._sum(a), self._sum(b), self._sum(m))
+                                                     for a, b, m in term.ratios],
+                               w, missing, rows, c_sum=self._sum(term.c),
+                               weight_sums=weight_sums)
+
+
+def _blows_up(row: dict[str, Any]) -> bool:
+    """Whether a row's weights blow up: its effective sample size below ESS_SHARE of its
+    weighted rows, or (from 100 rows) one weight holding more than MAX_SHARE of the total."""
+    if not np.isfinite(row["ess"]):
+        return False
+    n = row["n_requests"] if row["estimator"] in ("sips", "pi") else row["n_rows"]
+    # a tiny log always has a large largest share: the share rule needs 100 rows
+    return bool(row["ess"] < ESS_SHARE * n or (row["max_weight_share"] > MAX_SHARE
+                                                 and n >= 100))
+
+
+def _warn_weights(target: str, rows: list[dict[str, Any]]) -> bool:
+    """One warning per target whose unnormalised weights blow up, naming what to use;
+    whether it warned."""
     for row in rows:
         if row["estimator"] not in UNNORMALISED or not np.isfinite(row["ess"]):
             continue
         n = row["n_requests"] if row["estimator"] in ("sips", "pi") else row["n_rows"]
-        # a tiny log always has a large largest share: the share rule needs 100 rows
-        if row["ess"] < ESS_SHARE * n or (row["max_weight_share"] > MAX_SHARE and n >= 100):
+        if _blows_up(row):
             warn(OffPolicyWeightsWarning,
                  f"target {target!r}: the importance weights of {row['estimator']} blow up "
                  f"(effective sample size {row['ess']:.1f} of {n} rows; the largest weight, "
                  f"{row['max_weight']:.4g}, holds {100 * row['max_weight_share']:.0f}% of the "
                  "total): prefer snips or sndr (self-normalised), switch_dr, or clip=")
-            return
+            return True
+    return False

@@ -19,6 +19,7 @@ Conventions are those of Open Bandit Pipeline 0.5.7 (``obp.ope``); where they di
 Example (every estimator on two lists of two; by hand: ips = (1.6 * 1) / 2 = 0.8, the target
 putting 0.8 on the logged a at the top of list 1 and nothing on list 2's logged items;
 dm = 0.8 * 0.5 + 0.8 * 0.25 = 0.6 a list; pi = ((1)(1 - 2 + 3.2) + (1)(1 - 2 + 0)) / 2 = 0.6;
+dros = 0.6 + (4 * 1.6 / (1.6^2 + 4)) * (0.5 - 0.25) / 2 = 0.722;
 pbm weighs list 1's a by (1 * 0.8) / (1 * 0.5 + 0.5 * 0.5) and list 2's by 0.8 / 0.75):
 
     >>> import pandas as pd
@@ -32,12 +33,14 @@ pbm weighs list 1's a by (1 * 0.8) / (1 * 0.5 + 0.5 * 0.5) and list 2's by 0.8 /
     >>> model = pd.DataFrame({"item": ["a", "b"], "prediction": [0.5, 0.25]})
     >>> logger = target[["request", "item"]].merge(pd.DataFrame({"position": [1, 2]}),
     ...                                            how="cross").assign(probability=0.5)
-    >>> r = estimate(log, {"t": target}, estimators=list(ESTIMATORS), reward_model=model,
-    ...              n_resamples=0, examination=[1.0, 0.5], logger=logger, silence="weights")
+    >>> every = [e for e in ESTIMATORS if e != "cascade_dr"]  # cascade_dr: scores, see it
+    >>> r = estimate(log, {"t": target}, estimators=every, reward_model=model,
+    ...              n_resamples=0, examination=[1.0, 0.5], logger=logger, shrinkage=4.0,
+    ...              silence="weights")
     >>> dict(zip(r.table["estimator"], r.table["value"].round(4)))  # doctest: +NORMALIZE_WHITESPACE
     {'ips': 0.8, 'snips': 1.0, 'dm': 0.6, 'dr': 0.8, 'sndr': 0.85, 'switch_dr': 0.8,
-     'iips': 0.8, 'sips': 1.2, 'rips': 0.8, 'sn_sips': 1.0, 'sn_rips': 1.0, 'pi': 0.6,
-     'pbm': 1.0667}
+     'dros': 0.722, 'iips': 0.8, 'sips': 1.2, 'rips': 0.8, 'sn_sips': 1.0, 'sn_rips': 1.0,
+     'pi': 0.6, 'pbm': 1.0667}
 """
 
 from __future__ import annotations
@@ -82,6 +85,8 @@ class Context:
     q_fn: Callable[[], np.ndarray] | None
     dm_fn: Callable[[], np.ndarray] | None
     pbm_fn: Callable[[], np.ndarray] | None
+    shrinkage: float | None = None
+    next_fn: Callable[[], np.ndarray] | None = None
     _memo: dict[tuple[str, bool], np.ndarray] = field(default_factory=dict)
     _split: dict[int, list[tuple[np.ndarray, np.ndarray]]] = field(default_factory=dict)
     _kept: list[np.ndarray] = field(default_factory=list)
@@ -121,17 +126,14 @@ class Context:
         The same arrays for the same x, and one indicator per position for all x."""
         if id(x) in self._split:
             return self._split[id(x)]
-        if not self._split.get(-1):
-            self._split[-1] = []
-            for k in np.unique(self.log.position):
-                rows = np.flatnonzero(self.log.position == k)
-                m = np.zeros(self.log.n_requests)
-                m[self.log.request[rows]] = 1.0
-                self._split[-1].append((rows, m))
+        log = self.log
         out = []
-        for rows, m in self._split[-1]:
-            v = np.zeros(self.log.n_requests)
-            v[self.log.request[rows]] = x[rows]
+        for k, rows, m in log.positions():
+            if rows is None:  # every request holds 1..L: a column of the (n, L) view
+                v = np.ascontiguousarray(x.reshape(log.n_requests, -1)[:, k - 1])
+            else:
+                v = np.zeros(log.n_requests)
+                v[log.request[rows]] = x[rows]
             out.append((v, m))
         self._split[id(x)] = out
         self._kept.append(x)  # x stays alive, so its id stays its own
@@ -226,6 +228,26 @@ def switch_dr(ctx: Context) -> Terms:
                  weights=keep * w)
 
 
+def dros(ctx: Context) -> Terms:
+    """Doubly robust with optimistic shrinkage (Su, Dimakopoulou, Krishnamurthy & Dudik 2020;
+    OBP ``DoublyRobustWithShrinkage``): V = (1/n) sum_i [DM_i + sum_k w'_ik (r_ik - q_ik)]
+    with the shrunk weight w' = lambda w / (w^2 + lambda), lambda = ``shrinkage=`` (> 0;
+    infinity is DR).
+
+    Shrinking bounds every weight by sqrt(lambda) / 2, trading DR's unbiasedness for a
+    smaller mean squared error: biased unless the reward model is right (then unbiased for
+    any lambda, as the DM is)."""
+    lam = ctx.shrinkage
+    if lam is None or not lam > 0:
+        raise ReceValError("estimator 'dros' needs shrinkage= (lambda > 0: the weights w become "
+                           "lambda w / (w^2 + lambda); inf is dr)")
+    w = ctx.w("dros", clipped=False)
+    shrunk = w if np.isinf(lam) else lam * w / (w * w + lam)
+    q = ctx.q("dros")
+    return Terms(ctx.dm("dros") + ctx.per_request(shrunk * (ctx.log.reward - q)),
+                 weights=shrunk)
+
+
 def sips(ctx: Context) -> Terms:
     """Standard slate IPS (OBP ``SlateStandardIPS``; Swaminathan et al. 2017):
     V = (1/n) sum_i W_i sum_k r_ik with W_i = pi(slate_i) / mu(slate_i) (``propensity_slate``).
@@ -248,6 +270,33 @@ def rips(ctx: Context) -> Terms:
     w = ctx.target.need("prefix", "rips") / mu
     w = np.minimum(w, ctx.clip) if ctx.clip is not None else w
     return Terms(ctx.per_request(w * ctx.log.reward), weights=w)
+
+
+def cascade_dr(ctx: Context) -> Terms:
+    """Cascade doubly robust (Kiyohara et al. 2022, "Doubly robust off-policy evaluation for
+    ranking policies under the cascade behavior model"; OBP ``SlateCascadeDoublyRobust``):
+    V = (1/n) sum_i sum_k [W_1..k (r_ik - q_ik) + W_1..k-1 sum_a pi(a at k | a_i1..a_ik-1)
+    q(i, a, k)], W_1..k = pi(a_i1..a_ik) / mu(a_i1..a_ik) (``propensity_prefix``; W_1..0 = 1)
+    and q(i, a, k) the reward model's prediction for item a at position k below the logged
+    items of request i (a ``reward_model`` by request, item and position).
+
+    Assumes RIPS's cascade (the reward at k depends on the items at 1..k only); unbiased when
+    either the prefix propensities or the reward model are right, with less variance than
+    RIPS when the model is good. Needs the target's choice at each position given the items
+    above: a score table with rule ``plackett_luce``, ``softmax`` or ``topk``."""
+    mu = _column(ctx.log.propensity_prefix, "cascade_dr", "propensity_prefix")
+    w = ctx.target.need("prefix", "cascade_dr") / mu
+    w = np.minimum(w, ctx.clip) if ctx.clip is not None else w
+    before = np.ones_like(w)
+    inner = np.ones(w.size, dtype=bool)
+    inner[ctx.log.starts[:-1]] = False
+    before[inner] = w[np.flatnonzero(inner) - 1]
+    if ctx.next_fn is None:
+        raise ReceValError("estimator 'cascade_dr' needs reward_model= (request, item, "
+                           "position, prediction for every candidate at every position)")
+    expected = ctx.next_fn()
+    q = ctx.q("cascade_dr")
+    return Terms(ctx.per_request(w * (ctx.log.reward - q) + before * expected), weights=w)
 
 
 def sn_sips(ctx: Context) -> Terms:
@@ -314,6 +363,6 @@ def _column(values: np.ndarray | None, estimator: str, column: str) -> np.ndarra
 #: the estimators by name
 ESTIMATORS: dict[str, Callable[[Context], Terms]] = {
     "ips": ips, "snips": snips, "dm": dm, "dr": dr, "sndr": sndr, "switch_dr": switch_dr,
-    "iips": iips, "sips": sips, "rips": rips, "sn_sips": sn_sips, "sn_rips": sn_rips,
-    "pi": pi, "pbm": pbm,
+    "dros": dros, "iips": iips, "sips": sips, "rips": rips, "sn_sips": sn_sips,
+    "sn_rips": sn_rips, "cascade_dr": cascade_dr, "pi": pi, "pbm": pbm,
 }

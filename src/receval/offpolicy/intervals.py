@@ -23,32 +23,48 @@ from receval.randomness import stream
 from receval.stats.intervals import percentile_interval
 from receval.stats.resample import _run, _uniform
 
+#: resamples summed together in one pass over the rows (each row read once for all of them)
+BLOCK = 16
+
 
 @numba.njit(cache=True, nogil=True)
 def _resample_block(lo: int, hi: int, dense: np.ndarray, indptr: np.ndarray, col: np.ndarray,
                     val: np.ndarray, key: np.uint64, out: np.ndarray) -> None:
     """Column sums of resamples lo..hi-1 of n rows, held as a dense block (n x d, its columns
     first in ``out``) and CSR (indptr, col, val) for the sparse columns: resample b draws n
-    row indices from the stream of (key, b), then adds count_i * row_i in row order."""
+    row indices from the stream of (key, b), then adds count_i * row_i in row order.
+
+    BLOCK resamples at a time: their counts side by side (n x BLOCK), then one pass over the
+    rows adds each row to each of them, so a row is read once per block instead of once per
+    resample; every resample still adds its rows in row order (the same sums, bit for bit)."""
     n, d = dense.shape
+    m = out.shape[1]
     counts = np.zeros(n, dtype=np.int32)
-    acc = np.zeros(out.shape[1])
-    for b in range(lo, hi):
-        state = key ^ (np.uint64(b) * np.uint64(0xD1B54A32D192ED03))
-        counts[:] = 0
-        for _ in range(n):
-            state, u = _uniform(state)
-            counts[min(int(u * n), n - 1)] += 1
-        acc[:] = 0.0
+    side = np.zeros((n, BLOCK), dtype=np.int32)
+    acc = np.zeros((BLOCK, m))
+    for b0 in range(lo, hi, BLOCK):
+        nb = min(BLOCK, hi - b0)
+        for r in range(nb):
+            state = key ^ (np.uint64(b0 + r) * np.uint64(0xD1B54A32D192ED03))
+            for _ in range(n):
+                state, u = _uniform(state)
+                counts[min(int(u * n), n - 1)] += 1
+            for i in range(n):
+                side[i, r] = counts[i]
+                counts[i] = 0
+        acc[:, :] = 0.0
         for i in range(n):
-            c = counts[i]
-            if c:
-                row = dense[i]
-                for j in range(d):  # contiguous: vectorised, each column summed in row order
-                    acc[j] += c * row[j]
-                for j in range(indptr[i], indptr[i + 1]):
-                    acc[col[j]] += c * val[j]
-        out[b, :] = acc
+            row = dense[i]
+            for r in range(nb):
+                c = side[i, r]
+                if c:
+                    a = acc[r]
+                    for j in range(d):  # contiguous: vectorised, each column in row order
+                        a[j] += c * row[j]
+                    for j in range(indptr[i], indptr[i + 1]):
+                        a[col[j]] += c * val[j]
+        for r in range(nb):
+            out[b0 + r, :] = acc[r]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -95,12 +111,13 @@ DENSE_SHARE = 0.25
 STREAM = ("offpolicy", "requests")
 
 
-def bootstrap(terms: list[Terms], n_resamples: int, seed: int, alpha: float
-              ) -> list[tuple[float, float]]:
+def bootstrap(terms: list[Terms], n_resamples: int, seed: int, alpha: float,
+              names: tuple[str, ...] = ()) -> list[tuple[float, float]]:
     """The percentile interval of each term's estimate over ``n_resamples`` resamples of the
     requests. Resample b draws the same requests for every term (the stream of the seed
     alone), so estimates are paired across estimators and targets and a row's interval
-    depends on nothing else in the call.
+    depends on nothing else in the call. ``names`` key the stream of a group of requests
+    (a time window, a variant): each group draws from its own.
 
     Example:
         >>> import numpy as np
@@ -130,7 +147,7 @@ def bootstrap(terms: list[Terms], n_resamples: int, seed: int, alpha: float
         indptr, col, val = _by_row(n, np.concatenate(rows or [np.zeros(0, np.int64)]),
                                    np.concatenate(cidx or [np.zeros(0, np.int32)]),
                                    np.concatenate(vals or [np.zeros(0)]))
-        key = np.uint64(stream(seed, *STREAM).integers(0, 2**63, dtype=np.int64))
+        key = np.uint64(stream(seed, *STREAM, *names).integers(0, 2**63, dtype=np.int64))
         _run(_resample_block, 0, n_resamples, n_resamples * (n + block.size + val.size), block,
              indptr, col, val, key, sums)
 
@@ -147,7 +164,8 @@ def bootstrap(terms: list[Terms], n_resamples: int, seed: int, alpha: float
     return out
 
 
-def normal(term: Terms, alpha: float) -> tuple[float, float, float]:
+def normal(term: Terms, alpha: float, value: float | None = None
+           ) -> tuple[float, float, float]:
     """The standard error and the normal interval of an estimate: the sample standard
     deviation of its influence terms (the delta method for the ratios) over sqrt(n).
 
@@ -159,7 +177,7 @@ def normal(term: Terms, alpha: float) -> tuple[float, float, float]:
     """
     n = term.c.size
     psi = term.c - term.c.mean()
-    value = term.value()
+    value = term.value() if value is None else value
     for a, b, m in term.ratios:
         ab, bb, mb = a.mean(), b.mean(), m.mean()
         if bb == 0:

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from receval.exceptions import ReceValError
-from receval.offpolicy.logs import Log, _first_bad, _number
+from receval.offpolicy.logs import Log, _first_bad, _number, request_codes
 
 RULES = ("topk", "epsilon_greedy", "softmax", "plackett_luce")
 
@@ -231,6 +231,44 @@ def _softmax_groups(starts: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.n
     return e, total, p
 
 
+@numba.njit(cache=True, nogil=True)
+def _next_expectation(log_starts: np.ndarray, log_at: np.ndarray, cstart: np.ndarray,
+                      e: np.ndarray, total: np.ndarray, p1: np.ndarray, rank: np.ndarray,
+                      q: np.ndarray, rule: int) -> np.ndarray:
+    """Per logged row (request i, position k): sum over the request's candidates a of
+    pi(a at k | the logged items at 1..k-1) q[a, k]; ``q`` holds, per logged row, one value
+    per candidate of its request (in candidate order). rule 0: topk (the k-th ranked), 1:
+    softmax (independent positions), 2: Plackett-Luce (the logged prefix taken out)."""
+    out = np.zeros(log_at.size)
+    at_q = 0
+    for i in range(log_starts.size - 1):
+        s, t = cstart[i], cstart[i + 1]
+        taken = 0.0
+        for r in range(log_starts[i], log_starts[i + 1]):
+            k = r - log_starts[i] + 1
+            acc = 0.0
+            for a in range(s, t):
+                if rule == 0:
+                    prob = 1.0 if rank[a] == k else 0.0
+                elif rule == 1:
+                    prob = p1[a]
+                else:
+                    prob = 0.0
+                    left = total[i] - taken
+                    if left > 0:
+                        prob = e[a] / left
+                        for j in range(log_starts[i], r):  # already placed: no mass
+                            if log_at[j] == a:
+                                prob = 0.0
+                                break
+                acc += prob * q[at_q + a - s]
+            out[r] = acc
+            at_q += t - s
+            if log_at[r] >= 0:
+                taken += e[log_at[r]]
+    return out
+
+
 @dataclass
 class Resolved:
     """A policy on the log: ``p`` = P(logged item at logged position) per logged row; prefix /
@@ -245,7 +283,20 @@ class Resolved:
     marginal_error: str | None = None
     support_missing: int = 0
     dropped: int = 0
+    #: per request, whether the policy puts mass on an item the log never shows
+    support_requests: np.ndarray | None = None
     _mass: Any = field(default=None, repr=False)
+    _next: Any = field(default=None, repr=False)
+
+    def next_expectation(self, predict: Any, estimator: str) -> np.ndarray:
+        """Per logged row at position k: sum_a pi(a at k | the logged items above) q(a, k),
+        ``predict(request, item, position)`` giving q (cascade_dr)."""
+        if self._next is None:
+            raise ReceValError(f"estimator {estimator!r} needs target {self.name!r} as scores "
+                               "with rule 'plackett_luce', 'softmax' or 'topk' (its choice at "
+                               "each position given the items above) on a log whose requests "
+                               "hold positions 1..L")
+        return np.asarray(self._next(predict))
 
     def need(self, what: str, estimator: str) -> np.ndarray:
         value = {"p": self.p, "prefix": self.prefix, "slate": self.slate}[what]
@@ -255,11 +306,15 @@ class Resolved:
                                f"target {self.name!r}: {reason}")
         return value
 
-    def mass(self, by_position: bool, theta: np.ndarray | None = None) -> pd.DataFrame:
-        """The policy's mass: rows (request, item, position, probability) when
-        ``by_position``, else per (request, item) the sum over the request's positions of
-        theta_k P(item at k) (theta = 1 when None)."""
-        return self._mass(by_position, theta)
+    def mass(self, by_position: bool, theta: np.ndarray | None = None
+             ) -> dict[str, np.ndarray]:
+        """The policy's mass as columns (no DataFrame: millions of rows): request, item,
+        position, probability when ``by_position``, else per (request, item) the sum over the
+        request's positions of theta_k P(item at k) (theta = 1 when None)."""
+        out = self._mass(by_position, theta)
+        if isinstance(out, pd.DataFrame):
+            return {c: out[c].to_numpy() for c in out.columns}
+        return dict(out)
 
 
 def _theta(theta: np.ndarray | None, length: np.ndarray) -> np.ndarray:
@@ -306,12 +361,12 @@ def resolve(name: str, spec: Any, log: Log, items: ItemCodes, *, options: dict[s
 
 def _encode(name: str, frame: pd.DataFrame, log: Log, items: ItemCodes, columns: tuple[str, ...]
             ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, int]:
-    missing = [c for c in columns if c not in frame.columns]
+    missing = [c for c in columns if c not in frame.columns and c != "request"]
     if missing:
         raise ReceValError(f"{name} has no column {missing[0]!r}; columns: "
                            f"{', '.join(map(str, frame.columns))}")
     frame = frame.reset_index(drop=True)
-    req = log.requests.get_indexer(frame["request"])
+    req = request_codes(frame, log, name)
     keep = req >= 0
     dropped = int((~keep).sum())
     frame = frame[keep].reset_index(drop=True)
@@ -358,7 +413,8 @@ def _from_table(name: str, table: pd.DataFrame, log: Log, items: ItemCodes) -> R
     p = np.where(hit, prob[np.maximum(at, 0)], 0.0)
     positive = prob > 0
     unlogged = positive & (item >= items.n_logged)
-    support = int(np.count_nonzero(np.bincount(req[unlogged], minlength=log.n_requests)))
+    support_requests = np.bincount(req[unlogged], minlength=log.n_requests) > 0
+    support = int(np.count_nonzero(support_requests))
     prefix, slate = on_log("probability_prefix"), on_log("probability_slate")
     if slate is not None:  # one value per list: the one on its last logged row
         slate = slate[np.repeat(log.starts[1:] - 1, log.length)]
@@ -376,7 +432,8 @@ def _from_table(name: str, table: pd.DataFrame, log: Log, items: ItemCodes) -> R
     return Resolved(name, p, prefix, slate,
                     missing="give 'probability_prefix' / 'probability_slate' columns on the "
                             "logged rows, or the target as scores with a rule",
-                    support_missing=support, dropped=dropped, _mass=mass)
+                    support_missing=support, dropped=dropped,
+                    support_requests=support_requests, _mass=mass)
 
 
 def _from_scores(name: str, policy: Policy, log: Log, items: ItemCodes) -> Resolved:
@@ -454,19 +511,20 @@ def _from_scores(name: str, policy: Policy, log: Log, items: ItemCodes) -> Resol
     within = rank <= length
     mass_on = within if rule == "topk" else np.ones(req.size, dtype=bool)
     unlogged = mass_on & (item >= items.n_logged)
-    support = int(np.count_nonzero(np.bincount(req[unlogged], minlength=log.n_requests)))
+    support_requests = np.bincount(req[unlogged], minlength=log.n_requests) > 0
+    support = int(np.count_nonzero(support_requests))
 
-    def mass(by_position: bool, theta: np.ndarray | None) -> pd.DataFrame:
+    def mass(by_position: bool, theta: np.ndarray | None) -> dict[str, np.ndarray]:
         t = _theta(theta, log.length)
         if rule == "plackett_luce" and int(log.length.max()) > 1:
             raise ReceValError(f"{what}: the direct method and pbm need Plackett-Luce position "
                                "marginals below the top, which have no closed form; give the "
                                "target as a probability table")
         if rule == "topk":
-            out = pd.DataFrame({"request": req[within], "item": item[within],
-                                "position": rank[within], "probability": 1.0})
+            out = {"request": req[within], "item": item[within], "position": rank[within],
+                   "probability": np.ones(int(within.sum()))}
             if not by_position:
-                out["probability"] = t[out.pop("position").to_numpy()]
+                out["probability"] = t[out.pop("position")]
             return out
         if not by_position:
             cum = np.cumsum(t)  # cum[L] = theta_1 + ... + theta_L
@@ -476,7 +534,7 @@ def _from_scores(name: str, policy: Policy, log: Log, items: ItemCodes) -> Resol
                         + eps * cum[reach] / n_cand[req])
             else:  # softmax, or plackett_luce with one position
                 prob = p1 * cum[length]
-            return pd.DataFrame({"request": req, "item": item, "probability": prob})
+            return {"request": req, "item": item, "probability": prob}
         # by position: every candidate at every position 1..L of its request
         reps = length
         rows = np.repeat(np.arange(req.size), reps)
@@ -486,8 +544,22 @@ def _from_scores(name: str, policy: Policy, log: Log, items: ItemCodes) -> Resol
                                                             eps / n_cand[req[rows]], 0.0)
         else:
             prob = p1[rows]
-        return pd.DataFrame({"request": req[rows], "item": item[rows], "position": k,
-                             "probability": prob})
+        return {"request": req[rows], "item": item[rows], "position": k, "probability": prob}
+
+    next_fn = None
+    if rule in ("topk", "softmax", "plackett_luce") and log.contiguous():
+        code = {"topk": 0, "softmax": 1, "plackett_luce": 2}[rule]
+
+        def next_fn(predict: Any) -> np.ndarray:
+            # every candidate of the request at every logged position of it
+            per_row = n_cand[log.request]
+            rows = np.repeat(np.arange(log.n_rows), per_row)
+            first = np.repeat(cstart[log.request], per_row)
+            cand = first + np.arange(rows.size) - np.repeat(np.cumsum(per_row) - per_row,
+                                                           per_row)
+            q = predict(log.request[rows], item[cand], log.position[rows])
+            return _next_expectation(log.starts, at, cstart, e, total, p1, rank, q, code)
 
     return Resolved(name, p, prefix, slate, missing=missing, marginal_error=marginal_error,
-                    support_missing=support, dropped=dropped, _mass=mass)
+                    support_missing=support, dropped=dropped,
+                    support_requests=support_requests, _mass=mass, _next=next_fn)
