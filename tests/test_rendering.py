@@ -274,3 +274,20 @@ def test_the_report_and_the_monitor_page_share_one_policy_and_one_escaping(
         assert page.count("Content-Security-Policy") == 1 and meta in page
         assert "&lt;script&gt;x&lt;/script&gt;" in page and "<script>" not in page
     assert "script-src" not in CSP and "default-src 'none'" in CSP
+
+
+def test_offpolicy_page_writes_numbers_by_the_one_rule() -> None:
+    """The off-policy page (receval offpolicy --html) writes values, intervals, shares and counts
+    as every other door does, and a missing interval as n/a (it wrote ``.4g`` and ``nan``)."""
+    import pandas as pd
+
+    from receval.report.offpolicy import section_context
+
+    table = pd.DataFrame({"target": ["t"], "estimator": ["ips"], "value": [2 / 9],
+                          "ci_low": [float("nan")], "ci_high": [0.3], "ess": [1234.4],
+                          "max_weight": [3.0], "max_weight_share": [0.125],
+                          "support_missing": [0], "normal_low": [0.1], "normal_high": [0.35],
+                          "n_requests": [1000], "n_rows": [1000]})
+    row = section_context(table)["targets"][0]["rows"][0]
+    assert (row["value"], row["ci"], row["normal"]) == ("0.2222", "n/a", "[0.1000, 0.3500]")
+    assert (row["ess"], row["share"]) == ("1,234", "12.5%")

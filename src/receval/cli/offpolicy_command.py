@@ -10,6 +10,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from receval import numbers
 from receval.cli import served_log_flags as flags
 from receval.cli.common import _errors_exit_2, _stdout, main
 from receval.cli.options_table import option, shared
@@ -18,6 +19,9 @@ from receval.io.terminal import safe_text
 
 SHOWN = ("value", "ci_low", "ci_high", "ess", "max_weight", "max_weight_share",
          "support_missing")
+#: how each shown column is written (receval.numbers); the rest are values
+_KIND: dict[str, numbers.Kind] = {"ess": "count", "max_weight_share": "share",
+                                  "support_missing": "count"}
 
 
 def _read(path: str, flag: str) -> Any:
@@ -178,6 +182,6 @@ def _print(frame: Any, log_name: str, confidence: float, resamples: int,
         cells += [Text(safe_text(str(row["target"]))), Text(str(row["estimator"]))]
         for column in SHOWN:
             v = row[column]
-            cells.append(Text(str(int(v)) if column == "support_missing" else f"{v:.4g}"))
+            cells.append(Text(numbers.number(v, _KIND.get(column, "value"))))
         table.add_row(*cells)
     _stdout().print(table)

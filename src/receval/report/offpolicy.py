@@ -9,12 +9,12 @@ autoescape, no script, the Content-Security-Policy of the other reports.
 from __future__ import annotations
 
 import datetime as dt
-import math
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from receval import numbers
 from receval._version import __version__
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -23,19 +23,6 @@ TABLE_COLUMNS = ("target", "estimator", "value", "ci_low", "ci_high", "ess", "ma
                  "max_weight_share", "mean_weight", "support_missing", "se", "normal_low",
                  "normal_high", "n_requests", "n_rows", "target_rows_dropped",
                  "weights_blow_up")
-
-
-def _num(value: Any, spec: str = ".4g") -> str:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return str(value)
-    return "n/a" if math.isnan(v) else format(v, spec)
-
-
-def _interval(low: Any, high: Any) -> str:
-    lo, hi = _num(low), _num(high)
-    return "n/a" if "n/a" in (lo, hi) else f"[{lo}, {hi}]"
 
 
 def _group(value: Any) -> str:
@@ -55,19 +42,19 @@ def section_context(table: pd.DataFrame, confidence: float = 0.95,
         ...     "normal_high": [0.59], "n_requests": [100], "n_rows": [100]})
         >>> row = section_context(t)["targets"][0]["rows"][0]
         >>> row["value"], row["ci"], row["flag"]
-        ('0.5', '[0.4, 0.6]', False)
+        ('0.5000', '[0.4000, 0.6000]', False)
     """
     groups = [c for c in table.columns if c not in TABLE_COLUMNS]
     targets = []
     for name in dict.fromkeys(table["target"]):
         part = table[table["target"] == name]
         rows = [{"groups": [_group(r[g]) for g in groups], "estimator": str(r["estimator"]),
-                 "value": _num(r["value"]), "ci": _interval(r["ci_low"], r["ci_high"]),
-                 "normal": _interval(r.get("normal_low"), r.get("normal_high")),
-                 "ess": _num(r["ess"], ".1f"), "rows": int(r["n_rows"]),
-                 "max_weight": _num(r["max_weight"]),
-                 "share": _num(100 * float(r["max_weight_share"]), ".1f") + "%"
-                 if not pd.isna(r["max_weight_share"]) else "n/a",
+                 "value": numbers.value(r["value"]),
+                 "ci": numbers.interval(r["ci_low"], r["ci_high"]),
+                 "normal": numbers.interval(r.get("normal_low"), r.get("normal_high")),
+                 "ess": numbers.count(r["ess"]), "rows": int(r["n_rows"]),
+                 "max_weight": numbers.value(r["max_weight"]),
+                 "share": numbers.share(r["max_weight_share"]),
                  "support": int(r["support_missing"]), "requests": int(r["n_requests"]),
                  "flag": bool(r.get("weights_blow_up", False))}
                 for r in part.to_dict(orient="records")]
