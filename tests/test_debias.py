@@ -188,6 +188,37 @@ def test_estimated_gamma_is_recorded_and_recovers_a_known_exponent() -> None:
     assert again.summary == got.summary
 
 
+@pytest.mark.parametrize("propensity", ["uniform", "p", ("popularity", "estimate")])
+def test_the_request_is_recorded_with_the_plan_never_after(
+        monkeypatch: pytest.MonkeyPatch, propensity: object) -> None:
+    """record_profile writes the options once, the fitted gamma included: a read-only view
+    put in place right after it stays (debias used to update the options afterwards)."""
+    import types
+
+    from receval import evaluation, finalize
+
+    def once(result: object, *args: object, **kwargs: object) -> None:
+        finalize.record_profile(result, *args, **kwargs)  # type: ignore[arg-type]
+        result.options = types.MappingProxyType(result.options)  # type: ignore[attr-defined]
+
+    truth, preds, tr = _inputs(6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = receval.evaluate(truth, preds, ["R@5", "nDCG@5"], debias="snips", train=tr,
+                                 propensity=propensity, propensity_clip=10)
+        monkeypatch.setattr(evaluation, "record_profile", once)
+        got = receval.evaluate(truth, preds, ["R@5", "nDCG@5"], debias="snips", train=tr,
+                               propensity=propensity, propensity_clip=10)
+    assert isinstance(got.options, types.MappingProxyType)
+    assert dict(got.options) == plain.options and got.summary == plain.summary
+    assert got.options["debias"] == "snips" and got.options["propensity_clip"] == 10.0
+    if propensity == "p":
+        assert got.options["propensity"] == {"model": "column", "column": "p"}
+    elif propensity != "uniform":
+        assert got.options["propensity"]["gamma_estimated"] is True
+        assert np.isfinite(got.options["propensity"]["gamma"])
+
+
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"debias": "ips", "propensity": "p", "metrics": ["MRR"]},
      "metric 'MRR' has no IPS form (1 such metric(s)); debias= takes the families P, R, "

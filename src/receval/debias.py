@@ -353,12 +353,13 @@ def _plain(ids: Any) -> np.ndarray:
 
 def apply(result: Result, debias: Debias, specs: list[MetricSpec], prepared: Prepared,
           options: Options, *, engine: str, device: Any, truth: Any,
-          read_column: Any, train_items: Any, per_spec: list[Options] | None = None) -> None:
-    """Replace ``result``'s metric columns and summary by their debiased values and record
-    the request in ``result.options`` (uniform propensities: nothing is recomputed)."""
+          read_column: Any, train_items: Any, per_spec: list[Options] | None = None) -> Debias:
+    """Replace ``result``'s metric columns and summary by their debiased values (uniform
+    propensities: nothing is recomputed) and return the request as resolved (``gamma``
+    fitted where asked), whose :meth:`Debias.record` the plan records in ``result.options``:
+    this writes no option (:func:`receval.finalize.record_profile` is the one place)."""
     if debias.model == "uniform" or not specs:
-        result.options.update(debias.record())
-        return
+        return debias
     check_options(per_spec or [], options)
     selected = audit.select_users(prepared, options)
     longest = int(np.max(np.diff(prepared.predictions.indptr), initial=0))
@@ -406,7 +407,7 @@ def apply(result: Result, debias: Debias, specs: list[MetricSpec], prepared: Pre
         else:
             result.summary[spec.name] = float(np.mean(column)) if len(column) else math.nan
     result.sums = None  # the exact sums are of the plain metric
-    result.options.update(debias.record())
+    return debias
 
 
 def read_truth_column(truth: Any, predictions: Any, column: str,
