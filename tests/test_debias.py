@@ -322,10 +322,11 @@ def test_the_doc_example_runs() -> None:
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "debiased-metrics.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", doc, re.S)
-    assert len(blocks) == 1
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        exec(compile(blocks[0], "docs/debiased-metrics.md", "exec"), {})
+    assert len(blocks) == 2  # the debiased metrics; propensity-stratified evaluation
+    for block in blocks:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            exec(compile(block, "docs/debiased-metrics.md", "exec"), {})
 
 
 def test_torch_and_numba_agree_bit_for_bit() -> None:
