@@ -355,8 +355,56 @@ def test_string_ids_and_rows_of_other_users_in_the_column() -> None:
     assert all(np.isfinite(v) for v in got.summary.values())
 
 
-def test_evaluate_scores_refuses_in_one_line() -> None:
-    with pytest.raises(ReceValError, match="not available in evaluate_scores") as info:
-        receval.evaluate_scores({"user": [0], "item": [1]}, np.array([[0.1, 0.9]]), ["P@1"],
-                                debias="ips", propensity="uniform")
-    assert "\n" not in str(info.value)
+def _matrix(seed: int) -> tuple[pd.DataFrame, np.ndarray, pd.DataFrame, pd.DataFrame]:
+    """A score matrix (distinct scores: one ranking), its long table, a truth with a
+    propensity column (an item outside the matrix's columns and a user without a row
+    included) and training rows."""
+    rng = np.random.default_rng(seed)
+    scores = rng.permutation(18 * 25).reshape(18, 25).astype(np.float64)
+    long = pd.DataFrame({"user": np.repeat(np.arange(18), 25), "item": np.tile(np.arange(25), 18),
+                         "score": scores.ravel()})
+    truth = pd.DataFrame({"user": rng.integers(0, 20, 90),
+                          "item": rng.integers(0, 27, 90)}).drop_duplicates(
+                              ["user", "item"], ignore_index=True)
+    truth["p"] = rng.uniform(0.05, 1.0, len(truth))
+    train = pd.DataFrame({"user": 1000 + rng.integers(0, 50, 300),
+                          "item": rng.integers(0, 27, 300) ** 2 % 29})
+    return truth, scores, long, train
+
+
+@pytest.mark.parametrize("debias", ["ips", "snips"])
+@pytest.mark.parametrize("propensity", ["p", ("popularity", 1.5), ("popularity", "estimate")])
+def test_evaluate_scores_gives_evaluates_numbers_on_the_long_table(
+        debias: str, propensity: object) -> None:
+    pytest.importorskip("torch")
+    truth, scores, long, train = _matrix(11)
+    kwargs = {"debias": debias, "propensity": propensity, "propensity_clip": 12.0,
+              "train": train, "silence": ["id-mismatch", "train-items", "train-overlap"]}
+    want = receval.evaluate(truth, long, METRICS, **kwargs)
+    got = receval.evaluate_scores(truth, scores, METRICS, device="cpu", **kwargs)
+    plain = receval.evaluate(truth, long, METRICS, silence=["id-mismatch"])
+    assert got.summary != plain.summary  # weighed
+    for name in METRICS:
+        assert got.summary[name] == pytest.approx(want.summary[name], rel=1e-12, abs=1e-15)
+    pd.testing.assert_frame_equal(  # evaluate_scores lists the users in the truth's order
+        got.per_user.sort_values("user", ignore_index=True), want.per_user,
+        check_exact=False, rtol=1e-12)
+    for key in ("debias", "propensity", "propensity_clip"):
+        assert got.options[key] == want.options[key], key
+
+
+def test_evaluate_scores_refuses_in_one_line_as_evaluate_does() -> None:
+    for kwargs, message in [({"debias": "ips"}, "needs propensity="),
+                            ({"debias": "ips", "propensity": ("popularity", 1.0)},
+                             "needs the training data"),
+                            ({"debias": "ips", "propensity": "p", "metrics": ["MRR"]},
+                             "has no IPS form"),
+                            ({"debias": "ips", "propensity": "nosuch"},
+                             "propensity='nosuch' names no usable truth column"),
+                            ({"debias": "ips", "propensity": "p", "ties": "average"},
+                             "ties='average' is not available")]:
+        metrics = kwargs.pop("metrics", ["P@1"])
+        with pytest.raises(ReceValError, match=message.replace("(", r"\(")) as info:
+            receval.evaluate_scores({"user": [0], "item": [1], "p": [0.5]},
+                                    np.array([[0.1, 0.9]]), metrics, device="cpu", **kwargs)
+        assert "\n" not in str(info.value)
