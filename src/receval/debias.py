@@ -4,8 +4,8 @@ missing-not-at-random implicit feedback (Yang, Cui, Xuan, Wang, Belongie & Estri
 A relevant truth row ``i`` of user ``u`` was observed with propensity ``p_i``; its weight is
 ``w_i = min(1 / p_i, clip)``. Each metric is a sum over the user's relevant items of a
 per-item contribution ``c_i`` (which depends on the ranking) over a denominator ``D``, which
-for R, nDCG and AP depends on the user's relevant count ``|S_u|`` (docs/offpolicy.md,
-"Debiased offline metrics", has every formula)::
+for R, nDCG and AP depends on the user's relevant count ``|S_u|`` (docs/debiased-metrics.md,
+"The formulas", has every one)::
 
     IPS:   M_u = sum_{i in S*} w_i c_i / D(|S*|)
     SNIPS: M_u = sum_{i in S*} w_i c_i / D(sum_{i in S*} w_i)

@@ -155,7 +155,7 @@ def evaluate(
     gamma)``, ``("popularity", "estimate")`` with ``train``, or a truth column) gives the
     debiased P, R, nDCG, AP, RBP and hit rate of Yang et al. 2018 under the same names,
     each weight ``1/propensity`` clipped at ``propensity_clip`` (:mod:`receval.debias`,
-    docs/offpolicy.md); ``Result.options`` records all three.
+    docs/debiased-metrics.md); ``Result.options`` records all three.
 
     ``engine="torch"`` ranks the lists with torch on ``device`` (a torch device or its name,
     ``"cpu"``, ``"cuda:1"``; default: CUDA when there is one, else the CPU), with the numbers

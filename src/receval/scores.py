@@ -88,7 +88,8 @@ def evaluate_scores(
     ``train``, ``exclude_train``, ``train_columns``, ``timestamp_col``: as in
     :func:`receval.evaluate`; ``exclude_train=True`` masks each user's training items in the
     matrix (``exclude=`` set to the training pairs). ``counts["train"]["predictions_in_train"]``
-    counts the cells of the matrix that are training pairs.
+    counts the cells of the matrix that are training pairs. ``debias``, ``propensity``,
+    ``propensity_clip``: the debiased metrics of :func:`receval.evaluate` (:mod:`receval.debias`).
 
     ``device``: a torch device (default: CUDA when available, else the CPU). ``batch_size``:
     rows per block (default: ``memory_budget // (BYTES_PER_ENTRY * n_items)``, with
