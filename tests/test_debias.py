@@ -408,3 +408,15 @@ def test_evaluate_scores_refuses_in_one_line_as_evaluate_does() -> None:
             receval.evaluate_scores({"user": [0], "item": [1], "p": [0.5]},
                                     np.array([[0.1, 0.9]]), metrics, device="cpu", **kwargs)
         assert "\n" not in str(info.value)
+
+
+def test_evaluate_scores_uniform_is_todays_numbers_bit_for_bit() -> None:
+    pytest.importorskip("torch")
+    truth, scores, _, _ = _matrix(12)
+    plain = receval.evaluate_scores(truth, scores, METRICS, device="cpu",
+                                    silence=["id-mismatch"])
+    got = receval.evaluate_scores(truth, scores, METRICS, device="cpu", debias="snips",
+                                  propensity="uniform", silence=["id-mismatch"])
+    assert got.summary == plain.summary
+    assert got.options["debias"] == "snips" and got.options["propensity"] == "uniform"
+    assert "debias" not in plain.options

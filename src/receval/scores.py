@@ -154,12 +154,14 @@ def evaluate_scores(
     with checks.silence(silence):
         table = _read_truth(truth, opts, specs, user_col, item_col, rating_col)
         excluded = _read_exclude(exclude, source, user_col, item_col)
-        ranked: list[tuple[np.ndarray, np.ndarray]] = []  # debias= reads the ranked lists
+        # debias= (propensities other than uniform) reads the ranked lists
+        ranked: list[tuple[np.ndarray, np.ndarray]] | None = (
+            [] if request is not None and request.model != "uniform" else None)
         for group_opts, members in groups.items():  # a profile's per-metric options
             judged = _judge_truth(table, source, excluded, group_opts, rating_col)
             parts.append((members, _run(judged, source, excluded, [specs[i] for i in members],
                                         group_opts, where, batch_size, memory_budget, torch,
-                                        ranked if request is not None else None,
+                                        ranked,
                                         db.matrix_depth(request, specs, source.n_items,
                                                         group_opts))))
         checks.check_relevance_threshold(
@@ -168,7 +170,7 @@ def evaluate_scores(
             or opts.relevance_threshold is not None)
     result = parts[0][1] if len(parts) == 1 else merge_parts(specs, parts, opts)
     if request is not None:  # one group (debias.check_options): its lists, before the record
-        request = db.apply_matrix(result, request, specs, opts, ranked, judged,
+        request = db.apply_matrix(result, request, specs, opts, ranked or [], judged,
                                   source.n_items, source.item_ids, truth,
                                   None if leak is None else leak.train.items,
                                   user_col=user_col, item_col=item_col)
