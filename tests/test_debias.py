@@ -420,3 +420,20 @@ def test_evaluate_scores_uniform_is_todays_numbers_bit_for_bit() -> None:
     assert got.summary == plain.summary
     assert got.options["debias"] == "snips" and got.options["propensity"] == "uniform"
     assert "debias" not in plain.options
+
+
+@pytest.mark.parametrize("options", [{"exclude_train": True}, {"max_list": 7},
+                                     {"users": "union"}, {"recall_denominator": "capped"}])
+def test_evaluate_scores_matches_evaluate_under_the_options(options: dict) -> None:
+    pytest.importorskip("torch")
+    truth, scores, long, _ = _matrix(3)
+    rng = np.random.default_rng(1)
+    train = pd.DataFrame({"user": rng.integers(0, 18, 60),
+                          "item": rng.integers(0, 25, 60)}).drop_duplicates()
+    kwargs = {"debias": "snips", "propensity": "p", "train": train, **options}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = receval.evaluate(truth, long, METRICS, **kwargs)
+        got = receval.evaluate_scores(truth, scores, METRICS, device="cpu", **kwargs)
+    for name in METRICS:
+        assert got.summary[name] == pytest.approx(want.summary[name], rel=1e-12, abs=1e-15)
