@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -197,9 +198,9 @@ def test_the_request_is_recorded_with_the_plan_never_after(
 
     from receval import evaluation, finalize
 
-    def once(result: object, *args: object, **kwargs: object) -> None:
-        finalize.record_profile(result, *args, **kwargs)  # type: ignore[arg-type]
-        result.options = types.MappingProxyType(result.options)  # type: ignore[attr-defined]
+    def once(result: Any, *args: Any, **kwargs: Any) -> None:
+        finalize.record_profile(result, *args, **kwargs)
+        result.options = types.MappingProxyType(result.options)
 
     truth, preds, tr = _inputs(6)
     with warnings.catch_warnings():
@@ -394,7 +395,8 @@ def test_evaluate_scores_gives_evaluates_numbers_on_the_long_table(
 
 
 def test_evaluate_scores_refuses_in_one_line_as_evaluate_does() -> None:
-    for kwargs, message in [({"debias": "ips"}, "needs propensity="),
+    cases: list[tuple[dict[str, Any], str]] = [
+                            ({"debias": "ips"}, "needs propensity="),
                             ({"debias": "ips", "propensity": ("popularity", 1.0)},
                              "needs the training data"),
                             ({"debias": "ips", "propensity": "p", "metrics": ["MRR"]},
@@ -402,7 +404,8 @@ def test_evaluate_scores_refuses_in_one_line_as_evaluate_does() -> None:
                             ({"debias": "ips", "propensity": "nosuch"},
                              "propensity='nosuch' names no usable truth column"),
                             ({"debias": "ips", "propensity": "p", "ties": "average"},
-                             "ties='average' is not available")]:
+                             "ties='average' is not available")]
+    for kwargs, message in cases:
         metrics = kwargs.pop("metrics", ["P@1"])
         with pytest.raises(ReceValError, match=message.replace("(", r"\(")) as info:
             receval.evaluate_scores({"user": [0], "item": [1], "p": [0.5]},
