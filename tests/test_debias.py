@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -188,6 +189,37 @@ def test_estimated_gamma_is_recorded_and_recovers_a_known_exponent() -> None:
     assert again.summary == got.summary
 
 
+@pytest.mark.parametrize("propensity", ["uniform", "p", ("popularity", "estimate")])
+def test_the_request_is_recorded_with_the_plan_never_after(
+        monkeypatch: pytest.MonkeyPatch, propensity: object) -> None:
+    """record_profile writes the options once, the fitted gamma included: a read-only view
+    put in place right after it stays (debias used to update the options afterwards)."""
+    import types
+
+    from receval import evaluation, finalize
+
+    def once(result: Any, *args: Any, **kwargs: Any) -> None:
+        finalize.record_profile(result, *args, **kwargs)
+        result.options = types.MappingProxyType(result.options)
+
+    truth, preds, tr = _inputs(6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = receval.evaluate(truth, preds, ["R@5", "nDCG@5"], debias="snips", train=tr,
+                                 propensity=propensity, propensity_clip=10)
+        monkeypatch.setattr(evaluation, "record_profile", once)
+        got = receval.evaluate(truth, preds, ["R@5", "nDCG@5"], debias="snips", train=tr,
+                               propensity=propensity, propensity_clip=10)
+    assert isinstance(got.options, types.MappingProxyType)
+    assert dict(got.options) == plain.options and got.summary == plain.summary
+    assert got.options["debias"] == "snips" and got.options["propensity_clip"] == 10.0
+    if propensity == "p":
+        assert got.options["propensity"] == {"model": "column", "column": "p"}
+    elif propensity != "uniform":
+        assert got.options["propensity"]["gamma_estimated"] is True
+        assert np.isfinite(got.options["propensity"]["gamma"])
+
+
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"debias": "ips", "propensity": "p", "metrics": ["MRR"]},
      "metric 'MRR' has no IPS form (1 such metric(s)); debias= takes the families P, R, "
@@ -291,10 +323,10 @@ def test_the_doc_example_runs() -> None:
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "debiased-metrics.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", doc, re.S)
-    assert len(blocks) == 2
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        for block in blocks:
+    assert len(blocks) == 3  # the debiased metrics; two propensity-stratified evaluations
+    for block in blocks:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
             exec(compile(block, "docs/debiased-metrics.md", "exec"), {})
 
 
@@ -324,8 +356,87 @@ def test_string_ids_and_rows_of_other_users_in_the_column() -> None:
     assert all(np.isfinite(v) for v in got.summary.values())
 
 
-def test_evaluate_scores_refuses_in_one_line() -> None:
-    with pytest.raises(ReceValError, match="not available in evaluate_scores") as info:
-        receval.evaluate_scores({"user": [0], "item": [1]}, np.array([[0.1, 0.9]]), ["P@1"],
-                                debias="ips", propensity="uniform")
-    assert "\n" not in str(info.value)
+def _matrix(seed: int) -> tuple[pd.DataFrame, np.ndarray, pd.DataFrame, pd.DataFrame]:
+    """A score matrix (distinct scores: one ranking), its long table, a truth with a
+    propensity column (an item outside the matrix's columns and a user without a row
+    included) and training rows."""
+    rng = np.random.default_rng(seed)
+    scores = rng.permutation(18 * 25).reshape(18, 25).astype(np.float64)
+    long = pd.DataFrame({"user": np.repeat(np.arange(18), 25), "item": np.tile(np.arange(25), 18),
+                         "score": scores.ravel()})
+    truth = pd.DataFrame({"user": rng.integers(0, 20, 90),
+                          "item": rng.integers(0, 27, 90)}).drop_duplicates(
+                              ["user", "item"], ignore_index=True)
+    truth["p"] = rng.uniform(0.05, 1.0, len(truth))
+    train = pd.DataFrame({"user": 1000 + rng.integers(0, 50, 300),
+                          "item": rng.integers(0, 27, 300) ** 2 % 29})
+    return truth, scores, long, train
+
+
+@pytest.mark.parametrize("debias", ["ips", "snips"])
+@pytest.mark.parametrize("propensity", ["p", ("popularity", 1.5), ("popularity", "estimate")])
+def test_evaluate_scores_gives_evaluates_numbers_on_the_long_table(
+        debias: str, propensity: object) -> None:
+    pytest.importorskip("torch")
+    truth, scores, long, train = _matrix(11)
+    kwargs = {"debias": debias, "propensity": propensity, "propensity_clip": 12.0,
+              "train": train, "silence": ["id-mismatch", "train-items", "train-overlap"]}
+    want = receval.evaluate(truth, long, METRICS, **kwargs)
+    got = receval.evaluate_scores(truth, scores, METRICS, device="cpu", **kwargs)
+    plain = receval.evaluate(truth, long, METRICS, silence=["id-mismatch"])
+    assert got.summary != plain.summary  # weighed
+    for name in METRICS:
+        assert got.summary[name] == pytest.approx(want.summary[name], rel=1e-12, abs=1e-15)
+    pd.testing.assert_frame_equal(  # evaluate_scores lists the users in the truth's order
+        got.per_user.sort_values("user", ignore_index=True), want.per_user,
+        check_exact=False, rtol=1e-12)
+    for key in ("debias", "propensity", "propensity_clip"):
+        assert got.options[key] == want.options[key], key
+
+
+def test_evaluate_scores_refuses_in_one_line_as_evaluate_does() -> None:
+    cases: list[tuple[dict[str, Any], str]] = [
+                            ({"debias": "ips"}, "needs propensity="),
+                            ({"debias": "ips", "propensity": ("popularity", 1.0)},
+                             "needs the training data"),
+                            ({"debias": "ips", "propensity": "p", "metrics": ["MRR"]},
+                             "has no IPS form"),
+                            ({"debias": "ips", "propensity": "nosuch"},
+                             "propensity='nosuch' names no usable truth column"),
+                            ({"debias": "ips", "propensity": "p", "ties": "average"},
+                             "ties='average' is not available")]
+    for kwargs, message in cases:
+        metrics = kwargs.pop("metrics", ["P@1"])
+        with pytest.raises(ReceValError, match=message.replace("(", r"\(")) as info:
+            receval.evaluate_scores({"user": [0], "item": [1], "p": [0.5]},
+                                    np.array([[0.1, 0.9]]), metrics, device="cpu", **kwargs)
+        assert "\n" not in str(info.value)
+
+
+def test_evaluate_scores_uniform_is_todays_numbers_bit_for_bit() -> None:
+    pytest.importorskip("torch")
+    truth, scores, _, _ = _matrix(12)
+    plain = receval.evaluate_scores(truth, scores, METRICS, device="cpu",
+                                    silence=["id-mismatch"])
+    got = receval.evaluate_scores(truth, scores, METRICS, device="cpu", debias="snips",
+                                  propensity="uniform", silence=["id-mismatch"])
+    assert got.summary == plain.summary
+    assert got.options["debias"] == "snips" and got.options["propensity"] == "uniform"
+    assert "debias" not in plain.options
+
+
+@pytest.mark.parametrize("options", [{"exclude_train": True}, {"max_list": 7},
+                                     {"users": "union"}, {"recall_denominator": "capped"}])
+def test_evaluate_scores_matches_evaluate_under_the_options(options: dict) -> None:
+    pytest.importorskip("torch")
+    truth, scores, long, _ = _matrix(3)
+    rng = np.random.default_rng(1)
+    train = pd.DataFrame({"user": rng.integers(0, 18, 60),
+                          "item": rng.integers(0, 25, 60)}).drop_duplicates()
+    kwargs = {"debias": "snips", "propensity": "p", "train": train, **options}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = receval.evaluate(truth, long, METRICS, **kwargs)
+        got = receval.evaluate_scores(truth, scores, METRICS, device="cpu", **kwargs)
+    for name in METRICS:
+        assert got.summary[name] == pytest.approx(want.summary[name], rel=1e-12, abs=1e-15)

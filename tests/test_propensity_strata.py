@@ -1,72 +1,120 @@
-"""Propensity-stratified evaluation (Jadidinejad et al. 2021): the test rows split by their
-item's propensity into equal-width strata, each evaluated alone; values checked by hand."""
+"""Propensity-stratified evaluation (Jadidinejad et al. 2021; Cornac's
+PropensityStratifiedEvaluation): receval.propensity_strata.stratified against an oracle written
+from the formula (equal-width propensity bins over the truth rows, each stratum evaluated on its
+own rows by tests/reference/debias_oracle.py with unit weights, the strata weighed by their share
+of the rows), and its one-line refusals."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from receval.exceptions import ReceValError
-from receval.propensity_strata import propensity_strata, strata_of
+from receval.propensity_strata import stratified
+from tests.reference import debias_oracle as oracle
 
-# train: item "p" 9 rows, the niche items 1 each: with gamma = 1, p has propensity 1, a niche
-# item (1/9)^1
-TRAIN = pd.DataFrame({"user": 0, "item": ["p"] * 9 + ["n1", "n2", "n3"]})
-TRUTH = pd.DataFrame({"user": [1, 2, 3, 4, 4], "item": ["p", "p", "n1", "n2", "p"]})
-# model A: the popular item first for everyone; model B: each user's niche item first
-A = pd.DataFrame({"user": np.repeat([1, 2, 3, 4], 2), "item": ["p", "n1"] * 4,
-                  "score": [2.0, 1.0] * 4})
-B = pd.DataFrame({"user": np.repeat([1, 2, 3, 4], 2),
-                  "item": ["n3", "p", "n3", "n2", "n1", "p", "n2", "p"],
-                  "score": [2.0, 1.0] * 4})
+METRICS = ["P@5", "R@5", "nDCG@5", "AP@5", "RBP@0.8"]
+ORACLE = [("P", 5, 0.0), ("R", 5, 0.0), ("nDCG", 5, 0.0), ("AP", 5, 0.0), ("RBP", None, 0.8)]
 
 
-def test_strata_are_equal_widths_with_the_maximum_in_the_last() -> None:
-    s, edges = strata_of(np.array([0.0, 0.25, 0.5, 0.75, 1.0]), 4)
-    assert s.tolist() == [0, 1, 2, 3, 3]
-    assert edges.tolist() == [0.0, 0.25, 0.5, 0.75, 1.0]
-    same, _ = strata_of(np.array([0.3, 0.3]), 3)
-    assert same.tolist() == [0, 0]
+def _inputs(seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    rng = np.random.default_rng(seed)
+    truth = pd.DataFrame({"user": rng.integers(0, 20, 100),
+                          "item": rng.integers(0, 30, 100)}).drop_duplicates(
+                              ["user", "item"], ignore_index=True)
+    truth["p"] = rng.uniform(0.05, 1.0, len(truth))
+    preds = pd.DataFrame({"user": np.repeat(np.arange(20), 10),
+                          "item": rng.integers(0, 30, 200)}).drop_duplicates(
+                              ["user", "item"], ignore_index=True)
+    preds["score"] = rng.permutation(len(preds)).astype(float)
+    train = pd.DataFrame({"user": rng.integers(100, 150, 400),
+                          "item": rng.integers(0, 30, 400) ** 2 % 31})
+    return truth, preds, train
 
 
-def test_each_stratum_is_the_evaluation_of_its_rows_by_hand() -> None:
-    a = propensity_strata(TRUTH, A, ["P@1", "R@2"], train=TRAIN,
-                          propensity=("popularity", 1.0))
-    b = propensity_strata(TRUTH, B, ["P@1", "R@2"], train=TRAIN,
-                          propensity=("popularity", 1.0))
-    # low stratum (propensity 1/9): users 3 (n1) and 4 (n2); high (1): users 1, 2, 4 (p)
-    assert a["rows"].tolist() == [2, 3] and a["users"].tolist() == [2, 3]
-    # A: user 3 finds n1 at 2 (P@1 0, R@2 1), user 4 misses n2; p first for all in the high
-    assert a["P@1"].tolist() == [0.0, 1.0]
-    assert a["R@2"].tolist() == [0.5, 1.0]
-    # B: both niche items first; p at 2 for user 1 only, never for user 2, 2nd for user 4
-    assert b["P@1"].tolist() == [1.0, 0.0]
-    assert b["R@2"].tolist() == pytest.approx([1.0, 2 / 3], abs=1e-15)
-    assert a.attrs["propensity"] == {"model": "popularity", "gamma": 1.0}
-    assert a["propensity_low"].tolist() == pytest.approx([1 / 9, (1 / 9 + 1) / 2])
+def _oracle(truth: pd.DataFrame, preds: pd.DataFrame, prop: list[float],
+            n_strata: int) -> dict[str, list[float]]:
+    """Stratum q of a row: floor((p - min) / width), the largest p in the last stratum."""
+    low, high = min(prop), max(prop)
+    width = (high - low) / n_strata
+    stratum = [min(int((p - low) / width), n_strata - 1) for p in prop]
+    rows = list(zip(truth["user"], truth["item"], strict=True))
+    pred_rows = list(preds[["user", "item", "score"]].itertuples(index=False, name=None))
+    per: dict[str, list[float]] = {name: [] for name in METRICS}
+    per["rows"] = []
+    for q in sorted(set(stratum)):
+        mine = [(u, i, 1.0) for (u, i), s in zip(rows, stratum, strict=True) if s == q]
+        values = oracle.evaluate(mine, pred_rows, ORACLE, snips=False)
+        per["rows"].append(len(mine))
+        for name, spec in zip(METRICS, ORACLE, strict=True):
+            per[name].append(values[spec])
+    return per
 
 
-def test_a_truth_column_gives_the_propensity_and_empty_strata_are_left_out() -> None:
-    truth = TRUTH.assign(prop=[0.9, 0.9, 0.1, 0.1, 0.9])
-    t = propensity_strata(truth, A, ["P@1"], propensity="prop", n_strata=3)
-    assert t["stratum"].tolist() == [1, 3]  # nothing between 0.37 and 0.63
-    assert t["rows"].sum() == len(truth)
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("n_strata", [2, 4])
+def test_column_propensity_matches_the_oracle(seed: int, n_strata: int) -> None:
+    truth, preds, _ = _inputs(seed)
+    got = stratified(truth, preds, METRICS, propensity="p", n_strata=n_strata,
+                     silence=["id-mismatch"])
+    want = _oracle(truth, preds, truth["p"].tolist(), n_strata)
+    strata = got[got["stratum"] != "stratified"]
+    assert strata["rows"].tolist() == want["rows"]
+    assert strata["weight"].tolist() == pytest.approx([n / len(truth) for n in want["rows"]])
+    total = got[got["stratum"] == "stratified"].iloc[0]
+    assert total["rows"] == len(truth) and total["weight"] == 1.0
+    for name in METRICS:
+        assert strata[name].tolist() == pytest.approx(want[name], rel=1e-12, abs=1e-15), name
+        combined = sum(n * v for n, v in zip(want["rows"], want[name], strict=True)) / len(truth)
+        assert total[name] == pytest.approx(combined, rel=1e-12, abs=1e-15), name
+    assert got["stratum"].iloc[0] == "Q1"
+    assert got["propensity_low"].iloc[0] == truth["p"].min()
+    assert got["propensity_high"].iloc[-2] == truth["p"].max()
+
+
+def test_popularity_propensity_matches_the_oracle() -> None:
+    truth, preds, train = _inputs(3)
+    gamma = 1.0
+    pop = oracle.popularity_propensity(train["item"].tolist(), gamma)
+    top = max(train["item"].value_counts())
+    prop = [pop.get(i, (1 / top) ** ((gamma + 1) / 2)) for i in truth["item"]]
+    got = stratified(truth, preds, METRICS, propensity=("popularity", gamma), train=train,
+                     n_strata=3, silence=["id-mismatch"])
+    want = _oracle(truth, preds, prop, 3)
+    strata = got[got["stratum"] != "stratified"]
+    assert strata["rows"].tolist() == want["rows"]
+    for name in METRICS:
+        assert strata[name].tolist() == pytest.approx(want[name], rel=1e-12, abs=1e-15), name
+
+
+def test_one_stratum_is_the_plain_evaluation() -> None:
+    import receval
+
+    truth, preds, _ = _inputs(4)
+    got = stratified(truth, preds, METRICS, propensity="p", n_strata=1)
+    plain = receval.evaluate(truth, preds, METRICS)
+    assert list(got["stratum"]) == ["Q1", "stratified"]
+    for name in METRICS:
+        assert got[name].iloc[0] == plain.summary[name]
+        assert math.isclose(got[name].iloc[1], plain.summary[name], rel_tol=1e-15)
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"propensity": ("popularity", 1.0)}, "needs train="),
-    ({"propensity": "nope", "train": TRAIN}, "is not ('popularity', gamma) nor"),
-    ({"propensity": ("popularity", 1.0), "train": TRAIN, "n_strata": 0}, "n_strata must be"),
-    ({"propensity": ("popularity", -3), "train": TRAIN}, "gamma must be a number >= -1"),
+    ({"propensity": "uniform"}, "needs propensities that differ"),
+    ({"propensity": ("popularity", "estimate")}, "needs propensities that differ"),
+    ({"propensity": ("popularity", 1.0)}, "needs the training data: pass train="),
+    ({"propensity": "nosuch"}, "propensity='nosuch' names no truth column"),
+    ({"propensity": "zero"}, "propensity: 1 truth row(s) have a propensity outside (0, 1]"),
+    ({"propensity": "p", "n_strata": 0}, "n_strata must be a positive integer"),
+    ({"propensity": "p", "debias": "ips"}, "takes no debias="),
 ])
-def test_bad_requests_are_one_line(kwargs: dict, message: str) -> None:
-    with pytest.raises(ReceValError, match=None) as err:
-        propensity_strata(TRUTH, A, ["P@1"], **kwargs)
+def test_refusals_are_one_line(kwargs: dict, message: str) -> None:
+    truth, preds, _ = _inputs(0)
+    truth["zero"] = truth["p"]
+    truth.loc[2, "zero"] = 0.0
+    with pytest.raises(ReceValError) as err:
+        stratified(truth, preds, ["P@5"], **kwargs)
     assert message in str(err.value) and "\n" not in str(err.value)
-
-
-def test_a_bad_propensity_column_names_the_row() -> None:
-    with pytest.raises(ReceValError, match=r"'prop' is not a propensity > 0 at row 1 \(1 bad"):
-        propensity_strata(TRUTH.assign(prop=[0.5, 0.0, 0.5, 0.5, 0.5]), A, ["P@1"],
-                          propensity="prop")

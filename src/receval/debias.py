@@ -4,8 +4,8 @@ missing-not-at-random implicit feedback (Yang, Cui, Xuan, Wang, Belongie & Estri
 A relevant truth row ``i`` of user ``u`` was observed with propensity ``p_i``; its weight is
 ``w_i = min(1 / p_i, clip)``. Each metric is a sum over the user's relevant items of a
 per-item contribution ``c_i`` (which depends on the ranking) over a denominator ``D``, which
-for R, nDCG and AP depends on the user's relevant count ``|S_u|`` (docs/offpolicy.md,
-"Debiased offline metrics", has every formula)::
+for R, nDCG and AP depends on the user's relevant count ``|S_u|`` (docs/debiased-metrics.md,
+"The formulas", has every one)::
 
     IPS:   M_u = sum_{i in S*} w_i c_i / D(|S*|)
     SNIPS: M_u = sum_{i in S*} w_i c_i / D(sum_{i in S*} w_i)
@@ -353,20 +353,20 @@ def _plain(ids: Any) -> np.ndarray:
 
 def apply(result: Result, debias: Debias, specs: list[MetricSpec], prepared: Prepared,
           options: Options, *, engine: str, device: Any, truth: Any,
-          read_column: Any, train_items: Any, per_spec: list[Options] | None = None) -> None:
-    """Replace ``result``'s metric columns and summary by their debiased values and record
-    the request in ``result.options`` (uniform propensities: nothing is recomputed)."""
+          read_column: Any, train_items: Any, per_spec: list[Options] | None = None) -> Debias:
+    """Replace ``result``'s metric columns and summary by their debiased values (uniform
+    propensities: nothing is recomputed) and return the request as resolved (``gamma``
+    fitted where asked), whose :meth:`Debias.record` the plan records in ``result.options``:
+    this writes no option (:func:`receval.finalize.record_profile` is the one place)."""
     if debias.model == "uniform" or not specs:
-        result.options.update(debias.record())
-        return
+        return debias
     check_options(per_spec or [], options)
     selected = audit.select_users(prepared, options)
     longest = int(np.max(np.diff(prepared.predictions.indptr), initial=0))
     if options.max_list is not None:
         longest = min(longest, int(options.max_list))
-    depth = max([s.k if s.k and s.family is not Family.RBP else longest for s in specs]
-                + [GAMMA_LIST_DEPTH if debias.estimated else 1, 1])
-    prepared, out = ranked_lists(prepared, selected, options, depth, engine, device)
+    prepared, out = ranked_lists(prepared, selected, options, depth(debias, specs, longest),
+                                 engine, device)
     # the users of the result, in its order (users="relevant" keeps those with a relevant item)
     codes = dict(zip(_plain(prepared.users.decode(selected)).tolist(), range(len(selected)),
                      strict=True))
@@ -386,12 +386,22 @@ def apply(result: Result, debias: Debias, specs: list[MetricSpec], prepared: Pre
                         gamma=estimate_gamma(train_items, shown))
     weights = truth_weights(debias, prepared, users, ptr, np.asarray(items, dtype=np.int64),
                             truth=truth, read_column=read_column, train_items=train_items)
+    _replace(result, debias, specs, options, top,
+             np.asarray(out.n_list, dtype=np.int64)[rows], ptr, np.asarray(items, np.int64),
+             weights)
+    return debias
+
+
+def _replace(result: Result, debias: Debias, specs: list[MetricSpec], options: Options,
+             top: np.ndarray, n_list: np.ndarray, ptr: np.ndarray, items: np.ndarray,
+             weights: np.ndarray) -> None:
+    """Put the debiased values of ``specs`` (the ranked codes ``top`` of the result's users,
+    in its order; their relevant codes ``items`` in CSR ``ptr``, weighed) in ``result``."""
     fam = np.array([FAMILY_CODES[s.family] for s in specs], dtype=np.int64)
     ks = np.array([s.k or 0 for s in specs], dtype=np.int64)
     params = np.array([s.param if s.param is not None else RBP_PARAMETER[1] for s in specs])
     ap_norm = ("min_k_relevant", "relevant", "hits", "k").index(options.ap_normalizer)
-    values = _debiased(top, np.asarray(out.n_list, dtype=np.int64)[rows], ptr,
-                       np.asarray(items, dtype=np.int64), weights, fam, ks, params,
+    values = _debiased(top, n_list, ptr, items, weights, fam, ks, params,
                        options.effective_precision_denominator == "returned",
                        options.recall_denominator == "capped", ap_norm,
                        debias.debias == "snips")
@@ -406,7 +416,57 @@ def apply(result: Result, debias: Debias, specs: list[MetricSpec], prepared: Pre
         else:
             result.summary[spec.name] = float(np.mean(column)) if len(column) else math.nan
     result.sums = None  # the exact sums are of the plain metric
-    result.options.update(debias.record())
+
+
+def depth(debias: Debias, specs: list[MetricSpec], longest: int) -> int:
+    """How deep the ranked lists are read: the largest cutoff (RBP: the whole list,
+    ``longest``), at least :data:`GAMMA_LIST_DEPTH` when gamma is fitted."""
+    return max([s.k if s.k and s.family is not Family.RBP else longest for s in specs]
+               + [GAMMA_LIST_DEPTH if debias.estimated else 1, 1])
+
+
+def apply_lists(result: Result, debias: Debias, specs: list[MetricSpec], options: Options,
+                top: np.ndarray, n_list: np.ndarray, ptr: np.ndarray, items: np.ndarray,
+                users: np.ndarray, rel_ids: np.ndarray, item_ids: np.ndarray, *,
+                read_column: Any, train_items: Any) -> Debias:
+    """:func:`apply` for ranked lists given as codes (``evaluate_scores``: columns of the
+    score matrix, ``item_ids`` their items): ``top`` the result's users' lists in its order,
+    ``n_list`` their lengths, ``items`` (CSR ``ptr``) their relevant truth rows' codes (a
+    code no list holds for an item outside ``item_ids``), with their ``users`` and items
+    (``rel_ids``) as ids. Returns the request as resolved (``gamma`` fitted where asked);
+    writes no option."""
+    if debias.model == "uniform" or not specs:
+        return debias
+    if debias.estimated:
+        head = top[:, :GAMMA_LIST_DEPTH]
+        debias = Debias(debias.debias, "popularity", clip=debias.clip, estimated=True,
+                        gamma=estimate_gamma(train_items, _plain(item_ids[head[head >= 0]])))
+    if debias.model == "popularity":
+        assert debias.gamma is not None
+        prop = popularity_propensity(train_items, _plain(rel_ids), debias.gamma)
+    else:
+        assert debias.column is not None
+        t_users, t_items, t_prop = read_column(debias.column)
+        table = pd.Series(np.asarray(t_prop, dtype=np.float64),
+                          index=pd.MultiIndex.from_arrays([_plain(t_users), _plain(t_items)]))
+        table = table[~table.index.duplicated()]  # the first row of a repeated pair counts
+        wanted = pd.MultiIndex.from_arrays([_plain(users), _plain(rel_ids)])
+        prop = table.reindex(wanted).to_numpy(dtype=np.float64)
+    bad = ~((prop > 0) & (prop <= 1))
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        what = debias.column if debias.model == "column" else "popularity"
+        raise ReceValError(f"propensity {what!r}: {int(bad.sum())} relevant truth row(s) have "
+                           f"a propensity outside (0, 1] or none (first: {float(prop[first])!r} "
+                           f"for user {_plain(users[first:first + 1]).tolist()[0]!r}, item "
+                           f"{_plain(rel_ids[first:first + 1]).tolist()[0]!r})")
+    weights = 1.0 / prop
+    if debias.clip is not None:
+        weights = np.minimum(weights, debias.clip)
+    _replace(result, debias, specs, options, np.ascontiguousarray(top, dtype=np.int64),
+             np.asarray(n_list, dtype=np.int64), ptr, np.asarray(items, dtype=np.int64),
+             np.asarray(weights, dtype=np.float64))
+    return debias
 
 
 def read_truth_column(truth: Any, predictions: Any, column: str,
@@ -428,3 +488,58 @@ def read_truth_column(truth: Any, predictions: Any, column: str,
             from None
     assert t.values is not None
     return t.users, t.items, t.values
+
+
+def request(given: Mapping[str, Any], specs: list[MetricSpec], per_spec: list[Options],
+            options: Options, train: Any) -> Debias:
+    """``evaluate_scores``'s validated ``debias=`` request (``given``: its ``debias``,
+    ``propensity``, ``propensity_clip``), refused in one line as ``evaluate`` refuses it."""
+    req = Debias.of(given.get("debias"), given.get("propensity"), given.get("propensity_clip"))
+    check(specs, engine="torch", strata=None, truth_is_spark=False)
+    if req.model != "uniform":
+        check_options(per_spec, options)
+    if req.model == "popularity" and train is None:
+        raise ReceValError("propensity=('popularity', ...) needs the training data: pass "
+                           "train= (item popularity is counted there)")
+    return req
+
+
+def matrix_depth(req: Debias | None, specs: list[MetricSpec], n_items: int,
+                 options: Options) -> int:
+    """How deep ``evaluate_scores`` ranks for ``req`` (:func:`depth`; 0 without one)."""
+    if req is None:
+        return 0
+    longest = n_items if options.max_list is None else min(n_items, int(options.max_list))
+    return depth(req, specs, max(longest, 1))
+
+
+def apply_matrix(result: Result, req: Debias, specs: list[MetricSpec], options: Options,
+                 ranked: list[tuple[np.ndarray, np.ndarray]], judged: Any, n_items: int,
+                 item_ids: np.ndarray, truth: Any, train_items: Any, *, user_col: str,
+                 item_col: str) -> Debias:
+    """:func:`apply_lists` for ``evaluate_scores``: ``ranked`` its blocks' top columns and
+    list lengths, ``judged`` its truth grouped by user (``users``, the relevant rows'
+    ``g_indptr``, ``g_cols``, ``g_items``)."""
+    from receval.data.columns import read_columns
+
+    if req.model == "uniform" or not specs:
+        return req
+    # a relevant item outside the matrix's columns: a code no list holds
+    codes = np.where(judged.g_cols >= 0, judged.g_cols,
+                     n_items + np.arange(len(judged.g_cols)))
+    owner = np.repeat(np.arange(len(judged.users)), np.diff(judged.g_indptr))
+
+    def read_column(column: str) -> tuple[Any, Any, np.ndarray]:
+        try:
+            cols = read_columns(truth, side="truth", user_col=user_col, item_col=item_col,
+                                value_col=column, value_required=True)
+        except ReceValError as exc:
+            raise ReceValError(f"propensity={column!r} names no usable truth column: "
+                               f"{exc}") from None
+        assert cols.values is not None
+        return cols.users, cols.items, cols.values
+
+    return apply_lists(result, req, specs, options, np.concatenate([t for t, _ in ranked]),
+                       np.concatenate([n for _, n in ranked]), judged.g_indptr, codes,
+                       judged.users[owner], judged.g_items, item_ids,
+                       read_column=read_column, train_items=train_items)

@@ -155,7 +155,7 @@ def evaluate(
     gamma)``, ``("popularity", "estimate")`` with ``train``, or a truth column) gives the
     debiased P, R, nDCG, AP, RBP and hit rate of Yang et al. 2018 under the same names,
     each weight ``1/propensity`` clipped at ``propensity_clip`` (:mod:`receval.debias`,
-    docs/offpolicy.md); ``Result.options`` records all three.
+    docs/debiased-metrics.md); ``Result.options`` records all three.
 
     ``engine="torch"`` ranks the lists with torch on ``device`` (a torch device or its name,
     ``"cpu"``, ``"cuda:1"``; default: CUDA when there is one, else the CPU), with the numbers
@@ -270,13 +270,20 @@ def evaluate(
         merged = merge_metric_parts([_strata_of(p) for _, p in parts], [s.name for s in specs])
         result.strata, result.strata_sums = (None, None) if merged is None else (merged.table,
                                                                                 merged.sums)
-    record_profile(result, specs, per_spec, options, resolved.name, inputs=recorded_inputs(
+    if request is not None:  # before the plan is recorded: gamma, when fitted, is part of it
+        request = _apply_debias(result, request, specs, per_spec, options, prepared_by_key,
+                                truth_cols, pred_cols, engine, device, leak, truth, predictions,
+                                {"user_col": user_col, "item_col": item_col,
+                                 "score_col": score_col, "truth_columns": truth_columns,
+                                 "prediction_columns": prediction_columns})
+    record_profile(result, specs, per_spec, options, resolved.name, inputs={**recorded_inputs(
         train=train if leak is None or isinstance(train, str | os.PathLike) else leak.train,
         exclude_train=exclude_train,
         item_features=item_features, item_groups=item_groups,
         strata=given_strata if isinstance(given_strata, str) else mapping,
         beyond=_beyond_record(beyond_specs, options, beyond, resolved.name) if beyond_specs
-        else None), metrics=_canonical(specs, beyond_specs, requested))
+        else None), **(request.record() if request is not None else {})},
+        metrics=_canonical(specs, beyond_specs, requested))
     with checks.silence(silence):
         checks.check_relevance_threshold(
             truth_cols.values, column=rating_col, gain=options.gain,
@@ -285,11 +292,6 @@ def evaluate(
         audit.check_matches(next(iter(prepared_by_key.values())), result)
         if leak is not None:
             leak.record(result)
-    if request is not None:
-        _apply_debias(result, request, specs, per_spec, options, prepared_by_key, truth_cols,
-                      pred_cols, engine, device, leak, truth, predictions,
-                      {"user_col": user_col, "item_col": item_col, "score_col": score_col,
-                       "truth_columns": truth_columns, "prediction_columns": prediction_columns})
     if beyond_specs:
         key = prepare_key(options)
         if key not in prepared_by_key:
@@ -419,8 +421,9 @@ def _apply_debias(result: Result, request: Any, specs: list[MetricSpec],
                   per_spec: list[Options], options: Options,
                   prepared_by_key: dict[tuple[Any, ...], Prepared], truth_cols: Any,
                   pred_cols: Any, engine: str, device: Any, leak: Any, truth: Any,
-                  predictions: Any, columns: dict[str, Any]) -> None:
-    """The debiased values of ``specs`` in ``result`` (:func:`receval.debias.apply`)."""
+                  predictions: Any, columns: dict[str, Any]) -> Any:
+    """The debiased values of ``specs`` in ``result`` (:func:`receval.debias.apply`); the
+    request as resolved (``gamma`` fitted where asked), for the plan's record."""
     from receval import debias as db
 
     key = prepare_key(options)
@@ -428,10 +431,11 @@ def _apply_debias(result: Result, request: Any, specs: list[MetricSpec],
         prepared_by_key[key] = prepare(truth_cols, pred_cols, options,
                                        rating_col=truth_cols.value_name or "rating",
                                        score_col=pred_cols.value_name or "score")
-    db.apply(result, request, specs, prepared_by_key[key], options, engine=engine,
-             device=device, truth=truth,
-             read_column=lambda col: db.read_truth_column(truth, predictions, col, columns),
-             train_items=None if leak is None else leak.train.items, per_spec=per_spec)
+    return db.apply(result, request, specs, prepared_by_key[key], options, engine=engine,
+                    device=device, truth=truth,
+                    read_column=lambda col: db.read_truth_column(truth, predictions, col,
+                                                                 columns),
+                    train_items=None if leak is None else leak.train.items, per_spec=per_spec)
 
 
 def _check_beyond(specs: list[Any], beyond: Any, profile: str | None, engine: str, train: Any,

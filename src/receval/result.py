@@ -28,6 +28,7 @@ from receval.options import (
     EmptyScope,
     Gain,
     Ideal,
+    IprecRounding,
     ItemOrder,
     NonpositiveScores,
     PrecisionDenominator,
@@ -118,6 +119,7 @@ class RecordedOptions(TypedDict, total=False):
     err_max_grade: float | Literal["user"]
     all_skipped: AllSkipped
     persistence: float
+    iprec_rounding: IprecRounding
     #: the receval version, the engine (and torch's device)
     version: str
     engine: str

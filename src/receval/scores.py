@@ -21,6 +21,7 @@ import pandas as pd
 import pyarrow as pa
 
 from receval import checks
+from receval import debias as db
 from receval._version import __version__
 from receval.beyond.names import split_metrics
 from receval.exceptions import ReceValError
@@ -87,7 +88,8 @@ def evaluate_scores(
     ``train``, ``exclude_train``, ``train_columns``, ``timestamp_col``: as in
     :func:`receval.evaluate`; ``exclude_train=True`` masks each user's training items in the
     matrix (``exclude=`` set to the training pairs). ``counts["train"]["predictions_in_train"]``
-    counts the cells of the matrix that are training pairs.
+    counts the cells of the matrix that are training pairs. ``debias``, ``propensity``,
+    ``propensity_clip``: the debiased metrics of :func:`receval.evaluate` (:mod:`receval.debias`).
 
     ``device``: a torch device (default: CUDA when available, else the CPU). ``batch_size``:
     rows per block (default: ``memory_budget // (BYTES_PER_ENTRY * n_items)``, with
@@ -113,10 +115,8 @@ def evaluate_scores(
         raise ReceValError(f"{beyond[0].name!r} is a beyond-accuracy metric, which "
                            "evaluate_scores does not compute yet: evaluate the long table "
                            "with receval.evaluate (train=, item_features=)")
-    if {"debias", "propensity", "propensity_clip"} & set(options):
-        raise ReceValError("debias= / propensity= are not available in evaluate_scores (the "
-                           "weights do not reach its score-matrix path): evaluate the long "
-                           "table with receval.evaluate")
+    debias: dict[str, Any] = {k: options.pop(k) for k in ("debias", "propensity", "propensity_clip")
+              if k in options}  # receval.debias: weighed after the ranking
     unknown = sorted(set(options) - set(OPTION_NAMES))
     if unknown:
         raise ReceValError(f"unknown option {unknown[0]!r} for evaluate_scores (options: "
@@ -129,6 +129,7 @@ def evaluate_scores(
     for i, spec_opts in enumerate(per_spec):
         _check_supported([specs[i]], spec_opts)
         groups.setdefault(spec_opts, []).append(i)
+    request = db.request(debias, specs, per_spec, opts, train) if debias else None
     for name, value in (("batch_size", batch_size), ("memory_budget", memory_budget)):
         if value is not None and (isinstance(value, bool) or
                                   not isinstance(value, int | np.integer) or value < 1):
@@ -153,18 +154,29 @@ def evaluate_scores(
     with checks.silence(silence):
         table = _read_truth(truth, opts, specs, user_col, item_col, rating_col)
         excluded = _read_exclude(exclude, source, user_col, item_col)
+        # debias= (propensities other than uniform) reads the ranked lists
+        ranked: list[tuple[np.ndarray, np.ndarray]] | None = (
+            [] if request is not None and request.model != "uniform" else None)
         for group_opts, members in groups.items():  # a profile's per-metric options
             judged = _judge_truth(table, source, excluded, group_opts, rating_col)
             parts.append((members, _run(judged, source, excluded, [specs[i] for i in members],
-                                        group_opts, where, batch_size, memory_budget, torch)))
+                                        group_opts, where, batch_size, memory_budget, torch,
+                                        ranked,
+                                        db.matrix_depth(request, specs, source.n_items,
+                                                        group_opts))))
         checks.check_relevance_threshold(
             table.ratings, column=rating_col, gain=opts.gain,
             threshold_given="relevance_threshold" in options
             or opts.relevance_threshold is not None)
     result = parts[0][1] if len(parts) == 1 else merge_parts(specs, parts, opts)
-    record_profile(result, specs, per_spec, opts, resolved.name, inputs=recorded_inputs(
+    if request is not None:  # one group (debias.check_options): its lists, before the record
+        request = db.apply_matrix(result, request, specs, opts, ranked or [], judged,
+                                  source.n_items, source.item_ids, truth,
+                                  None if leak is None else leak.train.items,
+                                  user_col=user_col, item_col=item_col)
+    record_profile(result, specs, per_spec, opts, resolved.name, inputs={**recorded_inputs(
         train=train if leak is None or isinstance(train, str | os.PathLike) else leak.train,
-        exclude_train=exclude_train))
+        exclude_train=exclude_train), **(request.record() if request is not None else {})})
     if leak is not None:
         with checks.silence(silence):
             leak.record(result)
@@ -398,6 +410,8 @@ class _Judged:
     max_rel: np.ndarray  # the highest rating of the user's relevant items (-inf: none)
     g_indptr: np.ndarray  # gains of every relevant truth row (the ideal DCG), graded only
     g_values: np.ndarray
+    g_cols: np.ndarray  # the relevant truth rows' columns (-1: none) and items, as g_indptr
+    g_items: np.ndarray
     counts: dict[str, int]
     in_truth: int
 
@@ -408,7 +422,7 @@ def _judge_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, optio
     users, items, ratings = table.users, table.items, table.ratings
     counts = {"truth": table.n_rows, "truth_dropped_missing_rating": table.missing}
     user_codes, uniques = pd.factorize(users, sort=False)
-    item_codes = pd.factorize(items, sort=False)[0]
+    item_codes, item_uniques = pd.factorize(items, sort=False)
     pair = pd.MultiIndex.from_arrays([user_codes, item_codes])
     repeated = np.asarray(pair.duplicated())
     if repeated.any():
@@ -500,7 +514,9 @@ def _judge_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, optio
         t_gain=gains[listed][order], t_rating=ratings[listed][order], n_relevant=n_relevant,
         n_truth=n_truth, max_rel=max_rel,
         g_indptr=_indptr(owner[rel_rows][g_order], len(picked)),
-        g_values=gains[rel_rows][g_order], counts=counts, in_truth=int(in_truth.sum()))
+        g_values=gains[rel_rows][g_order], g_cols=col[rel_rows][g_order],
+        g_items=np.asarray(item_uniques)[item_codes[rel_rows][g_order]], counts=counts,
+        in_truth=int(in_truth.sum()))
 
 
 def _indptr(owner: np.ndarray, n: int) -> np.ndarray:
@@ -577,7 +593,10 @@ def batch_rows(n_items: int, device: Any, memory_budget: int | None, torch: Any)
 
 def _run(judged: _Judged, source: _ScoreSource, excluded: _Excluded, specs: list[MetricSpec],
          options: Options, device: Any, batch_size: int | None, memory_budget: int | None,
-         torch: Any) -> Result:
+         torch: Any, ranked: list[tuple[np.ndarray, np.ndarray]] | None = None,
+         ranked_depth: int = 0) -> Result:
+    """The users' metrics, block by block; ``ranked`` (debias=) receives each block's top
+    ``ranked_depth`` columns in rank order and its list lengths."""
     from receval.aggregate import aggregate
     from receval.engines.numba_engine import JUDGED_FIELDS, KernelOutput
     from receval.engines.torch_engine import cut_rows, judged_in_order, picture_of_rows
@@ -603,7 +622,8 @@ def _run(judged: _Judged, source: _ScoreSource, excluded: _Excluded, specs: list
                                 need_rprec="hits_at_r" in fields,
                                 top_items="top_items" in fields or want_judged,
                                 ap_over_hits="ap_over_hits" in fields,
-                                top_k=source.n_items if want_judged else None,
+                                top_k=source.n_items if want_judged else
+                                ranked_depth if ranked is not None else None,
                                 discount=options.discount,
                                 persistence=options.persistence)
         if want_judged:
@@ -614,6 +634,9 @@ def _run(judged: _Judged, source: _ScoreSource, excluded: _Excluded, specs: list
             pic.n_judged = torch.from_numpy(judged.n_truth[lo:hi]).to(device)
             pic.max_rel_rating = torch.from_numpy(judged.max_rel[lo:hi]).to(device)
         out = compute(block.picture, specs, options)
+        if ranked is not None:
+            ranked.append((block.picture.top_items[:, :ranked_depth].cpu().numpy(),
+                           block.picture.n_list.cpu().numpy()))
         values.append(out.value.cpu().numpy())
         nums.append(out.num.cpu().numpy())
         dens.append(out.den.cpu().numpy())

@@ -1,5 +1,5 @@
 """A plain-Python reference for the debiased (IPS / SNIPS) metrics, from the formulas of
-docs/offpolicy.md ("Debiased offline metrics"; Yang et al., RecSys 2018).
+docs/debiased-metrics.md ("The formulas"; Yang et al., RecSys 2018).
 
 Nothing here imports receval. One user at a time: rank the user's predictions by score
 (descending; the inputs have distinct scores), weigh each relevant truth item ``i`` by
