@@ -32,10 +32,10 @@ from receval.dispatch import (
     run,
 )
 from receval.exceptions import ReceValError
-from receval.finalize import merge_parts, record_profile
+from receval.finalize import check_inputs, finish, merge_parts, record_profile
 from receval.measures.spec import RATING, MetricSpec, parse_metrics
 from receval.options import UNSET, Options
-from receval.result import Result, null_reasons
+from receval.result import Result
 from receval.scalars import plain
 from receval.shaping import Prepared, prepare, prepare_key
 from receval.strata import as_mapping, merge_metric_parts, stratify
@@ -202,14 +202,10 @@ def evaluate(
     if beyond_specs:
         _check_beyond(beyond_specs, beyond, resolved.name, engine, train, item_features,
                       item_groups)
-    if (train is not None or exclude_train) and (
-            engine == "spark" or _is_spark_frame(truth) or _is_spark_frame(predictions)):
-        raise ReceValError("train= and exclude_train= are not available on Spark yet: "
-                           "evaluate the pandas/Arrow tables (engine='numba')")
     if engine == "spark" or _is_spark_frame(truth) or _is_spark_frame(predictions):
-        if strata is not None:
-            raise ReceValError("strata= is not available on Spark yet: evaluate the "
-                               "pandas/Arrow tables (engine='numba')")
+        if isinstance(strata, str):
+            raise ReceValError(f"strata={strata!r} is built from train= by the local plan; on "
+                               "Spark pass the user -> group mapping (a frame or a dict)")
         from receval.spark import evaluate_spark
 
         return evaluate_spark(
@@ -217,7 +213,10 @@ def evaluate(
             explicit=explicit, silence=silence, spark_options=spark_options,
             columns={"user_col": user_col, "item_col": item_col, "rating_col": rating_col,
                      "score_col": score_col, "truth_columns": truth_columns,
-                     "prediction_columns": prediction_columns})
+                     "prediction_columns": prediction_columns}, strata=strata,
+            train=None if train is None and not exclude_train else {
+                "train": train, "exclude_train": exclude_train, "train_columns": train_columns,
+                "timestamp_col": timestamp_col})
     specs = parse_metrics(metrics) if metrics or not beyond_specs else []
     per_spec = [resolved.options_for(s.family) for s in specs]
     rating_needed = (
@@ -266,11 +265,10 @@ def evaluate(
     record_profile(result, specs, per_spec, options, resolved.name,
                    inputs=None if leak is None else leak.recorded)
     with checks.silence(silence):
-        checks.check_relevance_threshold(
-            truth_cols.values, column=rating_col, gain=options.gain,
-            threshold_given="relevance_threshold" in explicit
-            or options.relevance_threshold is not None)
-        audit.check_matches(next(iter(prepared_by_key.values())), result)
+        first = next(iter(prepared_by_key.values()))
+        check_inputs(result.counts, options, ratings=truth_cols.values, column=rating_col,
+                     threshold_given="relevance_threshold" in explicit,
+                     item_overlap=lambda: audit.item_overlap(first))
         if leak is not None:
             leak.record(result)
     if request is not None:
@@ -311,11 +309,6 @@ def evaluate_prepared(
                   engine, device)
     if options.users == "relevant":
         keep = out.n_relevant > 0
-        if not keep.any() and not _IN_PARTITION.get():
-            raise ReceValError(
-                "no user to evaluate with users='relevant': no user of the truth has a "
-                "relevant item (check relevance_threshold)"
-            )
         selected = selected[keep]
         out = out.take(keep)
     if options.empty_scope == "no_relevant":
@@ -325,22 +318,24 @@ def evaluate_prepared(
                 out.value[none_relevant, c] = np.nan
     user_ids = prepared.users.decode(selected)
     # per group before the empty policy fills the values in place, as the whole's sums are
-    groups = None if strata is None else stratify(specs, out, options, user_ids, strata)
-    agg = aggregate(specs, out, options, lambda row: plain(user_ids[row]))
+    groups = None if strata is None else stratify(specs, out, options, user_ids, strata,
+                                                  require_match=not _IN_PARTITION.get())
+    agg = aggregate(specs, out, options, lambda row: plain(user_ids[row]), warn=False)
     # one block around the value matrix (no copy), then the user column in front
     per_user = pd.DataFrame(agg.per_user, columns=[s.name for s in specs], copy=False)
     per_user.insert(0, "user", user_ids)
     counts = audit.counts(prepared, selected, out, options, agg.undefined, agg.used, cut_ks)
-    counts["summary_null"] = null_reasons(agg.summary, agg.undefined, agg.used, options.empty,
-                                          {s.name for s in specs if s.family in RATING})
-    checks.check_ties(counts["ties_at_cutoff"], options.ties)
+    # the one finish (the Spark driver's too): "no user", summary_null, the warnings
+    assert agg.sums is not None
+    summary = finish(specs, [options] * len(specs), counts, agg.sums,
+                     partial=_IN_PARTITION.get())
     record = options.to_dict()
     record.update(
         version=__version__,
         engine=engine,
         metrics={s.name: s.canonical for s in specs},
     )
-    return Result(summary=agg.summary, per_user=per_user, counts=counts, options=record,
+    return Result(summary=summary, per_user=per_user, counts=counts, options=record,
                   metrics=[s.name for s in specs], sums=agg.sums, strata=groups)
 
 

@@ -25,17 +25,20 @@ from receval._version import __version__
 from receval.accumulate import Accumulator
 from receval.data.columns import read_columns
 from receval.data.encode import check_same_kind
-from receval.exceptions import ReceValError, UndefinedMetricError, UndefinedMetricWarning
-from receval.finalize import record_profile
+from receval.exceptions import ReceValError, UndefinedMetricError
+from receval.finalize import check_inputs, finish, record_profile
 from receval.io.wanted import Wanted
 from receval.measures.spec import RATING, parse_metrics
 from receval.options import Options
 from receval.profiles import get as get_profile
 from receval.profiles import resolve
-from receval.result import Result, null_reasons
+from receval.result import Result
 from receval.scalars import plain
 from receval.spark.failures import Stage, log_level, spark_call
 from receval.spark.session import get_session
+from receval.spark.training import ROW, SparkTrain
+from receval.spark.training import record as record_train
+from receval.strata import NONE, as_mapping, no_match_error, summarise
 
 #: the keys of ``evaluate(..., spark_options=...)``
 SPARK_OPTIONS = ("partitions", "order_by", "per_user", "master", "log_level")
@@ -123,11 +126,17 @@ def evaluate_spark(
     silence: Any,
     spark_options: Mapping[str, Any] | None,
     columns: Mapping[str, Any],
+    strata: Any = None,
+    train: Mapping[str, Any] | None = None,
 ) -> SparkResult:
     """``receval.evaluate(..., engine="spark")``: see :mod:`receval.spark`.
 
     ``partition_fn`` runs the local plan on one partition (from :mod:`receval.evaluation`);
-    ``explicit`` are the options passed, ``columns`` the column arguments of ``evaluate``.
+    ``explicit`` are the options passed, ``columns`` the column arguments of ``evaluate``;
+    ``strata`` the user -> group mapping (:func:`receval.strata.as_mapping`, or a Spark
+    DataFrame of it), each partition's groups' exact sums merged on the driver; ``train`` the
+    training arguments of ``evaluate`` (``train``, ``exclude_train``, ``train_columns``,
+    ``timestamp_col``), audited and excluded by Spark joins (:mod:`receval.spark.training`).
 
     Example:
         >>> from receval.evaluation import evaluate_partition
@@ -144,7 +153,7 @@ def evaluate_spark(
         return _evaluate_spark(truth, predictions, metrics, partition_fn, profile=profile,
                                explicit=explicit, silence=silence,
                                spark_options=spark_options, columns=columns, stage=stage,
-                               stack=stack)
+                               stack=stack, strata=strata, train=train)
 
 
 @contextlib.contextmanager
@@ -169,6 +178,8 @@ def _evaluate_spark(
     columns: Mapping[str, Any],
     stage: Stage,
     stack: contextlib.ExitStack,
+    strata: Any = None,
+    train: Mapping[str, Any] | None = None,
 ) -> SparkResult:
     sopts = _spark_options(spark_options)
     resolved = resolve(profile, explicit)
@@ -198,6 +209,18 @@ def _evaluate_spark(
                      or resolved.requires_rating or any(s.family in RATING for s in specs))
     _check_columns(truth_df, wt, rating_needed)
     _check_columns(pred_df, wp, False)
+    trained, read_preds = None, pred_df
+    if train is not None:  # the exclusion: an anti-join before the shuffle
+        trained = SparkTrain.read(
+            train["train"], lambda source, side: _as_frame(source, spark, side),
+            user_col=wt.user, item_col=wt.item, timestamp_col=train["timestamp_col"],
+            columns=train["train_columns"], exclude=train["exclude_train"],
+            truth_timestamp=(columns.get("truth_columns") or {}).get(
+                "timestamp", train["timestamp_col"]))
+        if trained.exclude:
+            pred_df = trained.kept(pred_df, wp)
+    lean = trained is not None and not sopts["per_user"]
+    sopts["per_user"] = sopts["per_user"] or lean  # the audit counts the evaluated users
     if sopts["partitions"] == "auto":  # two counts (cheap: Parquet footers, local frames)
         sopts["partitions"] = auto_partitions(truth_df.count() + pred_df.count(),
                                               spark.sparkContext.defaultParallelism)
@@ -211,6 +234,11 @@ def _evaluate_spark(
         o.ties in _ORDER_FREE_TIES | {"stable"} and o.duplicates == "error"
         for o in [options, *per_spec])
     kwargs = {"profile": profile, **explicit, **{k: v for k, v in columns.items()}}
+    mapping = None
+    if strata is not None:  # sent with the plan: each partition stratifies its own users
+        mapping = as_mapping(strata.toPandas() if _is_frame(strata) else strata,
+                             user_col=columns.get("user_col", "user"))
+        kwargs["strata"] = mapping
 
     def plan(with_order: bool) -> tuple[Any, _Task]:
         union, task = _union(truth_df, pred_df, wt, wp,
@@ -244,23 +272,40 @@ def _evaluate_spark(
         if mode == "struct":
             break
     try:
-        result = _merge([json.loads(row[0]) for row in metas], specs, per_spec, options)
+        counts, sums = _merge([json.loads(row[0]) for row in metas])
+        with checks.silence(silence):  # the local plan's finish, on the merged counts
+            summary = finish(specs, per_spec, counts, sums)
+        groups = None if mapping is None else _merge_strata(
+            [json.loads(row[0]) for row in metas], specs, per_spec, mapping)
     except ReceValError:
         if cached is not None:
             cached.unpersist()
         raise
-    summary, counts, sums = result
     tasks = sorted((json.loads(row[0])["task"] for row in metas), key=lambda t: t["partition"])
     record = options.to_dict()
     record.update(version=__version__, engine="spark",
                   metrics={s.name: s.canonical for s in specs})
     out = SparkResult(summary=summary, per_user=per_user, counts=counts, options=record,
-                      metrics=[s.name for s in specs], sums=sums, _cached=cached,
+                      metrics=[s.name for s in specs], sums=sums, strata=groups,
+                      _cached=cached,
                       tasks=tasks, _log_level=sopts["log_level"])
-    record_profile(out, specs, per_spec, options, resolved.name)
+    record_profile(out, specs, per_spec, options, resolved.name,
+                   inputs=None if trained is None else {"exclude_train": trained.exclude})
+    rating_range = task.rating_range(metas)
     with checks.silence(silence):
-        _warn(out, specs, per_spec, options, explicit, wt, task.rating_range(metas),
-              lambda: _item_overlap(truth_df, pred_df, wt, wp))
+        check_inputs(counts, options, ratings=None if rating_range is None
+                     else np.array(rating_range), column=wt.value,
+                     threshold_given="relevance_threshold" in explicit,
+                     item_overlap=lambda: _item_overlap(truth_df, pred_df, wt, wp))
+        if trained is not None:
+            stage.name = "the training audit (joins with train)"
+            audit, n_preds, n_truth = trained.audit(truth_df, read_preds, wt, wp,
+                                                    out.per_user.select("user"))
+            record_train(out, audit, predictions=n_preds, truth=n_truth,
+                         exclude_train=trained.exclude)
+    if lean:
+        out.unpersist()
+        out.per_user = None
     return out
 
 
@@ -496,6 +541,7 @@ def _union(truth: Any, preds: Any, wt: Wanted, wp: Wanted, order_by: str | None,
         cols += [c.alias(name) for c, name in ((tv, "tv"), (pv, "pv")) if c is not None]
         if ordered:
             order = (F.col(order_by).cast(o_type) if order_by is not None
+                     else F.col(ROW) if ROW in frame.columns  # numbered before a join
                      else F.monotonically_increasing_id())
             cols.append(order.alias("o"))
         return frame.select(*cols)
@@ -583,6 +629,13 @@ class _Task:
             result = self._evaluate(truth, preds)
             meta["counts"] = result.counts
             meta["sums"] = _with_first_ids(result).to_dict()
+            if result.strata is not None:  # each group's users and exact sums (ids: users)
+                meta["strata"] = {label: [n, acc.to_dict()] for label, (n, acc) in zip(
+                    result.strata["group"], zip(result.strata["users"],
+                                                result.strata.attrs["sums"].values(),
+                                                strict=True), strict=True)}
+                if len(result.per_user):
+                    meta["first_user"] = result.per_user["user"].iloc[0]
             per_user = result.per_user
         except ReceValError as exc:
             meta["error"] = [type(exc).__name__, str(exc)]
@@ -793,10 +846,10 @@ def _add(total: Any, part: Any) -> Any:
     return total
 
 
-def _merge(metas: list[dict[str, Any]], specs: list[Any], per_spec: list[Options],
-           options: Options) -> tuple[dict[str, float], dict[str, Any], Accumulator]:
-    """The summary, counts and sums of every partition, merged exactly; the first error of
-    the lowest-numbered partition raised as it was raised there."""
+def _merge(metas: list[dict[str, Any]]) -> tuple[dict[str, Any], Accumulator]:
+    """The counts and exact sums of every partition, merged (the partitions hold disjoint
+    users: every count is additive); the first error of the lowest-numbered partition raised
+    as it was raised there. :func:`receval.finalize.finish` finishes them."""
     metas.sort(key=lambda m: m["partition"])
     for meta in metas:
         if meta.get("error"):
@@ -808,7 +861,7 @@ def _merge(metas: list[dict[str, Any]], specs: list[Any], per_spec: list[Options
     counts: dict[str, Any] = {}
     sums: Accumulator | None = None
     for meta in metas:
-        meta["counts"].pop("summary_null", None)  # not additive: recomputed below
+        meta["counts"].pop("summary_null", None)  # not additive: the finish writes it
         counts = _add(counts, meta["counts"]) if counts else meta["counts"]
         acc = Accumulator.from_dict(meta["sums"])
         sums = acc if sums is None else sums.merge(acc)
@@ -817,7 +870,6 @@ def _merge(metas: list[dict[str, Any]], specs: list[Any], per_spec: list[Options
         if counts["rows"][side] == 0:
             raise ReceValError(f"{side} is empty (no rows)")
     counts["ties_at_cutoff"] = {int(k): v for k, v in counts["ties_at_cutoff"].items()}
-    by_name = {ms.name: ms for ms in sums.metrics}
     firsts: dict[str, list[Any]] = {}
     for meta in metas:
         for m in meta["sums"]["metrics"]:
@@ -825,61 +877,33 @@ def _merge(metas: list[dict[str, Any]], specs: list[Any], per_spec: list[Options
                 firsts.setdefault(m["name"], []).append(m["first_undefined"])
     sums = Accumulator(tuple(dataclasses.replace(ms, first_undefined=min(firsts[ms.name]))
                              if ms.name in firsts else ms for ms in sums.metrics))
-    per_metric = counts.get("users_per_metric", {})
-    for spec, opts in zip(specs, per_spec, strict=True):
-        evaluated = per_metric.get(spec.name, counts["users"]["evaluated"])
-        if evaluated == 0:
-            if opts.users == "relevant" and counts["users"]["in_truth"]:
-                raise ReceValError("no user to evaluate with users='relevant': no user of the "
-                                   "truth has a relevant item (check relevance_threshold)")
-            raise ReceValError(f"no user to evaluate with users={opts.users!r}: truth and "
-                               "predictions share no user id (check the user column and its "
-                               "type)")
-    summary = {s.name: by_name[s.name].finalize(o.empty, o.average, o.all_skipped)
-               for s, o in zip(specs, per_spec, strict=True)}
-    rating = {s.name for s in specs if s.family in RATING}
-    undefined, used = counts["undefined"]["users"], counts["averaged"]
-    counts["summary_null"] = {}
-    for s, o in zip(specs, per_spec, strict=True):
-        counts["summary_null"].update(null_reasons({s.name: summary[s.name]}, undefined, used,
-                                                   o.empty, rating))
-    return summary, counts, sums
+    return counts, sums
 
 
-def _groups(specs: list[Any], per_spec: list[Options]) -> dict[Options, list[Any]]:
-    groups: dict[Options, list[Any]] = {}
-    for spec, opts in zip(specs, per_spec, strict=True):
-        groups.setdefault(opts, []).append(spec)
-    return groups
-
-
-def _warn(result: SparkResult, specs: list[Any], per_spec: list[Options], options: Options,
-          explicit: Mapping[str, Any], wt: Wanted, rating_range: tuple[float, float] | None,
-          overlap: Callable[[], float]) -> None:
-    """The local engine's warnings, once, from the merged counts (in the local order)."""
-    counts = result.counts
-    undefined = counts["undefined"]["users"]
-    for opts, members in _groups(specs, per_spec).items():
-        touched = {s.name: undefined[s.name] for s in members
-                   if undefined[s.name] and s.family not in RATING}
-        if touched and opts.empty != "skip":
-            worst = max(touched, key=lambda name: touched[name])
-            checks.warn(
-                UndefinedMetricWarning,
-                f"{len(touched)} metric(s) undefined for some users (up to {touched[worst]} "
-                f"users, for {worst}) were set by empty={opts.empty!r}; "
-                "Result.counts['undefined'] has the count per metric",
-            )
-        checks.check_ties(counts["ties_at_cutoff"], opts.ties)
-    checks.check_relevance_threshold(
-        None if rating_range is None else np.array(rating_range), column=wt.value,
-        gain=options.gain, threshold_given="relevance_threshold" in explicit
-        or options.relevance_threshold is not None)
-    users, rows = counts["users"], counts["rows"]
-    checks.check_matches(
-        predictions_without_truth=rows["predictions_without_truth"],
-        users=users["evaluated"] - users["without_predictions"],
-        users_without_match=users["without_match"], predicted_item_overlap=overlap)
+def _merge_strata(metas: list[dict[str, Any]], specs: list[Any], per_spec: list[Options],
+                  mapping: pd.Series) -> pd.DataFrame:
+    """The strata frame from every partition's groups: users added, sums merged exactly (the
+    first undefined user: the smallest id), finished as the local plan finishes them."""
+    groups: dict[str, tuple[int, Accumulator]] = {}
+    firsts: dict[tuple[str, str], list[Any]] = {}
+    for meta in sorted(metas, key=lambda m: m["partition"]):
+        for label, (n, data) in meta.get("strata", {}).items():
+            acc = Accumulator.from_dict(data)
+            for m in acc.metrics:
+                if m.first_undefined is not None:
+                    firsts.setdefault((label, m.name), []).append(m.first_undefined)
+            if label in groups:
+                acc = groups[label][1].merge(acc)
+                n += groups[label][0]
+            groups[label] = (n, acc)
+    if set(groups) == {NONE}:  # as the local plan, naming the first evaluated user
+        first = min(m["first_user"] for m in metas if "first_user" in m)
+        raise no_match_error(first, pd.Index(mapping.index))
+    groups = {label: (n, Accumulator(tuple(
+        dataclasses.replace(m, first_undefined=min(firsts[(label, m.name)]))
+        if (label, m.name) in firsts else m for m in acc.metrics)))
+        for label, (n, acc) in groups.items()}
+    return summarise(groups, specs, per_spec)
 
 
 def _item_overlap(truth: Any, preds: Any, wt: Wanted, wp: Wanted) -> float:

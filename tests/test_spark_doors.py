@@ -1,0 +1,188 @@
+"""The Spark door against the local one (``engine="numba"``) on the same rows: one finish
+(summary, counts, ``summary_null``, warnings, "no user" errors), ``strata=``, ``train=`` /
+``exclude_train`` and the beyond-accuracy metrics, bit for bit.
+
+One local[2] SparkSession for the module; small random inputs with ties, graded ratings and
+users on one side only. The local reference reads the Spark frames' ``toPandas()`` (the frame's
+row order is the ``stable`` order of both).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import receval
+from receval.exceptions import ReceValError
+
+pytest.importorskip("pyspark", reason="the Spark engine needs pyspark (receval[spark])")
+pytestmark = pytest.mark.slow
+
+METRICS = ["P@3", "R@3", "nDCG@3", "MRR", "AP@3", "RMSE"]
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("receval-spark-doors")
+               .config("spark.ui.enabled", "false")
+               .config("spark.driver.host", "127.0.0.1")
+               .config("spark.sql.shuffle.partitions", "4")
+               .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def _random(seed: int, n_users: int = 30) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Truth (graded), predictions (ties; users on one side only) and training rows (some
+    users and items without any; some pairs also predicted)."""
+    rng = np.random.default_rng(seed)
+    t = pd.DataFrame({"user": rng.integers(0, n_users, 5 * n_users),
+                      "item": rng.integers(0, 20, 5 * n_users),
+                      "rating": rng.integers(0, 6, 5 * n_users).astype(float)})
+    t = t.drop_duplicates(["user", "item"]).reset_index(drop=True)
+    p = pd.DataFrame({"user": rng.integers(3, n_users + 4, 10 * n_users),
+                      "item": rng.integers(0, 24, 10 * n_users),
+                      "score": rng.integers(0, 6, 10 * n_users) / 2.0})
+    p = p.drop_duplicates(["user", "item"]).reset_index(drop=True)
+    tr = pd.DataFrame({"user": rng.integers(1, n_users + 8, 6 * n_users),
+                       "item": rng.integers(2, 26, 6 * n_users)})
+    return t, p, tr
+
+
+def _run(fn: Any) -> tuple[Any, list[tuple[str, str]]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = fn()
+    return out, [(w.category.__name__, str(w.message)) for w in caught
+                 if issubclass(w.category, receval.exceptions.ReceValWarning | UserWarning)
+                 and w.category.__module__.startswith("receval")]
+
+
+def _both(spark: Any, truth: pd.DataFrame, preds: pd.DataFrame, metrics: list[str],
+          partitions: int = 5, **options: Any) -> tuple[Any, Any, list[Any], list[Any]]:
+    st, sp = spark.createDataFrame(truth), spark.createDataFrame(preds)
+    ref, ref_w = _run(lambda: receval.evaluate(st.toPandas(), sp.toPandas(), metrics,
+                                               **options))
+    got, got_w = _run(lambda: receval.evaluate(st, sp, metrics, engine="spark",
+                                               spark_options={"partitions": partitions},
+                                               **options))
+    return ref, got, ref_w, got_w
+
+
+def _same_summary(ref: Any, got: Any) -> None:
+    assert list(got.summary) == list(ref.summary)
+    np.testing.assert_array_equal(np.array(list(got.summary.values())),
+                                  np.array(list(ref.summary.values())))
+
+
+@pytest.mark.parametrize("options", [
+    {},  # graded ratings without a threshold, ties at the cutoff: two warnings
+    {"relevance_threshold": 4, "empty": "nan"},  # summary_null: undefined users
+    {"relevance_threshold": 3, "empty": "skip", "users": "union"},
+    {"profile": "recommenders"},  # option groups: summary_null and warnings per group
+])
+def test_one_finish_same_summary_counts_and_warnings(spark: Any, options: dict) -> None:
+    truth, preds, _ = _random(1)
+    ref, got, ref_w, got_w = _both(spark, truth, preds, METRICS, **options)
+    _same_summary(ref, got)
+    assert got.counts == ref.counts
+    assert got.counts["summary_null"] == ref.counts["summary_null"]
+    assert got_w == ref_w and ref_w  # the same warnings, once, in the same order
+
+
+def test_one_finish_same_no_user_errors(spark: Any) -> None:
+    truth, preds, _ = _random(2)
+    st, sp = spark.createDataFrame(truth), spark.createDataFrame(preds)
+    for options in ({"users": "relevant", "relevance_threshold": 9},
+                    {"users": "relevant", "relevance_threshold": 9, "profile": "recommenders"}):
+        with pytest.raises(ReceValError) as local:
+            receval.evaluate(truth, preds, ["P@3"], silence="no-match", **options)
+        with pytest.raises(ReceValError) as remote:
+            receval.evaluate(st, sp, ["P@3"], engine="spark", silence="no-match", **options)
+        assert str(remote.value) == str(local.value)
+        assert str(local.value).startswith("no user to evaluate with users='relevant'")
+
+
+def _same_strata(ref: Any, got: Any) -> None:
+    assert got.strata is not None and ref.strata is not None
+    assert got.strata["group"].tolist() == ref.strata["group"].tolist()
+    assert got.strata["users"].tolist() == ref.strata["users"].tolist()
+    for name in ref.metrics:
+        np.testing.assert_array_equal(got.strata[name].to_numpy(),
+                                      ref.strata[name].to_numpy(), err_msg=name)
+    for label, acc in ref.strata.attrs["sums"].items():
+        assert got.strata.attrs["sums"][label] == acc
+
+
+@pytest.mark.parametrize("options", [
+    {"relevance_threshold": 3, "silence": ["ties", "undefined"]},
+    {"relevance_threshold": 3, "average": "micro", "empty": "skip",
+     "silence": ["ties", "undefined"]},
+    {"profile": "recommenders", "silence": ["ties", "no-threshold"]},
+])
+def test_strata_merged_on_the_driver(spark: Any, options: dict) -> None:
+    truth, preds, _ = _random(3)
+    mapping = {u: ("low" if u % 3 else "high") for u in range(0, 24)}  # others: (none)
+    ref, got, _, _ = _both(spark, truth, preds, METRICS, partitions=6, strata=mapping,
+                           **options)
+    _same_summary(ref, got)
+    _same_strata(ref, got)
+    # a Spark frame as the mapping: the same groups
+    frame = spark.createDataFrame(pd.DataFrame({"user": list(mapping),
+                                                "group": list(mapping.values())}))
+    again = receval.evaluate(spark.createDataFrame(truth), spark.createDataFrame(preds), METRICS,
+                             engine="spark", strata=frame, **options)
+    _same_strata(ref, again)
+
+
+def test_strata_ids_that_do_not_match_are_the_local_error(spark: Any) -> None:
+    truth, preds, _ = _random(4)
+    mapping = {f"u{u}": "a" for u in range(30)}
+    with pytest.raises(ReceValError) as local:
+        receval.evaluate(truth, preds, ["P@3"], strata=mapping, silence=["ties", "no-threshold"])
+    with pytest.raises(ReceValError) as remote:
+        receval.evaluate(spark.createDataFrame(truth), spark.createDataFrame(preds), ["P@3"],
+                         engine="spark", strata=mapping, silence=["ties", "no-threshold"])
+    assert str(remote.value) == str(local.value)
+    assert "no evaluated user is in the mapping" in str(local.value)
+
+
+@pytest.mark.parametrize(("exclude", "stamps"), [(False, False), (True, False), (True, True)])
+def test_train_audit_and_exclusion_as_local(spark: Any, exclude: bool, stamps: bool) -> None:
+    """``counts["train"]`` (items counted over every partition, not summed), the excluded rows,
+    the numbers after the exclusion (ties ordered as the local rows) and the warnings."""
+    truth, preds, train = _random(5)
+    if stamps:  # train_after_test: training rows dated after the user's first test row
+        rng = np.random.default_rng(7)
+        truth["timestamp"] = rng.integers(50, 100, len(truth))
+        train["timestamp"] = rng.integers(0, 80, len(train))
+    st, sp, str_ = (spark.createDataFrame(f) for f in (truth, preds, train))
+    kw: dict[str, Any] = {"relevance_threshold": 3, "train": None, "exclude_train": exclude}
+    ref, ref_w = _run(lambda: receval.evaluate(st.toPandas(), sp.toPandas(), METRICS,
+                                               **{**kw, "train": str_.toPandas()}))
+    got, got_w = _run(lambda: receval.evaluate(st, sp, METRICS, engine="spark",
+                                               spark_options={"partitions": 5},
+                                               **{**kw, "train": str_}))
+    _same_summary(ref, got)
+    assert got.counts["train"] == ref.counts["train"]
+    assert ("train_after_test" in ref.counts["train"]) == stamps
+    assert got.counts == ref.counts
+    assert got.options == {**ref.options, "engine": "spark"}
+    assert got_w == ref_w
+    left = ref.per_user.sort_values("user", kind="stable").reset_index(drop=True)
+    right = got.per_user_pandas()
+    for name in ref.metrics:
+        np.testing.assert_array_equal(right[name].to_numpy(), left[name].to_numpy(),
+                                      err_msg=name)
+    lean = receval.evaluate(st, sp, METRICS, engine="spark", spark_options={"per_user": False},
+                            silence=["ties", "undefined", "train-items", "train-overlap",
+                                     "train-future"], **{**kw, "train": str_})
+    assert lean.per_user is None and lean.counts["train"] == ref.counts["train"]
