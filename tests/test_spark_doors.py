@@ -186,3 +186,62 @@ def test_train_audit_and_exclusion_as_local(spark: Any, exclude: bool, stamps: b
                             silence=["ties", "undefined", "train-items", "train-overlap",
                                      "train-future"], **{**kw, "train": str_})
     assert lean.per_user is None and lean.counts["train"] == ref.counts["train"]
+
+
+BEYOND = ["P@3", "coverage@3", "distributional_coverage@3", "gini@5", "personalization@3",
+          "coverage@5", "EE_L@3", "EE_D@3", "diversity@3", "AWRF@3", "nDCG_AWRF@3", "rKL@5"]
+FEATURES = {i: ["a", "b", "c"][i % 3] + ("|d" if i % 4 == 0 else "") for i in range(26)}
+GROUPS = {i: f"g{i % 3}" for i in range(26)}
+
+
+@pytest.mark.parametrize(("with_train", "options"), [
+    (True, {"relevance_threshold": 3}),
+    (False, {"relevance_threshold": 3, "empty": "skip",
+             "beyond": {"protected_group": "g1", "catalogue": "recommended"}}),
+])
+def test_beyond_accuracy_metrics_as_local(spark: Any, with_train: bool, options: dict) -> None:
+    """Per-user metrics computed in the partitions (exact sums merged), catalogue metrics
+    from the exposure counts merged on the driver: the local numbers, bit for bit."""
+    truth, preds, train = _random(6)
+    options = {"beyond": {"protected_group": "g1"}, **options,
+               "item_features": FEATURES, "item_groups": GROUPS,
+               "silence": ["ties", "undefined", "train-items", "train-overlap"]}
+    st, sp, str_ = (spark.createDataFrame(f) for f in (truth, preds, train))
+    ref = receval.evaluate(st.toPandas(), sp.toPandas(), BEYOND,
+                           train=str_.toPandas() if with_train else None, **options)
+    got = receval.evaluate(st, sp, BEYOND, engine="spark", spark_options={"partitions": 6},
+                           train=str_ if with_train else None, **options)
+    _same_summary(ref, got)
+    assert got.metrics == ref.metrics == BEYOND
+    assert got.counts == ref.counts
+    assert got.options == {**ref.options, "engine": "spark"}
+    assert got.sums == ref.sums
+    left = ref.per_user.sort_values("user", kind="stable").reset_index(drop=True)
+    right = got.per_user_pandas()
+    assert right.columns.tolist() == left.columns.tolist()
+    for name in left.columns[1:]:
+        np.testing.assert_array_equal(right[name].to_numpy(), left[name].to_numpy(),
+                                      err_msg=name)
+    # catalogue metrics alone: no accuracy metric, no per-user column
+    only = ["coverage@3", "gini@5"]
+    alone = receval.evaluate(st, sp, only, engine="spark",
+                             train=str_ if with_train else None, **options)
+    assert alone.summary == {n: ref.summary[n] for n in only}
+
+
+@pytest.mark.parametrize(("metric", "beyond", "why"), [
+    ("novelty@5", None, "item popularity of the whole training data"),
+    ("calibration@5", None, "each user's training items"),
+    ("group_exposure@5", None, "no exact merge"),
+    ("rND@5", None, "protected_group"),
+    ("AWRF@5", {"fairness_target": "catalogue"}, "fairness_target='catalogue'"),
+])
+def test_beyond_metrics_spark_cannot_compute_are_one_line(spark: Any, metric: str,
+                                                          beyond: Any, why: str) -> None:
+    truth, preds, train = _random(7)
+    with pytest.raises(ReceValError, match=rf"^metric '{metric}' is not available with "
+                       rf"engine='spark': .*{why}") as err:
+        receval.evaluate(spark.createDataFrame(truth), spark.createDataFrame(preds), [metric],
+                         engine="spark", train=spark.createDataFrame(train),
+                         item_features=FEATURES, beyond=beyond)
+    assert "\n" not in str(err.value)

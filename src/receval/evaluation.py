@@ -216,7 +216,11 @@ def evaluate(
                      "prediction_columns": prediction_columns}, strata=strata,
             train=None if train is None and not exclude_train else {
                 "train": train, "exclude_train": exclude_train, "train_columns": train_columns,
-                "timestamp_col": timestamp_col})
+                "timestamp_col": timestamp_col},
+            beyond=None if not beyond_specs else {
+                "specs": beyond_specs, "requested": requested, "item_features": item_features,
+                "item_groups": item_groups, "beyond": beyond,
+                "item_features_columns": item_features_columns})
     specs = parse_metrics(metrics) if metrics or not beyond_specs else []
     per_spec = [resolved.options_for(s.family) for s in specs]
     rating_needed = (
@@ -413,9 +417,6 @@ def _check_beyond(specs: list[Any], beyond: Any, profile: str | None, engine: st
     from receval.beyond.attach import check_inputs
     from receval.beyond.settings import resolve as resolve_beyond
 
-    if engine == "spark":
-        raise ReceValError(f"metric {specs[0].name!r}: beyond-accuracy metrics are not "
-                           "computed by engine='spark'; use engine='numba'")
     check_inputs(specs, resolve_beyond(profile, beyond), has_train=train is not None,
                  has_features=item_features is not None,
                  has_groups=item_groups is not None or item_features is not None)
@@ -429,12 +430,24 @@ def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared
     (:mod:`receval.beyond.attach`); a second pass of the engine, asking for the lists only."""
     from receval.beyond.attach import attach, relevant_rows
 
-    selected = audit.select_users(prepared, options)
+    partition = _IN_PARTITION.get()
+    selected = (np.flatnonzero(audit.users_mask(prepared, options)).astype(np.int64)
+                if partition else audit.select_users(prepared, options))
     prepared, out = ranked_lists(prepared, selected, options, max(s.k for s in specs), engine,
                                  device)
     if options.users == "relevant":
         keep = out.n_relevant > 0
         selected, out = selected[keep], out.take(keep)
+    if partition:  # a Spark partition: the catalogue metrics' exposure counts, for the driver
+        from receval.spark.beyond import exposure_counts
+
+        whole = [s for s in specs if s.entry.reduction == "catalogue"]
+        result.counts["exposure"] = exposure_counts(whole, out.top_items, out.n_list,
+                                                    prepared.items.decode)
+        specs = [s for s in specs if s not in whole]
+        requested = [n for n in requested if n not in {s.name for s in whole}]
+        if not specs:
+            return
     t = prepared.truth
     truth = relevant_rows(t.indptr, t.items, t.values, selected, options.relevance_threshold)
     attach(result, specs, requested, top=out.top_items, n_list=out.n_list,

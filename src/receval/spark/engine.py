@@ -23,6 +23,8 @@ import pyarrow.compute as pc
 from receval import checks
 from receval._version import __version__
 from receval.accumulate import Accumulator
+from receval.audit import no_user_error
+from receval.beyond.settings import resolve as resolve_beyond
 from receval.data.columns import read_columns
 from receval.data.encode import check_same_kind
 from receval.exceptions import ReceValError, UndefinedMetricError
@@ -34,6 +36,7 @@ from receval.profiles import get as get_profile
 from receval.profiles import resolve
 from receval.result import Result
 from receval.scalars import plain
+from receval.spark import beyond as spark_beyond
 from receval.spark.failures import Stage, log_level, spark_call
 from receval.spark.session import get_session
 from receval.spark.training import ROW, SparkTrain
@@ -128,6 +131,7 @@ def evaluate_spark(
     columns: Mapping[str, Any],
     strata: Any = None,
     train: Mapping[str, Any] | None = None,
+    beyond: Mapping[str, Any] | None = None,
 ) -> SparkResult:
     """``receval.evaluate(..., engine="spark")``: see :mod:`receval.spark`.
 
@@ -136,7 +140,9 @@ def evaluate_spark(
     ``strata`` the user -> group mapping (:func:`receval.strata.as_mapping`, or a Spark
     DataFrame of it), each partition's groups' exact sums merged on the driver; ``train`` the
     training arguments of ``evaluate`` (``train``, ``exclude_train``, ``train_columns``,
-    ``timestamp_col``), audited and excluded by Spark joins (:mod:`receval.spark.training`).
+    ``timestamp_col``), audited and excluded by Spark joins (:mod:`receval.spark.training`);
+    ``beyond`` the beyond-accuracy request (``specs``, ``requested``, ``item_features``,
+    ``item_groups``, ``beyond``, ``item_features_columns``: :mod:`receval.spark.beyond`).
 
     Example:
         >>> from receval.evaluation import evaluate_partition
@@ -153,7 +159,7 @@ def evaluate_spark(
         return _evaluate_spark(truth, predictions, metrics, partition_fn, profile=profile,
                                explicit=explicit, silence=silence,
                                spark_options=spark_options, columns=columns, stage=stage,
-                               stack=stack, strata=strata, train=train)
+                               stack=stack, strata=strata, train=train, beyond=beyond)
 
 
 @contextlib.contextmanager
@@ -180,13 +186,21 @@ def _evaluate_spark(
     stack: contextlib.ExitStack,
     strata: Any = None,
     train: Mapping[str, Any] | None = None,
+    beyond: Mapping[str, Any] | None = None,
 ) -> SparkResult:
     sopts = _spark_options(spark_options)
     resolved = resolve(profile, explicit)
     options = resolved.options
     metric_list = [metrics] if isinstance(metrics, str) else list(metrics)
-    specs = parse_metrics(metric_list)
+    specs = parse_metrics(metric_list) if metric_list or not beyond else []
     per_spec = [resolved.options_for(s.family) for s in specs]
+    b_specs = [] if beyond is None else list(beyond["specs"])
+    b_opts = resolve_beyond(resolved.name, None if beyond is None else beyond["beyond"])
+    spark_beyond.check(b_specs, b_opts)  # before any Spark job
+    if beyond is not None:  # the partitions compute every name; catalogue ones as counts
+        metric_list = list(beyond["requested"])
+    per_user_names = [n for n in metric_list if n in {s.name for s in specs}
+                      or n in {b.name for b in b_specs if b.entry.reduction == "user"}]
     with checks.silence(silence):  # unknown codes are an error before any Spark job
         pass
     spark = next((x.sparkSession for x in (truth, predictions) if _is_frame(x)), None)
@@ -239,12 +253,17 @@ def _evaluate_spark(
         mapping = as_mapping(strata.toPandas() if _is_frame(strata) else strata,
                              user_col=columns.get("user_col", "user"))
         kwargs["strata"] = mapping
+    if beyond is not None:  # the item-level inputs, whole, to every partition
+        kwargs.update({k: beyond[k] for k in ("item_features", "item_groups", "beyond",
+                                              "item_features_columns")})
 
     def plan(with_order: bool) -> tuple[Any, _Task]:
         union, task = _union(truth_df, pred_df, wt, wp,
                              sopts["order_by"] if with_order else None, with_order)
         task = dataclasses.replace(task, fn=partition_fn, metrics=metric_list, kwargs=kwargs,
-                                   n_metrics=len(specs), per_user=sopts["per_user"],
+                                   n_metrics=len(per_user_names),
+                                   row_firsts=frozenset(s.name for s in specs),
+                                   per_user=sopts["per_user"],
                                    partitions=sopts["partitions"],
                                    tie_check=tie_check and not with_order)
         return union, task
@@ -252,9 +271,9 @@ def _evaluate_spark(
     stage.name = "the evaluation job (rows shuffled by user, each partition evaluated)"
     union, task = plan(ordered and not (tie_check and _has_score(wp, pred_df)))
     user_type = union.schema["u"].dataType
-    out_schema = _out_schema(user_type, len(specs))
+    out_schema = _out_schema(user_type, len(per_user_names))
     task = dataclasses.replace(task, out_schema=_arrow_schema(out_schema))
-    metas, per_user, cached = _run(spark, union, task, out_schema, specs, sopts, _MODE)
+    metas, per_user, cached = _run(spark, union, task, out_schema, per_user_names, sopts, _MODE)
     for retry in ("order", "struct"):
         if not any(json.loads(row[0]).get("retry") for row in metas):
             break
@@ -268,13 +287,18 @@ def _evaluate_spark(
             union, task = plan(True)
             task = dataclasses.replace(task, out_schema=_arrow_schema(out_schema))
             mode = _MODE
-        metas, per_user, cached = _run(spark, union, task, out_schema, specs, sopts, mode)
+        metas, per_user, cached = _run(spark, union, task, out_schema, per_user_names, sopts, mode)
         if mode == "struct":
             break
     try:
-        counts, sums = _merge([json.loads(row[0]) for row in metas])
+        counts, merged = _merge([json.loads(row[0]) for row in metas])
+        names = {s.name for s in specs}
+        sums = Accumulator(tuple(m for m in merged.metrics if m.name in names))
         with checks.silence(silence):  # the local plan's finish, on the merged counts
             summary = finish(specs, per_spec, counts, sums)
+        if not specs and counts["users"]["evaluated"] == 0:  # beyond-accuracy metrics only
+            raise no_user_error(options.users, relevant_only=options.users == "relevant"
+                                and bool(counts["users"]["in_truth"]))
         groups = None if mapping is None else _merge_strata(
             [json.loads(row[0]) for row in metas], specs, per_spec, mapping)
     except ReceValError:
@@ -303,6 +327,10 @@ def _evaluate_spark(
                                                     out.per_user.select("user"))
             record_train(out, audit, predictions=n_preds, truth=n_truth,
                          exclude_train=trained.exclude)
+    if beyond is not None:
+        stage.name = "the beyond-accuracy metrics (exposure counts merged)"
+        _finish_beyond(out, beyond, b_opts, merged, metas, options, truth_df, trained, wt,
+                       union.schema["i"].dataType)
     if lean:
         out.unpersist()
         out.per_user = None
@@ -323,7 +351,7 @@ def _has_score(wanted: Wanted, frame: Any) -> bool:
                                              and wanted.rank in frame.columns)
 
 
-def _run(spark: Any, union: Any, task: _Task, out_schema: Any, specs: list[Any],
+def _run(spark: Any, union: Any, task: _Task, out_schema: Any, metric_names: list[str],
          sopts: Mapping[str, Any], mode: str) -> tuple[list[Any], Any, Any]:
     """The one Spark job: the rows to the partitions by user (``mode``), the local plan on
     each; the partitions' metas, and the per-user frame (persisted) when asked."""
@@ -361,8 +389,8 @@ def _run(spark: Any, union: Any, task: _Task, out_schema: Any, specs: list[Any],
             cached = mapped.persist(StorageLevel.MEMORY_AND_DISK)
             metas = cached.filter(F.col("k") == 1).select("meta").collect()
             per_user = cached.filter(F.col("k") == 0).select(
-                F.col("u").alias("user"), *[F.col(f"m{j}").alias(s.name)
-                                            for j, s in enumerate(specs)])
+                F.col("u").alias("user"), *[F.col(f"m{j}").alias(name)
+                                            for j, name in enumerate(metric_names)])
         else:
             metas = mapped.select("meta").collect()
             per_user = None
@@ -588,6 +616,9 @@ class _Task:
     partitions: int | None = None
     #: no order column was shuffled (``ties="stable"``): a user's tied scores ask for it
     tie_check: bool = False
+    #: the metrics whose first undefined user is a row of the partition's per-user values
+    #: (the accuracy metrics; the beyond-accuracy sums name the user already)
+    row_firsts: frozenset[str] = frozenset()
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         got = [b for b in batches if b.num_rows]
@@ -627,8 +658,9 @@ class _Task:
         start = time.perf_counter()
         try:
             result = self._evaluate(truth, preds)
+            meta["exposure"] = result.counts.pop("exposure", None)
             meta["counts"] = result.counts
-            meta["sums"] = _with_first_ids(result).to_dict()
+            meta["sums"] = _with_first_ids(result, self.row_firsts).to_dict()
             if result.strata is not None:  # each group's users and exact sums (ids: users)
                 meta["strata"] = {label: [n, acc.to_dict()] for label, (n, acc) in zip(
                     result.strata["group"], zip(result.strata["users"],
@@ -762,7 +794,7 @@ def _finite_range(truth: pa.Table, name: str | None) -> list[float] | None:
     return [float(finite.min()), float(finite.max())] if len(finite) else None
 
 
-def _with_first_ids(result: Result) -> Accumulator:
+def _with_first_ids(result: Result, rows: frozenset[str]) -> Accumulator:
     """The partition's sums with each first undefined user as its id (rows are partition-local;
     the driver keeps the smallest id)."""
     acc: Accumulator = result.sums
@@ -771,7 +803,7 @@ def _with_first_ids(result: Result) -> Accumulator:
     metrics = []
     for ms in acc.metrics:
         first = ms.first_undefined
-        if first is not None:
+        if first is not None and ms.name in rows:
             first = plain(users[int(first)]) if users is not None else None
         metrics.append(dataclasses.replace(ms, first_undefined=first))
     return Accumulator(tuple(metrics))
@@ -904,6 +936,40 @@ def _merge_strata(metas: list[dict[str, Any]], specs: list[Any], per_spec: list[
         if (label, m.name) in firsts else m for m in acc.metrics)))
         for label, (n, acc) in groups.items()}
     return summarise(groups, specs, per_spec)
+
+
+def _finish_beyond(out: SparkResult, beyond: Mapping[str, Any], b_opts: Any,
+                   merged: Accumulator, metas: list[Any], options: Options, truth_df: Any,
+                   trained: SparkTrain | None, wt: Wanted, item_type: Any) -> None:
+    """The beyond-accuracy metrics from the partitions' merged sums and exposure counts
+    (:func:`receval.spark.beyond.finish`); the catalogue's items collected by Spark."""
+    from pyspark.sql import functions as F
+
+    names = {s.name for s in beyond["specs"] if s.entry.reduction == "user"}
+    sums = Accumulator(tuple(m for m in merged.metrics if m.name in names))
+    exposures = spark_beyond.merge_exposure([e for e in (json.loads(row[0]).get("exposure")
+                                                         for row in metas) if e])
+
+    def items(frame: Any, column: str) -> list[Any]:
+        rows = frame.select(F.col(column).cast(item_type).alias("i")).distinct().collect()
+        return [row[0] for row in rows]
+
+    def truth_items() -> list[Any]:
+        rated = truth_df
+        if wt.value in truth_df.columns:  # rows without a rating are dropped when read
+            value = F.col(wt.value)
+            rated = truth_df.filter(value.isNotNull() & ~F.isnan(value.cast("double")))
+        return items(rated, wt.item)
+
+    whole = any(s.entry.reduction == "catalogue" for s in beyond["specs"])
+    catalogue = [] if not whole else spark_beyond.catalogue_items(
+        b_opts, truth=truth_items,
+        train=None if trained is None else (lambda: items(trained.frame, "i")),
+        item_features=beyond["item_features"],
+        features_columns=beyond["item_features_columns"], item_col=wt.item,
+        listed=exposures.get(spark_beyond.WHOLE, ({}, 0))[0])
+    spark_beyond.finish(out, beyond["specs"], beyond["requested"], sums, exposures, catalogue,
+                        options, b_opts)
 
 
 def _item_overlap(truth: Any, preds: Any, wt: Wanted, wp: Wanted) -> float:
