@@ -245,3 +245,35 @@ def test_beyond_metrics_spark_cannot_compute_are_one_line(spark: Any, metric: st
                          engine="spark", train=spark.createDataFrame(train),
                          item_features=FEATURES, beyond=beyond)
     assert "\n" not in str(err.value)
+
+
+def test_cli_strata_and_beyond_with_engine_spark(tmp_path: Any) -> None:
+    """``receval evaluate --engine spark --strata FILE -m coverage@2``: the groups and the
+    catalogue metric of the local engine (was: '--strata is not available with --engine
+    spark')."""
+    import json
+
+    from click.testing import CliRunner
+
+    from receval.cli import main
+
+    truth, preds, train = _random(8, n_users=12)
+    truth.drop(columns="rating").to_parquet(tmp_path / "t.parquet")
+    preds.to_parquet(tmp_path / "p.parquet")
+    train.to_parquet(tmp_path / "train.parquet")
+    pd.DataFrame({"user": range(0, 10), "group": ["a", "b"] * 5}).to_csv(tmp_path / "g.csv",
+                                                                        index=False)
+    outs = {}
+    for engine in ("numba", "spark"):
+        args = ["evaluate", "-t", str(tmp_path / "t.parquet"), "-p", str(tmp_path / "p.parquet"),
+                "-m", "P@3", "-m", "coverage@2", "-f", "json", "--silence", "ties",
+                "--strata", str(tmp_path / "g.csv"), "--train", str(tmp_path / "train.parquet")]
+        if engine == "spark":
+            args += ["--engine", "spark", "--spark-master", "local[2]"]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+        outs[engine] = json.loads(result.stdout)
+    assert outs["spark"]["summary"] == outs["numba"]["summary"]
+    assert outs["spark"]["strata"] == outs["numba"]["strata"]
+    assert outs["spark"]["counts"] == outs["numba"]["counts"]
+    assert [g["group"] for g in outs["spark"]["strata"]] == ["a", "b", "(none)"]

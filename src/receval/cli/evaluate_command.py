@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 from typing import Any
 
 import click
@@ -78,9 +79,6 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
     from receval.report.models import CURVE_MAX_K, curve_ks, with_curves
 
     asked, beyond = _metric_names(metrics)
-    if params.get("strata") and params.get("engine") == "spark":
-        raise ReceValError("--strata is not available with --engine spark yet: evaluate "
-                           "without --engine spark, or per group on Spark yourself")
     accuracy = [n for n in asked if n not in beyond]
     outputs = _check_output(params, {"--per-user": (per_user, TABLE_SUFFIXES),
                                      "--report": (report, REPORT_SUFFIXES)})
@@ -166,12 +164,11 @@ def _evaluate_files_spark(metrics: list[str], params: dict[str, Any],
 
     import receval
     from receval import io
-    from receval.exceptions import ReceValError, UndefinedMetricWarning
+    from receval.exceptions import UndefinedMetricWarning
     from receval.io.wanted import parse_columns_flag
 
-    if params.get("train") or params.get("exclude_train"):
-        raise ReceValError("--train and --exclude-train are not available with --engine spark")
     kwargs = _semantics(params)
+    kwargs.update(_spark_inputs(metrics, params))
     # Spark's own log off (its failures become receval's one line); --debug: its ERROR lines
     kwargs["spark_options"] = {"master": params.get("spark_master"), "per_user": per_user,
                                "partitions": params.get("spark_partitions", "auto"),
@@ -193,6 +190,35 @@ def _evaluate_files_spark(metrics: list[str], params: dict[str, Any],
         runs.results[name] = result
         runs.inputs[f"predictions: {name}"] = str(path)
     return runs
+
+
+def _spark_inputs(metrics: list[str], params: dict[str, Any]) -> dict[str, Any]:
+    """``--train`` / ``--exclude-train`` (Parquet, read by Spark), ``--strata`` (a file) and
+    the beyond-accuracy inputs of ``--engine spark`` (docs/spark.md)."""
+    from receval import training
+    from receval.beyond.names import parse_beyond
+    from receval.cli.common import _beyond_kwargs, _read_strata
+
+    out = _beyond_kwargs(params, [n for n in metrics if parse_beyond(n) is not None])
+    if params.get("exclude_train") and not params.get("train"):
+        raise ReceValError("--exclude-train needs the training data: pass --train FILE")
+    if params.get("train"):
+        out.update(train=str(params["train"]), exclude_train=bool(params.get("exclude_train")),
+                   train_columns=training.parse_train_columns(params.get("train_columns")))
+    strata = params.get("strata")
+    if strata and Path(strata).exists():  # the file's ids of the truth's type
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+
+        try:
+            kind = ds.dataset(params["truth"], format="parquet").schema.field(
+                params["user_col"]).type
+        except (pa.ArrowException, KeyError, OSError):  # the engine names what is wrong
+            kind = pa.int64()
+        strata = _read_strata(strata, params, text_ids=not pa.types.is_integer(kind))
+    if params.get("strata"):
+        out["strata"] = strata
+    return out
 
 
 def _restrict(result: Any, asked: list[str], beyond: list[str]) -> Any:
