@@ -207,12 +207,14 @@ def test_beyond_accuracy_metrics_as_local(spark: Any, with_train: bool, options:
                "item_features": FEATURES, "item_groups": GROUPS,
                "silence": ["ties", "undefined", "train-items", "train-overlap"]}
     st, sp, str_ = (spark.createDataFrame(f) for f in (truth, preds, train))
-    ref = receval.evaluate(st.toPandas(), sp.toPandas(), BEYOND,
+    # calibration reads each user's training items: they travel with the user's rows
+    metrics = BEYOND + (["calibration@3", "calibration_js@5"] if with_train else [])
+    ref = receval.evaluate(st.toPandas(), sp.toPandas(), metrics,
                            train=str_.toPandas() if with_train else None, **options)
-    got = receval.evaluate(st, sp, BEYOND, engine="spark", spark_options={"partitions": 6},
+    got = receval.evaluate(st, sp, metrics, engine="spark", spark_options={"partitions": 6},
                            train=str_ if with_train else None, **options)
     _same_summary(ref, got)
-    assert got.metrics == ref.metrics == BEYOND
+    assert got.metrics == ref.metrics == metrics
     assert got.counts == ref.counts
     assert got.options == {**ref.options, "engine": "spark"}
     assert got.sums == ref.sums
@@ -231,7 +233,7 @@ def test_beyond_accuracy_metrics_as_local(spark: Any, with_train: bool, options:
 
 @pytest.mark.parametrize(("metric", "beyond", "why"), [
     ("novelty@5", None, "item popularity of the whole training data"),
-    ("calibration@5", None, "each user's training items"),
+    ("ARP@5", None, "item popularity of the whole training data"),
     ("group_exposure@5", None, "no exact merge"),
     ("rND@5", None, "protected_group"),
     ("AWRF@5", {"fairness_target": "catalogue"}, "fairness_target='catalogue'"),

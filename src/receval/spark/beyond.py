@@ -1,8 +1,9 @@
 """The beyond-accuracy metrics on Spark (docs/spark.md, "Beyond-accuracy metrics").
 
-Per-user metrics whose value reads only the user's own list and truth plus item-level inputs
-sent whole to every partition (``item_features``, ``item_groups``) are computed in the
-partitions by the local plan, their exact sums merged like the accuracy metrics'. The
+Per-user metrics whose value reads only the user's own list, truth and training items (the
+training rows are shuffled with each user's rows) plus item-level inputs sent whole to every
+partition (``item_features``, ``item_groups``) are computed in the partitions by the local
+plan, their exact sums merged like the accuracy metrics'. The
 catalogue metrics whose number is a function of the exposure counts (coverage, distributional
 coverage, Gini, personalization) are not computed in the partitions: each partition counts how
 many lists hold each item (:func:`exposure_counts`), the driver adds the counts and finishes
@@ -31,6 +32,9 @@ from receval.result import Result
 
 #: catalogue metrics that are functions of the exposure counts (and the lists' number)
 FROM_COUNTS = ("coverage", "distributional_coverage", "gini", "personalization")
+#: per-user metrics that read each user's training items: the training rows are shuffled with
+#: each user's rows (``train=`` in the partitions)
+HISTORY = ("calibration", "calibration_js")
 #: the key of the exposure counts over the lists' whole width
 WHOLE = "*"
 _POPULARITY = ("novelty", "ARP", "APLT", "ACLT", "PopRSP", "PopREO", "serendipity")
@@ -52,9 +56,8 @@ def why_not(spec: BeyondSpec, options: BeyondOptions) -> str | None:
     if m in _POPULARITY:
         return ("it reads the item popularity of the whole training data (or each user's "
                 "training items), which no Spark partition holds")
-    if m in ("calibration", "calibration_js"):
-        return ("it reads each user's training items; on Spark the training data is joined, "
-                "not sent to the partitions")
+    if m in HISTORY:
+        return None  # each user's training rows travel with the user's rows
     if m == "group_exposure":
         return ("its catalogue-level share sums rank-discounted exposure in floating point: "
                 "no exact merge across partitions yet")
@@ -81,10 +84,10 @@ def check(specs: Sequence[BeyondSpec], options: BeyondOptions) -> None:
 
     Example:
         >>> from receval.beyond.names import parse_beyond
-        >>> check([parse_beyond("calibration@5")], BeyondOptions())
+        >>> check([parse_beyond("ARP@5")], BeyondOptions())
         Traceback (most recent call last):
         ...
-        receval.exceptions.ReceValError: metric 'calibration@5' is not available with engine='spark': it reads each user's training items; on Spark the training data is joined, not sent to the partitions
+        receval.exceptions.ReceValError: metric 'ARP@5' is not available with engine='spark': it reads the item popularity of the whole training data (or each user's training items), which no Spark partition holds
     """  # noqa: E501
     for spec in specs:
         reason = why_not(spec, options)

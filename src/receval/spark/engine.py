@@ -257,9 +257,13 @@ def _evaluate_spark(
         kwargs.update({k: beyond[k] for k in ("item_features", "item_groups", "beyond",
                                               "item_features_columns")})
 
+    # each user's training items with the user's rows: the calibration metrics read them
+    history = (trained.frame if trained is not None and any(
+        s.metric in spark_beyond.HISTORY for s in b_specs) else None)
+
     def plan(with_order: bool) -> tuple[Any, _Task]:
         union, task = _union(truth_df, pred_df, wt, wp,
-                             sopts["order_by"] if with_order else None, with_order)
+                             sopts["order_by"] if with_order else None, with_order, history)
         task = dataclasses.replace(task, fn=partition_fn, metrics=metric_list, kwargs=kwargs,
                                    n_metrics=len(per_user_names),
                                    row_firsts=frozenset(s.name for s in specs),
@@ -540,9 +544,11 @@ def _common_type(a: Any, b: Any, what: str) -> Any:
 
 
 def _union(truth: Any, preds: Any, wt: Wanted, wp: Wanted, order_by: str | None,
-           ordered: bool) -> tuple[Any, _Task]:
+           ordered: bool, history: Any = None) -> tuple[Any, _Task]:
     """Both sides' columns in one frame: ``s`` (0 truth, 1 predictions), ``u``, ``i``, ``tv``
-    (rating), ``pv`` (score or rank) and ``o`` (the row order, when it matters)."""
+    (rating), ``pv`` (score or rank) and ``o`` (the row order, when it matters); with
+    ``history`` (training rows ``u``, ``i``), those rows too (``s`` 2: each user's training
+    items reach the user's partition)."""
     from pyspark.sql import functions as F
 
     t_value = wt.value if wt.value in truth.columns else None
@@ -579,8 +585,19 @@ def _union(truth: Any, preds: Any, wt: Wanted, wp: Wanted, order_by: str | None,
     none_p = F.lit(None).cast(pv_type) if p_value else None
     t_side = one_side(truth, 0, wt, F.col(t_value) if t_value else None, none_p)
     p_side = one_side(preds, 1, wp, none_t, F.col(p_value) if p_value else None)
-    task = _Task(names=(wt.user, wt.item, t_value, wp.user, wp.item, p_value), ordered=ordered)
-    return t_side.unionByName(p_side), task
+    task = _Task(names=(wt.user, wt.item, t_value, wp.user, wp.item, p_value), ordered=ordered,
+                 history=history is not None)
+    union = t_side.unionByName(p_side)
+    if history is not None:
+        cols = [F.lit(2).cast("byte").alias("s"), F.col("u").cast(u_type).alias("u"),
+                F.col("i").cast(i_type).alias("i")]
+        cols += [c.alias(name) for c, name in ((none_t, "tv"), (none_p, "pv")) if c is not None]
+        if ordered:
+            cols.append(F.monotonically_increasing_id().cast(o_type).alias("o"))
+        seen = t_side.select("u").unionByName(p_side.select("u")).distinct()
+        # only users with a truth or prediction row: no partition holds training rows alone
+        union = union.unionByName(history.select(*cols).join(seen, "u", "left_semi"))
+    return union, task
 
 
 def _out_schema(user_type: Any, n_metrics: int) -> Any:
@@ -616,6 +633,9 @@ class _Task:
     partitions: int | None = None
     #: no order column was shuffled (``ties="stable"``): a user's tied scores ask for it
     tie_check: bool = False
+    #: training rows (``s`` 2) travel with each user's rows: the local plan gets them as
+    #: ``train=`` (each user's training items: calibration)
+    history: bool = False
     #: the metrics whose first undefined user is a row of the partition's per-user values
     #: (the accuracy metrics; the beyond-accuracy sums name the user already)
     row_firsts: frozenset[str] = frozenset()
@@ -638,7 +658,8 @@ class _Task:
         else:
             table = _unpacked(table)
             flags = table.column("s").to_numpy()
-            sides, n_rows = [table.filter(pa.array(flags == f)) for f in (0, 1)], table.num_rows
+            sides = [table.filter(pa.array(flags == f)) for f in (0, 1, 2)]
+            n_rows = table.num_rows
         if self.tie_check and _has_ties(sides[1]):
             yield self._meta_batch({"partition": partition, "retry": "ties"})
             return
@@ -657,7 +678,7 @@ class _Task:
         per_user = None
         start = time.perf_counter()
         try:
-            result = self._evaluate(truth, preds)
+            result = self._evaluate(truth, preds, _history(sides[2]) if self.history else None)
             meta["exposure"] = result.counts.pop("exposure", None)
             meta["counts"] = result.counts
             meta["sums"] = _with_first_ids(result, self.row_firsts).to_dict()
@@ -697,14 +718,24 @@ class _Task:
         cols.append(pa.nulls(n, pa.string()))
         return pa.RecordBatch.from_arrays(cols, schema=self.out_schema)
 
-    def _evaluate(self, truth: pa.Table, preds: pa.Table) -> Result:
+    def _evaluate(self, truth: pa.Table, preds: pa.Table,
+                  history: pa.Table | None = None) -> Result:
         """The local plan on this partition; with one side empty, twice with dummy users on
-        that side (one, then two), the dummies' counts taken out by difference."""
+        that side (one, then two), the dummies' counts taken out by difference. ``history``:
+        the partition's training rows (``train=``; one row of a user no side has when there
+        are none: the plan reads no empty training data)."""
         assert self.fn is not None
+        base = self.kwargs
+        if history is not None:
+            if not history.num_rows:
+                other = truth if truth.num_rows else preds
+                history = pa.table({"u": _fresh_ids(other.column(0), 1).cast(
+                    history.schema.field("u").type), "i": other.column(1).slice(0, 1)})
+            base = {**base, "train": history, "train_columns": {"user": "u", "item": "i"}}
         if truth.num_rows and preds.num_rows:
-            return self.fn(truth, preds, self.metrics, self.kwargs)
+            return self.fn(truth, preds, self.metrics, base)
         empty_side = "predictions" if truth.num_rows else "truth"
-        kwargs = _swap_users(self.kwargs, empty_side)
+        kwargs = _swap_users(base, empty_side)
         runs = []
         for n in (1, 2):
             if empty_side == "truth":
@@ -725,6 +756,11 @@ class _Task:
                 lows.append(found[0])
                 highs.append(found[1])
         return (min(lows), max(highs)) if lows else None
+
+
+def _history(side: pa.Table) -> pa.Table:
+    """The training rows of a partition (``s`` 2) as a ``u``, ``i`` table."""
+    return pa.table({"u": side.column("u"), "i": side.column("i")})
 
 
 def _has_ties(preds: pa.Table) -> bool:
@@ -751,7 +787,7 @@ def _columns_sides(table: pa.Table) -> tuple[list[pa.Table], int]:
     if "l_o" in lists:
         shared["o"] = pc.list_flatten(lists["l_o"])
     sides = []
-    for f in (0, 1):
+    for f in (0, 1, 2):
         keep = pa.array(flags == f)
         sides.append({k: v.filter(keep) for k, v in shared.items()})
     if "a_tv" in lists:
