@@ -115,7 +115,8 @@ def _same_strata(ref: Any, got: Any) -> None:
     assert got.strata is not None and ref.strata is not None
     assert got.strata["group"].tolist() == ref.strata["group"].tolist()
     assert got.strata["users"].tolist() == ref.strata["users"].tolist()
-    for name in ref.metrics:
+    assert got.strata.columns.tolist() == ref.strata.columns.tolist()
+    for name in ref.strata.columns[2:]:  # the accuracy metrics
         np.testing.assert_array_equal(got.strata[name].to_numpy(),
                                       ref.strata[name].to_numpy(), err_msg=name)
     for label, acc in ref.strata.attrs["sums"].items():
@@ -279,3 +280,25 @@ def test_cli_strata_and_beyond_with_engine_spark(tmp_path: Any) -> None:
     assert outs["spark"]["strata"] == outs["numba"]["strata"]
     assert outs["spark"]["counts"] == outs["numba"]["counts"]
     assert [g["group"] for g in outs["spark"]["strata"]] == ["a", "b", "(none)"]
+
+
+def test_everything_at_once_with_a_profile(spark: Any) -> None:
+    """strata=, train= with exclude_train, beyond-accuracy metrics (catalogue, per-user,
+    calibration) and a profile whose metric groups differ in their options, per_user off."""
+    truth, preds, train = _random(9)
+    st, sp, str_ = (spark.createDataFrame(f) for f in (truth, preds, train))
+    metrics = ["P@3", "nDCG@3", "MRR", "coverage@3", "gini@3", "EE_L@3", "calibration@3"]
+    mapping = {u: "odd" if u % 2 else "even" for u in range(0, 40, 3)}
+    kw: dict[str, Any] = {"profile": "recommenders", "exclude_train": True, "strata": mapping,
+                          "item_groups": GROUPS,
+                          "silence": ["ties", "undefined", "no-threshold", "train-items",
+                                      "train-overlap"]}
+    ref = receval.evaluate(st.toPandas(), sp.toPandas(), metrics, train=str_.toPandas(), **kw)
+    got = receval.evaluate(st, sp, metrics, engine="spark", train=str_,
+                           spark_options={"partitions": 4, "per_user": False}, **kw)
+    _same_summary(ref, got)
+    _same_strata(ref, got)
+    assert got.per_user is None
+    assert got.counts == ref.counts
+    assert got.options == {**ref.options, "engine": "spark"}
+    assert got.sums == ref.sums
