@@ -10,9 +10,19 @@ random scores) and ``--relevant`` truth items per user (half of them among the p
 * Spark ML ``RankingEvaluator`` (P@10, R@10, MAP, nDCG@10) on the first master: the arrays it
   needs built from the same long tables (groupBy + collect_list of the items sorted by score:
   "convert"), then one ``evaluate`` per metric ("compute").
+* Spark's own bare shuffle by user of the same columns (the floor receval's Spark plan is
+  measured against, issue 24: within 1.5x): both sides' columns unioned with a side flag and
+  grouped by user with ``collect_list`` exactly as the engine's ``columns`` plan does, written
+  to Spark's ``noop`` sink (every row computed, nothing stored), on every master.
 * receval's local engine on the same Parquet files (read by receval, numba on every core).
 
-    python benchmarks/bench_spark.py --users 100000 1000000 --masters 'local[2]' 'local[1]'
+    python benchmarks/bench_spark.py --users 200000 1000000 --masters 'local[2]' 'local[1]'
+
+How the cost per user scales with workers (one executor process per worker, 1 core each;
+``local-cluster`` needs no cluster, only the pip-installed pyspark):
+
+    python benchmarks/bench_spark.py --users 200000 --no-mllib --masters \
+        'local-cluster[1,1,4096]' 'local-cluster[2,1,4096]' 'local-cluster[4,1,4096]'
 
 Prints one JSON object per measure and a summary table; ``--out`` saves them.
 """
@@ -103,6 +113,8 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str) -
                     "later_task_s_median": float(np.median(later)) if later else None,
                     "nDCG@10": r.summary["nDCG@10"], "truth_rows": users})
         print(json.dumps(out[-1]), flush=True)
+    out.append(bare_shuffle(spark, t_path, p_path, master))
+    print(json.dumps(out[-1]), flush=True)
     if mllib:
         from pyspark.ml.evaluation import RankingEvaluator
 
@@ -132,6 +144,33 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str) -
         data.unpersist()
     spark.stop()
     return out
+
+
+def bare_shuffle(spark: Any, t_path: str, p_path: str, master: str) -> dict:
+    """The floor: the engine's shuffle by user of the same columns (side flag, user, item,
+    score; ``collect_list`` per column, as ``receval.spark.engine._run`` packs them) with no
+    evaluation, written to the ``noop`` sink, under the partitions receval picked."""
+    from pyspark.sql import functions as F
+
+    from receval.spark.engine import _shuffle_partitions, auto_partitions
+
+    truth, preds = spark.read.parquet(t_path), spark.read.parquet(p_path)
+    start = time.perf_counter()
+    parts = auto_partitions(truth.count() + preds.count(),
+                            spark.sparkContext.defaultParallelism)
+    union = truth.select(F.lit(0).cast("byte").alias("s"), F.col("user").alias("u"),
+                         F.col("item").alias("i"), F.lit(None).cast("double").alias("pv")
+                         ).unionByName(preds.select(F.lit(1).cast("byte").alias("s"),
+                                                    F.col("user").alias("u"),
+                                                    F.col("item").alias("i"),
+                                                    F.col("score").alias("pv")))
+    grouped = union.groupBy("u").agg(F.collect_list("s").alias("l_s"),
+                                     F.collect_list("i").alias("l_i"),
+                                     F.collect_list("pv").alias("l_pv"))
+    with _shuffle_partitions(spark, parts):
+        grouped.write.format("noop").mode("overwrite").save()
+    return {"tool": "spark-bare-shuffle", "master": master, "run": "once",
+            "seconds": time.perf_counter() - start, "partitions": parts}
 
 
 def run_local(t_path: Path, p_path: Path) -> dict:
@@ -190,11 +229,29 @@ def main() -> None:
 
 
 def summary(rows: list[dict[str, Any]]) -> None:
-    print(f"\n{'users':>9} {'tool':<28} {'master':<9} {'run':<6} {'seconds':>8} "
+    print(f"\n{'users':>9} {'tool':<28} {'master':<24} {'run':<6} {'seconds':>8} "
           f"{'us/user':>8}")
     for r in rows:
-        print(f"{r['size']:>9} {r['tool']:<28} {r['master']:<9} {r['run']:<6} "
+        print(f"{r['size']:>9} {r['tool']:<28} {r['master']:<24} {r['run']:<6} "
               f"{r['seconds']:>8.1f} {1e6 * r['seconds'] / r['size']:>8.1f}")
+    # the issue's targets: RankingEvaluator / receval >= 2; receval / bare shuffle <= 1.5
+    print(f"\n{'users':>9} {'master':<24} {'RankingEvaluator/receval':>25} "
+          f"{'receval/bare shuffle':>21}")
+    def seconds(size: int, master: str, tool: str, run: str) -> float | None:
+        found = [r["seconds"] for r in rows if r["size"] == size and r["master"] == master
+                 and r["tool"] == tool and r["run"] == run]
+        return found[0] if found else None
+
+    for size in sorted({r["size"] for r in rows}):
+        for master in dict.fromkeys(r["master"] for r in rows if r["master"] != "-"):
+            warm = seconds(size, master, "receval-spark", "warm")
+            mllib = seconds(size, master, "spark-ml-RankingEvaluator", "once")
+            bare = seconds(size, master, "spark-bare-shuffle", "once")
+            if warm is None:
+                continue
+            print(f"{size:>9} {master:<24} "
+                  f"{'-' if mllib is None else f'{mllib / warm:.2f}x':>25} "
+                  f"{'-' if bare is None else f'{warm / bare:.2f}x':>21}")
 
 
 if __name__ == "__main__":

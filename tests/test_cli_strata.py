@@ -61,8 +61,4 @@ def test_groups_in_the_report(files: Path) -> None:
     assert "<td>old</td><td class=\"num\">1</td><td class=\"num\">1.0000</td>" in section
 
 
-def test_strata_with_spark_is_one_line(files: Path) -> None:
-    out = _run(files, "--engine", "spark")
-    assert out.exit_code == 2
-    assert "--strata is not available with --engine spark" in out.stderr
-    assert len(out.stderr.strip().splitlines()) == 1
+# --strata with --engine spark: tests/test_spark_doors.py (the same groups as here)

@@ -391,10 +391,17 @@ def test_cli_engine_spark(spark: Any, tmp_path: Path,
     assert outs["spark"]["summary"] == outs["numba"]["summary"]
     assert outs["spark"]["counts"] == outs["numba"]["counts"]
     assert (tmp_path / "spark.csv").read_text() == (tmp_path / "numba.csv").read_text()
-    bad = CliRunner().invoke(main, ["evaluate", "-t", str(tmp_path / "t.parquet"), "-p",
-                                    str(tmp_path / "p.parquet"), "-m", "P@3", "--engine",
-                                    "spark", "--train", str(tmp_path / "t.parquet")])
-    assert bad.exit_code == 2 and "not available with --engine spark" in bad.output
+    # --train reaches Spark (the audit by joins): the local engine's counts
+    trained = {}
+    for engine in ("numba", "spark"):
+        args = ["evaluate", "-t", str(tmp_path / "t.parquet"), "-p", str(tmp_path / "p.parquet"),
+                "-m", "P@3", "-f", "json", "--silence", "ties", "--silence", "train-overlap",
+                "--train", str(tmp_path / "t.parquet"), "--exclude-train"]
+        result = CliRunner().invoke(main, [*args, *(["--engine", "spark"] * (engine == "spark"))])
+        assert result.exit_code == 0, result.output
+        trained[engine] = json.loads(result.stdout)
+    assert trained["spark"]["counts"] == trained["numba"]["counts"]
+    assert trained["spark"]["counts"]["train"]["truth_in_train"] > 0
     # --spark-partitions N reaches the shuffle; the default picks from the rows (here 1)
     from receval.spark import engine as spark_engine
 

@@ -101,8 +101,12 @@ def aggregate(
     out: PerUserArrays,
     options: Options,
     user_name: Callable[[int], object],
+    *,
+    warn: bool = True,
 ) -> Aggregated:
-    """Apply ``options.empty`` to undefined values, then average each metric.
+    """Apply ``options.empty`` to undefined values, then average each metric (``warn``: the
+    undefined-value warning, :func:`warn_undefined`, here; ``False`` where
+    :func:`receval.finalize.finish` gives it).
 
     ``user_name(row)`` names a user for the ``error`` policy's message.
 
@@ -135,8 +139,27 @@ def aggregate(
             )
         used[spec.name] = n_users - (ms.n_undefined if options.empty == "skip" else 0)
     summary = sums.finalize(options)
+    if warn:
+        warn_undefined(specs, options, undefined)
+    return Aggregated(summary, per_user, undefined, used, sums)
+
+
+def warn_undefined(specs: list[MetricSpec], options: Options, undefined: dict[str, int]) -> None:
+    """The one warning that ``options.empty`` set undefined values (``undefined``: users per
+    metric; RMSE/MAE never count), whichever door the counts come from.
+
+    Example:
+        >>> import warnings
+        >>> from receval.measures.spec import parse_metrics
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     warn_undefined(parse_metrics(["R@5"]), Options(), {"R@5": 2})
+        >>> str(caught[0].message).split(";")[0]
+        "1 metric(s) undefined for some users (up to 2 users, for R@5) were set by empty='zero'"
+    """
     rating = {s.name for s in specs if s.family in RATING}
-    touched = {name: n for name, n in undefined.items() if n and name not in rating}
+    touched = {s.name: undefined[s.name] for s in specs
+               if undefined.get(s.name) and s.name not in rating}
     if touched and options.empty != "skip":
         worst = max(touched, key=lambda name: touched[name])
         checks.warn(
@@ -145,7 +168,6 @@ def aggregate(
             f"for {worst}) were set by empty={options.empty!r}; "
             "Result.counts['undefined'] has the count per metric",
         )
-    return Aggregated(summary, per_user, undefined, used, sums)
 
 
 def _why(spec: MetricSpec, out: PerUserArrays, row: int) -> str:

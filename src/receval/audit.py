@@ -8,11 +8,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from receval import checks
 from receval.data.csr import drop_duplicates
 from receval.exceptions import ReceValError
 from receval.options import Options
-from receval.result import Counts, Result
+from receval.result import Counts
 from receval.scalars import plain
 from receval.shaping import RESHAPE_COUNTS, Prepared
 
@@ -20,18 +19,11 @@ if TYPE_CHECKING:
     from receval.engines.numba_engine import KernelOutput
 
 
-def check_matches(prepared: Prepared, result: Result) -> None:
-    """:func:`receval.checks.check_matches` on the evaluated users' counts."""
-    users, rows = result.counts["users"], result.counts["rows"]
-
-    def item_overlap() -> float:
-        predicted = np.unique(prepared.predictions.items)
-        return float(np.isin(predicted, prepared.truth.items).mean()) if len(predicted) else 1.0
-
-    with_lists = users["evaluated"] - users["without_predictions"]
-    checks.check_matches(
-        predictions_without_truth=rows["predictions_without_truth"], users=with_lists,
-        users_without_match=users["without_match"], predicted_item_overlap=item_overlap)
+def item_overlap(prepared: Prepared) -> float:
+    """The share of distinct predicted items found anywhere in the truth (the no-match
+    warning's input, :func:`receval.finalize.check_inputs`)."""
+    predicted = np.unique(prepared.predictions.items)
+    return float(np.isin(predicted, prepared.truth.items).mean()) if len(predicted) else 1.0
 
 
 def users_mask(prepared: Prepared, options: Options) -> np.ndarray:
@@ -50,11 +42,23 @@ def users_mask(prepared: Prepared, options: Options) -> np.ndarray:
 def select_users(prepared: Prepared, options: Options) -> np.ndarray:
     selected = np.flatnonzero(users_mask(prepared, options)).astype(np.int64)
     if len(selected) == 0:
-        raise ReceValError(
-            f"no user to evaluate with users={options.users!r}: truth and predictions share "
-            "no user id (check the user column and its type)"
-        )
+        raise no_user_error(options.users, relevant_only=False)
     return selected
+
+
+def no_user_error(users: str, *, relevant_only: bool) -> ReceValError:
+    """The error when ``users=`` selects nobody (``relevant_only``: ``users="relevant"`` found
+    truth users, none with a relevant item), at every door.
+
+    Example:
+        >>> str(no_user_error("both", relevant_only=False)).split(":")[0]
+        "no user to evaluate with users='both'"
+    """
+    if relevant_only:
+        return ReceValError("no user to evaluate with users='relevant': no user of the truth "
+                            "has a relevant item (check relevance_threshold)")
+    return ReceValError(f"no user to evaluate with users={users!r}: truth and predictions share "
+                        "no user id (check the user column and its type)")
 
 
 def raise_on_duplicates(prepared: Prepared, users: np.ndarray, out: KernelOutput) -> None:

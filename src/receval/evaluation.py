@@ -33,10 +33,17 @@ from receval.dispatch import (
     run,
 )
 from receval.exceptions import ReceValError
-from receval.finalize import merge_parts, record_profile, recorded_inputs
+from receval.finalize import (
+    canonical_names,
+    check_inputs,
+    finish,
+    merge_parts,
+    record_profile,
+    recorded_inputs,
+)
 from receval.measures.spec import RATING, MetricSpec, parse_metrics
 from receval.options import UNSET, Options
-from receval.result import RecordedOptions, Result, null_reasons
+from receval.result import RecordedOptions, Result
 from receval.scalars import plain
 from receval.shaping import Prepared, prepare, prepare_key
 from receval.strata import Strata, as_mapping, merge_metric_parts, stratify
@@ -206,14 +213,10 @@ def evaluate(
     if beyond_specs:
         _check_beyond(beyond_specs, beyond, resolved.name, engine, train, item_features,
                       item_groups)
-    if (train is not None or exclude_train) and (
-            engine == "spark" or _is_spark_frame(truth) or _is_spark_frame(predictions)):
-        raise ReceValError("train= and exclude_train= are not available on Spark yet: "
-                           "evaluate the pandas/Arrow tables (engine='numba')")
     if engine == "spark" or _is_spark_frame(truth) or _is_spark_frame(predictions):
-        if strata is not None:
-            raise ReceValError("strata= is not available on Spark yet: evaluate the "
-                               "pandas/Arrow tables (engine='numba')")
+        if isinstance(strata, str):
+            raise ReceValError(f"strata={strata!r} is built from train= by the local plan; on "
+                               "Spark pass the user -> group mapping (a frame or a dict)")
         from receval.spark import evaluate_spark
 
         return evaluate_spark(
@@ -221,7 +224,14 @@ def evaluate(
             explicit=explicit, silence=silence, spark_options=spark_options,
             columns={"user_col": user_col, "item_col": item_col, "rating_col": rating_col,
                      "score_col": score_col, "truth_columns": truth_columns,
-                     "prediction_columns": prediction_columns})
+                     "prediction_columns": prediction_columns}, strata=strata,
+            train=None if train is None and not exclude_train else {
+                "train": train, "exclude_train": exclude_train, "train_columns": train_columns,
+                "timestamp_col": timestamp_col},
+            beyond=None if not beyond_specs else {
+                "specs": beyond_specs, "requested": requested, "item_features": item_features,
+                "item_groups": item_groups, "beyond": beyond,
+                "item_features_columns": item_features_columns})
     specs = parse_metrics(metrics) if metrics or not beyond_specs else []
     per_spec = [resolved.options_for(s.family) for s in specs]
     rating_needed = (
@@ -283,13 +293,12 @@ def evaluate(
         strata=given_strata if isinstance(given_strata, str) else mapping,
         beyond=_beyond_record(beyond_specs, options, beyond, resolved.name) if beyond_specs
         else None), **(request.record() if request is not None else {})},
-        metrics=_canonical(specs, beyond_specs, requested))
+        metrics=canonical_names(specs, beyond_specs, requested))
     with checks.silence(silence):
-        checks.check_relevance_threshold(
-            truth_cols.values, column=rating_col, gain=options.gain,
-            threshold_given="relevance_threshold" in explicit
-            or options.relevance_threshold is not None)
-        audit.check_matches(next(iter(prepared_by_key.values())), result)
+        first = next(iter(prepared_by_key.values()))
+        check_inputs(result.counts, options, ratings=truth_cols.values, column=rating_col,
+                     threshold_given="relevance_threshold" in explicit,
+                     item_overlap=lambda: audit.item_overlap(first))
         if leak is not None:
             leak.record(result)
     if beyond_specs:
@@ -325,11 +334,6 @@ def evaluate_prepared(
                   engine, device)
     if options.users == "relevant":
         keep = out.n_relevant > 0
-        if not keep.any() and not _IN_PARTITION.get():
-            raise ReceValError(
-                "no user to evaluate with users='relevant': no user of the truth has a "
-                "relevant item (check relevance_threshold)"
-            )
         selected = selected[keep]
         out = out.take(keep)
     if options.empty_scope == "no_relevant":
@@ -339,22 +343,24 @@ def evaluate_prepared(
                 out.value[none_relevant, c] = np.nan
     user_ids = prepared.users.decode(selected)
     # per group before the empty policy fills the values in place, as the whole's sums are
-    groups = None if strata is None else stratify(specs, out, options, user_ids, strata)
-    agg = aggregate(specs, out, options, lambda row: plain(user_ids[row]))
+    groups = None if strata is None else stratify(specs, out, options, user_ids, strata,
+                                                  require_match=not _IN_PARTITION.get())
+    agg = aggregate(specs, out, options, lambda row: plain(user_ids[row]), warn=False)
     # one block around the value matrix (no copy), then the user column in front
     per_user = pd.DataFrame(agg.per_user, columns=[s.name for s in specs], copy=False)
     per_user.insert(0, "user", user_ids)
     counts = audit.counts(prepared, selected, out, options, agg.undefined, agg.used, cut_ks)
-    counts["summary_null"] = null_reasons(agg.summary, agg.undefined, agg.used, options.empty,
-                                          {s.name for s in specs if s.family in RATING})
-    checks.check_ties(counts["ties_at_cutoff"], options.ties)
+    # the one finish (the Spark driver's too): "no user", summary_null, the warnings
+    assert agg.sums is not None
+    summary = finish(specs, [options] * len(specs), counts, agg.sums,
+                     partial=_IN_PARTITION.get())
     record = options.to_dict()
     record.update(
         version=__version__,
         engine=engine,
         metrics={s.name: s.canonical for s in specs},
     )
-    return Result(summary=agg.summary, per_user=per_user, counts=counts,
+    return Result(summary=summary, per_user=per_user, counts=counts,
                   options=cast(RecordedOptions, record),
                   metrics=[s.name for s in specs], sums=agg.sums,
                   strata=None if groups is None else groups.table,
@@ -444,9 +450,6 @@ def _check_beyond(specs: list[Any], beyond: Any, profile: str | None, engine: st
     from receval.beyond.attach import check_inputs
     from receval.beyond.settings import resolve as resolve_beyond
 
-    if engine == "spark":
-        raise ReceValError(f"metric {specs[0].name!r}: beyond-accuracy metrics are not "
-                           "computed by engine='spark'; use engine='numba'")
     check_inputs(specs, resolve_beyond(profile, beyond), has_train=train is not None,
                  has_features=item_features is not None,
                  has_groups=item_groups is not None or item_features is not None)
@@ -460,14 +463,6 @@ def _beyond_record(specs: list[Any], options: Options, beyond: Any,
     return recorded(specs, options, beyond, profile)
 
 
-def _canonical(specs: list[MetricSpec], beyond_specs: list[Any],
-               requested: list[str]) -> dict[str, str]:
-    """``Result.options["metrics"]``: each requested name's canonical name, in order."""
-    canon = {s.name: s.canonical for s in specs}
-    canon.update({s.name: f"{s.entry.name}@{s.k}" for s in beyond_specs})
-    return {n: canon.get(n, n) for n in requested} if beyond_specs else canon
-
-
 def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared: Prepared,
                 options: Options, engine: str, trained: Any, item_features: Any, beyond: Any,
                 profile: str | None, features_columns: Mapping[str, str] | None = None,
@@ -477,12 +472,24 @@ def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared
     from receval.beyond.attach import attach, relevant_rows
     from receval.beyond.tied_exposure import tied_scores
 
-    selected = audit.select_users(prepared, options)
+    partition = _IN_PARTITION.get()
+    selected = (np.flatnonzero(audit.users_mask(prepared, options)).astype(np.int64)
+                if partition else audit.select_users(prepared, options))
     prepared, out = ranked_lists(prepared, selected, options, max(s.k for s in specs), engine,
                                  device)
     if options.users == "relevant":
         keep = out.n_relevant > 0
         selected, out = selected[keep], out.take(keep)
+    if partition:  # a Spark partition: the catalogue metrics' exposure counts, for the driver
+        from receval.spark.beyond import exposure_counts
+
+        whole = [s for s in specs if s.entry.reduction == "catalogue"]
+        result.counts["exposure"] = exposure_counts(whole, out.top_items, out.n_list,
+                                                    prepared.items.decode)
+        specs = [s for s in specs if s not in whole]
+        requested = [n for n in requested if n not in {s.name for s in whole}]
+        if not specs:
+            return
     t = prepared.truth
     truth = relevant_rows(t.indptr, t.items, t.values, selected, options.relevance_threshold)
     scored = tied_scores(specs, beyond, profile, prepared, selected, options)

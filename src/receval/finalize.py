@@ -1,18 +1,26 @@
-"""Finalize: one :class:`~receval.result.Result` from the results of groups of metrics that a
-profile evaluates with different options."""
+"""Finalize: the one finish of every door (:func:`finish`: the "no user" errors, the summary
+from the exact sums, ``counts["summary_null"]`` and the warnings; :func:`check_inputs`: the
+common-mistake warnings on the inputs), and one :class:`~receval.result.Result` from the
+results of groups of metrics that a profile evaluates with different options
+(:func:`merge_parts`). The local plan calls them per option group, the Spark driver once on
+its partitions' merged counts and sums."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
+import numpy as np
 import pandas as pd
 
+from receval import checks
 from receval.accumulate import Accumulator
-from receval.measures.spec import MetricSpec
+from receval.aggregate import warn_undefined
+from receval.audit import no_user_error
+from receval.measures.spec import RATING, MetricSpec
 from receval.options import Options
-from receval.result import Counts, RecordedOptions, Result
+from receval.result import Counts, RecordedOptions, Result, null_reasons
 
 
 def merge_parts(specs: list[MetricSpec], parts: list[tuple[list[int], Result]],
@@ -88,6 +96,21 @@ def record_profile(result: Result, specs: list[MetricSpec], per_spec: list[Optio
     result.options = cast(RecordedOptions, record)
 
 
+def canonical_names(specs: list[MetricSpec], beyond_specs: list[Any],
+                    requested: Iterable[str]) -> dict[str, str]:
+    """``Result.options["metrics"]``: each requested name's canonical name (with
+    beyond-accuracy metrics, in request order).
+
+    Example:
+        >>> from receval.measures.spec import parse_metrics
+        >>> canonical_names(parse_metrics(["p@5"]), [], ["p@5"])
+        {'p@5': 'P@5'}
+    """
+    canon = {s.name: s.canonical for s in specs}
+    canon.update({s.name: f"{s.entry.name}@{s.k}" for s in beyond_specs})
+    return {n: canon.get(n, n) for n in requested} if beyond_specs else canon
+
+
 def recorded_inputs(*, train: Any = None, exclude_train: bool = False,
                     item_features: Any = None, item_groups: Any = None, strata: Any = None,
                     beyond: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -161,3 +184,70 @@ def _plain(ids: Any) -> Any:
         return to_numpy(zero_copy_only=False)
     except TypeError:
         return to_numpy()
+
+
+def finish(specs: list[MetricSpec], per_spec: list[Options], counts: Counts,
+           sums: Accumulator, *, partial: bool = False) -> dict[str, float]:
+    """The summary of ``specs`` (each under its options ``per_spec``) from the exact ``sums``
+    and the ``counts`` of the users they came from (one engine run, or every Spark partition's
+    merged): raises when a metric's population is empty (not when ``partial``: a Spark
+    partition may hold none of it), writes ``counts["summary_null"]`` and gives the
+    undefined-value and ties warnings once per option group.
+
+    Example:
+        >>> from receval.measures.spec import parse_metrics
+        >>> acc = Accumulator.from_arrays(["P@1"], np.array([[1.0], [0.0]]))
+        >>> counts = {"users": {"evaluated": 2, "in_truth": 2}, "averaged": {"P@1": 2},
+        ...           "undefined": {"users": {"P@1": 0}}, "ties_at_cutoff": {1: 0}}
+        >>> finish(parse_metrics(["P@1"]), [Options()], counts, acc), counts["summary_null"]
+        ({'P@1': 0.5}, {})
+        >>> counts["users"]["evaluated"] = 0
+        >>> finish(parse_metrics(["P@1"]), [Options()], counts, acc)
+        Traceback (most recent call last):
+        ...
+        receval.exceptions.ReceValError: no user to evaluate with users='truth': truth and predictions share no user id (check the user column and its type)
+    """  # noqa: E501
+    per_metric = counts.get("users_per_metric", {})
+    if not partial:
+        for spec, opts in zip(specs, per_spec, strict=True):
+            if per_metric.get(spec.name, counts["users"]["evaluated"]) == 0:
+                raise no_user_error(opts.users, relevant_only=opts.users == "relevant"
+                                    and bool(counts["users"]["in_truth"]))
+    by_name = {ms.name: ms for ms in sums.metrics}
+    summary = {s.name: by_name[s.name].finalize(o.empty, o.average, o.all_skipped)
+               for s, o in zip(specs, per_spec, strict=True)}
+    rating = {s.name for s in specs if s.family in RATING}
+    undefined, used = counts["undefined"]["users"], counts["averaged"]
+    counts["summary_null"] = {}
+    groups: dict[Options, list[MetricSpec]] = {}
+    for s, o in zip(specs, per_spec, strict=True):
+        counts["summary_null"].update(null_reasons({s.name: summary[s.name]}, undefined, used,
+                                                   o.empty, rating))
+        groups.setdefault(o, []).append(s)
+    for opts, members in groups.items():
+        warn_undefined(members, opts, undefined)
+        checks.check_ties(counts["ties_at_cutoff"], opts.ties)
+    return summary
+
+
+def check_inputs(counts: Counts, options: Options, *, ratings: np.ndarray | None,
+                 column: str, threshold_given: bool, item_overlap: Callable[[], float]) -> None:
+    """The common-mistake warnings on what was read, from a finished result's ``counts``:
+    graded ``ratings`` (the values, or their smallest and largest) without a threshold, and
+    predictions that do not meet the truth (``item_overlap``: the share of predicted items
+    found in the truth, computed only when most users have no hit).
+
+    Example:
+        >>> counts = {"users": {"evaluated": 1, "without_predictions": 0, "without_match": 0},
+        ...           "rows": {"predictions_without_truth": 0}}
+        >>> check_inputs(counts, Options(), ratings=None, column="rating",
+        ...              threshold_given=False, item_overlap=lambda: 1.0)
+    """
+    checks.check_relevance_threshold(
+        ratings, column=column, gain=options.gain,
+        threshold_given=threshold_given or options.relevance_threshold is not None)
+    users, rows = counts["users"], counts["rows"]
+    checks.check_matches(
+        predictions_without_truth=rows["predictions_without_truth"],
+        users=users["evaluated"] - users["without_predictions"],
+        users_without_match=users["without_match"], predicted_item_overlap=item_overlap)

@@ -75,6 +75,8 @@ class Counts(TypedDict, total=False):
     train: dict[str, int]
     #: per metric, the group exposure tables (:mod:`receval.beyond`)
     group_exposure: dict[str, Any]
+    #: a Spark partition's catalogue-metric exposure counts, for the driver (popped there)
+    exposure: dict[str, Any]
     #: how sampled candidates were drawn (:mod:`receval.sampled`)
     sampled: dict[str, Any]
     #: score matrices (:func:`receval.evaluate_scores`): rows of the truth by fate

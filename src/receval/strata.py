@@ -21,6 +21,7 @@ The training-data helpers resolve names such as ``strata="activity"`` into such 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -95,11 +96,12 @@ def as_mapping(strata: Any, *, user_col: str = "user") -> pd.Series:
     return series.astype(str)
 
 
-def assign(users: Sequence[Any] | np.ndarray, mapping: pd.Series) -> tuple[np.ndarray,
-                                                                             list[str]]:
+def assign(users: Sequence[Any] | np.ndarray, mapping: pd.Series, *,
+           require_match: bool = True) -> tuple[np.ndarray, list[str]]:
     """Each user's group as a code into the sorted labels (:data:`NONE` last, when used).
 
-    Raises when no user is in the mapping (the ids do not match: ``"7"`` is not ``7``).
+    Raises when no user is in the mapping (the ids do not match: ``"7"`` is not ``7``),
+    unless not ``require_match`` (a Spark partition: the driver checks every partition's).
 
     Example:
         >>> codes, labels = assign([1, 2, 3], as_mapping({1: "b", 2: "a"}))
@@ -109,11 +111,8 @@ def assign(users: Sequence[Any] | np.ndarray, mapping: pd.Series) -> tuple[np.nd
     index = pd.Index(mapping.index)
     position = index.get_indexer(pd.Index(list(users) if not isinstance(users, np.ndarray)
                                           else users))
-    if len(position) and (position < 0).all():
-        raise ReceValError(
-            f"strata: no evaluated user is in the mapping (e.g. user {plain(users[0])!r}; "
-            f"the mapping's users look like {plain(index[0]) if len(index) else None!r}): "
-            "do the id types match?")
+    if require_match and len(position) and (position < 0).all():
+        raise no_match_error(users[0], index)
     labels = mapping.to_numpy(dtype=object)
     named = sorted({str(v) for v in labels[position[position >= 0]]})
     if NONE in named:
@@ -125,8 +124,16 @@ def assign(users: Sequence[Any] | np.ndarray, mapping: pd.Series) -> tuple[np.nd
     return codes, named + ([NONE] if (~hit).any() else [])
 
 
+def no_match_error(user: Any, index: pd.Index) -> ReceValError:
+    """No evaluated user (``user``: the first) is in the mapping (its users: ``index``)."""
+    return ReceValError(
+        f"strata: no evaluated user is in the mapping (e.g. user {plain(user)!r}; "
+        f"the mapping's users look like {plain(index[0]) if len(index) else None!r}): "
+        "do the id types match?")
+
+
 def stratify(specs: list[MetricSpec], out: Any, options: Options, users: np.ndarray,
-             mapping: pd.Series) -> Strata:
+             mapping: pd.Series, *, require_match: bool = True) -> Strata:
     """Per group: the users, each metric's summary and the exact sums, from the engine's
     outputs ``out`` of ``users`` before the ``empty`` policy is applied.
 
@@ -140,21 +147,41 @@ def stratify(specs: list[MetricSpec], out: Any, options: Options, users: np.ndar
         >>> sorted(r.strata_sums)
         ['a', 'b']
     """
-    codes, labels = assign(users, mapping)
-    rows, sums = [], {}
+    codes, labels = assign(users, mapping, require_match=require_match)
+    groups = {}
     for code, label in enumerate(labels):
         mask = codes == code
         part = out.take(mask)
-        acc = accumulate(specs, part, options, first_row=0,
-                         ids=np.asarray(users, dtype=object)[mask])
-        sums[label] = acc
-        try:
-            summary = acc.finalize(options)
-        except UndefinedMetricError:
-            summary = {}  # empty="error": the whole raises right after, naming the user
-        rows.append({"group": label, "users": int(mask.sum()), **summary})
+        groups[label] = (int(mask.sum()), accumulate(specs, part, options, first_row=0,
+                                                     ids=np.asarray(users, dtype=object)[mask]))
+    return summarise(groups, specs, [options] * len(specs))
+
+
+def summarise(groups: Mapping[str, tuple[int, Accumulator]], specs: list[MetricSpec],
+              per_spec: list[Options]) -> Strata:
+    """The strata from each group's users and exact sums (one engine run's, or every Spark
+    partition's merged): one row per group (sorted, :data:`NONE` last), each metric finalized
+    under its options ``per_spec``, and the sums.
+
+    Example:
+        >>> from receval.measures.spec import parse_metrics
+        >>> acc = Accumulator.from_arrays(["P@1"], np.array([[1.0], [0.0]]))
+        >>> summarise({NONE: (2, acc)}, parse_metrics(["P@1"]), [Options()]).table.values.tolist()
+        [['(none)', 2, 0.5]]
+    """
+    labels = sorted(g for g in groups if g != NONE) + ([NONE] if NONE in groups else [])
+    rows = []
+    for label in labels:
+        n, acc = groups[label]
+        by_name = {m.name: m for m in acc.metrics}
+        row: dict[str, Any] = {"group": label, "users": n}
+        # empty="error": no values (the whole raises right after, naming the user)
+        with contextlib.suppress(UndefinedMetricError):
+            row.update({s.name: by_name[s.name].finalize(o.empty, o.average, o.all_skipped)
+                        for s, o in zip(specs, per_spec, strict=True)})
+        rows.append(row)
     frame = pd.DataFrame(rows, columns=["group", "users", *[s.name for s in specs]])
-    return Strata(frame, sums)
+    return Strata(frame, {label: groups[label][1] for label in labels})
 
 
 def merge_metric_parts(parts: Sequence[Strata | None], names: Sequence[str]) -> Strata | None:

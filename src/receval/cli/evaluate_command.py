@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 from typing import Any
 
 import click
@@ -32,6 +33,7 @@ from receval.cli.debias_flags import debias_options
 from receval.cli.disparity_flag import check_disparity, disparity_option, disparity_tables
 from receval.cli.log_option import _check_log, _log_options, _log_runs
 from receval.cli.options_table import option, shared
+from receval.cli.training_text import parse_train_columns
 from receval.exceptions import ReceValError
 from receval.io.output import TABLE_SUFFIXES, atomic_output, sigterm_as_exit
 from receval.io.terminal import safe_text
@@ -82,9 +84,6 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
     from receval.report.models import CURVE_MAX_K, curve_ks, with_curves
 
     asked, beyond = _metric_names(metrics)
-    if params.get("strata") and params.get("engine") == "spark":
-        raise ReceValError("--strata is not available with --engine spark yet: evaluate "
-                           "without --engine spark, or per group on Spark yourself")
     check_disparity(params, fmt)
     accuracy = [n for n in asked if n not in beyond]
     outputs = _check_output(params, {"--per-user": (per_user, TABLE_SUFFIXES),
@@ -175,12 +174,11 @@ def _evaluate_files_spark(metrics: list[str], params: dict[str, Any],
 
     import receval
     from receval import io
-    from receval.exceptions import ReceValError, UndefinedMetricWarning
+    from receval.exceptions import UndefinedMetricWarning
     from receval.io.wanted import parse_columns_flag
 
-    if params.get("train") or params.get("exclude_train"):
-        raise ReceValError("--train and --exclude-train are not available with --engine spark")
     kwargs = _semantics(params)
+    kwargs.update(_spark_inputs(metrics, params))
     # Spark's own log off (its failures become receval's one line); --debug: its ERROR lines
     kwargs["spark_options"] = {"master": params.get("spark_master"), "per_user": per_user,
                                "partitions": params.get("spark_partitions", "auto"),
@@ -202,6 +200,34 @@ def _evaluate_files_spark(metrics: list[str], params: dict[str, Any],
         runs.results[name] = result
         runs.inputs[f"predictions: {name}"] = str(path)
     return runs
+
+
+def _spark_inputs(metrics: list[str], params: dict[str, Any]) -> dict[str, Any]:
+    """``--train`` / ``--exclude-train`` (Parquet, read by Spark), ``--strata`` (a file) and
+    the beyond-accuracy inputs of ``--engine spark`` (docs/spark.md)."""
+    from receval.beyond.names import parse_beyond
+    from receval.cli.common import _beyond_kwargs, _read_strata
+
+    out = _beyond_kwargs(params, [n for n in metrics if parse_beyond(n) is not None])
+    if params.get("exclude_train") and not params.get("train"):
+        raise ReceValError("--exclude-train needs the training data: pass --train FILE")
+    if params.get("train"):
+        out.update(train=str(params["train"]), exclude_train=bool(params.get("exclude_train")),
+                   train_columns=parse_train_columns(params.get("train_columns")))
+    strata = params.get("strata")
+    if strata and Path(strata).exists():  # the file's ids of the truth's type
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+
+        try:
+            kind = ds.dataset(params["truth"], format="parquet").schema.field(
+                params["user_col"]).type
+        except (pa.ArrowException, KeyError, OSError):  # the engine names what is wrong
+            kind = pa.int64()
+        strata = _read_strata(strata, params, text_ids=not pa.types.is_integer(kind))
+    if params.get("strata"):
+        out["strata"] = strata
+    return out
 
 
 def _restrict(result: Any, asked: list[str], beyond: list[str]) -> Any:

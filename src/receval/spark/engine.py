@@ -23,19 +23,32 @@ import pyarrow.compute as pc
 from receval import checks
 from receval._version import __version__
 from receval.accumulate import Accumulator
+from receval.audit import no_user_error
+from receval.beyond.attach import recorded as recorded_beyond
+from receval.beyond.settings import resolve as resolve_beyond
 from receval.data.columns import read_columns
 from receval.data.encode import check_same_kind
-from receval.exceptions import ReceValError, UndefinedMetricError, UndefinedMetricWarning
-from receval.finalize import record_profile
+from receval.exceptions import ReceValError, UndefinedMetricError
+from receval.finalize import (
+    canonical_names,
+    check_inputs,
+    finish,
+    record_profile,
+    recorded_inputs,
+)
 from receval.io.wanted import Wanted
 from receval.measures.spec import RATING, parse_metrics
 from receval.options import Options
 from receval.profiles import get as get_profile
 from receval.profiles import resolve
-from receval.result import Counts, RecordedOptions, Result, null_reasons
+from receval.result import Counts, RecordedOptions, Result
 from receval.scalars import plain
+from receval.spark import beyond as spark_beyond
 from receval.spark.failures import Stage, log_level, spark_call
 from receval.spark.session import get_session
+from receval.spark.training import ROW, SparkTrain
+from receval.spark.training import record as record_train
+from receval.strata import NONE, Strata, as_mapping, no_match_error, summarise
 
 #: the keys of ``evaluate(..., spark_options=...)``
 SPARK_OPTIONS = ("partitions", "order_by", "per_user", "master", "log_level")
@@ -123,11 +136,20 @@ def evaluate_spark(
     silence: Any,
     spark_options: Mapping[str, Any] | None,
     columns: Mapping[str, Any],
+    strata: Any = None,
+    train: Mapping[str, Any] | None = None,
+    beyond: Mapping[str, Any] | None = None,
 ) -> SparkResult:
     """``receval.evaluate(..., engine="spark")``: see :mod:`receval.spark`.
 
     ``partition_fn`` runs the local plan on one partition (from :mod:`receval.evaluation`);
-    ``explicit`` are the options passed, ``columns`` the column arguments of ``evaluate``.
+    ``explicit`` are the options passed, ``columns`` the column arguments of ``evaluate``;
+    ``strata`` the user -> group mapping (:func:`receval.strata.as_mapping`, or a Spark
+    DataFrame of it), each partition's groups' exact sums merged on the driver; ``train`` the
+    training arguments of ``evaluate`` (``train``, ``exclude_train``, ``train_columns``,
+    ``timestamp_col``), audited and excluded by Spark joins (:mod:`receval.spark.training`);
+    ``beyond`` the beyond-accuracy request (``specs``, ``requested``, ``item_features``,
+    ``item_groups``, ``beyond``, ``item_features_columns``: :mod:`receval.spark.beyond`).
 
     Example:
         >>> from receval.evaluation import evaluate_partition
@@ -144,7 +166,7 @@ def evaluate_spark(
         return _evaluate_spark(truth, predictions, metrics, partition_fn, profile=profile,
                                explicit=explicit, silence=silence,
                                spark_options=spark_options, columns=columns, stage=stage,
-                               stack=stack)
+                               stack=stack, strata=strata, train=train, beyond=beyond)
 
 
 @contextlib.contextmanager
@@ -169,13 +191,23 @@ def _evaluate_spark(
     columns: Mapping[str, Any],
     stage: Stage,
     stack: contextlib.ExitStack,
+    strata: Any = None,
+    train: Mapping[str, Any] | None = None,
+    beyond: Mapping[str, Any] | None = None,
 ) -> SparkResult:
     sopts = _spark_options(spark_options)
     resolved = resolve(profile, explicit)
     options = resolved.options
     metric_list = [metrics] if isinstance(metrics, str) else list(metrics)
-    specs = parse_metrics(metric_list)
+    specs = parse_metrics(metric_list) if metric_list or not beyond else []
     per_spec = [resolved.options_for(s.family) for s in specs]
+    b_specs = [] if beyond is None else list(beyond["specs"])
+    b_opts = resolve_beyond(resolved.name, None if beyond is None else beyond["beyond"])
+    spark_beyond.check(b_specs, b_opts)  # before any Spark job
+    if beyond is not None:  # the partitions compute every name; catalogue ones as counts
+        metric_list = list(beyond["requested"])
+    per_user_names = [n for n in metric_list if n in {s.name for s in specs}
+                      or n in {b.name for b in b_specs if b.entry.reduction == "user"}]
     with checks.silence(silence):  # unknown codes are an error before any Spark job
         pass
     spark = next((x.sparkSession for x in (truth, predictions) if _is_frame(x)), None)
@@ -198,6 +230,18 @@ def _evaluate_spark(
                      or resolved.requires_rating or any(s.family in RATING for s in specs))
     _check_columns(truth_df, wt, rating_needed)
     _check_columns(pred_df, wp, False)
+    trained, read_preds = None, pred_df
+    if train is not None:  # the exclusion: an anti-join before the shuffle
+        trained = SparkTrain.read(
+            train["train"], lambda source, side: _as_frame(source, spark, side),
+            user_col=wt.user, item_col=wt.item, timestamp_col=train["timestamp_col"],
+            columns=train["train_columns"], exclude=train["exclude_train"],
+            truth_timestamp=(columns.get("truth_columns") or {}).get(
+                "timestamp", train["timestamp_col"]))
+        if trained.exclude:
+            pred_df = trained.kept(pred_df, wp)
+    lean = trained is not None and not sopts["per_user"]
+    sopts["per_user"] = sopts["per_user"] or lean  # the audit counts the evaluated users
     if sopts["partitions"] == "auto":  # two counts (cheap: Parquet footers, local frames)
         sopts["partitions"] = auto_partitions(truth_df.count() + pred_df.count(),
                                               spark.sparkContext.defaultParallelism)
@@ -211,12 +255,26 @@ def _evaluate_spark(
         o.ties in _ORDER_FREE_TIES | {"stable"} and o.duplicates == "error"
         for o in [options, *per_spec])
     kwargs = {"profile": profile, **explicit, **{k: v for k, v in columns.items()}}
+    mapping = None
+    if strata is not None:  # sent with the plan: each partition stratifies its own users
+        mapping = as_mapping(strata.toPandas() if _is_frame(strata) else strata,
+                             user_col=columns.get("user_col", "user"))
+        kwargs["strata"] = mapping
+    if beyond is not None:  # the item-level inputs, whole, to every partition
+        kwargs.update({k: beyond[k] for k in ("item_features", "item_groups", "beyond",
+                                              "item_features_columns")})
+
+    # each user's training items with the user's rows: the calibration metrics read them
+    history = (trained.frame if trained is not None and any(
+        s.metric in spark_beyond.HISTORY for s in b_specs) else None)
 
     def plan(with_order: bool) -> tuple[Any, _Task]:
         union, task = _union(truth_df, pred_df, wt, wp,
-                             sopts["order_by"] if with_order else None, with_order)
+                             sopts["order_by"] if with_order else None, with_order, history)
         task = dataclasses.replace(task, fn=partition_fn, metrics=metric_list, kwargs=kwargs,
-                                   n_metrics=len(specs), per_user=sopts["per_user"],
+                                   n_metrics=len(per_user_names),
+                                   row_firsts=frozenset(s.name for s in specs),
+                                   per_user=sopts["per_user"],
                                    partitions=sopts["partitions"],
                                    tie_check=tie_check and not with_order)
         return union, task
@@ -224,9 +282,9 @@ def _evaluate_spark(
     stage.name = "the evaluation job (rows shuffled by user, each partition evaluated)"
     union, task = plan(ordered and not (tie_check and _has_score(wp, pred_df)))
     user_type = union.schema["u"].dataType
-    out_schema = _out_schema(user_type, len(specs))
+    out_schema = _out_schema(user_type, len(per_user_names))
     task = dataclasses.replace(task, out_schema=_arrow_schema(out_schema))
-    metas, per_user, cached = _run(spark, union, task, out_schema, specs, sopts, _MODE)
+    metas, per_user, cached = _run(spark, union, task, out_schema, per_user_names, sopts, _MODE)
     for retry in ("order", "struct"):
         if not any(json.loads(row[0]).get("retry") for row in metas):
             break
@@ -240,28 +298,61 @@ def _evaluate_spark(
             union, task = plan(True)
             task = dataclasses.replace(task, out_schema=_arrow_schema(out_schema))
             mode = _MODE
-        metas, per_user, cached = _run(spark, union, task, out_schema, specs, sopts, mode)
+        metas, per_user, cached = _run(spark, union, task, out_schema, per_user_names, sopts, mode)
         if mode == "struct":
             break
     try:
-        result = _merge([json.loads(row[0]) for row in metas], specs, per_spec, options)
+        counts, merged = _merge([json.loads(row[0]) for row in metas])
+        names = {s.name for s in specs}
+        sums = Accumulator(tuple(m for m in merged.metrics if m.name in names))
+        with checks.silence(silence):  # the local plan's finish, on the merged counts
+            summary = finish(specs, per_spec, counts, sums)
+        if not specs and counts["users"]["evaluated"] == 0:  # beyond-accuracy metrics only
+            raise no_user_error(options.users, relevant_only=options.users == "relevant"
+                                and bool(counts["users"]["in_truth"]))
+        groups = None if mapping is None else _merge_strata(
+            [json.loads(row[0]) for row in metas], specs, per_spec, mapping)
     except ReceValError:
         if cached is not None:
             cached.unpersist()
         raise
-    summary, counts, sums = result
     tasks = sorted((json.loads(row[0])["task"] for row in metas), key=lambda t: t["partition"])
     record = options.to_dict()
     record.update(version=__version__, engine="spark",
                   metrics={s.name: s.canonical for s in specs})
     out = SparkResult(summary=summary, per_user=per_user, counts=cast(Counts, counts),
                       options=cast(RecordedOptions, record), metrics=[s.name for s in specs],
-                      sums=sums, _cached=cached,
+                      sums=sums, strata=None if groups is None else groups.table,
+                      strata_sums=None if groups is None else groups.sums, _cached=cached,
                       tasks=tasks, _log_level=sopts["log_level"])
-    record_profile(out, specs, per_spec, options, resolved.name)
+    record_profile(out, specs, per_spec, options, resolved.name, inputs=recorded_inputs(
+        train=None if train is None else _source(train["train"]),
+        exclude_train=trained is not None and trained.exclude,
+        strata=None if strata is None else _source(strata),
+        item_features=None if beyond is None else _source(beyond.get("item_features")),
+        item_groups=None if beyond is None else _source(beyond.get("item_groups")),
+        beyond=None if beyond is None else recorded_beyond(
+            b_specs, options, beyond["beyond"], resolved.name)),
+        metrics=None if beyond is None else canonical_names(specs, b_specs, beyond["requested"]))
+    rating_range = task.rating_range(metas)
     with checks.silence(silence):
-        _warn(out, specs, per_spec, options, explicit, wt, task.rating_range(metas),
-              lambda: _item_overlap(truth_df, pred_df, wt, wp))
+        check_inputs(counts, options, ratings=None if rating_range is None
+                     else np.array(rating_range), column=wt.value,
+                     threshold_given="relevance_threshold" in explicit,
+                     item_overlap=lambda: _item_overlap(truth_df, pred_df, wt, wp))
+        if trained is not None:
+            stage.name = "the training audit (joins with train)"
+            audit, n_preds, n_truth = trained.audit(truth_df, read_preds, wt, wp,
+                                                    out.per_user.select("user"))
+            record_train(out, audit, predictions=n_preds, truth=n_truth,
+                         exclude_train=trained.exclude)
+    if beyond is not None:
+        stage.name = "the beyond-accuracy metrics (exposure counts merged)"
+        _finish_beyond(out, beyond, b_opts, merged, metas, options, truth_df, trained, wt,
+                       union.schema["i"].dataType)
+    if lean:
+        out.unpersist()
+        out.per_user = None
     return out
 
 
@@ -279,7 +370,7 @@ def _has_score(wanted: Wanted, frame: Any) -> bool:
                                              and wanted.rank in frame.columns)
 
 
-def _run(spark: Any, union: Any, task: _Task, out_schema: Any, specs: list[Any],
+def _run(spark: Any, union: Any, task: _Task, out_schema: Any, metric_names: list[str],
          sopts: Mapping[str, Any], mode: str) -> tuple[list[Any], Any, Any]:
     """The one Spark job: the rows to the partitions by user (``mode``), the local plan on
     each; the partitions' metas, and the per-user frame (persisted) when asked."""
@@ -317,8 +408,8 @@ def _run(spark: Any, union: Any, task: _Task, out_schema: Any, specs: list[Any],
             cached = mapped.persist(StorageLevel.MEMORY_AND_DISK)
             metas = cached.filter(F.col("k") == 1).select("meta").collect()
             per_user = cached.filter(F.col("k") == 0).select(
-                F.col("u").alias("user"), *[F.col(f"m{j}").alias(s.name)
-                                            for j, s in enumerate(specs)])
+                F.col("u").alias("user"), *[F.col(f"m{j}").alias(name)
+                                            for j, name in enumerate(metric_names)])
         else:
             metas = mapped.select("meta").collect()
             per_user = None
@@ -468,9 +559,11 @@ def _common_type(a: Any, b: Any, what: str) -> Any:
 
 
 def _union(truth: Any, preds: Any, wt: Wanted, wp: Wanted, order_by: str | None,
-           ordered: bool) -> tuple[Any, _Task]:
+           ordered: bool, history: Any = None) -> tuple[Any, _Task]:
     """Both sides' columns in one frame: ``s`` (0 truth, 1 predictions), ``u``, ``i``, ``tv``
-    (rating), ``pv`` (score or rank) and ``o`` (the row order, when it matters)."""
+    (rating), ``pv`` (score or rank) and ``o`` (the row order, when it matters); with
+    ``history`` (training rows ``u``, ``i``), those rows too (``s`` 2: each user's training
+    items reach the user's partition)."""
     from pyspark.sql import functions as F
 
     t_value = wt.value if wt.value in truth.columns else None
@@ -497,6 +590,7 @@ def _union(truth: Any, preds: Any, wt: Wanted, wp: Wanted, order_by: str | None,
         cols += [c.alias(name) for c, name in ((tv, "tv"), (pv, "pv")) if c is not None]
         if ordered:
             order = (F.col(order_by).cast(o_type) if order_by is not None
+                     else F.col(ROW) if ROW in frame.columns  # numbered before a join
                      else F.monotonically_increasing_id())
             cols.append(order.alias("o"))
         return frame.select(*cols)
@@ -506,8 +600,19 @@ def _union(truth: Any, preds: Any, wt: Wanted, wp: Wanted, order_by: str | None,
     none_p = F.lit(None).cast(pv_type) if p_value else None
     t_side = one_side(truth, 0, wt, F.col(t_value) if t_value else None, none_p)
     p_side = one_side(preds, 1, wp, none_t, F.col(p_value) if p_value else None)
-    task = _Task(names=(wt.user, wt.item, t_value, wp.user, wp.item, p_value), ordered=ordered)
-    return t_side.unionByName(p_side), task
+    task = _Task(names=(wt.user, wt.item, t_value, wp.user, wp.item, p_value), ordered=ordered,
+                 history=history is not None)
+    union = t_side.unionByName(p_side)
+    if history is not None:
+        cols = [F.lit(2).cast("byte").alias("s"), F.col("u").cast(u_type).alias("u"),
+                F.col("i").cast(i_type).alias("i")]
+        cols += [c.alias(name) for c, name in ((none_t, "tv"), (none_p, "pv")) if c is not None]
+        if ordered:
+            cols.append(F.monotonically_increasing_id().cast(o_type).alias("o"))
+        seen = t_side.select("u").unionByName(p_side.select("u")).distinct()
+        # only users with a truth or prediction row: no partition holds training rows alone
+        union = union.unionByName(history.select(*cols).join(seen, "u", "left_semi"))
+    return union, task
 
 
 def _out_schema(user_type: Any, n_metrics: int) -> Any:
@@ -543,6 +648,12 @@ class _Task:
     partitions: int | None = None
     #: no order column was shuffled (``ties="stable"``): a user's tied scores ask for it
     tie_check: bool = False
+    #: training rows (``s`` 2) travel with each user's rows: the local plan gets them as
+    #: ``train=`` (each user's training items: calibration)
+    history: bool = False
+    #: the metrics whose first undefined user is a row of the partition's per-user values
+    #: (the accuracy metrics; the beyond-accuracy sums name the user already)
+    row_firsts: frozenset[str] = frozenset()
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         got = [b for b in batches if b.num_rows]
@@ -562,7 +673,8 @@ class _Task:
         else:
             table = _unpacked(table)
             flags = table.column("s").to_numpy()
-            sides, n_rows = [table.filter(pa.array(flags == f)) for f in (0, 1)], table.num_rows
+            sides = [table.filter(pa.array(flags == f)) for f in (0, 1, 2)]
+            n_rows = table.num_rows
         if self.tie_check and _has_ties(sides[1]):
             yield self._meta_batch({"partition": partition, "retry": "ties"})
             return
@@ -581,9 +693,17 @@ class _Task:
         per_user = None
         start = time.perf_counter()
         try:
-            result = self._evaluate(truth, preds)
+            result = self._evaluate(truth, preds, _history(sides[2]) if self.history else None)
+            meta["exposure"] = result.counts.pop("exposure", None)
             meta["counts"] = result.counts
-            meta["sums"] = _with_first_ids(result).to_dict()
+            meta["sums"] = _with_first_ids(result, self.row_firsts).to_dict()
+            if result.strata is not None:  # each group's users and exact sums (ids: users)
+                meta["strata"] = {label: [n, acc.to_dict()] for label, (n, acc) in zip(
+                    result.strata["group"], zip(result.strata["users"],
+                                                (result.strata_sums or {}).values(),
+                                                strict=True), strict=True)}
+                if len(result.per_user):
+                    meta["first_user"] = result.per_user["user"].iloc[0]
             per_user = result.per_user
         except ReceValError as exc:
             meta["error"] = [type(exc).__name__, str(exc)]
@@ -613,14 +733,24 @@ class _Task:
         cols.append(pa.nulls(n, pa.string()))
         return pa.RecordBatch.from_arrays(cols, schema=self.out_schema)
 
-    def _evaluate(self, truth: pa.Table, preds: pa.Table) -> Result:
+    def _evaluate(self, truth: pa.Table, preds: pa.Table,
+                  history: pa.Table | None = None) -> Result:
         """The local plan on this partition; with one side empty, twice with dummy users on
-        that side (one, then two), the dummies' counts taken out by difference."""
+        that side (one, then two), the dummies' counts taken out by difference. ``history``:
+        the partition's training rows (``train=``; one row of a user no side has when there
+        are none: the plan reads no empty training data)."""
         assert self.fn is not None
+        base = self.kwargs
+        if history is not None:
+            if not history.num_rows:
+                other = truth if truth.num_rows else preds
+                history = pa.table({"u": _fresh_ids(other.column(0), 1).cast(
+                    history.schema.field("u").type), "i": other.column(1).slice(0, 1)})
+            base = {**base, "train": history, "train_columns": {"user": "u", "item": "i"}}
         if truth.num_rows and preds.num_rows:
-            return self.fn(truth, preds, self.metrics, self.kwargs)
+            return self.fn(truth, preds, self.metrics, base)
         empty_side = "predictions" if truth.num_rows else "truth"
-        kwargs = _swap_users(self.kwargs, empty_side)
+        kwargs = _swap_users(base, empty_side)
         runs = []
         for n in (1, 2):
             if empty_side == "truth":
@@ -641,6 +771,11 @@ class _Task:
                 lows.append(found[0])
                 highs.append(found[1])
         return (min(lows), max(highs)) if lows else None
+
+
+def _history(side: pa.Table) -> pa.Table:
+    """The training rows of a partition (``s`` 2) as a ``u``, ``i`` table."""
+    return pa.table({"u": side.column("u"), "i": side.column("i")})
 
 
 def _has_ties(preds: pa.Table) -> bool:
@@ -667,7 +802,7 @@ def _columns_sides(table: pa.Table) -> tuple[list[pa.Table], int]:
     if "l_o" in lists:
         shared["o"] = pc.list_flatten(lists["l_o"])
     sides = []
-    for f in (0, 1):
+    for f in (0, 1, 2):
         keep = pa.array(flags == f)
         sides.append({k: v.filter(keep) for k, v in shared.items()})
     if "a_tv" in lists:
@@ -710,7 +845,7 @@ def _finite_range(truth: pa.Table, name: str | None) -> list[float] | None:
     return [float(finite.min()), float(finite.max())] if len(finite) else None
 
 
-def _with_first_ids(result: Result) -> Accumulator:
+def _with_first_ids(result: Result, rows: frozenset[str]) -> Accumulator:
     """The partition's sums with each first undefined user as its id (rows are partition-local;
     the driver keeps the smallest id)."""
     acc: Accumulator = result.sums
@@ -719,7 +854,7 @@ def _with_first_ids(result: Result) -> Accumulator:
     metrics = []
     for ms in acc.metrics:
         first = ms.first_undefined
-        if first is not None:
+        if first is not None and ms.name in rows:
             first = plain(users[int(first)]) if users is not None else None
         metrics.append(dataclasses.replace(ms, first_undefined=first))
     return Accumulator(tuple(metrics))
@@ -794,10 +929,10 @@ def _add(total: Any, part: Any) -> Any:
     return total
 
 
-def _merge(metas: list[dict[str, Any]], specs: list[Any], per_spec: list[Options],
-           options: Options) -> tuple[dict[str, float], dict[str, Any], Accumulator]:
-    """The summary, counts and sums of every partition, merged exactly; the first error of
-    the lowest-numbered partition raised as it was raised there."""
+def _merge(metas: list[dict[str, Any]]) -> tuple[Counts, Accumulator]:
+    """The counts and exact sums of every partition, merged (the partitions hold disjoint
+    users: every count is additive); the first error of the lowest-numbered partition raised
+    as it was raised there. :func:`receval.finalize.finish` finishes them."""
     metas.sort(key=lambda m: m["partition"])
     for meta in metas:
         if meta.get("error"):
@@ -809,7 +944,7 @@ def _merge(metas: list[dict[str, Any]], specs: list[Any], per_spec: list[Options
     counts: dict[str, Any] = {}
     sums: Accumulator | None = None
     for meta in metas:
-        meta["counts"].pop("summary_null", None)  # not additive: recomputed below
+        meta["counts"].pop("summary_null", None)  # not additive: the finish writes it
         counts = _add(counts, meta["counts"]) if counts else meta["counts"]
         acc = Accumulator.from_dict(meta["sums"])
         sums = acc if sums is None else sums.merge(acc)
@@ -818,7 +953,6 @@ def _merge(metas: list[dict[str, Any]], specs: list[Any], per_spec: list[Options
         if counts["rows"][side] == 0:
             raise ReceValError(f"{side} is empty (no rows)")
     counts["ties_at_cutoff"] = {int(k): v for k, v in counts["ties_at_cutoff"].items()}
-    by_name = {ms.name: ms for ms in sums.metrics}
     firsts: dict[str, list[Any]] = {}
     for meta in metas:
         for m in meta["sums"]["metrics"]:
@@ -826,61 +960,67 @@ def _merge(metas: list[dict[str, Any]], specs: list[Any], per_spec: list[Options
                 firsts.setdefault(m["name"], []).append(m["first_undefined"])
     sums = Accumulator(tuple(dataclasses.replace(ms, first_undefined=min(firsts[ms.name]))
                              if ms.name in firsts else ms for ms in sums.metrics))
-    per_metric = counts.get("users_per_metric", {})
-    for spec, opts in zip(specs, per_spec, strict=True):
-        evaluated = per_metric.get(spec.name, counts["users"]["evaluated"])
-        if evaluated == 0:
-            if opts.users == "relevant" and counts["users"]["in_truth"]:
-                raise ReceValError("no user to evaluate with users='relevant': no user of the "
-                                   "truth has a relevant item (check relevance_threshold)")
-            raise ReceValError(f"no user to evaluate with users={opts.users!r}: truth and "
-                               "predictions share no user id (check the user column and its "
-                               "type)")
-    summary = {s.name: by_name[s.name].finalize(o.empty, o.average, o.all_skipped)
-               for s, o in zip(specs, per_spec, strict=True)}
-    rating = {s.name for s in specs if s.family in RATING}
-    undefined, used = counts["undefined"]["users"], counts["averaged"]
-    counts["summary_null"] = {}
-    for s, o in zip(specs, per_spec, strict=True):
-        counts["summary_null"].update(null_reasons({s.name: summary[s.name]}, undefined, used,
-                                                   o.empty, rating))
-    return summary, counts, sums
+    return cast(Counts, counts), sums
 
 
-def _groups(specs: list[Any], per_spec: list[Options]) -> dict[Options, list[Any]]:
-    groups: dict[Options, list[Any]] = {}
-    for spec, opts in zip(specs, per_spec, strict=True):
-        groups.setdefault(opts, []).append(spec)
-    return groups
+def _merge_strata(metas: list[dict[str, Any]], specs: list[Any], per_spec: list[Options],
+                  mapping: pd.Series) -> Strata:
+    """The strata from every partition's groups: users added, sums merged exactly (the
+    first undefined user: the smallest id), finished as the local plan finishes them."""
+    groups: dict[str, tuple[int, Accumulator]] = {}
+    firsts: dict[tuple[str, str], list[Any]] = {}
+    for meta in sorted(metas, key=lambda m: m["partition"]):
+        for label, (n, data) in meta.get("strata", {}).items():
+            acc = Accumulator.from_dict(data)
+            for m in acc.metrics:
+                if m.first_undefined is not None:
+                    firsts.setdefault((label, m.name), []).append(m.first_undefined)
+            if label in groups:
+                acc = groups[label][1].merge(acc)
+                n += groups[label][0]
+            groups[label] = (n, acc)
+    if set(groups) == {NONE}:  # as the local plan, naming the first evaluated user
+        first = min(m["first_user"] for m in metas if "first_user" in m)
+        raise no_match_error(first, pd.Index(mapping.index))
+    groups = {label: (n, Accumulator(tuple(
+        dataclasses.replace(m, first_undefined=min(firsts[(label, m.name)]))
+        if (label, m.name) in firsts else m for m in acc.metrics)))
+        for label, (n, acc) in groups.items()}
+    return summarise(groups, specs, per_spec)
 
 
-def _warn(result: SparkResult, specs: list[Any], per_spec: list[Options], options: Options,
-          explicit: Mapping[str, Any], wt: Wanted, rating_range: tuple[float, float] | None,
-          overlap: Callable[[], float]) -> None:
-    """The local engine's warnings, once, from the merged counts (in the local order)."""
-    counts = result.counts
-    undefined = counts["undefined"]["users"]
-    for opts, members in _groups(specs, per_spec).items():
-        touched = {s.name: undefined[s.name] for s in members
-                   if undefined[s.name] and s.family not in RATING}
-        if touched and opts.empty != "skip":
-            worst = max(touched, key=lambda name: touched[name])
-            checks.warn(
-                UndefinedMetricWarning,
-                f"{len(touched)} metric(s) undefined for some users (up to {touched[worst]} "
-                f"users, for {worst}) were set by empty={opts.empty!r}; "
-                "Result.counts['undefined'] has the count per metric",
-            )
-        checks.check_ties(counts["ties_at_cutoff"], opts.ties)
-    checks.check_relevance_threshold(
-        None if rating_range is None else np.array(rating_range), column=wt.value,
-        gain=options.gain, threshold_given="relevance_threshold" in explicit
-        or options.relevance_threshold is not None)
-    users, rows = counts["users"], counts["rows"]
-    checks.check_matches(
-        predictions_without_truth=rows["predictions_without_truth"],
-        users=users["evaluated"] - users["without_predictions"],
-        users_without_match=users["without_match"], predicted_item_overlap=overlap)
+def _finish_beyond(out: SparkResult, beyond: Mapping[str, Any], b_opts: Any,
+                   merged: Accumulator, metas: list[Any], options: Options, truth_df: Any,
+                   trained: SparkTrain | None, wt: Wanted, item_type: Any) -> None:
+    """The beyond-accuracy metrics from the partitions' merged sums and exposure counts
+    (:func:`receval.spark.beyond.finish`); the catalogue's items collected by Spark."""
+    from pyspark.sql import functions as F
+
+    names = {s.name for s in beyond["specs"] if s.entry.reduction == "user"}
+    sums = Accumulator(tuple(m for m in merged.metrics if m.name in names))
+    exposures = spark_beyond.merge_exposure([e for e in (json.loads(row[0]).get("exposure")
+                                                         for row in metas) if e])
+
+    def items(frame: Any, column: str) -> list[Any]:
+        rows = frame.select(F.col(column).cast(item_type).alias("i")).distinct().collect()
+        return [row[0] for row in rows]
+
+    def truth_items() -> list[Any]:
+        rated = truth_df
+        if wt.value in truth_df.columns:  # rows without a rating are dropped when read
+            value = F.col(wt.value)
+            rated = truth_df.filter(value.isNotNull() & ~F.isnan(value.cast("double")))
+        return items(rated, wt.item)
+
+    whole = any(s.entry.reduction == "catalogue" for s in beyond["specs"])
+    catalogue = [] if not whole else spark_beyond.catalogue_items(
+        b_opts, truth=truth_items,
+        train=None if trained is None else (lambda: items(trained.frame, "i")),
+        item_features=beyond["item_features"],
+        features_columns=beyond["item_features_columns"], item_col=wt.item,
+        listed=exposures.get(spark_beyond.WHOLE, ({}, 0))[0])
+    spark_beyond.finish(out, beyond["specs"], beyond["requested"], sums, exposures, catalogue,
+                        options, b_opts)
 
 
 def _item_overlap(truth: Any, preds: Any, wt: Wanted, wp: Wanted) -> float:
@@ -892,3 +1032,10 @@ def _item_overlap(truth: Any, preds: Any, wt: Wanted, wp: Wanted) -> float:
     known = truth.select(F.col(wt.item).alias("i")).distinct()
     n = predicted.count()
     return predicted.join(known, "i", "left_semi").count() / n if n else 1.0
+
+
+def _source(data: Any) -> Any:
+    """An input as :func:`receval.finalize.recorded_inputs` takes it: a Spark frame as its
+    kind (never collected to count it), anything else as it is."""
+    return "a Spark DataFrame" if _is_frame(data) else data
+

@@ -1,0 +1,221 @@
+"""The beyond-accuracy metrics on Spark (docs/spark.md, "Beyond-accuracy metrics").
+
+Per-user metrics whose value reads only the user's own list, truth and training items (the
+training rows are shuffled with each user's rows) plus item-level inputs sent whole to every
+partition (``item_features``, ``item_groups``) are computed in the partitions by the local
+plan, their exact sums merged like the accuracy metrics'. The
+catalogue metrics whose number is a function of the exposure counts (coverage, distributional
+coverage, Gini, personalization) are not computed in the partitions: each partition counts how
+many lists hold each item (:func:`exposure_counts`), the driver adds the counts and finishes
+them with the local code (:func:`receval.beyond.compute.compute`) on lists rebuilt from the
+merged counts. The others read what no partition holds and are refused in one line
+(:func:`check`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from receval.accumulate import Accumulator
+from receval.beyond.compute import compute
+from receval.beyond.context import context
+from receval.beyond.frames import plain_ids, read_features
+from receval.beyond.names import BeyondSpec
+from receval.beyond.settings import BeyondOptions
+from receval.exceptions import ReceValError
+from receval.options import Options
+from receval.result import Result
+
+#: catalogue metrics that are functions of the exposure counts (and the lists' number)
+FROM_COUNTS = ("coverage", "distributional_coverage", "gini", "personalization")
+#: per-user metrics that read each user's training items: the training rows are shuffled with
+#: each user's rows (``train=`` in the partitions)
+HISTORY = ("calibration", "calibration_js")
+#: the key of the exposure counts over the lists' whole width
+WHOLE = "*"
+_POPULARITY = ("novelty", "ARP", "APLT", "ACLT", "PopRSP", "PopREO", "serendipity")
+
+
+def why_not(spec: BeyondSpec, options: BeyondOptions) -> str | None:
+    """Why ``spec`` cannot be computed on Spark under ``options`` (``None``: it can).
+
+    Example:
+        >>> from receval.beyond.names import parse_beyond
+        >>> why_not(parse_beyond("coverage@10"), BeyondOptions()) is None
+        True
+        >>> why_not(parse_beyond("novelty@10"), BeyondOptions())[:40]
+        'it reads the item popularity of the whol'
+    """
+    m = spec.metric
+    if m in FROM_COUNTS or m.startswith("EE_"):
+        return None
+    if m in _POPULARITY:
+        return ("it reads the item popularity of the whole training data (or each user's "
+                "training items), which no Spark partition holds")
+    if m in HISTORY:
+        return None  # each user's training rows travel with the user's rows
+    if m == "group_exposure":
+        return ("its catalogue-level share sums rank-discounted exposure in floating point: "
+                "no exact merge across partitions yet")
+    if m == "diversity":
+        return (None if options.similarity != "cooccurrence" else
+                "similarity='cooccurrence' reads every training pair")
+    if m in ("AWRF", "nDCG_AWRF"):
+        return (None if not (isinstance(options.fairness_target, str)
+                             and options.fairness_target == "catalogue") else
+                "fairness_target='catalogue' reads the catalogue's group shares, which no "
+                "partition holds (pass 'uniform' or the target weights)")
+    if m in ("rND", "rKL", "rRD"):
+        if options.protected_group is None:
+            return ("the default protected group is the catalogue's smallest, which no "
+                    "partition knows: pass beyond={'protected_group': NAME}")
+        if options.fairness_population == "catalogue":
+            return "fairness_population='catalogue' reads the catalogue's protected share"
+        return None
+    return "it is not built for the Spark engine"
+
+
+def check(specs: Sequence[BeyondSpec], options: BeyondOptions) -> None:
+    """One line naming the first metric of ``specs`` Spark cannot compute, and why.
+
+    Example:
+        >>> from receval.beyond.names import parse_beyond
+        >>> check([parse_beyond("ARP@5")], BeyondOptions())
+        Traceback (most recent call last):
+        ...
+        receval.exceptions.ReceValError: metric 'ARP@5' is not available with engine='spark': it reads the item popularity of the whole training data (or each user's training items), which no Spark partition holds
+    """  # noqa: E501
+    for spec in specs:
+        reason = why_not(spec, options)
+        if reason is not None:
+            raise ReceValError(f"metric {spec.name!r} is not available with engine='spark': "
+                               f"{reason}")
+
+
+def exposure_counts(specs: Sequence[BeyondSpec], top: np.ndarray | None, n_list: np.ndarray,
+                    decode: Callable[[np.ndarray], Any]) -> dict[str, list[Any]]:
+    """Per catalogue metric of ``specs``: the item ids its lists hold, how many lists hold
+    each, and how many lists are not empty (one partition's part: counts add up); under
+    :data:`WHOLE` the same over the lists' whole width (the largest k requested: the
+    catalogue ``"recommended"``).
+
+    Example:
+        >>> from receval.beyond.names import parse_beyond
+        >>> ids = np.array(["x", "y", "z"], dtype=object)
+        >>> exposure_counts([parse_beyond("coverage@1")], np.array([[0, 2], [0, -1]]),
+        ...                 np.array([2, 1]), lambda c: ids[c])
+        {'coverage@1': [['x'], [2], 2], '*': [['x', 'z'], [2, 1], 2]}
+    """
+    if top is None:  # pragma: no cover - the engine was asked for the lists
+        raise ReceValError("the engine returned no top-k lists")
+    out: dict[str, list[Any]] = {}
+    if not specs:
+        return out
+    for name, k in [*((s.name, s.k) for s in specs), (WHOLE, top.shape[1])]:
+        width = min(k, top.shape[1])
+        lengths = np.minimum(np.asarray(n_list), width)
+        valid = np.arange(width)[None, :] < lengths[:, None]
+        codes, counts = np.unique(np.asarray(top)[:, :width][valid], return_counts=True)
+        ids = plain_ids(decode(codes)) if len(codes) else np.zeros(0, np.int64)
+        out[name] = [ids.tolist(), counts.tolist(), int((lengths > 0).sum())]
+    return out
+
+
+def merge_exposure(parts: Sequence[Mapping[str, list[Any]]]) -> dict[str, tuple[dict[Any, int],
+                                                                                  int]]:
+    """The partitions' exposure counts added per metric and item.
+
+    Example:
+        >>> merge_exposure([{"c@1": [["x"], [2], 2]}, {"c@1": [["x", "y"], [1, 1], 2]}])
+        {'c@1': ({'x': 3, 'y': 1}, 4)}
+    """
+    out: dict[str, tuple[dict[Any, int], int]] = {}
+    for part in parts:
+        for name, (ids, counts, lists) in part.items():
+            total, n = out.get(name, ({}, 0))
+            for item, c in zip(ids, counts, strict=True):
+                total[item] = total.get(item, 0) + int(c)
+            out[name] = (total, n + int(lists))
+    return out
+
+
+def catalogue_number(spec: BeyondSpec, counts: Mapping[Any, int], lists: int,
+                     catalogue: Sequence[Any], options: BeyondOptions) -> float:
+    """``spec``'s number from the merged exposure ``counts`` (item -> lists holding it) of
+    ``lists`` non-empty lists, by the local code (:func:`receval.beyond.compute.compute`) on
+    lists rebuilt from the counts: column by column, so every list is non-empty and no
+    list is longer than k (what those metrics read of the lists is exactly that).
+    ``catalogue``: the items of the catalogue (:func:`catalogue_items`).
+
+    Example:
+        >>> from receval.beyond.names import parse_beyond
+        >>> catalogue_number(parse_beyond("coverage@2"), {"x": 2, "y": 1}, 2, ["x", "y", "z"],
+        ...                  BeyondOptions())
+        0.6666666666666666
+    """
+    exposed = list(counts)
+    space = pd.Index(pd.unique(pd.Series(exposed + list(catalogue), dtype=object)))
+    n_items = len(space)
+    mask = np.zeros(n_items, dtype=bool)
+    mask[space.get_indexer(list(catalogue))] = True
+    slots = np.repeat(space.get_indexer(exposed).astype(np.int64),
+                      np.array([counts[i] for i in exposed], dtype=np.int64))
+    rows = max(lists, 1)
+    width = max(-(-len(slots) // rows), 1)
+    top = np.full(rows * width, -1, dtype=np.int64)
+    top[:len(slots)] = slots
+    top = np.ascontiguousarray(top.reshape(width, rows).T)  # slot j: row j % rows
+    if lists == 0:
+        top[:] = -1
+    ctx = context(None, None, n_items, catalogue=mask)
+    _, summary = compute([spec], top, ctx, options)
+    return summary[spec.name]
+
+
+def catalogue_items(options: BeyondOptions, *, truth: Callable[[], list[Any]],
+                    train: Callable[[], list[Any]] | None, item_features: Any,
+                    features_columns: Mapping[str, str] | None, item_col: str,
+                    listed: Mapping[Any, int]) -> list[Any]:
+    """The catalogue's item ids as the local plan builds it (``options.catalogue``):
+    ``train`` and ``truth`` collect the distinct items of the training data and of every
+    truth row (not moved by the relevance threshold); ``listed``: the items of the lists at
+    their whole width (``"recommended"``).
+
+    Example:
+        >>> catalogue_items(BeyondOptions(), truth=lambda: [1, 2], train=lambda: [2, 3],
+        ...                 item_features=None, features_columns=None, item_col="item",
+        ...                 listed={})
+        [2, 3, 1, 2]
+    """
+    kind = options.catalogue
+    if kind == "recommended":
+        return list(listed)
+    if kind == "features":
+        return plain_ids(read_features(item_features, item_col,
+                                       columns=features_columns)[0]).tolist()
+    items = train() if train is not None else []
+    return items + truth() if kind == "train+truth" else items
+
+
+def finish(result: Result, specs: Sequence[BeyondSpec], requested: Sequence[str],
+           sums: Accumulator, exposures: Mapping[str, tuple[dict[Any, int], int]],
+           catalogue: list[Any], options: Options, beyond: BeyondOptions) -> None:
+    """The beyond metrics into ``result`` as :func:`receval.beyond.attach.attach` writes them:
+    the per-user ones finalized from their merged exact ``sums`` under the beyond ``empty``
+    policy, the catalogue ones from the merged ``exposures``; the summary and metrics in the
+    ``requested`` order (``options["beyond"]``, the switches, was recorded with the plan)."""
+    empty = options.empty if beyond.empty == "inherit" else beyond.empty
+    summary = dict(result.summary)
+    summary.update(sums.finalize(Options(empty=empty)))  # type: ignore[arg-type]
+    for spec in specs:
+        if spec.entry.reduction == "catalogue":
+            counts, lists = exposures.get(spec.name, ({}, 0))
+            summary[spec.name] = catalogue_number(spec, counts, lists, catalogue, beyond)
+    result.summary = {n: float(summary[n]) for n in requested}
+    result.metrics = list(requested)
+    if result.sums is not None:
+        result.sums = Accumulator(tuple(result.sums.metrics) + tuple(sums.metrics))
