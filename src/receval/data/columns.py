@@ -7,6 +7,7 @@ array (numbers) or a pyarrow array (strings), never more columns than needed.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Mapping
@@ -29,6 +30,7 @@ from receval.io.values import (
     uint_id_problems,
 )
 from receval.io.wanted import Wanted, missing_message
+from receval.parallel import run_blocks
 
 IdArray: TypeAlias = np.ndarray | pa.Array
 
@@ -187,10 +189,17 @@ def read_columns(
     if value_name is not None:
         shown = (value_names or {}).get("rank" if negate else roles[side], value_name)
         values = _value_column(table, value_name, side, shown)
-        check_value_column(values, side, shown, frame_row, users=users)
+        if not _read_by_receval_io(table):  # receval.io checked them, naming the file's line
+            check_value_column(values, side, shown, frame_row, users=users)
         if negate:
             values = -values
     return Columns(side=side, users=users, items=items, values=values, value_name=shown)
+
+
+def _read_by_receval_io(table: Any) -> bool:
+    """Whether ``table`` comes from :func:`receval.io.read_table` (its values are checked)."""
+    metadata = table.schema.metadata if isinstance(table, pa.Table) else None
+    return bool(metadata and SOURCE_KEY in metadata)
 
 
 def _missing(table: Any, side: str, missing: list[tuple[str, str]], names: list[str]) -> str:
@@ -246,8 +255,10 @@ def _raw_column(table: Any, name: str, side: str) -> np.ndarray | pa.Array | pa.
     """A column as numpy (numbers, bools) or as a pyarrow array (anything else)."""
     if isinstance(table, pa.Table):
         chunked = table.column(name)
-        if _is_text(chunked.type):
+        if _is_text(chunked.type) or pa.types.is_dictionary(chunked.type):
             return chunked  # strings are not copied into one chunk (see _id_column)
+        if chunked.num_chunks > 1 and _plain_numbers(chunked):
+            return _concat_numbers(chunked)
         arr = chunked.combine_chunks() if chunked.num_chunks != 1 else chunked.chunk(0)
         return _arrow_to_numpy_if_numeric(arr)
     module = type(table).__module__.split(".")[0]
@@ -275,6 +286,35 @@ def _raw_column(table: Any, name: str, side: str) -> np.ndarray | pa.Array | pa.
             return series.cast(float).fill_null(float("nan")).to_numpy()
         return series.to_numpy()
     return _arrow_to_numpy_if_numeric(series.to_arrow())
+
+
+def _plain_numbers(chunked: pa.ChunkedArray) -> bool:
+    """Integers or floats without missing values: each chunk is a numpy view of its buffer."""
+    t = chunked.type
+    return bool((pa.types.is_integer(t) or pa.types.is_floating(t)) and not chunked.null_count)
+
+
+def _concat_numbers(chunked: pa.ChunkedArray) -> np.ndarray:
+    """The chunks (a Parquet file's row groups) copied once, in parallel, into one numpy array.
+
+    ``combine_chunks`` would first copy into fresh Arrow memory (first-touched page by page)
+    and then hand numpy a view; numpy's own allocation gets huge pages and each thread copies
+    its chunks' zero-copy views.
+
+    Example:
+        >>> _concat_numbers(pa.chunked_array([[1, 2], [3]])).tolist()
+        [1, 2, 3]
+    """
+    views = [c.to_numpy(zero_copy_only=True) for c in chunked.chunks]
+    out = np.empty(len(chunked), dtype=views[0].dtype)
+    starts = np.cumsum([0] + [len(v) for v in views])
+    bounds = [(int(a), int(b)) for a, b in itertools.pairwise(starts)]
+    run_blocks(_copy_chunk, bounds, views, out)
+    return out
+
+
+def _copy_chunk(i: int, lo: int, hi: int, views: list[np.ndarray], out: np.ndarray) -> None:
+    out[lo:hi] = views[i]  # numpy releases the GIL while it copies
 
 
 def _is_text(t: pa.DataType) -> bool:
