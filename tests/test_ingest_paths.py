@@ -71,3 +71,91 @@ def test_parquet_scores_are_checked_once(tmp_path: Path, monkeypatch: pytest.Mon
     bad.loc[5, "score"] = np.inf
     with pytest.raises(receval.ReceValError, match="holds inf"):
         receval.evaluate(str(t), str(_write(bad, tmp_path / "bad.parquet")), METRICS)
+
+
+def _string_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
+    truth, pred = _frames()
+    for frame in (truth, pred):
+        frame["user"] = "u" + frame["user"].astype(str)
+        # '007' and '7' are two ids: zero-padded and plain item ids side by side
+        frame["item"] = np.where(frame["item"] % 2 == 0, frame["item"].map("{:03d}".format),
+                                 frame["item"].astype(str))
+    pred.loc[pred["item"] == "007", "item"] = "7"  # a prediction of '7' never hits truth '007'
+    return truth, pred
+
+
+def test_category_ids_give_the_values_of_strings() -> None:
+    truth, pred = _string_frames()
+    expected = _per_user(receval.evaluate(truth, pred, METRICS))
+    got = _per_user(receval.evaluate(truth.astype({"user": "category", "item": "category"}),
+                                     pred.astype({"user": "category", "item": "category"}),
+                                     METRICS))
+    pd.testing.assert_frame_equal(expected, got, check_dtype=False)
+
+
+_CATEGORY_READ = """
+import numpy as np, pandas as pd, pyarrow as pa
+from receval.data.columns import read_columns
+rows, distinct = 40_000, 100
+names = pd.Index([f"{'x' * 60}{i}" for i in range(distinct)], dtype=object)
+ids = pd.Series(pd.Categorical.from_codes(np.arange(rows) % distinct, categories=names))
+frame = pd.DataFrame({"user": ids, "item": ids, "score": np.arange(rows, dtype=float)})
+cols = read_columns(frame, side="predictions", user_col="user", item_col="item",
+                    value_col="score", value_required=True)
+assert len(cols.users) == rows
+print(pa.default_memory_pool().max_memory())
+"""
+
+
+def test_category_ids_are_not_decoded_row_by_row() -> None:
+    """A ``category`` column of long ids is read as its codes: Arrow never holds a string per
+    row (the old path decoded every row, then encoded them again). Its own process, so the
+    Arrow pool's peak is this read's."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(receval.__file__).parents[1])}
+    done = subprocess.run([sys.executable, "-c", _CATEGORY_READ], capture_output=True,
+                          text=True, check=True, env=env)
+    assert int(done.stdout.split()[-1]) < 10 * 40_000  # the decoded strings: 60+ bytes a row
+
+
+def test_integer_categories_stay_integer_ids() -> None:
+    truth, pred = _frames()
+    expected = _per_user(receval.evaluate(truth, pred, METRICS))
+    got = _per_user(receval.evaluate(truth.astype({"user": "category", "item": "category"}),
+                                     pred.astype({"user": "category", "item": "category"}),
+                                     METRICS))
+    assert got["user"].dtype.kind == "i"
+    pd.testing.assert_frame_equal(expected, got)
+
+
+def test_polars_categorical_and_arrow_dictionary_ids() -> None:
+    pl = pytest.importorskip("polars")
+    truth, pred = _string_frames()
+    expected = _per_user(receval.evaluate(truth, pred, METRICS))
+    as_cat = [pl.col("user").cast(pl.Categorical), pl.col("item").cast(pl.Categorical)]
+    got = _per_user(receval.evaluate(pl.from_pandas(truth).with_columns(as_cat),
+                                     pl.from_pandas(pred).with_columns(as_cat), METRICS))
+    pd.testing.assert_frame_equal(expected, got, check_dtype=False)
+    table = pa.Table.from_pandas(pred, preserve_index=False)
+    chunked = pa.chunked_array([c.dictionary_encode() for c in table.column("item").chunks]
+                               + [pa.array(["zz1", "zz2"], table.column("item").type)
+                                  .dictionary_encode()])
+    extra = pd.DataFrame({"user": ["u0", "u0"], "item": ["zz1", "zz2"], "score": [-1.0, -2.0]})
+    table = pa.concat_tables([table, pa.Table.from_pandas(extra, preserve_index=False)])
+    table = table.set_column(1, "item", chunked)
+    plain = pd.concat([pred, extra], ignore_index=True)
+    pd.testing.assert_frame_equal(_per_user(receval.evaluate(truth, plain, METRICS)),
+                                  _per_user(receval.evaluate(truth, table, METRICS)),
+                                  check_dtype=False)
+
+
+def test_dictionary_ids_still_name_a_missing_or_empty_id() -> None:
+    truth, pred = _string_frames()
+    bad = pred.copy()
+    bad["item"] = bad["item"].astype("category")
+    bad.loc[4, "item"] = None
+    with pytest.raises(receval.ReceValError, match="row 4"):
+        receval.evaluate(truth, bad, METRICS)

@@ -251,11 +251,16 @@ def _n_rows(table: Any) -> int:
 # --- columns ---------------------------------------------------------------------------------
 
 
-def _raw_column(table: Any, name: str, side: str) -> np.ndarray | pa.Array | pa.ChunkedArray:
-    """A column as numpy (numbers, bools) or as a pyarrow array (anything else)."""
+def _raw_column(table: Any, name: str, side: str, *, keep_dictionary: bool = False
+                ) -> np.ndarray | pa.Array | pa.ChunkedArray:
+    """A column as numpy (numbers, bools) or as a pyarrow array (anything else).
+
+    With ``keep_dictionary``, a dictionary-encoded column (Parquet read with dictionaries, a
+    pandas ``category``, a polars ``Categorical``) comes back as it is, not decoded row by row.
+    """
     if isinstance(table, pa.Table):
         chunked = table.column(name)
-        if _is_text(chunked.type) or pa.types.is_dictionary(chunked.type):
+        if _is_text(chunked.type) or (keep_dictionary and pa.types.is_dictionary(chunked.type)):
             return chunked  # strings are not copied into one chunk (see _id_column)
         if chunked.num_chunks > 1 and _plain_numbers(chunked):
             return _concat_numbers(chunked)
@@ -279,13 +284,19 @@ def _raw_column(table: Any, name: str, side: str) -> np.ndarray | pa.Array | pa.
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
             raise ReceValError(_mixed_types(series, side, name)) from None
         # a pandas 3 ``str`` column built by pd.concat is several Arrow chunks
-        return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+        arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+        if keep_dictionary and pa.types.is_dictionary(arr.type):
+            return arr  # a category column: its codes and categories, no string per row
+        return arr if not pa.types.is_dictionary(arr.type) else _arrow_to_numpy_if_numeric(arr)
     # polars
     if series.dtype.is_numeric() or str(series.dtype) == "Boolean":
         if series.null_count():
             return series.cast(float).fill_null(float("nan")).to_numpy()
         return series.to_numpy()
-    return _arrow_to_numpy_if_numeric(series.to_arrow())
+    arr = series.to_arrow()
+    if keep_dictionary and pa.types.is_dictionary(arr.type):
+        return arr
+    return _arrow_to_numpy_if_numeric(arr)
 
 
 def _plain_numbers(chunked: pa.ChunkedArray) -> bool:
@@ -350,7 +361,9 @@ _ID_RULE = "; ids must be integers within int64 or strings"
 
 
 def _id_column(table: Any, name: str, side: str) -> IdArray:
-    col = _raw_column(table, name, side)
+    col = _raw_column(table, name, side, keep_dictionary=True)
+    if not isinstance(col, np.ndarray) and pa.types.is_dictionary(col.type):
+        col = _dictionary_ids(col)
     if isinstance(col, np.ndarray):
         if col.dtype.kind == "b":
             raise ReceValError(f"{side} column {name!r} holds booleans, not ids")
@@ -370,7 +383,7 @@ def _id_column(table: Any, name: str, side: str) -> IdArray:
                                             repr(col[row].item()), _ID_RULE))
         return col.astype(np.int64, copy=False)
     if not (pa.types.is_string(col.type) or pa.types.is_binary(col.type)
-            or pa.types.is_large_binary(col.type)):
+            or pa.types.is_large_binary(col.type) or pa.types.is_dictionary(col.type)):
         try:
             col = col.cast(pa.string())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -379,9 +392,42 @@ def _id_column(table: Any, name: str, side: str) -> IdArray:
             ) from None
     chunked = col if isinstance(col, pa.ChunkedArray) else pa.chunked_array([col])
     checked = check_id_column(chunked, side, name, frame_row, empty_ok=True)
+    if pa.types.is_dictionary(checked.type):
+        # already codes: one dictionary for all chunks (row groups), no string per row
+        return checked.combine_chunks() if checked.num_chunks != 1 else checked.chunk(0)
     # dictionary-encoded at once: int32 indices and the distinct ids, not a copy of every
     # row's string (the encoder works on the dictionary)
     return pc.dictionary_encode(checked).combine_chunks()
+
+
+def _dictionary_ids(col: pa.Array | pa.ChunkedArray) -> np.ndarray | pa.Array | pa.ChunkedArray:
+    """A dictionary-encoded id column without decoding each row: integer (or float) values
+    become a numpy array by one ``take`` of the dictionary (integer ids stay integers), text
+    values stay dictionary-encoded (as ``string``); with missing ids, or values of another
+    type, the column is decoded and goes the plain way (and its checks).
+
+    Example:
+        >>> _dictionary_ids(pa.array([7, 9, 7]).dictionary_encode()).tolist()
+        [7, 9, 7]
+        >>> _dictionary_ids(pa.array(["b", "a", "b"]).dictionary_encode()).type
+        DictionaryType(dictionary<values=string, indices=int32, ordered=0>)
+    """
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    value_type = col.type.value_type
+    if col.null_count or any(c.dictionary.null_count for c in chunks):
+        decoded = [c.dictionary_decode() for c in chunks]
+        return _arrow_to_numpy_if_numeric(pa.chunked_array(decoded, value_type).combine_chunks())
+    if pa.types.is_integer(value_type) or pa.types.is_floating(value_type):
+        parts = [c.dictionary.to_numpy(zero_copy_only=False)[
+            c.indices.to_numpy(zero_copy_only=False)] for c in chunks]
+        return np.concatenate(parts) if len(parts) != 1 else parts[0]
+    if _is_text(value_type):
+        if value_type != pa.string():
+            as_string = pa.dictionary(col.type.index_type, pa.string())
+            chunks = [c.cast(as_string) for c in chunks]
+        return pa.chunked_array(chunks, pa.dictionary(col.type.index_type, pa.string()))
+    decoded = [c.dictionary_decode() for c in chunks]
+    return _arrow_to_numpy_if_numeric(pa.chunked_array(decoded, value_type).combine_chunks())
 
 
 def _value_column(table: Any, name: str, side: str, shown: str | None = None) -> np.ndarray:

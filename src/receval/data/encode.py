@@ -121,7 +121,7 @@ def _encode_strings(
     uniques = uniques.take(pc.sort_indices(uniques))
     t = _recode(t_values, t_index, uniques)
     p = _recode(p_values, p_index, uniques)
-    ids = np.asarray(uniques.to_pylist(), dtype=object)
+    ids = uniques.to_numpy(zero_copy_only=False)  # str objects, built in C (no to_pylist)
     return t, p, Dictionary(ids), len(ids)
 
 
