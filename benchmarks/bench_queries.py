@@ -121,7 +121,7 @@ def write_inputs(data: Path, n_users: int, items: int, relevant: int, seed: int,
                 table = pa.Table.from_pandas(frame, preserve_index=False)
                 if name not in writers:
                     writers[name] = pq.ParquetWriter(path, table.schema)
-                writers[name].write_table(table)
+                writers[name].write_table(table, row_group_size=1 << 20)  # pandas' default
                 rows[name] += len(frame)
     finally:
         for writer in writers.values():
@@ -318,8 +318,10 @@ def _floor_kernels() -> tuple[Callable[..., Any], Callable[..., Any]]:
     import numba
 
     @numba.njit(parallel=True, cache=True)
-    def group(users: np.ndarray, n_users: int, n_chunks: int) -> tuple[np.ndarray, np.ndarray]:
-        """Rows by dense user id: per-chunk counts, offsets, a parallel stable scatter."""
+    def group(users: np.ndarray, n_users: int, n_chunks: int, items: np.ndarray,
+              values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows by dense user id: per-chunk counts, offsets, then a parallel stable scatter
+        of the items and values themselves (later passes read them in order)."""
         n = len(users)
         counts = np.zeros((n_chunks, n_users + 1), dtype=np.int64)
         for c in numba.prange(n_chunks):
@@ -334,51 +336,74 @@ def _floor_kernels() -> tuple[Callable[..., Any], Callable[..., Any]]:
                 counts[c, u + 1] = total
                 total += cnt
         indptr[n_users] = total
-        order = np.empty(n, dtype=np.int64)
+        out_items = np.empty(n, dtype=items.dtype)
+        out_values = np.empty(len(values), dtype=values.dtype)
         for c in numba.prange(n_chunks):
             for i in range(c * n // n_chunks, (c + 1) * n // n_chunks):
                 u = users[i] + 1
-                order[counts[c, u]] = i
-                counts[c, u] += 1
-        return indptr, order
+                pos = counts[c, u]
+                out_items[pos] = items[i]
+                if len(values):
+                    out_values[pos] = values[i]
+                counts[c, u] = pos + 1
+        return indptr, out_items, out_values
 
     @numba.njit(parallel=True, cache=True)
-    def metrics(p_ptr: np.ndarray, p_order: np.ndarray, p_items: np.ndarray, scores: np.ndarray,
-                t_ptr: np.ndarray, t_order: np.ndarray, t_items: np.ndarray,
-                cutoffs: np.ndarray, out: np.ndarray) -> None:
-        """Per user: rank the list by score, look each of the top items up in the sorted
-        truth, read P, R, nDCG, AP, RR, Hit at each cutoff (columns in FAMILIES order)."""
+    def metrics(p_ptr: np.ndarray, p_items: np.ndarray, scores: np.ndarray,
+                t_ptr: np.ndarray, t_items: np.ndarray, cutoffs: np.ndarray,
+                out: np.ndarray, n_blocks: int) -> None:
+        """Per user: the top items by score (insertion into a top-k buffer, no allocation),
+        each looked up in the user's truth (sorted in place), P, R, nDCG, AP, RR, Hit read at
+        each cutoff (columns in FAMILIES order)."""
         top = cutoffs.max()
         idcg = np.cumsum(1.0 / np.log2(np.arange(2, top + 2)))
-        for u in numba.prange(len(p_ptr) - 1):
-            a, b = p_ptr[u], p_ptr[u + 1]
-            rows = p_order[a:b]
-            ranked = rows[np.argsort(-scores[rows])]
-            truth = np.sort(t_items[t_order[t_ptr[u]:t_ptr[u + 1]]])
-            n_rel = len(truth)
-            hits = 0
-            dcg = ap = rr = 0.0
-            j = 0
-            for r in range(top):
-                if r < len(ranked):
-                    item = p_items[ranked[r]]
-                    pos = np.searchsorted(truth, item)
-                    if pos < n_rel and truth[pos] == item:
-                        hits += 1
-                        dcg += 1.0 / np.log2(r + 2.0)
-                        ap += hits / (r + 1.0)
-                        if rr == 0.0:
-                            rr = 1.0 / (r + 1.0)
-                while j < len(cutoffs) and cutoffs[j] == r + 1:
-                    k = cutoffs[j]
-                    col = j * 6
-                    out[u, col] = hits / k
-                    out[u, col + 1] = hits / n_rel
-                    out[u, col + 2] = dcg / idcg[min(n_rel, k) - 1]
-                    out[u, col + 3] = ap / min(n_rel, k)
-                    out[u, col + 4] = rr
-                    out[u, col + 5] = 1.0 if hits > 0 else 0.0
-                    j += 1
+        n_users = len(p_ptr) - 1
+        for blk in numba.prange(n_blocks):
+            top_items = np.empty(top, dtype=p_items.dtype)
+            top_scores = np.empty(top, dtype=np.float64)
+            for u in range(blk * n_users // n_blocks, (blk + 1) * n_users // n_blocks):
+                m = 0
+                for i in range(p_ptr[u], p_ptr[u + 1]):
+                    s = scores[i]
+                    if m < top:
+                        pos = m
+                        m += 1
+                    elif s <= top_scores[m - 1]:
+                        continue
+                    else:
+                        pos = m - 1
+                    while pos > 0 and top_scores[pos - 1] < s:
+                        top_scores[pos] = top_scores[pos - 1]
+                        top_items[pos] = top_items[pos - 1]
+                        pos -= 1
+                    top_scores[pos] = s
+                    top_items[pos] = p_items[i]
+                truth = t_items[t_ptr[u]:t_ptr[u + 1]]
+                truth.sort()
+                n_rel = len(truth)
+                hits = 0
+                dcg = ap = rr = 0.0
+                j = 0
+                for r in range(top):
+                    if r < m:
+                        item = top_items[r]
+                        pos = np.searchsorted(truth, item)
+                        if pos < n_rel and truth[pos] == item:
+                            hits += 1
+                            dcg += 1.0 / np.log2(r + 2.0)
+                            ap += hits / (r + 1.0)
+                            if rr == 0.0:
+                                rr = 1.0 / (r + 1.0)
+                    while j < len(cutoffs) and cutoffs[j] == r + 1:
+                        k = cutoffs[j]
+                        col = j * 6
+                        out[u, col] = hits / k
+                        out[u, col + 1] = hits / n_rel
+                        out[u, col + 2] = dcg / idcg[min(n_rel, k) - 1]
+                        out[u, col + 3] = ap / min(n_rel, k)
+                        out[u, col + 4] = rr
+                        out[u, col + 5] = 1.0 if hits > 0 else 0.0
+                        j += 1
 
     return group, metrics
 
@@ -392,21 +417,22 @@ def floor(truth: Any, pred: Any, mode: str) -> pd.DataFrame:
     if isinstance(truth, Path):
         import pyarrow.parquet as pq
 
-        t_tab, p_tab = pq.read_table(truth), pq.read_table(pred)
-        col: Callable[[Any, str], np.ndarray] = lambda t, c: t.column(c).to_numpy()  # noqa: E731
-        t_src, p_src = t_tab, p_tab
+        t_src, p_src = pq.read_table(truth), pq.read_table(pred)
+        # each row group's column is a zero-copy view: one copy into one array
+        col: Callable[[Any, str], np.ndarray] = lambda t, c: np.concatenate(  # noqa: E731
+            [chunk.to_numpy() for chunk in t.column(c).chunks])
     else:
         col = lambda t, c: t[c].to_numpy()  # noqa: E731
         t_src, p_src = truth, pred
-    t_users, t_items = col(t_src, "user"), col(t_src, "item")
-    p_users, p_items, scores = col(p_src, "user"), col(p_src, "item"), col(p_src, "score")
+    t_users, p_users = col(t_src, "user"), col(p_src, "user")
     n_users = int(max(t_users.max(), p_users.max())) + 1
     chunks = numba.get_num_threads()
-    t_ptr, t_order = group(t_users, n_users, chunks)
-    p_ptr, p_order = group(p_users, n_users, chunks)
+    t_ptr, t_items, _ = group(t_users, n_users, chunks, col(t_src, "item"), np.empty(0))
+    p_ptr, p_items, scores = group(p_users, n_users, chunks, col(p_src, "item"),
+                                   col(p_src, "score"))
     cutoffs = np.array([K] if mode == "four" else CUTOFFS, dtype=np.int64)
     out = np.empty((n_users, 6 * len(cutoffs)))
-    metrics(p_ptr, p_order, p_items, scores, t_ptr, t_order, t_items, cutoffs, out)
+    metrics(p_ptr, p_items, scores, t_ptr, t_items, cutoffs, out, 64 * chunks)
     names = [f"{f}@{k}" for k in cutoffs for f in FAMILIES]
     frame = pd.DataFrame(out, columns=names)
     frame.insert(0, "user", np.arange(n_users))
