@@ -466,6 +466,10 @@ def worker(name: str, data: Path, mode: str, repeat: int) -> dict[str, Any]:
     rss_inputs = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     # compile (numba) or load each library on a tiny input before timing
     small = generate(50, 20, 5, 1)
+    import pyarrow.parquet as pq
+
+    if pq.read_schema(truth_path).field("user").type != "int64":  # --ids string
+        small = (as_string_ids(small[0]), as_string_ids(small[1]))
     if name.startswith("receval"):
         receval_frames(*small, metrics)
     elif name.startswith("floor"):
@@ -547,6 +551,11 @@ def main() -> int:
     parser.add_argument("--out", default=None, help="write the results as JSON here")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker == "generate":
+        _, _, n_truth, n_pred = write_inputs(Path(args.data_dir), args.users, args.items,
+                                             args.relevant, args.seed, args.ids)
+        print(json.dumps([n_truth, n_pred]))
+        return 0
     if args.worker:
         print(json.dumps(worker(args.worker, Path(args.data_dir), args.metrics, args.repeat)))
         return 0
@@ -559,8 +568,14 @@ def main() -> int:
         data = Path(args.data_dir or tmp)
         data.mkdir(parents=True, exist_ok=True)
         start = time.perf_counter()
-        _, _, n_truth, n_pred = write_inputs(
-            data, args.users, args.items, args.relevant, args.seed, args.ids)
+        # in a process of its own: a child's ru_maxrss starts at its parent's peak (Linux
+        # keeps it across exec), so the parent must never hold the generated frames
+        done = subprocess.run(
+            [sys.executable, __file__, "--worker", "generate", "--data-dir", str(data),
+             "--users", str(args.users), "--items", str(args.items), "--relevant",
+             str(args.relevant), "--seed", str(args.seed), "--ids", args.ids],
+            capture_output=True, text=True, check=True)
+        n_truth, n_pred = json.loads(done.stdout.strip().splitlines()[-1])
         print(f"inputs: {n_pred:,} prediction rows, {n_truth:,} truth rows "
               f"({time.perf_counter() - start:.1f} s)", flush=True)
         names = [n for n, (group, _) in TOOLS.items() if group in groups]
