@@ -283,6 +283,8 @@ def _raw_column(table: Any, name: str, side: str, *, keep_dictionary: bool = Fal
             arr = pa.array(series, from_pandas=True)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
             raise ReceValError(_mixed_types(series, side, name)) from None
+        if keep_dictionary and isinstance(arr, pa.ChunkedArray) and _is_text(arr.type):
+            return arr  # a pandas 3 ``str`` column read from Parquet: one chunk a row group
         # a pandas 3 ``str`` column built by pd.concat is several Arrow chunks
         arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
         if keep_dictionary and pa.types.is_dictionary(arr.type):
@@ -362,6 +364,11 @@ _ID_RULE = "; ids must be integers within int64 or strings"
 
 def _id_column(table: Any, name: str, side: str) -> IdArray:
     col = _raw_column(table, name, side, keep_dictionary=True)
+    if not isinstance(col, np.ndarray) and (
+            pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        # encoded first, chunk by chunk into one dictionary: the strings of every row are
+        # neither copied into one chunk nor cast to 32-bit offsets (the distinct ones are)
+        col = pc.dictionary_encode(col)
     if not isinstance(col, np.ndarray) and pa.types.is_dictionary(col.type):
         col = _dictionary_ids(col)
     if isinstance(col, np.ndarray):
