@@ -430,11 +430,29 @@ def _dictionary_ids(col: pa.Array | pa.ChunkedArray) -> np.ndarray | pa.Array | 
         return np.concatenate(parts) if len(parts) != 1 else parts[0]
     if _is_text(value_type):
         if value_type != pa.string():
-            as_string = pa.dictionary(col.type.index_type, pa.string())
-            chunks = [c.cast(as_string) for c in chunks]
+            chunks = _string_dictionaries(chunks)
         return pa.chunked_array(chunks, pa.dictionary(col.type.index_type, pa.string()))
     decoded = [c.dictionary_decode() for c in chunks]
     return _arrow_to_numpy_if_numeric(pa.chunked_array(decoded, value_type).combine_chunks())
+
+
+def _string_dictionaries(chunks: list[pa.DictionaryArray]) -> list[pa.DictionaryArray]:
+    """Chunks with ``string`` dictionaries; a dictionary the chunks share (``dictionary_encode``
+    of a chunked column gives every chunk the same one) is cast once, not once a chunk.
+
+    Example:
+        >>> enc = pa.chunked_array([pa.array(["a"], pa.large_string())] * 2).dictionary_encode()
+        >>> [c.dictionary.type for c in _string_dictionaries(enc.chunks)]
+        [DataType(string), DataType(string)]
+    """
+    cast: dict[tuple[int, int], pa.Array] = {}
+    out = []
+    for chunk in chunks:
+        key = (chunk.dictionary.buffers()[1].address, len(chunk.dictionary))
+        if key not in cast:
+            cast[key] = chunk.dictionary.cast(pa.string())
+        out.append(pa.DictionaryArray.from_arrays(chunk.indices, cast[key]))
+    return out
 
 
 def _value_column(table: Any, name: str, side: str, shown: str | None = None) -> np.ndarray:
