@@ -159,3 +159,16 @@ def test_dictionary_ids_still_name_a_missing_or_empty_id() -> None:
     bad.loc[4, "item"] = None
     with pytest.raises(receval.ReceValError, match="row 4"):
         receval.evaluate(truth, bad, METRICS)
+
+
+def test_monitor_reads_integer_ids_and_tz_aware_times() -> None:
+    """receval.monitor's inputs: int64 ids are used as they are, and tz-aware times (read
+    from their stored UTC ticks now, no conversion per row) give the same ns."""
+    from receval.monitor.inputs import _ids, times
+
+    users = pd.Series(np.arange(1000, dtype=np.int64))
+    out = _ids(users, "impressions", "user")
+    assert out.tolist() == users.tolist()
+    assert np.shares_memory(out.to_numpy(), users.to_numpy())
+    at = pd.Series(pd.to_datetime(np.arange(5) * 10**9, utc=True)).dt.tz_convert("Asia/Tokyo")
+    assert times(at, "feedback", "at").tolist() == (np.arange(5) * 10**9).tolist()
