@@ -104,8 +104,10 @@ def as_string_ids(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_inputs(data: Path, n_users: int, items: int, relevant: int, seed: int,
-                 ids: str) -> tuple[Path, Path, int, int]:
-    """truth.parquet and preds.parquet, generated and written a block of users at a time."""
+                 ids: str, order: str = "shuffled") -> tuple[Path, Path, int, int]:
+    """truth.parquet and preds.parquet, generated and written a block of users at a time;
+    ``order="by-user"``: rows sorted by user (each user's rows still in random order), as a
+    job that writes its output sorted or partitioned by user leaves them."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -117,6 +119,8 @@ def write_inputs(data: Path, n_users: int, items: int, relevant: int, seed: int,
             truth, pred = generate(min(BLOCK_USERS, n_users - first), items, relevant, seed,
                                    first)
             for name, frame, path in (("truth", truth, truth_path), ("preds", pred, pred_path)):
+                if order == "by-user":  # blocks are consecutive users: sorted overall
+                    frame = frame.sort_values("user", kind="stable", ignore_index=True)
                 if ids == "string":
                     frame = as_string_ids(frame)
                 table = pa.Table.from_pandas(frame, preserve_index=False)
@@ -563,6 +567,8 @@ def main() -> int:
                         help="four: P, R, nDCG, MAP at 10; all: P, R, nDCG, AP, RR, Hit at "
                              "1, 5, 10, 20, 50, 100")
     parser.add_argument("--ids", choices=("int", "string"), default="int")
+    parser.add_argument("--order", choices=("shuffled", "by-user"), default="shuffled",
+                        help="rows shuffled, or sorted by user (as a job writing by user)")
     parser.add_argument("--tools", default="receval,cli,duckdb,polars,floor",
                         help="comma-separated subset of receval,cli,duckdb,polars,floor")
     parser.add_argument("--data-dir", default=None, help="where the Parquet files go (temp dir)")
@@ -571,7 +577,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.worker == "generate":
         _, _, n_truth, n_pred = write_inputs(Path(args.data_dir), args.users, args.items,
-                                             args.relevant, args.seed, args.ids)
+                                             args.relevant, args.seed, args.ids, args.order)
         print(json.dumps([n_truth, n_pred]))
         return 0
     if args.worker:
@@ -591,7 +597,8 @@ def main() -> int:
         done = subprocess.run(
             [sys.executable, __file__, "--worker", "generate", "--data-dir", str(data),
              "--users", str(args.users), "--items", str(args.items), "--relevant",
-             str(args.relevant), "--seed", str(args.seed), "--ids", args.ids],
+             str(args.relevant), "--seed", str(args.seed), "--ids", args.ids,
+             "--order", args.order],
             capture_output=True, text=True, check=True)
         n_truth, n_pred = json.loads(done.stdout.strip().splitlines()[-1])
         print(f"inputs: {n_pred:,} prediction rows, {n_truth:,} truth rows "
@@ -630,7 +637,8 @@ def main() -> int:
             row["ratio_vs_floor"] = row["median_s"] / floor_s[source]
     results = {
         "users": args.users, "items_per_user": args.items, "relevant_per_user": args.relevant,
-        "ids": args.ids, "prediction_rows": n_pred, "truth_rows": n_truth, "metrics": metrics,
+        "ids": args.ids, "order": args.order, "prediction_rows": n_pred, "truth_rows": n_truth,
+        "metrics": metrics,
         "repeat": args.repeat, "tolerance": TOLERANCE, "rows": rows, "means": means,
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                     "load_average": os.getloadavg()},
