@@ -172,3 +172,18 @@ def test_monitor_reads_integer_ids_and_tz_aware_times() -> None:
     assert np.shares_memory(out.to_numpy(), users.to_numpy())
     at = pd.Series(pd.to_datetime(np.arange(5) * 10**9, utc=True)).dt.tz_convert("Asia/Tokyo")
     assert times(at, "feedback", "at").tolist() == (np.arange(5) * 10**9).tolist()
+
+
+def test_parquet_string_ids_in_row_groups_stay_exact(tmp_path: Path) -> None:
+    """Text ids read from Parquet row groups are encoded chunk by chunk: '007' and '7' stay
+    two ids and the values are those of the frames."""
+    truth, pred = _string_frames()
+    truth = pd.concat([truth, pd.DataFrame({"user": ["ux"], "item": ["007"]})],
+                      ignore_index=True)
+    pred = pd.concat([pred, pd.DataFrame({"user": ["ux", "ux"], "item": ["7", "007"],
+                                          "score": [0.9, 0.5]})], ignore_index=True)
+    expected = _per_user(receval.evaluate(truth, pred, METRICS))
+    got = _per_user(receval.evaluate(str(_write(truth, tmp_path / "t.parquet")),
+                                     str(_write(pred, tmp_path / "p.parquet")), METRICS))
+    pd.testing.assert_frame_equal(expected, got, check_dtype=False)
+    assert got.set_index("user").loc["ux", "RR@5"] == 0.5  # '7' at rank 1 is not '007'
