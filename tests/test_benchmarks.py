@@ -70,7 +70,7 @@ def test_the_other_benchmarks_run_on_tiny_data(script: str, args: list[str], key
 def test_bench_queries_agrees_with_duckdb_and_polars(tmp_path: Path) -> None:
     """bench_queries.py runs receval, its CLI, DuckDB SQL and Polars lazy on 300 users and each
     one's values equal receval's to 1e-12 (per user; the CLI's means)."""
-    tools = ["receval", "cli", "polars"]
+    tools = ["receval", "cli", "polars", "floor"]
     if importlib.util.find_spec("duckdb") is not None:
         tools.append("duckdb")
     out = tmp_path / "results.json"
@@ -81,12 +81,32 @@ def test_bench_queries_agrees_with_duckdb_and_polars(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     rows = json.loads(out.read_text())["rows"]
     assert {row["tool"] for row in rows} == set(tools)
-    per_tool = {"receval": 2, "cli": 1, "duckdb": 2, "polars": 2}  # from frames and from Parquet
+    per_tool = {"receval": 2, "cli": 1, "duckdb": 2, "polars": 2, "floor": 2}  # frames, Parquet
     assert len(rows) == sum(per_tool[tool] for tool in tools)
     for row in rows:
         assert row["agree"] and row["largest_difference"] <= 1e-12, row
     if "duckdb" not in tools:
         pytest.skip("duckdb is not installed: its query was not checked (pip install duckdb)")
+
+
+@pytest.mark.slow
+def test_bench_queries_all_metrics_and_string_ids(tmp_path: Path) -> None:
+    """``--metrics all``: the DuckDB and Polars queries and the floor written for P, R, nDCG,
+    AP, RR and Hit at six cutoffs agree with receval per user; string ids run too."""
+    tools = ["receval", "polars", "floor"]
+    if importlib.util.find_spec("duckdb") is not None:
+        tools.append("duckdb")
+    for extra in (["--metrics", "all"], ["--ids", "string"]):
+        out = tmp_path / "results.json"
+        done = subprocess.run(
+            [sys.executable, str(BENCHMARKS / "bench_queries.py"), "--users", "200",
+             "--repeat", "1", "--tools", ",".join(tools), "--out", str(out), *extra],
+            capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        results = json.loads(out.read_text())
+        assert len(results["metrics"]) == (36 if extra[0] == "--metrics" else 4)
+        assert all(row["agree"] for row in results["rows"]), results["rows"]
+        assert all(row["peak_rss_bytes"] > 0 for row in results["rows"])
 
 
 def test_bench_queries_notices_a_value_that_differs() -> None:

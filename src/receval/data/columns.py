@@ -7,6 +7,7 @@ array (numbers) or a pyarrow array (strings), never more columns than needed.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Mapping
@@ -29,6 +30,7 @@ from receval.io.values import (
     uint_id_problems,
 )
 from receval.io.wanted import Wanted, missing_message
+from receval.parallel import run_blocks
 
 IdArray: TypeAlias = np.ndarray | pa.Array
 
@@ -187,10 +189,17 @@ def read_columns(
     if value_name is not None:
         shown = (value_names or {}).get("rank" if negate else roles[side], value_name)
         values = _value_column(table, value_name, side, shown)
-        check_value_column(values, side, shown, frame_row, users=users)
+        if not _read_by_receval_io(table):  # receval.io checked them, naming the file's line
+            check_value_column(values, side, shown, frame_row, users=users)
         if negate:
             values = -values
     return Columns(side=side, users=users, items=items, values=values, value_name=shown)
+
+
+def _read_by_receval_io(table: Any) -> bool:
+    """Whether ``table`` comes from :func:`receval.io.read_table` (its values are checked)."""
+    metadata = table.schema.metadata if isinstance(table, pa.Table) else None
+    return bool(metadata and SOURCE_KEY in metadata)
 
 
 def _missing(table: Any, side: str, missing: list[tuple[str, str]], names: list[str]) -> str:
@@ -242,12 +251,19 @@ def _n_rows(table: Any) -> int:
 # --- columns ---------------------------------------------------------------------------------
 
 
-def _raw_column(table: Any, name: str, side: str) -> np.ndarray | pa.Array | pa.ChunkedArray:
-    """A column as numpy (numbers, bools) or as a pyarrow array (anything else)."""
+def _raw_column(table: Any, name: str, side: str, *, keep_dictionary: bool = False
+                ) -> np.ndarray | pa.Array | pa.ChunkedArray:
+    """A column as numpy (numbers, bools) or as a pyarrow array (anything else).
+
+    With ``keep_dictionary``, a dictionary-encoded column (Parquet read with dictionaries, a
+    pandas ``category``, a polars ``Categorical``) comes back as it is, not decoded row by row.
+    """
     if isinstance(table, pa.Table):
         chunked = table.column(name)
-        if _is_text(chunked.type):
+        if _is_text(chunked.type) or (keep_dictionary and pa.types.is_dictionary(chunked.type)):
             return chunked  # strings are not copied into one chunk (see _id_column)
+        if chunked.num_chunks > 1 and _plain_numbers(chunked):
+            return _concat_numbers(chunked)
         arr = chunked.combine_chunks() if chunked.num_chunks != 1 else chunked.chunk(0)
         return _arrow_to_numpy_if_numeric(arr)
     module = type(table).__module__.split(".")[0]
@@ -267,14 +283,51 @@ def _raw_column(table: Any, name: str, side: str) -> np.ndarray | pa.Array | pa.
             arr = pa.array(series, from_pandas=True)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
             raise ReceValError(_mixed_types(series, side, name)) from None
+        if keep_dictionary and isinstance(arr, pa.ChunkedArray) and _is_text(arr.type):
+            return arr  # a pandas 3 ``str`` column read from Parquet: one chunk a row group
         # a pandas 3 ``str`` column built by pd.concat is several Arrow chunks
-        return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+        arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+        if keep_dictionary and pa.types.is_dictionary(arr.type):
+            return arr  # a category column: its codes and categories, no string per row
+        return arr if not pa.types.is_dictionary(arr.type) else _arrow_to_numpy_if_numeric(arr)
     # polars
     if series.dtype.is_numeric() or str(series.dtype) == "Boolean":
         if series.null_count():
             return series.cast(float).fill_null(float("nan")).to_numpy()
         return series.to_numpy()
-    return _arrow_to_numpy_if_numeric(series.to_arrow())
+    arr = series.to_arrow()
+    if keep_dictionary and pa.types.is_dictionary(arr.type):
+        return arr
+    return _arrow_to_numpy_if_numeric(arr)
+
+
+def _plain_numbers(chunked: pa.ChunkedArray) -> bool:
+    """Integers or floats without missing values: each chunk is a numpy view of its buffer."""
+    t = chunked.type
+    return bool((pa.types.is_integer(t) or pa.types.is_floating(t)) and not chunked.null_count)
+
+
+def _concat_numbers(chunked: pa.ChunkedArray) -> np.ndarray:
+    """The chunks (a Parquet file's row groups) copied once, in parallel, into one numpy array.
+
+    ``combine_chunks`` would first copy into fresh Arrow memory (first-touched page by page)
+    and then hand numpy a view; numpy's own allocation gets huge pages and each thread copies
+    its chunks' zero-copy views.
+
+    Example:
+        >>> _concat_numbers(pa.chunked_array([[1, 2], [3]])).tolist()
+        [1, 2, 3]
+    """
+    views = [c.to_numpy(zero_copy_only=True) for c in chunked.chunks]
+    out = np.empty(len(chunked), dtype=views[0].dtype)
+    starts = np.cumsum([0] + [len(v) for v in views])
+    bounds = [(int(a), int(b)) for a, b in itertools.pairwise(starts)]
+    run_blocks(_copy_chunk, bounds, views, out)
+    return out
+
+
+def _copy_chunk(i: int, lo: int, hi: int, views: list[np.ndarray], out: np.ndarray) -> None:
+    out[lo:hi] = views[i]  # numpy releases the GIL while it copies
 
 
 def _is_text(t: pa.DataType) -> bool:
@@ -310,7 +363,14 @@ _ID_RULE = "; ids must be integers within int64 or strings"
 
 
 def _id_column(table: Any, name: str, side: str) -> IdArray:
-    col = _raw_column(table, name, side)
+    col = _raw_column(table, name, side, keep_dictionary=True)
+    if not isinstance(col, np.ndarray) and (
+            pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        # encoded first, chunk by chunk into one dictionary: the strings of every row are
+        # neither copied into one chunk nor cast to 32-bit offsets (the distinct ones are)
+        col = pc.dictionary_encode(col)
+    if not isinstance(col, np.ndarray) and pa.types.is_dictionary(col.type):
+        col = _dictionary_ids(col)
     if isinstance(col, np.ndarray):
         if col.dtype.kind == "b":
             raise ReceValError(f"{side} column {name!r} holds booleans, not ids")
@@ -330,7 +390,7 @@ def _id_column(table: Any, name: str, side: str) -> IdArray:
                                             repr(col[row].item()), _ID_RULE))
         return col.astype(np.int64, copy=False)
     if not (pa.types.is_string(col.type) or pa.types.is_binary(col.type)
-            or pa.types.is_large_binary(col.type)):
+            or pa.types.is_large_binary(col.type) or pa.types.is_dictionary(col.type)):
         try:
             col = col.cast(pa.string())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -339,9 +399,60 @@ def _id_column(table: Any, name: str, side: str) -> IdArray:
             ) from None
     chunked = col if isinstance(col, pa.ChunkedArray) else pa.chunked_array([col])
     checked = check_id_column(chunked, side, name, frame_row, empty_ok=True)
+    if pa.types.is_dictionary(checked.type):
+        # already codes: one dictionary for all chunks (row groups), no string per row
+        return checked.combine_chunks() if checked.num_chunks != 1 else checked.chunk(0)
     # dictionary-encoded at once: int32 indices and the distinct ids, not a copy of every
     # row's string (the encoder works on the dictionary)
     return pc.dictionary_encode(checked).combine_chunks()
+
+
+def _dictionary_ids(col: pa.Array | pa.ChunkedArray) -> np.ndarray | pa.Array | pa.ChunkedArray:
+    """A dictionary-encoded id column without decoding each row: integer (or float) values
+    become a numpy array by one ``take`` of the dictionary (integer ids stay integers), text
+    values stay dictionary-encoded (as ``string``); with missing ids, or values of another
+    type, the column is decoded and goes the plain way (and its checks).
+
+    Example:
+        >>> _dictionary_ids(pa.array([7, 9, 7]).dictionary_encode()).tolist()
+        [7, 9, 7]
+        >>> _dictionary_ids(pa.array(["b", "a", "b"]).dictionary_encode()).type
+        DictionaryType(dictionary<values=string, indices=int32, ordered=0>)
+    """
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    value_type = col.type.value_type
+    if col.null_count or any(c.dictionary.null_count for c in chunks):
+        decoded = [c.dictionary_decode() for c in chunks]
+        return _arrow_to_numpy_if_numeric(pa.chunked_array(decoded, value_type).combine_chunks())
+    if pa.types.is_integer(value_type) or pa.types.is_floating(value_type):
+        parts = [c.dictionary.to_numpy(zero_copy_only=False)[
+            c.indices.to_numpy(zero_copy_only=False)] for c in chunks]
+        return np.concatenate(parts) if len(parts) != 1 else parts[0]
+    if _is_text(value_type):
+        if value_type != pa.string():
+            chunks = _string_dictionaries(chunks)
+        return pa.chunked_array(chunks, pa.dictionary(col.type.index_type, pa.string()))
+    decoded = [c.dictionary_decode() for c in chunks]
+    return _arrow_to_numpy_if_numeric(pa.chunked_array(decoded, value_type).combine_chunks())
+
+
+def _string_dictionaries(chunks: list[pa.DictionaryArray]) -> list[pa.DictionaryArray]:
+    """Chunks with ``string`` dictionaries; a dictionary the chunks share (``dictionary_encode``
+    of a chunked column gives every chunk the same one) is cast once, not once a chunk.
+
+    Example:
+        >>> enc = pa.chunked_array([pa.array(["a"], pa.large_string())] * 2).dictionary_encode()
+        >>> [c.dictionary.type for c in _string_dictionaries(enc.chunks)]
+        [DataType(string), DataType(string)]
+    """
+    cast: dict[tuple[int, int], pa.Array] = {}
+    out = []
+    for chunk in chunks:
+        key = (chunk.dictionary.buffers()[1].address, len(chunk.dictionary))
+        if key not in cast:
+            cast[key] = chunk.dictionary.cast(pa.string())
+        out.append(pa.DictionaryArray.from_arrays(chunk.indices, cast[key]))
+    return out
 
 
 def _value_column(table: Any, name: str, side: str, shown: str | None = None) -> np.ndarray:

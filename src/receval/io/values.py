@@ -109,6 +109,9 @@ def check_id_column(col: pa.ChunkedArray, side: str, name: str,
     """
     t = col.type
     if pa.types.is_dictionary(t):
+        kept = _text_dictionary(col, empty_ok)
+        if kept is not None:
+            return kept
         col = pc.cast(col, t.value_type)
         t = col.type
     if col.null_count:
@@ -142,6 +145,30 @@ def check_id_column(col: pa.ChunkedArray, side: str, name: str,
     first, count = first_and_count(empty)
     if count:
         raise ReceValError(bad_rows(side, name, where(first), count, "an empty id"))
+    return col
+
+
+def _text_dictionary(col: pa.ChunkedArray, empty_ok: bool) -> pa.ChunkedArray | None:
+    """A dictionary-encoded text id column with nothing to report, kept encoded (as
+    ``dictionary<string>``): the checks read its few distinct values, not every row. ``None``
+    when it needs the row-by-row path (numbers, missing or empty ids: the message names a row).
+
+    Example:
+        >>> col = pa.chunked_array([pa.array(["a", "b", "a"]).dictionary_encode()])
+        >>> _text_dictionary(col, False).type
+        DictionaryType(dictionary<values=string, indices=int32, ordered=0>)
+        >>> _text_dictionary(pa.chunked_array([pa.array(["a", ""]).dictionary_encode()]), False)
+    """
+    t = col.type
+    if not (pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type)):
+        return None
+    if col.null_count or any(c.dictionary.null_count for c in col.chunks):
+        return None
+    if not empty_ok and any(pc.any(pc.equal(c.dictionary, "")).as_py() for c in col.chunks
+                            if len(c.dictionary)):
+        return None
+    if pa.types.is_large_string(t.value_type):
+        return col.cast(pa.dictionary(t.index_type, pa.string()))
     return col
 
 
