@@ -1,7 +1,7 @@
 """The CPU engine: one parallel pass over users, arrays in, arrays out.
 
 For each user the kernel judges the user's predictions against the truth, ranks them once,
-builds the user's prefix sums (:mod:`receval.measures.picture`) and writes them, sampled at
+builds the user's prefix sums (:mod:`receval.engines.fill_picture`) and writes them, sampled at
 the requested cutoffs, into a :class:`~receval.picture.Picture`, with the audit of what it
 read (:class:`KernelAudit`). The metrics are then array functions over the picture
 (:func:`receval.measures.registry.compute`). It has no global state and takes plain arrays,
@@ -25,10 +25,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numba
 import numpy as np
 
-from receval.engines.request import EngineRequest, Lists
-from receval.measures.gains import GAIN_BINARY, GAIN_CODES, gain_of, gain_shift
-from receval.measures.picture import (
-    DISCOUNT_CODES,
+from receval.engines.fill_picture import (
     TIE_CODES,
     TIES_AVERAGE,
     TIES_ITEM,
@@ -37,10 +34,10 @@ from receval.measures.picture import (
     TIES_STABLE,
     build_picture,
     expected_ap_over_hits,
-    ideal_dcg,
-    log2_ranks,
-    stable_argsort,
 )
+from receval.engines.gains import GAIN_BINARY, GAIN_CODES, gain_of, gain_shift
+from receval.engines.request import EngineRequest, Lists
+from receval.measures.discounts import DISCOUNT_CODES, ideal_dcg, log2_ranks, stable_argsort
 from receval.parallel import block_bounds, run_blocks
 from receval.picture import NO_CUTOFF, Picture
 
@@ -292,7 +289,7 @@ def run_kernel(request: EngineRequest) -> tuple[Picture, KernelAudit]:
     width = min(max_n, max_m, request.max_list or max_n) if want_judged else 0
     n_judged_rows = n_users if want_judged else 0
     out = _PictureOut(
-        *per_cut, top_items=top,
+        **dict(zip(PER_CUTOFF_FIELDS, per_cut, strict=True)), top_items=top,
         judged_ranks=np.zeros((n_judged_rows, width), dtype=np.int64),
         judged_rel=np.zeros((n_judged_rows, width)),
         judged_rating=np.zeros((n_judged_rows, width)),
@@ -385,7 +382,7 @@ class _Scratch(NamedTuple):
     s_rel: np.ndarray  # relevance and gains in rank order
     s_gain: np.ndarray
     rating: np.ndarray  # per prediction: its truth rating, NaN when it has none
-    hits: np.ndarray  # the picture (see receval.measures.picture)
+    hits: np.ndarray  # the picture (see receval.engines.fill_picture)
     ap_sum: np.ndarray
     dcg: np.ndarray
     first: np.ndarray

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, cast
 
 import numpy as np
 
@@ -94,16 +94,20 @@ class EngineRequest:
         ``top_k`` kept only when ``"top_items"`` is asked for."""
         cutoffs = np.asarray(cutoffs, dtype=np.int64)
         rt = options.relevance_threshold
+        relevance: float | Literal["user_mean"] | None = (
+            None if rt is None else "user_mean" if rt == "user_mean" else float(rt))
+        # item_ascending and ranx reorder the rows in prepare(), then rank stably
+        ties = cast(RankTies, "stable" if options.ties in ("item_ascending", "ranx")
+                    else options.ties)
         return cls(
             lists=lists, cutoffs=cutoffs,
             cut_ks=cutoffs[cutoffs > 0] if cut_ks is None else np.asarray(cut_ks, np.int64),
             fields=frozenset(fields), top_k=top_k if "top_items" in fields else 0,
-            # item_ascending and ranx reorder the rows in prepare(), then rank stably
-            ties="stable" if options.ties in ("item_ascending", "ranx") else options.ties,
+            ties=ties,
             known_only=options.protocol == "known",
             score_threshold=(None if options.score_threshold is None
                              else float(options.score_threshold)),
-            relevance_threshold=rt if rt is None or rt == "user_mean" else float(rt),
+            relevance_threshold=relevance,
             gain=options.gain, discount=options.discount,
             persistence=float(options.persistence), max_list=options.max_list or None,
         )

@@ -10,7 +10,7 @@ keys over the full row. Cumulative sums over the ``K`` ranks give the picture
 size and relevant count come from the ranks inside the top ``K`` and, for the group that
 straddles rank ``K``, from masked sums over the full row.
 
-Every quantity follows :func:`receval.measures.picture.build_picture` operation by operation,
+Every quantity follows :func:`receval.engines.fill_picture.build_picture` operation by operation,
 so on the CPU the numbers are the numba engine's, bit for bit (a CUDA ``cumsum`` adds in
 another order: the last bit of a sum of non-integers may differ there).
 """
@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from receval.engines.judge import relevant_rows, row_gains
 from receval.engines.request import EngineRequest
 from receval.exceptions import ReceValError
-from receval.measures.picture import DISCOUNT_CODES, ideal_dcg, log2_ranks
+from receval.measures.discounts import DISCOUNT_CODES, ideal_dcg, log2_ranks
 from receval.options import Ties
 from receval.picture import NO_CUTOFF, Picture
 
@@ -310,10 +311,10 @@ def _ap_over_hits(ap_sum: torch.Tensor, groups: tuple[torch.Tensor, ...], cutoff
     """``(B, C)`` E[ap_sum / hits] where a cut falls inside a tie group (NaN elsewhere).
 
     The few cells inside a group go through the CPU engine's own
-    :func:`~receval.measures.picture.expected_ap_over_hits` (a sum over the hypergeometric
+    :func:`~receval.engines.fill_picture.expected_ap_over_hits` (a sum over the hypergeometric
     law of the relevant items inside the cut), on the host.
     """
-    from receval.measures.picture import expected_ap_over_hits
+    from receval.engines.fill_picture import expected_ap_over_hits
 
     start, size, n_rel, before = groups
     n_users = ap_sum.shape[0]
@@ -594,22 +595,8 @@ def _judge_lists(request: EngineRequest) -> dict[str, np.ndarray]:
     p_owner, p_pos = _slices(p_indptr[users], p_indptr[users + 1])
     ti, tv = t_items[t_pos], t_values[t_pos]
     pi, ps = p_items[p_pos], p_scores[p_pos]
-    threshold = request.relevance_threshold
-    if threshold is None:
-        relevant = np.ones(len(tv), bool)
-    elif threshold != "user_mean":
-        relevant = tv >= np.float64(threshold)  # a strong float64, as numba compares
-    else:  # the user's mean rating, summed in item order one rating after the other
-        order = np.lexsort((ti, t_owner))
-        totals = np.zeros(len(users))
-        for i in order.tolist():
-            totals[t_owner[i]] += tv[i]
-        counts = np.maximum(np.bincount(t_owner, minlength=len(users)), 1)
-        relevant = tv >= (totals / counts)[t_owner]
-    with np.errstate(over="ignore"):
-        gains = {"binary": np.ones(len(tv)), "linear": tv,
-                 "exponential": np.power(2.0, tv) - 1.0}[request.gain]
-    gains = np.where(relevant, gains, 0.0)
+    relevant = relevant_rows(t_owner, ti, tv, request.relevance_threshold, len(users))
+    gains = row_gains(tv, relevant, request.gain)
     truth_index = pd.MultiIndex.from_arrays([t_owner, ti])
     at = truth_index.get_indexer(pd.MultiIndex.from_arrays([p_owner, pi]))
     keep = np.ones(len(pi), bool)
