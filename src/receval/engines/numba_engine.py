@@ -1,11 +1,14 @@
 """The CPU engine: one parallel pass over users, arrays in, arrays out.
 
-For each user the kernel judges the user's predictions against the truth, ranks them once,
-builds the user's prefix sums (:mod:`receval.engines.fill_picture`) and writes them, sampled at
-the requested cutoffs, into a :class:`~receval.picture.Picture`, with the audit of what it
-read (:class:`KernelAudit`). The metrics are then array functions over the picture
-(:func:`receval.measures.registry.compute`). It has no global state and takes plain arrays,
-so it runs unchanged on one partition of users (Spark ``mapInArrow``).
+It takes one :class:`~receval.engines.request.EngineRequest` (the users' lists, the picture
+asked for, the options under their names) and packs it into the few named tuples its jitted
+loop reads (:class:`~receval.engines.request.Lists`, :class:`KernelOptions`, the shared tables,
+the output arrays). For each user the kernel judges the user's predictions against the truth,
+ranks them once, builds the user's prefix sums (:mod:`receval.engines.fill_picture`) and
+writes them, sampled at the requested cutoffs, into a :class:`~receval.picture.Picture`, with
+the audit of what it read (:class:`KernelAudit`). The metrics are then array functions over
+the picture (:func:`receval.measures.registry.compute`). It has no global state, so it runs
+unchanged on one partition of users (Spark ``mapInArrow``).
 
 Speed (the loop body runs once per user, millions of times): users go in blocks with one
 set of scratch arrays per block, so the per-user work allocates nothing and calls little
