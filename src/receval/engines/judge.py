@@ -30,12 +30,33 @@ def relevant_rows(owner: np.ndarray, item_key: np.ndarray, ratings: np.ndarray,
         return np.ones(len(ratings), bool)
     if threshold != "user_mean":
         return ratings >= np.float64(threshold)  # a float64 compare, as the engine's
-    order = np.lexsort((item_key, owner))
-    totals = np.zeros(n_users)
-    for i in order.tolist():
-        totals[owner[i]] += ratings[i]
-    counts = np.maximum(np.bincount(owner, minlength=n_users), 1)
-    return ratings >= (totals / counts)[owner]
+    counts = np.bincount(owner, minlength=n_users)
+    totals = _sums_in_item_order(owner, item_key, ratings, counts)
+    return ratings >= (totals / np.maximum(counts, 1))[owner]
+
+
+def _sums_in_item_order(owner: np.ndarray, item_key: np.ndarray, ratings: np.ndarray,
+                        counts: np.ndarray) -> np.ndarray:
+    """Each user's ratings summed in item order, one after the other (the kernel's order,
+    so the same bits as a loop): step ``j`` adds every user's ``j``-th rating at once, a
+    step per rank of the longest truth rather than a Python step per row.
+
+    Example:
+        >>> owner = np.array([0, 1, 0, 0])
+        >>> _sums_in_item_order(owner, np.array([3, 0, 1, 2]), np.array([0.3, 5.0, 0.1, 0.2]),
+        ...                     np.bincount(owner)).tolist()
+        [0.6000000000000001, 5.0]
+    """
+    values = ratings[np.lexsort((item_key, owner))]  # grouped by user, in item order
+    starts = np.cumsum(counts) - counts
+    # users by their number of ratings, most first: those still adding at step j are a prefix
+    by_count = np.argsort(-counts, kind="stable")
+    descending = -counts[by_count]
+    totals = np.zeros(len(counts))
+    for j in range(int(counts.max(initial=0))):
+        adding = by_count[: np.searchsorted(descending, -j, side="left")]
+        totals[adding] += values[starts[adding] + j]
+    return totals
 
 
 def row_gains(ratings: np.ndarray, relevant: np.ndarray, gain: Gain) -> np.ndarray:
