@@ -1,4 +1,5 @@
-"""The per-user picture every metric is derived from (docs/design.md, "the one idea").
+"""The engines' kernel that fills the per-user picture every metric is derived from
+(:class:`receval.picture.Picture`; docs/design.md, "the one idea").
 
 For one user's ranked list, cut at ``K`` ranks, the picture is a handful of prefix sums over
 ranks ``j = 1..K`` (index 0 holds 0, index ``j`` the sum over the first ``j`` ranks):
