@@ -7,8 +7,10 @@
 #   benchmarks/compare_refs.sh BASE [NEW] [USERS] [ROUNDS]
 #   benchmarks/compare_refs.sh c897919 HEAD 1000000 5
 # Each round runs bench_core's receval worker (end to end, ingest, compute, kernel; medians of
-# --repeat 3 inside) from each tree in a fresh process. Prints the per-round numbers, the
-# medians per tree, new/base ratios, and whether the per-user values are identical bit for bit.
+# --repeat 3 inside) from each tree in a fresh process, then the kernel pass alone (5 runs,
+# wall and process CPU time, one thread and numba's default). Prints the per-round numbers,
+# the medians per tree, new/base ratios, and whether the per-user values are identical bit
+# for bit.
 set -euo pipefail
 
 BASE=${1:?usage: compare_refs.sh BASE [NEW] [USERS] [ROUNDS]}
@@ -66,6 +68,43 @@ EOF
     )
 }
 
+kernel_cpu() {  # tree $1: the kernel pass alone, 5 timed runs: wall min, median; CPU min, median
+    (cd "$1" && PYTHONPATH="$1/src" python - "$DPATH" <<'EOF'
+import pathlib, statistics, sys, time, warnings
+sys.path.insert(0, "benchmarks")
+warnings.simplefilter("ignore")
+import bench_core as bc
+from receval import audit, dispatch, shaping
+from receval.data.columns import read_columns
+from receval.measures.spec import parse_metrics
+from receval.options import Options
+truth, pred, _ = bc.load_frames(pathlib.Path(sys.argv[1]))
+metrics = bc.metric_names([1, 5, 10, 20, 50, 100])
+options, specs = Options(), parse_metrics(metrics)
+t = read_columns(truth, side="truth", user_col="user", item_col="item", value_col="rating",
+                 value_required=False)
+p = read_columns(pred, side="predictions", user_col="user", item_col="item",
+                 value_col="score", value_required=True, fallback_rank_col="rank")
+prepared = shaping.prepare(t, p, options)
+selected = audit.select_users(prepared, options)
+if hasattr(dispatch, "engine_request"):  # the typed request
+    request = dispatch.engine_request(prepared, selected, specs, options)
+    fn = lambda: dispatch.run(request, specs, options)
+else:  # positional arrays and option codes (before issue 21)
+    args = dispatch.kernel_arguments(specs, options)
+    fn = lambda: dispatch.run(prepared, selected, specs, options, *args[2:], *args[:2])
+fn()  # compiled or loaded from the cache
+walls, cpus = [], []
+for _ in range(5):
+    w, c = time.perf_counter(), time.process_time()
+    fn()
+    walls.append(time.perf_counter() - w)
+    cpus.append(time.process_time() - c)
+print(min(walls), statistics.median(walls), min(cpus), statistics.median(cpus))
+EOF
+    )
+}
+
 # one untimed run each first: loads (or compiles) each tree's numba cache
 run_tree "$A" "$TMP/warm-a.json"
 run_tree "$B" "$TMP/warm-b.json"
@@ -74,6 +113,22 @@ for i in $(seq 1 "$ROUNDS"); do
     for side in $first $([ $first = a ] && echo b || echo a); do
         tree=$([ $side = a ] && echo "$A" || echo "$B")
         run_tree "$tree" "$TMP/run-$side-$i.json"
+    done
+done
+# the kernel pass alone, interleaved: process CPU time (all threads) moves less with the load
+# of other processes than wall time does; one thread, then numba's default
+: > "$TMP/kernel.txt"
+for i in $(seq 1 "$ROUNDS"); do
+    for threads in 1 default; do
+        for side in a b; do
+            tree=$([ $side = a ] && echo "$A" || echo "$B")
+            if [ $threads = 1 ]; then
+                line=$(NUMBA_NUM_THREADS=1 kernel_cpu "$tree" | tail -1)
+            else
+                line=$(kernel_cpu "$tree" | tail -1)
+            fi
+            echo "$side $threads $line" >> "$TMP/kernel.txt"
+        done
     done
 done
 per_user "$A" "$TMP/values-a.npy"
@@ -98,6 +153,16 @@ for k in keys:
 errors = {s: runs[s][0].get("kernel_error") for s in "ab" if runs[s][0].get("kernel_error")}
 if errors:
     print("kernel timing skipped:", errors)
+kernel = {}
+for line in open(f"{tmp}/kernel.txt"):
+    side, threads, *nums = line.split()
+    kernel.setdefault((side, threads), []).append([float(x) for x in nums])
+for threads in ("1", "default"):
+    a = np.median(np.array(kernel[("a", threads)]), axis=0)
+    b = np.median(np.array(kernel[("b", threads)]), axis=0)
+    print(f"kernel alone, {threads} thread(s), median over rounds of (min, median of 5): "
+          f"wall base {a[0]:.3f}/{a[1]:.3f} new {b[0]:.3f}/{b[1]:.3f} (min: {b[0] / a[0]:.3f}); "
+          f"CPU base {a[2]:.3f}/{a[3]:.3f} new {b[2]:.3f}/{b[3]:.3f} (min: {b[2] / a[2]:.3f})")
 va, vb = np.load(f"{tmp}/values-a.npy"), np.load(f"{tmp}/values-b.npy")
 ua = np.load(f"{tmp}/values-a.npy.users.npy", allow_pickle=True)
 ub = np.load(f"{tmp}/values-b.npy.users.npy", allow_pickle=True)
