@@ -280,8 +280,10 @@ def work_receval(path: Path, cfg: dict[str, Any]) -> dict[str, Any]:
         select = getattr(audit, "select_users", None) or ev._select_users
         run = getattr(dispatch, "run", None) or ev._run
         selected = select(prepared, options)
-        args = dispatch.kernel_arguments(specs, options)
-        if len(args) == 5:  # the picture (issue 10): the numba pass, then the array families
+        if hasattr(dispatch, "engine_request"):  # the typed request (issue 21)
+            request = dispatch.engine_request(prepared, selected, specs, options)
+            out["kernel"], _ = timed(lambda: run(request, specs, options), cfg["repeat"])
+        elif len(args := dispatch.kernel_arguments(specs, options)) == 5:  # the picture
             out["kernel"], _ = timed(lambda: run(prepared, selected, specs, options,
                                                  *args[2:], *args[:2]), cfg["repeat"])
         else:

@@ -24,6 +24,7 @@ import pandas as pd
 import pytest
 
 import receval
+import receval.dispatch
 from receval.beyond.names import ENTRIES as BEYOND_ENTRIES
 from receval.measures.entry import Entry
 from receval.measures.registry import ENTRIES
@@ -39,7 +40,8 @@ except ImportError:  # pragma: no cover - run from tests/
 try:
     import torch  # noqa: F401
 
-    DOORS = ("numba", "torch", "scores")
+    # every local engine of evaluate (Spark: tests/test_engine_conformance.py), then scores
+    DOORS = (*(e for e in receval.dispatch.ENGINES if e != "spark"), "scores")
 except ImportError:  # pragma: no cover - torch is a test dependency
     DOORS = ("numba",)
 
@@ -150,7 +152,7 @@ def run_door(door: str, seed: int, metrics: list[str], options: dict[str, Any],
         return receval.evaluate_scores(c["truth"], c["scores"], metrics, exclude=c["exclude"],
                                        user_ids=c["user_ids"], item_ids=c["item_ids"],
                                        device="cpu", silence=SILENCE, **options, **extra)
-    engine = {"engine": "torch", "device": "cpu"} if door == "torch" else {}
+    engine = {} if door == "numba" else {"engine": door, "device": "cpu"}
     return receval.evaluate(c["truth"], c["long"], metrics, silence=SILENCE, **engine,
                             **options, **extra)
 

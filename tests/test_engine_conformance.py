@@ -20,6 +20,8 @@ import pytest
 import scipy.sparse as sp
 
 import receval
+import receval.dispatch
+import receval.scores
 from receval.exceptions import ReceValError
 
 try:
@@ -32,7 +34,8 @@ needs_torch = pytest.mark.skipif(torch is None,
 METRICS = ["P@1", "P@3", "P@25", "R@3", "R", "F1@3", "AP@3", "MAP", "nDCG@3", "nDCG", "RR@2",
            "MRR", "Hit@1", "Hit@3", "Rprec", "hits@3", "DCG@3"]
 TIES = ["stable", "item", "item_ascending", "pessimistic", "optimistic", "average"]
-ENGINES = ["torch"]  # engines that take a score matrix; the numba engine is the reference
+#: engines that take a score matrix (the numba engine on the long table is the reference)
+ENGINES = list(receval.scores.ENGINES)
 
 
 def _case(seed: int, n_rows: int = 30, n_items: int = 12, levels: int = 4):
@@ -225,7 +228,8 @@ def test_bad_scores() -> None:
         receval.evaluate_scores(truth, scores, ["P@1"], device="cpu", user_ids=[1, 2])
 
 
-LONG_ENGINES = ["numba", "torch", "spark"]  # engines of receval.evaluate (long tables)
+#: every engine of receval.evaluate (long tables), from its table: a new one is tested here
+LONG_ENGINES = list(receval.dispatch.ENGINES)
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """The torch engine's pictures against a slow reference written from the definitions
-(docs/semantics.md, ``receval.measures.picture``): a plain Python sort per user, and under
+(docs/semantics.md, ``receval.engines.fill_picture``): a plain Python sort per user, and under
 ``ties="average"`` the mean over every order of the tied items, enumerated."""
 
 from __future__ import annotations

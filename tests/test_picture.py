@@ -11,8 +11,9 @@ import math
 import numpy as np
 import pytest
 
-from receval.dispatch import kernel_arguments
 from receval.engines.numba_engine import run_kernel
+from receval.engines.request import EngineRequest, Lists
+from receval.measures.registry import cutoffs_needed, needs, top_k_needed
 from receval.measures.spec import parse_metrics
 from receval.options import Options
 
@@ -26,11 +27,12 @@ def _picture(truth: list[list[int]], preds: list[list[tuple[int, float]]], metri
     p_indptr = np.cumsum([0] + [len(p) for p in preds]).astype(np.int64)
     p_items = np.array([i for p in preds for i, _ in p], dtype=np.int64)
     p_scores = np.array([s for p in preds for _, s in p], dtype=np.float64)
-    iopts, fopts, cutoffs, cut_ks, fields = kernel_arguments(parse_metrics(metrics),
-                                                             Options(**opts))
+    specs, options = parse_metrics(metrics), Options(**opts)
     users = np.arange(len(truth), dtype=np.int64)
-    return run_kernel(users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
-                      cutoffs, cut_ks, fields, iopts, fopts)
+    lists = Lists(users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores)
+    return run_kernel(EngineRequest.plan(lists, options, np.array(cutoffs_needed(specs, options)),
+                                         needs(specs, options),
+                                         top_k=top_k_needed(specs, options)))
 
 
 # truth {1, 2, 3}; ranked list 5, 1, 9, 2: hits at ranks 2 and 4
@@ -143,20 +145,18 @@ def test_top_items_in_rank_order(ties: str, engine: str):
     options = Options(ties=ties, relevance_threshold=2)
     cutoffs = np.array([3], dtype=np.int64)
     fields = {"hits", "top_items"}
-    from receval.engines.numba_engine import kernel_options
-
-    iopts, fopts = kernel_options(options, cutoffs, fields, top_k=5)
     users = np.arange(len(csrs[0]) - 1)
+    request = EngineRequest.plan(Lists(users, *csrs), options, cutoffs, fields, top_k=5)
     if engine == "torch":
         torch_engine = pytest.importorskip("receval.engines.torch_engine")
-        pic, _ = torch_engine.run_kernel(users, *csrs, cutoffs, cutoffs, fields, iopts, fopts,
-                                         device="cpu")
+        pic, _ = torch_engine.run_kernel(request, device="cpu")
     else:
-        pic, _ = run_kernel(users, *csrs, cutoffs, cutoffs, fields, iopts, fopts)
+        pic, _ = run_kernel(request)
     assert pic.top_items.dtype == np.int64
     assert pic.top_items.tolist() == _top_oracle(csrs, ties, 5, 2.0)
     # the K of top_items is not a cutoff: the prefix sums are as without it
-    plain, _ = run_kernel(users, *csrs, cutoffs, cutoffs, {"hits"}, iopts, fopts)
+    plain, _ = run_kernel(EngineRequest.plan(Lists(users, *csrs), options, cutoffs, {"hits"},
+                                             top_k=5))
     assert plain.top_items is None
     np.testing.assert_array_equal(pic.hits, plain.hits)
 
@@ -164,7 +164,7 @@ def test_top_items_in_rank_order(ties: str, engine: str):
 def test_top_items_written_only_when_asked_and_taken_with_the_users(monkeypatch):
     from dataclasses import replace
 
-    from receval.dispatch import run
+    from receval.dispatch import engine_request, run
     from receval.engines.numba_engine import KernelOutput
     from receval.measures import registry
     from receval.measures.family import Family
@@ -185,9 +185,9 @@ def test_top_items_written_only_when_asked_and_taken_with_the_users(monkeypatch)
                       score_col="score", truth_columns=None, prediction_columns=None,
                       rating_required=False)
     prepared = prepare(t, p, Options())
-    iopts, fopts, cutoffs, cut_ks, fields = kernel_arguments(specs, Options())
-    assert "top_items" in fields
-    out = run(prepared, np.arange(2), specs, Options(), cutoffs, cut_ks, fields, iopts, fopts)
+    request = engine_request(prepared, np.arange(2), specs, Options())
+    assert "top_items" in request.fields and request.top_k == 3
+    out = run(request, specs, Options())
     assert isinstance(out, KernelOutput)
     assert out.top_items.shape == (2, 3)
     length = np.minimum(out.n_list, 3)

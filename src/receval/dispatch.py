@@ -1,6 +1,7 @@
-"""Engine selection: which engine builds the pictures, the arguments it takes, and the
-metric values computed from its pictures (:func:`run`); the duplicate checks that need an
-engine pass over users who are not evaluated."""
+"""Engine selection: the plan's typed request (:func:`engine_request`: the users' lists, the
+picture to fill, the options named), which engine builds the pictures, and the metric values
+computed from them (:func:`run`); the duplicate checks that need an engine pass over users who
+are not evaluated."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import numpy as np
 
 from receval.audit import raise_on_duplicates, resolve_duplicates
 from receval.engines import numba_engine as ne
+from receval.engines.request import EngineRequest, Lists
 from receval.exceptions import ReceValError
 from receval.measures.registry import compute, cutoffs_needed, needs, top_k_needed
 from receval.measures.spec import MetricSpec
@@ -39,41 +41,60 @@ def check_engine(engine: str) -> None:
         raise ReceValError("engine='spark' needs pyspark: pip install 'receval[spark]'")
 
 
-def kernel_arguments(
-    specs: list[MetricSpec], options: Options
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, set[str]]:
-    """The plain arrays the numba engine takes: integer and float options, the picture's
-    cutoffs (:func:`~receval.measures.registry.cutoffs_needed`, ``0``: the whole list), the
-    cutoffs where ties are flagged, and the picture fields to write.
+def lists_of(prepared: Prepared, selected: np.ndarray) -> Lists:
+    """The ``selected`` users' truth and predictions, as the engines read them.
 
     Example:
+        >>> from receval.data.columns import read_sides
+        >>> from receval.shaping import prepare
+        >>> t, p = read_sides({"user": ["a"], "item": ["x"]},
+        ...                   {"user": ["a", "a"], "item": ["x", "y"], "score": [0.2, 0.9]},
+        ...                   user_col="user", item_col="item", rating_col="rating",
+        ...                   score_col="score", truth_columns=None, prediction_columns=None,
+        ...                   rating_required=False)
+        >>> lists_of(prepare(t, p, Options()), np.array([0])).p_scores.tolist()
+        [0.2, 0.9]
+    """
+    t, p = prepared.truth, prepared.predictions
+    return Lists(np.asarray(selected, dtype=np.int64), t.indptr, t.items, t.values, p.indptr,
+                 p.items, p.values)
+
+
+def engine_request(prepared: Prepared, selected: np.ndarray, specs: list[MetricSpec],
+                   options: Options) -> EngineRequest:
+    """The engine request for ``specs`` under ``options`` over the ``selected`` users: the
+    picture's cutoffs (:func:`~receval.measures.registry.cutoffs_needed`, ``0``: the whole
+    list), the cutoffs where ties are flagged, the fields to write, and the options named.
+
+    Example:
+        >>> from receval.data.columns import read_sides
         >>> from receval.measures.spec import parse_metrics
-        >>> _, _, cutoffs, cut_ks, fields = kernel_arguments(parse_metrics(["P@5", "MRR"]),
-        ...                                                  Options())
-        >>> cutoffs.tolist(), cut_ks.tolist(), sorted(fields)
-        ([0, 5], [5], ['hits', 'n_list', 'rr_sum'])
+        >>> from receval.shaping import prepare
+        >>> t, p = read_sides({"user": ["a"], "item": ["x"]},
+        ...                   {"user": ["a"], "item": ["x"], "score": [0.2]},
+        ...                   user_col="user", item_col="item", rating_col="rating",
+        ...                   score_col="score", truth_columns=None, prediction_columns=None,
+        ...                   rating_required=False)
+        >>> req = engine_request(prepare(t, p, Options()), np.array([0]),
+        ...                      parse_metrics(["P@5", "MRR"]), Options(ties="average"))
+        >>> req.cutoffs.tolist(), req.cut_ks.tolist(), sorted(req.fields), req.ties
+        ([0, 5], [5], ['hits', 'n_list', 'rr_sum'], 'average')
     """
     cutoffs = np.array(cutoffs_needed(specs, options), dtype=np.int64)
-    cut_ks = cutoffs[cutoffs > 0]
-    fields = needs(specs, options)
-    iopts, fopts = ne.kernel_options(options, cutoffs, fields,
-                                     top_k=top_k_needed(specs, options))
-    return iopts, fopts, cutoffs, cut_ks, fields
+    return EngineRequest.plan(lists_of(prepared, selected), options, cutoffs,
+                              needs(specs, options), top_k=top_k_needed(specs, options))
 
 
-def run(prepared: Prepared, selected: np.ndarray, specs: list[MetricSpec], options: Options,
-         cutoffs: np.ndarray, cut_ks: np.ndarray, fields: set[str], iopts: np.ndarray,
-         fopts: np.ndarray, engine: str = "numba", device: Any = None) -> ne.KernelOutput:
-    """The engine's picture of the ``selected`` users, the metrics computed from it;
+def run(request: EngineRequest, specs: list[MetricSpec], options: Options,
+        engine: str = "numba", device: Any = None) -> ne.KernelOutput:
+    """The engine's picture of the request's users, the metrics computed from it;
     ``device``: where the torch engine runs."""
-    t, p = prepared.truth, prepared.predictions
     run_kernel: Any = ne.run_kernel
     if engine == "torch":
         from receval.engines.torch_engine import run_kernel as torch_kernel
 
         run_kernel = functools.partial(torch_kernel, device=device)
-    picture, audit = run_kernel(selected, t.indptr, t.items, t.values, p.indptr, p.items,
-                                   p.values, cutoffs, cut_ks, fields, iopts, fopts)
+    picture, audit = run_kernel(request)
     return ne.kernel_output(compute(picture, specs, options), picture, audit)
 
 
@@ -84,46 +105,42 @@ def ranked_lists(prepared: Prepared, selected: np.ndarray, options: Options, dep
     ``n_list``), duplicates resolved as the metrics' pass resolves them: the second pass that
     the beyond-accuracy and the debiased metrics read. Returns the inputs the lists come from
     (duplicates dropped when there were any) and the engine's output."""
-    cutoffs = np.array([depth], dtype=np.int64)
-    fields = {"top_items", "n_list"}
-    iopts, fopts = ne.kernel_options(options, cutoffs, fields, top_k=depth)
-    out = run(prepared, selected, [], options, cutoffs, cutoffs, fields, iopts, fopts, engine,
-              device)
-    if has_duplicates(out) or duplicates_outside(prepared, selected, iopts, fopts):
+    request = EngineRequest.plan(lists_of(prepared, selected), options,
+                                 np.array([depth], dtype=np.int64), {"top_items", "n_list"},
+                                 top_k=depth)
+    out = run(request, [], options, engine, device)
+    if has_duplicates(out) or duplicates_outside(prepared, request):
         prepared = resolve_duplicates(prepared, options)
-        out = run(prepared, selected, [], options, cutoffs, cutoffs, fields, iopts, fopts,
-                  engine, device)
+        out = run(request.on(lists_of(prepared, selected)), [], options, engine, device)
     return prepared, out
 
 
-def _outside(prepared: Prepared, selected: np.ndarray, iopts: np.ndarray,
-             fopts: np.ndarray) -> tuple[np.ndarray, ne.KernelOutput] | None:
-    """The users with rows who are not ``selected``, judged with no metric (their duplicate
-    flags), or ``None`` when there are none."""
+def _outside(prepared: Prepared, request: EngineRequest
+             ) -> tuple[np.ndarray, ne.KernelOutput] | None:
+    """The users with rows who are not in the request, judged with no metric (their
+    duplicate flags), or ``None`` when there are none."""
     evaluated = np.zeros(len(prepared.in_truth), dtype=bool)
-    evaluated[selected] = True
+    evaluated[request.lists.users] = True
     others = np.flatnonzero((prepared.in_truth | prepared.in_predictions) & ~evaluated)
     if len(others) == 0:
         return None
-    none = np.zeros(0, dtype=np.int64)
-    return others, run(prepared, others, [], Options(), none, none, set(), iopts, fopts)
+    judged = request.on(lists_of(prepared, others)).judging_only()
+    return others, run(judged, [], Options())
 
 
 def has_duplicates(out: ne.KernelOutput) -> bool:
     return bool((out.dup_truth >= 0).any() or (out.dup_predictions >= 0).any())
 
 
-def duplicates_outside(prepared: Prepared, selected: np.ndarray, iopts: np.ndarray,
-                        fopts: np.ndarray) -> bool:
-    """Whether a user who is not evaluated has a repeated (user, item) row."""
-    judged = _outside(prepared, selected, iopts, fopts)
+def duplicates_outside(prepared: Prepared, request: EngineRequest) -> bool:
+    """Whether a user who is not in the request has a repeated (user, item) row."""
+    judged = _outside(prepared, request)
     return judged is not None and has_duplicates(judged[1])
 
 
-def check_duplicates_outside(prepared: Prepared, selected: np.ndarray, iopts: np.ndarray,
-                              fopts: np.ndarray) -> None:
+def check_duplicates_outside(prepared: Prepared, request: EngineRequest) -> None:
     """Duplicate rows are an error wherever they are, also in the rows of users who are not
     evaluated (a predictions-only user under ``users="truth"``, say): judged with no metric."""
-    judged = _outside(prepared, selected, iopts, fopts)
+    judged = _outside(prepared, request)
     if judged is not None:
         raise_on_duplicates(prepared, *judged)

@@ -27,8 +27,9 @@ from receval.dispatch import (
     check_duplicates_outside,
     check_engine,
     duplicates_outside,
+    engine_request,
     has_duplicates,
-    kernel_arguments,
+    lists_of,
     ranked_lists,
     run,
 )
@@ -320,18 +321,16 @@ def evaluate_prepared(
     user -> group Series, its per-group sums: :func:`receval.strata.stratify`)."""
     selected = (np.flatnonzero(audit.users_mask(prepared, options)).astype(np.int64)
                 if _IN_PARTITION.get() else audit.select_users(prepared, options))
-    iopts, fopts, cutoffs, cut_ks, fields = kernel_arguments(specs, options)
-    out = run(prepared, selected, specs, options, cutoffs, cut_ks, fields, iopts, fopts,
-              engine, device)
+    request = engine_request(prepared, selected, specs, options)
+    out = run(request, specs, options, engine, device)
     if options.duplicates == "error":
         audit.raise_on_duplicates(prepared, selected, out)
-        check_duplicates_outside(prepared, selected, iopts, fopts)
-    elif has_duplicates(out) or duplicates_outside(prepared, selected, iopts, fopts):
+        check_duplicates_outside(prepared, request)
+    elif has_duplicates(out) or duplicates_outside(prepared, request):
         # every user's duplicates are dropped and counted, evaluated or not, so the count
         # is the same whichever users are evaluated
         prepared = audit.resolve_duplicates(prepared, options)
-        out = run(prepared, selected, specs, options, cutoffs, cut_ks, fields, iopts, fopts,
-                  engine, device)
+        out = run(request.on(lists_of(prepared, selected)), specs, options, engine, device)
     if options.users == "relevant":
         keep = out.n_relevant > 0
         selected = selected[keep]
@@ -349,7 +348,8 @@ def evaluate_prepared(
     # one block around the value matrix (no copy), then the user column in front
     per_user = pd.DataFrame(agg.per_user, columns=[s.name for s in specs], copy=False)
     per_user.insert(0, "user", user_ids)
-    counts = audit.counts(prepared, selected, out, options, agg.undefined, agg.used, cut_ks)
+    counts = audit.counts(prepared, selected, out, options, agg.undefined, agg.used,
+                          request.cut_ks)
     # the one finish (the Spark driver's too): "no user", summary_null, the warnings
     assert agg.sums is not None
     summary = finish(specs, [options] * len(specs), counts, agg.sums,

@@ -24,6 +24,7 @@ from receval import checks
 from receval import debias as db
 from receval._version import __version__
 from receval.beyond.names import split_metrics
+from receval.engines.judge import relevant_rows, row_gains
 from receval.exceptions import ReceValError
 from receval.finalize import merge_parts, record_profile, recorded_inputs
 from receval.measures.spec import RATING, MetricSpec, parse_metrics
@@ -528,19 +529,8 @@ def _indptr(owner: np.ndarray, n: int) -> np.ndarray:
 def _relevant(user_codes: np.ndarray, item_codes: np.ndarray, items: np.ndarray,
               ratings: np.ndarray, options: Options, n_users: int) -> np.ndarray:
     """Relevance per truth row (``relevance_threshold``)."""
-    rt = options.relevance_threshold
-    if rt is None:
-        return np.ones(len(ratings), bool)
-    if rt != "user_mean":
-        return ratings >= float(rt)
-    # the user's mean rating, summed in item order, one rating after the other (the CPU
-    # engine's sum, so the comparison with the mean is the same bit for bit)
-    order = np.lexsort((_sort_key(items), user_codes))
-    totals = np.zeros(n_users)
-    for i in order.tolist():
-        totals[user_codes[i]] += ratings[i]
-    means = totals / np.maximum(np.bincount(user_codes, minlength=n_users), 1)
-    return ratings >= means[user_codes]
+    return relevant_rows(user_codes, _sort_key(items), ratings, options.relevance_threshold,
+                         n_users)
 
 
 def _sort_key(ids: np.ndarray) -> np.ndarray:
@@ -555,7 +545,7 @@ def _gains(ratings: np.ndarray, relevant: np.ndarray, options: Options,
            rating_col: str) -> np.ndarray:
     """nDCG gain per truth row (0 unless relevant)."""
     if options.gain == "binary":
-        return relevant.astype(np.float64)
+        return row_gains(ratings, relevant, "binary")
     bad = relevant & (ratings < 0)
     if bad.any():
         row = int(np.argmax(bad))
@@ -563,12 +553,11 @@ def _gains(ratings: np.ndarray, relevant: np.ndarray, options: Options,
             f"gain={options.gain!r} needs non-negative ratings on relevant rows; truth column "
             f"{rating_col!r} holds {ratings[row]:g} at row {row}, {int(bad.sum())} relevant "
             "row(s) in all; pass a relevance_threshold >= 0 or shift the ratings")
-    with np.errstate(over="ignore"):
-        gains = ratings if options.gain == "linear" else np.power(2.0, ratings) - 1.0
-    if np.isinf(gains[relevant]).any() or (gains[relevant] > 2.0**960).any():
+    gains = row_gains(ratings, relevant, options.gain)
+    if np.isinf(gains).any() or (gains > 2.0**960).any():
         raise ReceValError(f"gain={options.gain!r}: ratings in truth column {rating_col!r} "
                            "this large need receval.evaluate (it rescales the gains)")
-    return np.where(relevant, gains, 0.0)
+    return gains
 
 
 # --- the engine's loop ---------------------------------------------------------------------------

@@ -1,11 +1,14 @@
 """The CPU engine: one parallel pass over users, arrays in, arrays out.
 
-For each user the kernel judges the user's predictions against the truth, ranks them once,
-builds the user's prefix sums (:mod:`receval.measures.picture`) and writes them, sampled at
-the requested cutoffs, into a :class:`~receval.picture.Picture`, with the audit of what it
-read (:class:`KernelAudit`). The metrics are then array functions over the picture
-(:func:`receval.measures.registry.compute`). It has no global state and takes plain arrays,
-so it runs unchanged on one partition of users (Spark ``mapInArrow``).
+It takes one :class:`~receval.engines.request.EngineRequest` (the users' lists, the picture
+asked for, the options under their names) and packs it into the few named tuples its jitted
+loop reads (:class:`~receval.engines.request.Lists`, :class:`KernelOptions`, the shared tables,
+the output arrays). For each user the kernel judges the user's predictions against the truth,
+ranks them once, builds the user's prefix sums (:mod:`receval.engines.fill_picture`) and
+writes them, sampled at the requested cutoffs, into a :class:`~receval.picture.Picture`, with
+the audit of what it read (:class:`KernelAudit`). The metrics are then array functions over
+the picture (:func:`receval.measures.registry.compute`). It has no global state, so it runs
+unchanged on one partition of users (Spark ``mapInArrow``).
 
 Speed (the loop body runs once per user, millions of times): users go in blocks with one
 set of scratch arrays per block, so the per-user work allocates nothing and calls little
@@ -25,9 +28,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numba
 import numpy as np
 
-from receval.measures.gains import GAIN_BINARY, GAIN_CODES, gain_of, gain_shift
-from receval.measures.picture import (
-    DISCOUNT_CODES,
+from receval.engines.fill_picture import (
     TIE_CODES,
     TIES_AVERAGE,
     TIES_ITEM,
@@ -36,25 +37,15 @@ from receval.measures.picture import (
     TIES_STABLE,
     build_picture,
     expected_ap_over_hits,
-    ideal_dcg,
-    log2_ranks,
-    stable_argsort,
 )
+from receval.engines.gains import GAIN_BINARY, GAIN_CODES, gain_of, gain_shift
+from receval.engines.request import EngineRequest, Lists
+from receval.measures.discounts import DISCOUNT_CODES, ideal_dcg, log2_ranks, stable_argsort
 from receval.parallel import block_bounds, run_blocks
 from receval.picture import NO_CUTOFF, Picture
 
 if TYPE_CHECKING:
     from receval.measures.registry import MetricArrays
-    from receval.options import Options
-
-# integer options, by position in ``iopts``
-I_TIES, I_KNOWN, I_HAS_SCORE_THR, I_THR_MODE, I_GAIN = 0, 1, 2, 3, 4
-I_NEED_ALL, I_KMAX, I_NEED_RPREC, I_TOPK, I_MAX_LIST = 5, 6, 7, 8, 9
-I_DISCOUNT = 10
-N_IOPTS = 11
-# float options, by position in ``fopts``
-F_SCORE_THR, F_REL_THR, F_PERSISTENCE = 0, 1, 2
-N_FOPTS = 3
 
 THR_NONE, THR_GLOBAL, THR_USER_MEAN = 0, 1, 2
 
@@ -134,42 +125,97 @@ class KernelOutput:
         ))
 
 
-def kernel_options(options: Options, cutoffs: np.ndarray,
-                   fields: set[str] | frozenset[str], *,
-                   top_k: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """The kernel's integer and float options (``iopts``, ``fopts``) for a picture at
-    ``cutoffs`` (``0``: the whole list) holding ``fields``; ``top_k``: the length of the
-    ``top_items`` lists (:func:`receval.measures.registry.top_k_needed`), written when
-    ``"top_items"`` is in ``fields``.
+class KernelOptions(NamedTuple):
+    """The request's judging and ranking options as the jitted loop reads them (numbers:
+    a named tuple of scalars is one argument of fixed types, compiled once)."""
+
+    ties: int  # TIE_CODES
+    known_only: bool
+    has_score_thr: bool
+    score_thr: float
+    thr_mode: int  # THR_NONE, THR_GLOBAL, THR_USER_MEAN
+    rel_thr: float
+    gain: int  # GAIN_CODES
+    need_all: bool
+    kmax: int
+    need_rprec: bool
+    max_list: int  # 0: whole lists
+
+
+class _Tables(NamedTuple):
+    """What every block reads: the picture's cutoffs, the tie cutoffs, the discount table,
+    the binary ideal DCG, and the sizes of the scratch."""
+
+    cutoffs: np.ndarray
+    cut_ks: np.ndarray
+    idcg_binary: np.ndarray
+    log2_rank: np.ndarray
+    max_m: int
+    max_n: int
+
+
+class _PictureOut(NamedTuple):
+    """The picture's arrays the loop writes (a per-cutoff field not asked for has no rows)."""
+
+    hits: np.ndarray
+    ap_sum: np.ndarray
+    dcg: np.ndarray
+    idcg: np.ndarray
+    first: np.ndarray
+    rr_sum: np.ndarray
+    ap_over_hits: np.ndarray
+    top_items: np.ndarray
+    judged_ranks: np.ndarray
+    judged_rel: np.ndarray
+    judged_rating: np.ndarray
+    n_judged: np.ndarray
+    max_rel_rating: np.ndarray
+    hits_at_r: np.ndarray
+    sq_err: np.ndarray
+    sq_scale: np.ndarray
+    abs_err: np.ndarray
+    abs_scale: np.ndarray
+    gain_shift: np.ndarray
+    n_relevant: np.ndarray
+    n_list: np.ndarray
+    n_pairs: np.ndarray
+
+
+class _AuditOut(NamedTuple):
+    """:class:`KernelAudit`'s arrays, as the loop writes them."""
+
+    n_predicted: np.ndarray
+    n_without_truth: np.ndarray
+    n_below_score_threshold: np.ndarray
+    dup_truth: np.ndarray
+    dup_predictions: np.ndarray
+    tie_at_cut: np.ndarray
+
+
+def kernel_options(request: EngineRequest) -> KernelOptions:
+    """The request's options as the jitted loop reads them.
 
     Example:
+        >>> from receval.engines.request import Lists
         >>> from receval.options import Options
-        >>> iopts, fopts = kernel_options(Options(ties="average"), np.array([0, 5]), {"hits"})
-        >>> int(iopts[I_NEED_ALL]), int(iopts[I_KMAX]), int(iopts[I_TIES]) == TIES_AVERAGE
-        (1, 5, True)
+        >>> users = np.array([0])
+        >>> r = EngineRequest.plan(Lists(*[users] * 7), Options(ties="average"),
+        ...                        np.array([0, 5]), {"hits"})
+        >>> o = kernel_options(r)
+        >>> o.need_all, o.kmax, o.ties == TIES_AVERAGE
+        (True, 5, True)
     """
-    iopts = np.zeros(N_IOPTS, dtype=np.int64)
-    # item_ascending and ranx are applied by prepare() (rows reordered), then ranked stably
-    presorted = options.ties in ("item_ascending", "ranx")
-    iopts[I_TIES] = TIE_CODES["stable" if presorted else options.ties]
-    iopts[I_KNOWN] = options.protocol == "known"
-    iopts[I_HAS_SCORE_THR] = options.score_threshold is not None
-    rt = options.relevance_threshold
-    iopts[I_THR_MODE] = (
-        THR_NONE if rt is None else THR_USER_MEAN if rt == "user_mean" else THR_GLOBAL
+    rt = request.relevance_threshold
+    st = request.score_threshold
+    return KernelOptions(
+        ties=TIE_CODES[request.ties], known_only=request.known_only,
+        has_score_thr=st is not None, score_thr=0.0 if st is None else float(st),
+        thr_mode=(THR_NONE if rt is None else THR_USER_MEAN if rt == "user_mean"
+                  else THR_GLOBAL),
+        rel_thr=float(rt) if isinstance(rt, int | float) else 0.0,
+        gain=GAIN_CODES[request.gain], need_all=request.need_all, kmax=request.kmax,
+        need_rprec=request.need_rprec, max_list=request.max_list or 0,
     )
-    iopts[I_GAIN] = GAIN_CODES[options.gain]
-    iopts[I_NEED_ALL] = bool((cutoffs == NO_CUTOFF).any())
-    iopts[I_KMAX] = int(cutoffs.max(initial=0))
-    iopts[I_NEED_RPREC] = "hits_at_r" in fields
-    iopts[I_TOPK] = top_k if "top_items" in fields else 0
-    iopts[I_MAX_LIST] = options.max_list or 0
-    iopts[I_DISCOUNT] = DISCOUNT_CODES[options.discount]
-    fopts = np.zeros(N_FOPTS, dtype=np.float64)
-    fopts[F_SCORE_THR] = options.score_threshold if options.score_threshold is not None else 0
-    fopts[F_REL_THR] = float(rt) if isinstance(rt, int | float) else 0.0
-    fopts[F_PERSISTENCE] = options.persistence
-    return iopts, fopts
 
 
 def kernel_output(metrics: MetricArrays, picture: Picture, audit: KernelAudit) -> KernelOutput:
@@ -195,43 +241,43 @@ def kernel_output(metrics: MetricArrays, picture: Picture, audit: KernelAudit) -
     )
 
 
-def run_kernel(
-    users: np.ndarray,
-    t_indptr: np.ndarray,
-    t_items: np.ndarray,
-    t_values: np.ndarray,
-    p_indptr: np.ndarray,
-    p_items: np.ndarray,
-    p_scores: np.ndarray,
-    cutoffs: np.ndarray,
-    cut_ks: np.ndarray,
-    fields: set[str] | frozenset[str],
-    iopts: np.ndarray,
-    fopts: np.ndarray,
-) -> tuple[Picture, KernelAudit]:
-    """The picture of ``users`` (codes into both CSRs) at ``cutoffs`` (``0``: the whole list)
-    and their audit, ties flagged at ``cut_ks``; see :func:`_evaluate_block` for the arrays.
+def run_kernel(request: EngineRequest) -> tuple[Picture, KernelAudit]:
+    """The picture of the request's users at its cutoffs (``0``: the whole list) and their
+    audit, ties flagged at ``request.cut_ks``; see :class:`~receval.engines.request.EngineRequest`.
 
-    Of the per-cutoff fields only those in ``fields`` are written (the others are ``None``);
-    the per-user ones always are (``hits_at_r`` is 0 unless ``iopts[I_NEED_RPREC]``).
-    ``top_items`` (``(U, iopts[I_TOPK])`` item codes in rank order, ``-1`` past the list) is
-    written when ``"top_items"`` is in ``fields``.
+    Of the per-cutoff fields only those in ``request.fields`` are written (the others are
+    ``None``); the per-user ones always are (``hits_at_r`` is 0 unless asked for).
+    ``top_items`` (``(U, request.top_k)`` item codes in rank order, ``-1`` past the list) is
+    written when ``"top_items"`` is in the fields.
+
+    Example:
+        >>> from receval.engines.request import Lists
+        >>> from receval.options import Options
+        >>> lists = Lists(np.array([0]), np.array([0, 1]), np.array([7]), np.array([1.0]),
+        ...               np.array([0, 2]), np.array([5, 7]), np.array([0.9, 0.8]))
+        >>> pic, audit = run_kernel(EngineRequest.plan(lists, Options(), np.array([1, 2]),
+        ...                                            {"hits"}))
+        >>> pic.hits.tolist(), audit.n_predicted.tolist()
+        ([[0.0, 1.0]], [2])
     """
+    fields = request.fields
+    # inputs go in as read-only views: numba compiles one kernel per writeable/read-only
+    # combination (tens of seconds each), and Arrow hands out read-only buffers
+    lists = Lists(*(_read_only(np.asarray(a)) for a in request.lists))
+    users, t_indptr = lists.users, lists.t_indptr
+    p_indptr = lists.p_indptr
+    cutoffs, cut_ks = request.cutoffs, request.cut_ks
     n_users, n_cut = len(users), len(cutoffs)
     want_judged = any(name in fields for name in JUDGED_FIELDS)
     want_top = "top_items" in fields
-    top = np.empty((n_users if want_top else 0, int(iopts[I_TOPK]) if want_top else 0),
+    top = np.empty((n_users if want_top else 0, request.top_k if want_top else 0),
                    dtype=np.int64)
     # numpy allocates the outputs with np.empty (malloc): it asks for huge pages, so touching
     # a gigabyte of them costs a fraction of what 4 KiB page faults cost (np.zeros is calloc,
     # and numba's own allocations are 4 KiB pages). The kernel writes every entry of the
     # picture; the flags are only written where they apply, so they are filled first.
     per_cut = [np.empty((n_users if name in fields else 0, n_cut)) for name in PER_CUTOFF_FIELDS]
-    scalars = [np.empty(n_users) for _ in range(6)]  # hits_at_r, sq/abs err and scale, shift
-    n_relevant = np.empty(n_users, dtype=np.int64)
-    n_list = np.empty(n_users, dtype=np.int64)
-    n_pairs = np.empty(n_users, dtype=np.int64)
-    audit = KernelAudit(
+    audit = _AuditOut(
         n_predicted=np.empty(n_users, dtype=np.int64),
         n_without_truth=np.empty(n_users, dtype=np.int64),
         n_below_score_threshold=np.empty(n_users, dtype=np.int64),
@@ -239,50 +285,50 @@ def run_kernel(
         dup_predictions=np.full(n_users, -1, dtype=np.int64),
         tie_at_cut=np.full((n_users, len(cut_ks)), False),
     )
-    # inputs go in as read-only views: numba compiles one kernel per writeable/read-only
-    # combination (tens of seconds each), and Arrow hands out read-only buffers
-    users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores = (
-        _read_only(a) for a in (users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores)
-    )
     # scratch is sized for the longest lists among the evaluated users
     max_m = max(1, int((t_indptr[users + 1] - t_indptr[users]).max(initial=0)))
     max_n = max(1, int((p_indptr[users + 1] - p_indptr[users]).max(initial=0)))
     # a list holds at most min(list, truth, max_list) judged items
-    width = min(max_n, max_m, int(iopts[I_MAX_LIST]) or max_n) if want_judged else 0
-    j_ranks = np.zeros((n_users if want_judged else 0, width), dtype=np.int64)
-    j_rel = np.zeros((n_users if want_judged else 0, width))
-    j_rating = np.zeros((n_users if want_judged else 0, width))
-    n_judged = np.empty(n_users, dtype=np.int64)
-    top_rating = np.full(n_users if want_judged else 0, -np.inf)
-    log2_rank = log2_ranks(max(max_m, max_n), int(iopts[I_DISCOUNT]),
-                           float(fopts[F_PERSISTENCE]))
+    width = min(max_n, max_m, request.max_list or max_n) if want_judged else 0
+    n_judged_rows = n_users if want_judged else 0
+    out = _PictureOut(
+        **dict(zip(PER_CUTOFF_FIELDS, per_cut, strict=True)), top_items=top,
+        judged_ranks=np.zeros((n_judged_rows, width), dtype=np.int64),
+        judged_rel=np.zeros((n_judged_rows, width)),
+        judged_rating=np.zeros((n_judged_rows, width)),
+        n_judged=np.empty(n_users, dtype=np.int64),
+        max_rel_rating=np.full(n_judged_rows, -np.inf),
+        hits_at_r=np.empty(n_users), sq_err=np.empty(n_users), sq_scale=np.empty(n_users),
+        abs_err=np.empty(n_users), abs_scale=np.empty(n_users), gain_shift=np.empty(n_users),
+        n_relevant=np.empty(n_users, dtype=np.int64), n_list=np.empty(n_users, dtype=np.int64),
+        n_pairs=np.empty(n_users, dtype=np.int64),
+    )
+    log2_rank = log2_ranks(max(max_m, max_n), DISCOUNT_CODES[request.discount],
+                           request.persistence)
     # binary gains make every user's ideal DCG a prefix of one table (the same sums, in order)
     idcg_binary = np.empty(max_m + 1)
     ideal_dcg(np.ones(max_m), log2_rank, idcg_binary)
-    args = (users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
-            np.asarray(cutoffs, dtype=np.int64), np.asarray(cut_ks, dtype=np.int64), iopts,
-            fopts, max_m, max_n, idcg_binary, log2_rank, *per_cut, top, j_ranks, j_rel,
-            j_rating, n_judged, top_rating, *scalars, n_relevant, n_list, n_pairs,
-            audit.n_predicted, audit.n_without_truth, audit.n_below_score_threshold,
-            audit.dup_truth, audit.dup_predictions, audit.tie_at_cut)
+    tables = _Tables(np.asarray(cutoffs, dtype=np.int64), np.asarray(cut_ks, dtype=np.int64),
+                     idcg_binary, log2_rank, max_m, max_n)
     # blocks of users on Python threads (the block function releases the GIL)
-    run_blocks(_evaluate_block, block_bounds(n_users, min_size=MIN_BLOCK_USERS), *args)
-    named = {name: (a if name in fields else None)
-             for name, a in zip(PER_CUTOFF_FIELDS, per_cut, strict=True)}
-    hits_at_r, sq_err, sq_scale, abs_err, abs_scale, shift = scalars
+    run_blocks(_evaluate_block, block_bounds(n_users, min_size=MIN_BLOCK_USERS), lists,
+               kernel_options(request), tables, out, audit)
+    named = {name: (getattr(out, name) if name in fields else None)
+             for name in PER_CUTOFF_FIELDS}
     picture = Picture(
-        cutoffs=np.asarray(cutoffs, dtype=np.int64), n_relevant=n_relevant, n_list=n_list,
-        hits_at_r=hits_at_r, sq_err=sq_err, sq_scale=sq_scale, abs_err=abs_err,
-        abs_scale=abs_scale, n_pairs=n_pairs, gain_shift=shift,
-        top_items=top if want_top else None, n_judged=n_judged, **named,
+        cutoffs=tables.cutoffs, n_relevant=out.n_relevant, n_list=out.n_list,
+        hits_at_r=out.hits_at_r, sq_err=out.sq_err, sq_scale=out.sq_scale,
+        abs_err=out.abs_err, abs_scale=out.abs_scale, n_pairs=out.n_pairs,
+        gain_shift=out.gain_shift, top_items=top if want_top else None,
+        n_judged=out.n_judged, **named,
     )
     if want_judged:  # trimmed to the longest judged part of a list
-        used = int((j_ranks > 0).sum(axis=1).max(initial=0))
-        picture.judged_ranks = j_ranks[:, :used]
-        picture.judged_rel = j_rel[:, :used]
-        picture.judged_rating = j_rating[:, :used]
-        picture.max_rel_rating = top_rating
-    return picture, audit
+        used = int((out.judged_ranks > 0).sum(axis=1).max(initial=0))
+        picture.judged_ranks = out.judged_ranks[:, :used]
+        picture.judged_rel = out.judged_rel[:, :used]
+        picture.judged_rating = out.judged_rating[:, :used]
+        picture.max_rel_rating = out.max_rel_rating
+    return picture, KernelAudit(*audit)
 
 
 def kernels_cached() -> bool:
@@ -339,7 +385,7 @@ class _Scratch(NamedTuple):
     s_rel: np.ndarray  # relevance and gains in rank order
     s_gain: np.ndarray
     rating: np.ndarray  # per prediction: its truth rating, NaN when it has none
-    hits: np.ndarray  # the picture (see receval.measures.picture)
+    hits: np.ndarray  # the picture (see receval.engines.fill_picture)
     ap_sum: np.ndarray
     dcg: np.ndarray
     first: np.ndarray
@@ -754,30 +800,40 @@ def _ties_at_cuts(s_scores: np.ndarray, n: int, rep_entry: np.ndarray, n_rep: in
 
 
 @numba.njit(cache=True, nogil=True)
-def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
-                    pic_ks, cut_ks, iopts, fopts, idcg_binary, log2_rank, s, p_hits, p_ap,
-                    p_dcg, p_idcg, p_first, p_rr, p_aoh, p_top, j_ranks, j_rel, j_rating,
-                    n_judged, top_rating, hits_at_r, sq_err_out, sq_scale_out,
-                    abs_err_out, abs_scale_out, gain_shifts, n_relevant, n_list_out, n_pairs_out,
-                    n_predicted, n_without_truth, n_below, dup_truth, dup_pred, tie_at_cut):
+def _evaluate_users(lo, hi, lists, o, tables, s, out, audit):
     """Evaluate ``users[lo:hi]``: one call per block, the loop over users inside.
 
     A call per user would pass the scratch (dozens of arrays) each time, and reading a field
-    of ``s`` costs a reference count update: both cost more than a user's work, so the
-    fields are read once here.
+    of ``s`` (or of the other named tuples) costs a reference count update: both cost more
+    than a user's work, so the fields are read once here.
     """
+    users, t_indptr, t_items, t_values = lists.users, lists.t_indptr, lists.t_items, \
+        lists.t_values
+    p_indptr, p_items, p_scores = lists.p_indptr, lists.p_items, lists.p_scores
+    pic_ks, cut_ks = tables.cutoffs, tables.cut_ks
+    idcg_binary, log2_rank = tables.idcg_binary, tables.log2_rank
+    p_hits, p_ap, p_dcg, p_idcg = out.hits, out.ap_sum, out.dcg, out.idcg
+    p_first, p_rr, p_aoh, p_top = out.first, out.rr_sum, out.ap_over_hits, out.top_items
+    j_ranks, j_rel, j_rating = out.judged_ranks, out.judged_rel, out.judged_rating
+    n_judged, top_rating, hits_at_r = out.n_judged, out.max_rel_rating, out.hits_at_r
+    sq_err_out, sq_scale_out, abs_err_out = out.sq_err, out.sq_scale, out.abs_err
+    abs_scale_out, gain_shifts, n_relevant = out.abs_scale, out.gain_shift, out.n_relevant
+    n_list_out, n_pairs_out = out.n_list, out.n_pairs
+    n_predicted, n_without_truth = audit.n_predicted, audit.n_without_truth
+    n_below, dup_truth = audit.n_below_score_threshold, audit.dup_truth
+    dup_pred, tie_at_cut = audit.dup_predictions, audit.tie_at_cut
     # counters start from a typed zero: a literal 0 makes numba compile every helper they
     # reach twice (once for the literal while it infers types, once for int64)
     zero = np.int64(0)
-    ties = iopts[I_TIES]
+    ties = o.ties
     average_ties = ties == TIES_AVERAGE
-    known = iopts[I_KNOWN] != 0
-    has_score_thr = iopts[I_HAS_SCORE_THR] != 0
-    thr_mode = iopts[I_THR_MODE]
-    gain_scheme = iopts[I_GAIN]
-    need_all = iopts[I_NEED_ALL] != 0
-    kmax = iopts[I_KMAX]
-    need_rprec = iopts[I_NEED_RPREC] != 0
+    known = o.known_only
+    has_score_thr = o.has_score_thr
+    thr_mode = o.thr_mode
+    gain_scheme = o.gain
+    need_all = o.need_all
+    kmax = o.kmax
+    need_rprec = o.need_rprec
     w_hits, w_ap, w_dcg = p_hits.shape[0] > 0, p_ap.shape[0] > 0, p_dcg.shape[0] > 0
     w_idcg, w_first, w_rr = p_idcg.shape[0] > 0, p_first.shape[0] > 0, p_rr.shape[0] > 0
     w_aoh = p_aoh.shape[0] > 0 and average_ties
@@ -785,8 +841,9 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
     w_top = p_top.shape[0] > 0
     k_top = p_top.shape[1]
     w_judged = j_ranks.shape[0] > 0
-    max_list = iopts[I_MAX_LIST]
-    score_thr = fopts[F_SCORE_THR]
+    max_list = o.max_list
+    score_thr = o.score_thr
+    rel_thr = o.rel_thr
     track_ties = not average_ties and len(cut_ks) > 0
     keys, stamps, rows, seen = s.keys, s.stamps, s.rows, s.seen
     shift = _shift(len(keys))
@@ -808,7 +865,7 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
         m = t_indptr[u + 1] - t0
         thr = -np.inf
         if thr_mode == THR_GLOBAL:
-            thr = fopts[F_REL_THR]
+            thr = rel_thr
         elif thr_mode == THR_USER_MEAN and m > 0:
             thr = _mean_in_item_order(t_items[t0 : t0 + m], t_values[t0 : t0 + m])
         n_rel = zero
@@ -995,20 +1052,8 @@ def _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_item
 
 
 @numba.njit(cache=True, nogil=True)
-def _evaluate_block(block, lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
-                    pic_ks, cut_ks, iopts, fopts, max_m, max_n, idcg_binary, log2_rank, p_hits,
-                    p_ap, p_dcg, p_idcg, p_first, p_rr, p_aoh, p_top, j_ranks, j_rel, j_rating,
-                    n_judged, top_rating, hits_at_r, sq_err, sq_scale, abs_err, abs_scale,
-                    gain_shifts,
-                    n_relevant, n_list_out, n_pairs, n_predicted, n_without_truth, n_below,
-                    dup_truth, dup_pred, tie_at_cut):
+def _evaluate_block(block, lo, hi, lists, o, tables, out, audit):
     """Fill the picture and audit (see :func:`run_kernel`) of ``users[lo:hi]``, with scratch
     of its own. It holds no GIL, so blocks run in parallel on Python threads."""
-    s = _make_scratch(max_m, max_n)
-    _evaluate_users(lo, hi, users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
-                    pic_ks, cut_ks, iopts, fopts, idcg_binary, log2_rank, s, p_hits, p_ap,
-                    p_dcg, p_idcg, p_first, p_rr, p_aoh, p_top, j_ranks, j_rel, j_rating,
-                    n_judged, top_rating, hits_at_r, sq_err, sq_scale, abs_err, abs_scale,
-                    gain_shifts,
-                    n_relevant, n_list_out, n_pairs, n_predicted, n_without_truth, n_below,
-                    dup_truth, dup_pred, tie_at_cut)
+    s = _make_scratch(tables.max_m, tables.max_n)
+    _evaluate_users(lo, hi, lists, o, tables, s, out, audit)

@@ -10,7 +10,7 @@ keys over the full row. Cumulative sums over the ``K`` ranks give the picture
 size and relevant count come from the ranks inside the top ``K`` and, for the group that
 straddles rank ``K``, from masked sums over the full row.
 
-Every quantity follows :func:`receval.measures.picture.build_picture` operation by operation,
+Every quantity follows :func:`receval.engines.fill_picture.build_picture` operation by operation,
 so on the CPU the numbers are the numba engine's, bit for bit (a CUDA ``cumsum`` adds in
 another order: the last bit of a sum of non-integers may differ there).
 """
@@ -25,8 +25,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from receval.engines.judge import relevant_rows, row_gains
+from receval.engines.request import EngineRequest
 from receval.exceptions import ReceValError
-from receval.measures.picture import DISCOUNT_CODES, ideal_dcg, log2_ranks
+from receval.measures.discounts import DISCOUNT_CODES, ideal_dcg, log2_ranks
 from receval.options import Ties
 from receval.picture import NO_CUTOFF, Picture
 
@@ -309,10 +311,10 @@ def _ap_over_hits(ap_sum: torch.Tensor, groups: tuple[torch.Tensor, ...], cutoff
     """``(B, C)`` E[ap_sum / hits] where a cut falls inside a tie group (NaN elsewhere).
 
     The few cells inside a group go through the CPU engine's own
-    :func:`~receval.measures.picture.expected_ap_over_hits` (a sum over the hypergeometric
+    :func:`~receval.engines.fill_picture.expected_ap_over_hits` (a sum over the hypergeometric
     law of the relevant items inside the cut), on the host.
     """
-    from receval.measures.picture import expected_ap_over_hits
+    from receval.engines.fill_picture import expected_ap_over_hits
 
     start, size, n_rel, before = groups
     n_users = ap_sum.shape[0]
@@ -422,23 +424,9 @@ BYTES_PER_ENTRY = 64
 CPU_BUDGET = 1 << 30
 
 
-def run_kernel(
-    users: np.ndarray,
-    t_indptr: np.ndarray,
-    t_items: np.ndarray,
-    t_values: np.ndarray,
-    p_indptr: np.ndarray,
-    p_items: np.ndarray,
-    p_scores: np.ndarray,
-    cutoffs: np.ndarray,
-    cut_ks: np.ndarray,
-    fields: set[str] | frozenset[str],
-    iopts: np.ndarray,
-    fopts: np.ndarray,
-    device: Any = None,
-) -> tuple[Picture, Any]:
+def run_kernel(request: EngineRequest, device: Any = None) -> tuple[Picture, Any]:
     """:func:`receval.engines.numba_engine.run_kernel` with the ranking on torch: the same
-    arguments, the same picture (numpy arrays, on the host) and audit.
+    request, the same picture (numpy arrays, on the host) and audit.
 
     The numba kernel judges the lists with no cutoff (the audit: duplicates, rows without
     truth, the per-user sums); the lists go to ``device`` as dense rows in blocks, where
@@ -446,37 +434,30 @@ def run_kernel(
 
     Example:
         >>> import numpy as np
-        >>> from receval.engines import numba_engine as ne
-        >>> i = np.zeros(ne.N_IOPTS, dtype=np.int64)
-        >>> pic, audit = run_kernel(np.array([0]), np.array([0, 1]), np.array([7]),
-        ...     np.array([1.0]), np.array([0, 2]), np.array([5, 7]), np.array([0.9, 0.8]),
-        ...     np.array([1, 2]), np.array([1, 2]), {"hits"}, i, np.zeros(ne.N_FOPTS), device="cpu")
+        >>> from receval.engines.request import EngineRequest, Lists
+        >>> from receval.options import Options
+        >>> lists = Lists(np.array([0]), np.array([0, 1]), np.array([7]), np.array([1.0]),
+        ...               np.array([0, 2]), np.array([5, 7]), np.array([0.9, 0.8]))
+        >>> request = EngineRequest.plan(lists, Options(), np.array([1, 2]), {"hits"})
+        >>> pic, audit = run_kernel(request, device="cpu")
         >>> pic.hits.tolist(), audit.n_predicted.tolist()
         ([[0.0, 1.0]], [2])
     """
     from receval.engines import numba_engine as ne
-    from receval.measures.gains import GAIN_CODES
-    from receval.measures.picture import TIE_CODES
 
-    none = np.zeros(0, dtype=np.int64)
-    base, audit = ne.run_kernel(users, t_indptr, t_items, t_values, p_indptr, p_items,
-                                p_scores, none, none, set(), iopts, fopts)
-    ties = {code: name for name, code in TIE_CODES.items()}[int(iopts[ne.I_TIES])]
-    gain = {code: name for name, code in GAIN_CODES.items()}[int(iopts[ne.I_GAIN])]
-    discount = {code: name for name, code in DISCOUNT_CODES.items()}[int(iopts[ne.I_DISCOUNT])]
-    persistence = float(fopts[ne.F_PERSISTENCE])
+    base, audit = ne.run_kernel(request.judging_only())
+    gain, discount, persistence = request.gain, request.discount, request.persistence
+    fields, cutoffs, cut_ks = request.fields, request.cutoffs, request.cut_ks
     if (audit.dup_truth >= 0).any() or (audit.dup_predictions >= 0).any():
         # the caller raises, or drops the repeats and runs again: numba's picture will do
-        return ne.run_kernel(users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
-                             cutoffs, cut_ks, fields, iopts, fopts)
+        return ne.run_kernel(request)
     if (base.gain_shift != 0).any():
         raise ReceValError("ratings this large (their gains overflow) need engine='numba', "
                            "which rescales the gains")
     where = torch_device(device)
-    lists = _judge_lists(users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores,
-                         iopts, fopts, gain)
+    lists = _judge_lists(request)
     cut_list = [int(k) for k in cutoffs]
-    n_users = len(users)
+    n_users = len(request.lists.users)
     width = int(lists["lengths"].max(initial=0))
     budget = torch.cuda.mem_get_info(where)[0] // 4 if where.type == "cuda" else CPU_BUDGET
     step = max(1, budget // (BYTES_PER_ENTRY * max(width, 1)))
@@ -487,9 +468,7 @@ def run_kernel(
     judged_parts: list[tuple[np.ndarray, ...]] = []
     want_top = "top_items" in fields
     want_judged = any(name in fields for name in ne.JUDGED_FIELDS)
-    top_k = int(iopts[ne.I_TOPK])
-    max_list = int(iopts[ne.I_MAX_LIST])
-    tie_policy = "stable" if ties == "ranx" else ties
+    top_k, max_list, tie_policy = request.top_k, request.max_list, request.ties
     for lo in range(0, n_users, step):
         hi = min(lo + step, n_users)
         rows = _list_rows(lists, lo, hi, where, gain)
@@ -498,7 +477,7 @@ def run_kernel(
         # the judged items need the whole order of the list
         width_b = rows.scores.shape[1]
         block = picture_of_rows(rows, cut_list, tie_policy,
-                                need_rprec=bool(iopts[ne.I_NEED_RPREC]),
+                                need_rprec=request.need_rprec,
                                 ap_over_hits="ap_over_hits" in fields,
                                 top_k=width_b if want_judged else top_k if want_top else None,
                                 discount=discount, persistence=persistence)
@@ -606,43 +585,25 @@ def judged_in_order(order: torch.Tensor, rows: Rows,
     return ranks, rel, rat
 
 
-def _judge_lists(users: np.ndarray, t_indptr: np.ndarray, t_items: np.ndarray,
-                 t_values: np.ndarray, p_indptr: np.ndarray, p_items: np.ndarray,
-                 p_scores: np.ndarray, iopts: np.ndarray, fopts: np.ndarray,
-                 gain: str) -> dict[str, np.ndarray]:
+def _judge_lists(request: EngineRequest) -> dict[str, np.ndarray]:
     """Each user's kept list (flat, in input order) with relevance and gain; their truth's
     relevant count and gains (host arrays, no repeated (user, item) left)."""
     import pandas as pd
 
-    from receval.engines import numba_engine as ne
-
+    users, t_indptr, t_items, t_values, p_indptr, p_items, p_scores = request.lists
     t_owner, t_pos = _slices(t_indptr[users], t_indptr[users + 1])
     p_owner, p_pos = _slices(p_indptr[users], p_indptr[users + 1])
     ti, tv = t_items[t_pos], t_values[t_pos]
     pi, ps = p_items[p_pos], p_scores[p_pos]
-    mode = int(iopts[ne.I_THR_MODE])
-    if mode == ne.THR_NONE:
-        relevant = np.ones(len(tv), bool)
-    elif mode == ne.THR_GLOBAL:
-        relevant = tv >= fopts[ne.F_REL_THR]
-    else:  # the user's mean rating, summed in item order one rating after the other
-        order = np.lexsort((ti, t_owner))
-        totals = np.zeros(len(users))
-        for i in order.tolist():
-            totals[t_owner[i]] += tv[i]
-        counts = np.maximum(np.bincount(t_owner, minlength=len(users)), 1)
-        relevant = tv >= (totals / counts)[t_owner]
-    with np.errstate(over="ignore"):
-        gains = {"binary": np.ones(len(tv)), "linear": tv,
-                 "exponential": np.power(2.0, tv) - 1.0}[gain]
-    gains = np.where(relevant, gains, 0.0)
+    relevant = relevant_rows(t_owner, ti, tv, request.relevance_threshold, len(users))
+    gains = row_gains(tv, relevant, request.gain)
     truth_index = pd.MultiIndex.from_arrays([t_owner, ti])
     at = truth_index.get_indexer(pd.MultiIndex.from_arrays([p_owner, pi]))
     keep = np.ones(len(pi), bool)
-    if iopts[ne.I_KNOWN]:
+    if request.known_only:
         keep &= at >= 0
-    if iopts[ne.I_HAS_SCORE_THR]:
-        keep &= ps >= fopts[ne.F_SCORE_THR]
+    if request.score_threshold is not None:
+        keep &= ps >= np.float64(request.score_threshold)
     p_owner, pi, ps, at = p_owner[keep], pi[keep], ps[keep], at[keep]
     found = at >= 0
     rel = np.where(found, relevant[np.maximum(at, 0)], False).astype(np.float64)

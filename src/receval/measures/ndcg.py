@@ -4,7 +4,7 @@ The discount is the ``discount`` option's (``log2(max(j, 2))``: LensKit's). IDCG
 user's relevant items in their best order (``ideal="achievable"``), or ``ideal="k"``: every
 one of the k ranks relevant with gain 1 (RecTools' default), the same sums of discounts for
 every user. The picture's DCG and IDCG come scaled by ``2^-gain_shift`` per user (huge graded
-gains, :func:`receval.measures.gains.gain_shift`): the ratio is the same.
+gains, :func:`receval.engines.gains.gain_shift`): the ratio is the same.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from receval.measures._arrays import full, undefined_where, zero_where
+from receval.measures.discounts import DISCOUNT_CODES, ideal_dcg, log2_ranks
 from receval.measures.entry import Entry, Parts
 from receval.measures.family import Family
-from receval.measures.picture import DISCOUNT_CODES, ideal_dcg, log2_ranks
 
 if TYPE_CHECKING:
     from receval.measures.spec import MetricSpec
