@@ -131,6 +131,11 @@ def recorded_inputs(*, train: Any = None, exclude_train: bool = False,
             "beyond": None if beyond is None else dict(beyond)}
 
 
+class Described(dict[str, Any]):
+    """An input described already (a Spark frame by the counts its audit made: never collected
+    to be counted again): :func:`describe` records it as it is."""
+
+
 def describe(data: Any, *, users: bool = False, keyed: str = "rows",
              grouped: bool = False) -> Any:
     """A short description of an input for ``Result.options``, never the input itself: a
@@ -147,6 +152,8 @@ def describe(data: Any, *, users: bool = False, keyed: str = "rows",
         >>> describe({7: "low", 8: "high", 9: "low"}, keyed="users", grouped=True)
         {'users': 3, 'groups': 2}
     """
+    if isinstance(data, Described):
+        return dict(data)
     if data is None or isinstance(data, str | os.PathLike):
         return None if data is None else os.fspath(data)
     if isinstance(data, pd.Series | Mapping) and not users:

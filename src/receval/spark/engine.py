@@ -30,6 +30,7 @@ from receval.data.columns import read_columns
 from receval.data.encode import check_same_kind
 from receval.exceptions import ReceValError, UndefinedMetricError
 from receval.finalize import (
+    Described,
     canonical_names,
     check_inputs,
     finish,
@@ -325,15 +326,6 @@ def _evaluate_spark(
                       sums=sums, strata=None if groups is None else groups.table,
                       strata_sums=None if groups is None else groups.sums, _cached=cached,
                       tasks=tasks, _log_level=sopts["log_level"])
-    record_profile(out, specs, per_spec, options, resolved.name, inputs=recorded_inputs(
-        train=None if train is None else _source(train["train"]),
-        exclude_train=trained is not None and trained.exclude,
-        strata=None if strata is None else _source(strata),
-        item_features=None if beyond is None else _source(beyond.get("item_features")),
-        item_groups=None if beyond is None else _source(beyond.get("item_groups")),
-        beyond=None if beyond is None else recorded_beyond(
-            b_specs, options, beyond["beyond"], resolved.name)),
-        metrics=None if beyond is None else canonical_names(specs, b_specs, beyond["requested"]))
     rating_range = task.rating_range(metas)
     with checks.silence(silence):
         check_inputs(counts, options, ratings=None if rating_range is None
@@ -346,6 +338,16 @@ def _evaluate_spark(
                                                     out.per_user.select("user"))
             record_train(out, audit, predictions=n_preds, truth=n_truth,
                          exclude_train=trained.exclude)
+    # what the plan records (once): a Spark train frame described by the audit's counts
+    record_profile(out, specs, per_spec, options, resolved.name, inputs=recorded_inputs(
+        train=None if train is None else _train_source(train["train"], out),
+        exclude_train=trained is not None and trained.exclude,
+        strata=None if strata is None else _source(strata),
+        item_features=None if beyond is None else _source(beyond.get("item_features")),
+        item_groups=None if beyond is None else _source(beyond.get("item_groups")),
+        beyond=None if beyond is None else recorded_beyond(
+            b_specs, options, beyond["beyond"], resolved.name)),
+        metrics=None if beyond is None else canonical_names(specs, b_specs, beyond["requested"]))
     if beyond is not None:
         stage.name = "the beyond-accuracy metrics (exposure counts merged)"
         _finish_beyond(out, beyond, b_opts, merged, metas, options, truth_df, trained, wt,
@@ -1032,6 +1034,16 @@ def _item_overlap(truth: Any, preds: Any, wt: Wanted, wp: Wanted) -> float:
     known = truth.select(F.col(wt.item).alias("i")).distinct()
     n = predicted.count()
     return predicted.join(known, "i", "left_semi").count() / n if n else 1.0
+
+
+def _train_source(data: Any, out: SparkResult) -> Any:
+    """``train=`` as :func:`receval.finalize.recorded_inputs` takes it: a Spark frame as the
+    rows and users the training audit counted (as a local table is described), a path as
+    given."""
+    if not _is_frame(data):
+        return data
+    audit = out.counts.get("train") or {}
+    return Described(rows=audit.get("rows"), users=audit.get("users"))
 
 
 def _source(data: Any) -> Any:
