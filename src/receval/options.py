@@ -37,6 +37,9 @@ EmptyScope = Literal["undefined", "no_relevant"]
 Discount = Literal["log2", "log2_max2", "geometric"]
 Ideal = Literal["achievable", "k"]
 AllSkipped = Literal["nan", "zero"]
+#: the tie policies that do not read the order of the input rows (``stable`` and ``ranx`` do)
+ORDER_FREE_TIES: tuple[Ties, ...] = ("item", "item_ascending", "pessimistic", "optimistic",
+                                     "average")
 
 class _Unset:
     """The type of :data:`UNSET`: an option the caller did not pass."""
