@@ -48,7 +48,7 @@ CATALOGUE = ("coverage", "distributional_coverage", "gini", "personalization", "
              "PopRSP", *FAIR_CATALOGUE)
 #: the per-user exposure-fairness, calibration and expected-exposure metrics
 FAIR_USER = ("AWRF", "nDCG_AWRF", "rND", "rKL", "rRD", "calibration", "calibration_js",
-             *(f"EE_{x}{n}" for x in "LDR" for n in ("", "_norm")))
+             *(f"EE_{x}{n}" for x in "LDR" for n in ("", "_norm", "_group")))
 #: every metric this reference defines (canonical names, as receval's beyond registry names
 #: them)
 DEFINED = (*CATALOGUE, "novelty", "diversity", "serendipity", "ARP", "APLT", "ACLT",
@@ -99,6 +99,10 @@ def fairness_value(
     (already cut to k) under the default switches (but ``fairness_step``), from the oracles
     of ``fairness.py``."""
     item_groups, names = _groups(features)
+    if metric.startswith("EE_") and metric.endswith("_group"):
+        return None, {u: _none(float(fair.expected_exposure_group(
+            items, relevant.get(u, set()), item_groups, names)[metric]))
+            for u, items in lists.items()}
     if metric.startswith("EE_"):
         return None, {u: _none(float(fair.expected_exposure(items, relevant.get(u, set()))[
             metric])) for u, items in lists.items()}

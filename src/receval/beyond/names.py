@@ -17,6 +17,7 @@ from typing import Literal
 
 from receval.exceptions import ReceValError
 from receval.measures.spec import parse_metrics
+from receval.options import ITEM_ORDER_TIES, Ties
 
 
 @dataclass(frozen=True)
@@ -37,9 +38,10 @@ class BeyondEntry:
         bounds: ``(low, high)`` that every defined value (per user, or the catalogue's) lies
             in, whatever the inputs and options.
         grows_with_k: whether the value never decreases as ``k`` grows (the lists fixed).
-        order_free: whether it is the same whatever the order of the input rows, under the
-            tie policies of :data:`receval.options.ORDER_FREE_TIES`. The three are checked by
-            tests/test_registry_properties.py.
+        order_free_ties: the tie policies under which it does not depend on the order of the
+            input rows: those that fix which items a list holds (under ``optimistic``,
+            ``pessimistic`` and ``average``, equally relevant tied items keep the input
+            order). The three are checked by tests/test_registry_properties.py.
     """
 
     name: str
@@ -49,7 +51,7 @@ class BeyondEntry:
     better: Literal["higher", "lower"] = "higher"
     bounds: tuple[float, float] | None = None
     grows_with_k: bool = False
-    order_free: bool = True
+    order_free_ties: tuple[Ties, ...] = ITEM_ORDER_TIES
 
 
 _UNIT = (0.0, 1.0)

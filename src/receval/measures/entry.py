@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from receval.measures.family import Family
+from receval.options import ORDER_FREE_TIES
 
 if TYPE_CHECKING:
     from receval.measures.spec import MetricSpec
-    from receval.options import Options
+    from receval.options import Options, Ties
     from receval.picture import Picture
 
 
@@ -73,9 +74,8 @@ class Entry:
             fixed); a function of the options where that depends on them (recall: only over
             ``recall_denominator="relevant"``); read it through :meth:`grows`. Checked, with
             ``bounds``, by tests/test_conformance_matrix.py and tests/test_registry_properties.py.
-        order_free: whether its values are the same whatever the order of the input rows
-            under every tie policy of :data:`receval.options.ORDER_FREE_TIES` (checked by
-            tests/test_registry_properties.py).
+        order_free_ties: the tie policies under which its values do not depend on the order
+            of the input rows (checked by tests/test_registry_properties.py).
     """
 
     family: Family
@@ -92,7 +92,7 @@ class Entry:
     ties_average: bool = True
     bounds: tuple[float, float] | None = None
     grows_with_k: bool | Callable[[Options], bool] = False
-    order_free: bool = True
+    order_free_ties: tuple[Ties, ...] = ORDER_FREE_TIES
 
     def grows(self, options: Options) -> bool:
         """Whether a user's value never decreases as the cutoff grows, under ``options``.
