@@ -46,14 +46,19 @@ from receval.options import ORDER_FREE_TIES, Options
 try:
     from tests.reference import beyond as beyond_ref
     from tests.reference import oracle
-    from tests.reference.data import Data, datasets, options
+    from tests.reference.data import TIED_SCORES, Data, datasets, options
 except ImportError:  # pytest run from elsewhere: tests/ itself is on sys.path
     from reference import beyond as beyond_ref  # type: ignore[no-redef]
     from reference import oracle  # type: ignore[no-redef]
-    from reference.data import Data, datasets, options  # type: ignore[no-redef]
+    from reference.data import (  # type: ignore[no-redef]
+        TIED_SCORES,
+        Data,
+        datasets,
+        options,
+    )
 
 SETTINGS = settings(
-    max_examples=25,
+    max_examples=40,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                            HealthCheck.filter_too_much],
@@ -61,6 +66,8 @@ SETTINGS = settings(
 #: the empty policies that give every user a value or none (``error`` refuses the input)
 EMPTY = st.sampled_from(["zero", "one", "skip", "nan"])
 KS = (1, 2, 3, 5, 8)
+#: three score values: most lists are one or two big tie groups
+HEAVY_TIES = st.sampled_from(TIED_SCORES[:3])
 #: the cutoffs of the growth checks, and the whole list last (``None``)
 GROWTH_KS: tuple[int | None, ...] = (1, 2, 3, 4, 6, 8, None)
 #: the beyond-accuracy switches: every prefix of two items is a cut point of rND/rKL/rRD
@@ -221,8 +228,9 @@ def check_families_order_free(data: Data, opts: dict[str, Any], seed: int) -> No
 
 @pytest.mark.parametrize("ties", sorted({t for e in registry.ENTRIES.values()
                                           for t in e.order_free_ties}))
-@settings(SETTINGS, max_examples=10)
-@given(data=datasets(), opts=options(empty=EMPTY), seed=st.integers(0, 2**32 - 1))
+@settings(SETTINGS, max_examples=20)
+@given(data=datasets(scores=HEAVY_TIES), opts=options(empty=EMPTY),
+       seed=st.integers(0, 2**32 - 1))
 def test_order_free_families_ignore_the_row_order(ties: str, data: Data,
                                                   opts: dict[str, Any], seed: int) -> None:
     check_families_order_free(data, {**opts, "ties": ties}, seed)
@@ -232,10 +240,11 @@ def test_order_free_families_ignore_the_row_order(ties: str, data: Data,
 
 
 @st.composite
-def beyond_inputs(draw: st.DrawFn) -> tuple[Data, list[tuple[Any, Any]], dict[Any, list[str]]]:
+def beyond_inputs(draw: st.DrawFn, heavy_ties: bool = False
+                  ) -> tuple[Data, list[tuple[Any, Any]], dict[Any, list[str]]]:
     """A :func:`datasets` input, training rows over its users and items (and one user of
     its own) and item categories, some items without any."""
-    data = draw(datasets())
+    data = draw(datasets(scores=HEAVY_TIES if heavy_ties else None))
     users = sorted({u for u, _, _ in data.truth + data.predictions}, key=repr)
     items = sorted({i for _, i, _ in data.truth + data.predictions}, key=repr)
     pairs = st.tuples(st.sampled_from([*users, users[0] if data.id_kind != "str" else "t"]),
@@ -295,8 +304,9 @@ def test_beyond_metrics_declared_to_grow_with_k_do(case: Any, opts: dict[str, An
 
 @pytest.mark.parametrize("ties", sorted({t for e in beyond_names.ENTRIES.values()
                                           for t in e.order_free_ties}))
-@settings(SETTINGS, max_examples=15)
-@given(case=beyond_inputs(), opts=beyond_options(), seed=st.integers(0, 2**32 - 1))
+@settings(SETTINGS, max_examples=20)
+@given(case=beyond_inputs(heavy_ties=True), opts=beyond_options(),
+       seed=st.integers(0, 2**32 - 1))
 def test_order_free_beyond_metrics_ignore_the_row_order(ties: str, case: Any,
                                                         opts: dict[str, Any],
                                                         seed: int) -> None:
