@@ -169,10 +169,13 @@ def check_same(base: receval.Result, other: receval.Result, names: list[str], wh
             f"{name} changed when the rows were shuffled ({what}): {x.tolist()} vs {y.tolist()}"
 
 
-def shuffled(rows: list[Any], rng: random.Random) -> list[Any]:
-    rows = rows[:]
-    rng.shuffle(rows)
-    return rows
+def orders(*tables: list[Any], seed: int) -> list[tuple[list[Any], ...]]:
+    """The rows of ``tables`` in reverse order (every tie group reversed), then shuffled."""
+    rng = random.Random(seed)
+    mixed = [t[:] for t in tables]
+    for t in mixed:
+        rng.shuffle(t)
+    return [tuple(t[::-1] for t in tables), tuple(mixed)]
 
 
 # --- the accuracy families ---------------------------------------------------------------------
@@ -221,9 +224,9 @@ def check_families_order_free(data: Data, opts: dict[str, Any], seed: int) -> No
     base = evaluate_or_none(data.truth, data.predictions, names, **opts)
     if base is None:
         return
-    rng = random.Random(seed)
-    other = evaluate(shuffled(data.truth, rng), shuffled(data.predictions, rng), names, **opts)
-    check_same(base, other, names, f"ties={opts['ties']!r}")
+    for truth, preds in orders(data.truth, data.predictions, seed=seed):
+        other = evaluate(truth, preds, names, **opts)
+        check_same(base, other, names, f"ties={opts['ties']!r}")
 
 
 @pytest.mark.parametrize("ties", sorted({t for e in registry.ENTRIES.values()
@@ -317,13 +320,12 @@ def test_order_free_beyond_metrics_ignore_the_row_order(ties: str, case: Any,
     base = evaluate_or_none(data.truth, data.predictions, names, train, features, **opts)
     if base is None:
         return
-    rng = random.Random(seed)
-    mixed = dict(shuffled(list(features.items()), rng))
-    other = evaluate(shuffled(data.truth, rng), shuffled(data.predictions, rng), names,
-                     shuffled(train, rng), mixed, **opts)
-    # diversity sums similarities in the order of the item codes (first seen, first): the
-    # last bit may differ
-    check_same(base, other, names, f"ties={ties!r}", rtol=1e-12)
+    for truth, preds, rows, mixed in orders(data.truth, data.predictions, train,
+                                            list(features.items()), seed=seed):
+        other = evaluate(truth, preds, names, rows, dict(mixed), **opts)
+        # diversity sums similarities in the order of the item codes (first seen, first):
+        # the last bit may differ
+        check_same(base, other, names, f"ties={ties!r}", rtol=1e-12)
 
 
 # --- every entry is defined and declared -------------------------------------------------------
