@@ -29,6 +29,7 @@ from receval.beyond.names import ENTRIES as BEYOND_ENTRIES
 from receval.measures.entry import Entry
 from receval.measures.registry import ENTRIES
 from receval.measures.spec import RATING
+from receval.options import Options
 
 try:
     from tests.reference import beyond as beyond_ref
@@ -243,7 +244,7 @@ def test_declared_bounds_and_growth_in_k(option_set: str) -> None:
     options = OPTION_SETS[option_set]
     usable = [e for e in ENTRIES.values() if not expected_refusal(e, "numba", options)]
     bounded = [e for e in usable if e.bounds is not None]
-    growing = [e for e in usable if e.grows_with_k]
+    growing = [e for e in usable if e.grows(Options(**options))]
     assert bounded and growing  # the declarations exist
     for seed in SEEDS:
         names = [n for e in bounded for n in FAMILY_NAMES[e.name]]

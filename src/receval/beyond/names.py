@@ -9,6 +9,7 @@ hold, and :mod:`receval.measures` sits below the layer that has them.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from typing import Literal
 
 from receval.exceptions import ReceValError
 from receval.measures.spec import parse_metrics
+from receval.options import ITEM_ORDER_TIES, Ties
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,13 @@ class BeyondEntry:
             ``item_features=``).
         better: ``"higher"``, or ``"lower"`` for the concentration and popularity-bias
             measures (Gini, ARP, PopREO, PopRSP): which way a significance mark points.
+        bounds: ``(low, high)`` that every defined value (per user, or the catalogue's) lies
+            in, whatever the inputs and options.
+        grows_with_k: whether the value never decreases as ``k`` grows (the lists fixed).
+        order_free_ties: the tie policies under which it does not depend on the order of the
+            input rows: those that fix which items a list holds (under ``optimistic``,
+            ``pessimistic`` and ``average``, equally relevant tied items keep the input
+            order). The three are checked by tests/test_registry_properties.py.
     """
 
     name: str
@@ -40,52 +49,61 @@ class BeyondEntry:
     reduction: Literal["user", "catalogue"]
     needs: tuple[str, ...]
     better: Literal["higher", "lower"] = "higher"
+    bounds: tuple[float, float] | None = None
+    grows_with_k: bool = False
+    order_free_ties: tuple[Ties, ...] = ITEM_ORDER_TIES
 
+
+_UNIT = (0.0, 1.0)
+_NONNEGATIVE = (0.0, math.inf)
 
 ENTRIES: dict[str, BeyondEntry] = {e.name: e for e in (
     BeyondEntry("coverage", ("coverage", "catalog_coverage", "catalogue_coverage",
                              "catalogcoverage", "item_coverage", "itemcoverage"),
-                "catalogue", ()),
+                "catalogue", (), bounds=_UNIT, grows_with_k=True),
     BeyondEntry("distributional_coverage", ("distributional_coverage", "entropy",
                                             "shannon_entropy", "shannonentropy"),
-                "catalogue", ()),
-    BeyondEntry("gini", ("gini", "gini_index", "giniindex"), "catalogue", (), "lower"),
+                "catalogue", (), bounds=_NONNEGATIVE),
+    BeyondEntry("gini", ("gini", "gini_index", "giniindex"), "catalogue", (), "lower", _UNIT),
     BeyondEntry("novelty", ("novelty", "miuf", "meaninvuserfreq", "mean_inv_user_freq"),
-                "user", ("train",)),
+                "user", ("train",), bounds=_NONNEGATIVE),
     BeyondEntry("diversity", ("diversity", "ild", "intra_list_diversity",
-                              "intralistdiversity"), "user", ("features",)),
-    BeyondEntry("serendipity", ("serendipity",), "user", ("train", "truth")),
+                              "intralistdiversity"), "user", ("features",), bounds=_UNIT),
+    BeyondEntry("serendipity", ("serendipity",), "user", ("train", "truth"), bounds=_UNIT),
     BeyondEntry("ARP", ("arp", "avgrecpopularity", "average_recommendation_popularity",
                         "averagepopularity", "average_popularity"),
-                "user", ("train",), "lower"),
-    BeyondEntry("APLT", ("aplt", "tailpercentage", "tail_percentage"), "user", ("train",)),
+                "user", ("train",), "lower", _NONNEGATIVE),
+    BeyondEntry("APLT", ("aplt", "tailpercentage", "tail_percentage"), "user", ("train",),
+                bounds=_UNIT),
     BeyondEntry("MeanPopRank", ("meanpoprank", "mean_pop_rank", "mpr"), "user", ("train",),
-                "lower"),
-    BeyondEntry("ACLT", ("aclt",), "user", ("train",)),
-    BeyondEntry("PopREO", ("popreo", "pop_reo"), "catalogue", ("train", "truth"), "lower"),
-    BeyondEntry("PopRSP", ("poprsp", "pop_rsp"), "catalogue", ("train",), "lower"),
-    BeyondEntry("personalization", ("personalization", "personalisation"), "catalogue", ()),
+                "lower", _UNIT),
+    BeyondEntry("ACLT", ("aclt",), "user", ("train",), bounds=_NONNEGATIVE, grows_with_k=True),
+    BeyondEntry("PopREO", ("popreo", "pop_reo"), "catalogue", ("train", "truth"), "lower", _UNIT),
+    BeyondEntry("PopRSP", ("poprsp", "pop_rsp"), "catalogue", ("train",), "lower", _UNIT),
+    BeyondEntry("personalization", ("personalization", "personalisation"), "catalogue", (),
+                bounds=_UNIT),
     # exposure fairness and calibration over item groups (receval.beyond.fairness,
     # receval.beyond.calibration; docs/fairness.md)
     BeyondEntry("group_exposure", ("group_exposure", "groupexposure", "exposure_gap"),
-                "catalogue", ("groups",)),
-    BeyondEntry("AWRF", ("awrf",), "user", ("groups",)),
+                "catalogue", ("groups",), bounds=_UNIT),
+    BeyondEntry("AWRF", ("awrf",), "user", ("groups",), bounds=_UNIT),
     BeyondEntry("nDCG_AWRF", ("ndcg_awrf", "ndcgxawrf", "ndcg*awrf", "trec_fair"), "user",
-                ("groups", "truth")),
-    BeyondEntry("rND", ("rnd",), "user", ("groups",)),
-    BeyondEntry("rKL", ("rkl",), "user", ("groups",)),
-    BeyondEntry("rRD", ("rrd",), "user", ("groups",)),
+                ("groups", "truth"), bounds=_UNIT),
+    BeyondEntry("rND", ("rnd",), "user", ("groups",), bounds=_UNIT),
+    BeyondEntry("rKL", ("rkl",), "user", ("groups",), bounds=_UNIT),
+    BeyondEntry("rRD", ("rrd",), "user", ("groups",), bounds=_UNIT),
     BeyondEntry("calibration", ("calibration", "c_kl", "ckl", "miscalibration"), "user",
-                ("groups", "train")),
+                ("groups", "train"), bounds=_NONNEGATIVE),
     BeyondEntry("calibration_js", ("calibration_js", "c_js", "cjs"), "user",
-                ("groups", "train")),
+                ("groups", "train"), bounds=_UNIT),  # JS divergence <= log(2) <= 1
     # expected exposure (receval.beyond.expected_exposure), raw and normalised as expeval
     # prints them
     *(BeyondEntry(f"EE_{x}{n}", (f"ee_{x.lower()}{n}", f"ee-{x.lower()}{n}"), "user",
-                  ("truth",)) for x in "LDR" for n in ("", "_norm")),
+                  ("truth",), bounds=_UNIT if n and x != "L" else _NONNEGATIVE)
+      for x in "LDR" for n in ("", "_norm")),  # EE_L_norm's divisor is not its maximum
     # group expected exposure: the items' exposures and targets summed per item group
     *(BeyondEntry(f"EE_{x}_group", (f"ee_{x.lower()}_group", f"ee-{x.lower()}-group"), "user",
-                  ("groups", "truth")) for x in "LDR"),
+                  ("groups", "truth"), bounds=_NONNEGATIVE) for x in "LDR"),
 )}
 
 ALIASES: dict[str, str] = {a: e.name for e in ENTRIES.values() for a in e.aliases}

@@ -82,6 +82,7 @@ ENTRY = Entry(
     compute=average_precision,
     extra=_extra,
     bounds=(0.0, 1.0),
+    grows_with_k=lambda o: o.ap_normalizer == "relevant",  # the other divisors grow with k
 )
 
 #: AP averaged geometrically over users (trec_eval's ``gm_map``): ``exp(mean(log(max(AP,
@@ -99,4 +100,5 @@ GM_ENTRY = Entry(
     compute=average_precision,
     extra=_extra,
     bounds=(0.0, 1.0),
+    grows_with_k=lambda o: o.ap_normalizer == "relevant",  # the other divisors grow with k
 )

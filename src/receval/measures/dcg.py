@@ -50,4 +50,5 @@ ENTRY = Entry(
     reduction="mean",
     undefined="",
     compute=dcg,
+    bounds=(0.0, float("inf")), grows_with_k=True,  # gains are never negative (shaping)
 )

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from receval.measures.family import Family
+from receval.options import ORDER_FREE_TIES
 
 if TYPE_CHECKING:
     from receval.measures.spec import MetricSpec
-    from receval.options import Options
+    from receval.options import Options, Ties
     from receval.picture import Picture
 
 
@@ -70,7 +71,11 @@ class Entry:
         bounds: ``(low, high)`` that every defined per-user value lies in, whatever the
             options (``None``: not declared); tests/test_conformance_matrix.py checks it.
         grows_with_k: whether a user's value never decreases as the cutoff grows (the list
-            fixed); checked by the same test.
+            fixed); a function of the options where that depends on them (recall: only over
+            ``recall_denominator="relevant"``); read it through :meth:`grows`. Checked, with
+            ``bounds``, by tests/test_conformance_matrix.py and tests/test_registry_properties.py.
+        order_free_ties: the tie policies under which its values do not depend on the order
+            of the input rows (checked by tests/test_registry_properties.py).
     """
 
     family: Family
@@ -86,4 +91,19 @@ class Entry:
     parameter: tuple[str, float, float, float, bool, bool] | None = None
     ties_average: bool = True
     bounds: tuple[float, float] | None = None
-    grows_with_k: bool = False
+    grows_with_k: bool | Callable[[Options], bool] = False
+    order_free_ties: tuple[Ties, ...] = ORDER_FREE_TIES
+
+    def grows(self, options: Options) -> bool:
+        """Whether a user's value never decreases as the cutoff grows, under ``options``.
+
+        Example:
+            >>> from receval.measures.registry import ENTRIES
+            >>> from receval.measures.family import Family
+            >>> from receval.options import Options
+            >>> r = ENTRIES[Family.RECALL]
+            >>> r.grows(Options()), r.grows(Options(recall_denominator="capped"))
+            (True, False)
+        """
+        grows = self.grows_with_k
+        return grows(options) if callable(grows) else grows

@@ -50,4 +50,5 @@ ENTRY = Entry(
     undefined="no relevant item",
     compute=recall,
     bounds=(0.0, 1.0),
+    grows_with_k=lambda o: o.recall_denominator == "relevant",  # over min(k, L) it can fall
 )
