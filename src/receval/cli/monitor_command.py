@@ -63,6 +63,13 @@ PLOT_SUFFIXES = (".png", ".svg")
 @click.option("--reference", default=None, metavar="TIME",
               help="Start of the reference window of the drift band (default: the first).")
 @flags.variant_col()
+@click.option("--target", "targets", multiple=True, metavar="NAME=FILE",
+              help="With --report: a target policy (user, served_at, item, position, "
+                   "probability; as receval offpolicy --target) whose off-policy estimates "
+                   "(ips, snips) per window go in the report. Repeat for several.")
+@click.option("--propensity-col", default="propensity", show_default=True,
+              help="With --target: the impressions' column of the logger's probability of "
+                   "each shown item.")
 @option("baseline", help="Variant the others are compared with.")
 @shared("user_col", "item_col")
 @option("score_col", default=None, note=" ordering the served list [default: score, else rank]")
@@ -81,7 +88,8 @@ def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: s
             origin: str | None,
             state: str | None, lock_timeout: float, late_out: str | None,
             time_unit: str | None, report: str | None, plot_path: str | None,
-            reference: str | None, variant_col: str | None, baseline: str | None,
+            reference: str | None, variant_col: str | None, targets: tuple[str, ...],
+            propensity_col: str, baseline: str | None,
             user_col: str, item_col: str, score_col: str | None, served_col: str,
             value_col: str, time_col: str, resamples: int, confidence: float, seed: int,
             fmt: str, **params: Any) -> None:
@@ -107,6 +115,14 @@ def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: s
                    "--late-out": (late_out, TABLE_SUFFIXES),
                    "--report": (report, REPORT_SUFFIXES),
                    "--plot": (plot_path, PLOT_SUFFIXES)}, inputs)
+    if targets and not report:
+        raise ReceValError("--target puts off-policy estimates in the report: give --report")
+    if targets and state:
+        raise ReceValError("--target with --state: the estimates would cover this run's logs "
+                           "only, the windows every run's; run it without --state")
+    from receval.cli.offpolicy_command import _targets
+
+    policies = _targets(targets)  # read (or refused) before anything is written
     options = _semantics(params)
     result = receval.monitor(
         # 'P@10,R@10' and 'P@10' 'R@10' are one metric set (a state must not tell them apart)
@@ -122,7 +138,10 @@ def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: s
     if plot_path:
         result.plot(path=plot_path, reference=reference)
     if report:
-        result.to_html(report, reference=reference)
+        result.to_html(report, reference=reference, offpolicy=_offpolicy(
+            result, policies, str(inputs[0]), str(inputs[1]), propensity_col=propensity_col,
+            user_col=user_col, item_col=item_col, score_col=score_col, served_col=served_col,
+            value_col=value_col, time_col=time_col, time_unit=time_unit))
     if fmt == "json":
         click.echo(result.to_json())
     elif fmt == "csv":
@@ -134,6 +153,16 @@ def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: s
         if path:
             err_console.print(Text(f"wrote {label}: {safe_text(str(path))}"), style="dim",
                               highlight=False, soft_wrap=True)
+
+
+def _offpolicy(result: Any, policies: dict[str, Any], impressions: str, feedback: str,
+               **columns: Any) -> Any:
+    """The off-policy estimates per window of the ``--target`` policies, or None."""
+    if not policies:
+        return None
+    from receval.offpolicy.monitor_windows import monitor_estimates
+
+    return monitor_estimates(result, impressions, feedback, policies, **columns)
 
 
 def _fairness_kwargs(params: dict[str, Any], names: list[str],

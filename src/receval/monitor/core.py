@@ -212,8 +212,11 @@ class Monitor:
 
         return drift_plot(self, metric, path, reference)
 
-    def to_html(self, path: str | Path | None = None, reference: Any = None) -> str:
-        """The HTML report (windows, drift table and plots, comparisons); written atomically
+    def to_html(self, path: str | Path | None = None, reference: Any = None,
+                offpolicy: Any = None) -> str:
+        """The HTML report (windows, drift table and plots, comparisons; with ``offpolicy``,
+        the off-policy estimates per window of
+        :func:`receval.offpolicy.monitor_windows.monitor_estimates`); written atomically
         to ``path`` when given. See :func:`receval.monitor.html.render_monitor`.
 
         Example:
@@ -227,7 +230,7 @@ class Monitor:
         """
         from receval.monitor.html import render_monitor
 
-        return render_monitor(self, path, reference)
+        return render_monitor(self, path, reference, offpolicy=offpolicy)
 
 
 def monitor(

@@ -53,9 +53,28 @@ def _drift_summary(table: Any, metrics: list[str], variant_col: str | None) -> l
     return out
 
 
+def _offpolicy_section(offpolicy: Any, options: dict[str, Any]) -> Any:
+    """The off-policy section's HTML (the report's fragment, escaped there), or ""."""
+    if offpolicy is None:
+        return ""
+    import markupsafe
+
+    from receval.report.offpolicy import section_html
+
+    table = getattr(offpolicy, "table", offpolicy)
+    resamples = getattr(offpolicy, "options", {}).get("n_resamples",
+                                                      options.get("n_resamples"))
+    return markupsafe.Markup(section_html(table, float(options.get("confidence", 0.95)),
+                                          resamples))
+
+
 def render_monitor(result: Monitor, path: str | Path | None = None, reference: Any = None,
-                   title: str = "receval monitor") -> str:
+                   title: str = "receval monitor", offpolicy: Any = None) -> str:
     """The report as an HTML string, also written atomically to ``path`` when given.
+
+    ``offpolicy``: off-policy estimates per window (an estimate result or its table, e.g.
+    :func:`receval.offpolicy.monitor_windows.monitor_estimates`), shown in a section of their
+    own, the fragment of :mod:`receval.report.offpolicy`.
 
     Example:
         >>> import receval, pandas as pd
@@ -103,11 +122,12 @@ def render_monitor(result: Monitor, path: str | Path | None = None, reference: A
         svg = to_bytes(result.plot(reference=reference), "svg")
         figure = "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
     o = result.options
+    section = _offpolicy_section(offpolicy, o)
     page = env.get_template("monitor.html.j2").render(
         title=title, version=__version__, metrics=result.metrics, variant_col=variant_col,
         windows=windows, drift=drift, comparisons=comparisons, figure=figure,
         flagged=sum(1 for w in windows if w["outside"]),
-        cells_note=NOTE, counts=result.counts,
+        cells_note=NOTE, counts=result.counts, offpolicy=section,
         settings={"window": o.get("window"),
                   "step": _duration(o.get("step")) if o.get("step") != o.get("width")
                   else "calendar windows",

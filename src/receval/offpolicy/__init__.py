@@ -9,14 +9,16 @@ over requests, a normal interval and the importance weights' diagnostics. The es
 (:mod:`receval.offpolicy.estimators` says when each is unbiased). Never a dense requests x
 items array. :func:`log_from_monitor` builds the log from monitor's impressions and feedback;
 ``by="window"`` / ``"variant"`` estimates per group, whose exact sums
-(:class:`EstimateSums`) merge to the whole bit for bit. See docs/offpolicy.md.
+(:class:`EstimateSums`) merge to the whole bit for bit; :func:`monitor_estimates` estimates per
+window of a monitor run, for ``Monitor.to_html(offpolicy=...)``. See docs/offpolicy.md.
 """
 
 from receval.offpolicy.estimate import OffPolicyResult, estimate, merge_sums
 from receval.offpolicy.estimators import ESTIMATORS
 from receval.offpolicy.monitor_log import log_from_monitor
+from receval.offpolicy.monitor_windows import monitor_estimates
 from receval.offpolicy.policies import RULES, Policy
 from receval.offpolicy.sums import EstimateSums
 
 __all__ = ["ESTIMATORS", "RULES", "EstimateSums", "OffPolicyResult", "Policy", "estimate",
-           "log_from_monitor", "merge_sums"]
+           "log_from_monitor", "merge_sums", "monitor_estimates"]

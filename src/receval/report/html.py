@@ -62,6 +62,7 @@ def render_report(
     progress: Progress | None = None,
     beyond: Mapping[str, Any] | None = None,
     item_titles: Any = None,
+    offpolicy: Any = None,
 ) -> str:
     """The report as an HTML string.
 
@@ -76,6 +77,8 @@ def render_report(
     beyond-accuracy metrics among ``metrics`` (default: those the results hold) are also rows
     of the summary (after the accuracy ones, untested). ``item_titles``: item -> title (a
     dict, a Series or a frame of item, title), shown beside the most predicted items.
+    ``offpolicy``: an off-policy estimate (:func:`receval.offpolicy.estimate`'s result or its
+    table), shown as its own section (:mod:`receval.report.offpolicy`'s fragment).
 
     A value significantly better than others carries a badge (``> a, c``: better than the
     models lettered a and c), explained under the table.
@@ -137,7 +140,20 @@ def render_report(
         beyond=dict(beyond) if beyond else None,
         strata=[_strata(name, r.strata) for name, r in tables.items() if r.strata is not None],
         fairness=fairness_section(given, asked, seed=seed),  # None: no fairness metric asked
+        offpolicy=_offpolicy(offpolicy),
     )
+
+
+def _offpolicy(offpolicy: Any) -> dict[str, Any] | None:
+    """The off-policy section's values (the fragment's), or None when none was given."""
+    if offpolicy is None:
+        return None
+    from receval.report.offpolicy import section_context
+
+    options = getattr(offpolicy, "options", {})
+    alpha = options.get("alpha", 0.05)
+    return section_context(getattr(offpolicy, "table", offpolicy), round(1 - alpha, 12),
+                           options.get("n_resamples"))
 
 
 def _strata(model: str, strata: Any) -> dict[str, Any]:
