@@ -63,13 +63,11 @@ PLOT_SUFFIXES = (".png", ".svg")
 @click.option("--reference", default=None, metavar="TIME",
               help="Start of the reference window of the drift band (default: the first).")
 @flags.variant_col()
-@click.option("--target", "targets", multiple=True, metavar="NAME=FILE",
-              help="With --report: a target policy (user, served_at, item, position, "
-                   "probability; as receval offpolicy --target) whose off-policy estimates "
-                   "(ips, snips) per window go in the report. Repeat for several.")
-@click.option("--propensity-col", default="propensity", show_default=True,
-              help="With --target: the impressions' column of the logger's probability of "
-                   "each shown item.")
+@flags.targets(False, "With --report: a target policy (user, served_at, item, position, "
+                      "probability; as receval offpolicy --target) whose off-policy estimates "
+                      "(ips, snips) per window go in the report. Repeat for several.")
+@flags.propensity_col("With --target: the impressions' column of the logger's probability "
+                      "of each shown item.")
 @option("baseline", help="Variant the others are compared with.")
 @shared("user_col", "item_col")
 @option("score_col", default=None, note=" ordering the served list [default: score, else rank]")

@@ -64,8 +64,7 @@ def _targets(specs: tuple[str, ...]) -> dict[str, Any]:
                           "served_at) with the logger's propensity, joined with --feedback by "
                           "monitor's attribution rule.")
 @flags.feedback(False, "With --impressions: user, item, value, at.")
-@click.option("--propensity-col", default="propensity", show_default=True,
-              help="With --impressions: the logger's probability of each shown item.")
+@flags.propensity_col("With --impressions: the logger's probability of each shown item.")
 @flags.attribution()
 @flags.window()
 @flags.origin()
@@ -77,9 +76,8 @@ def _targets(specs: tuple[str, ...]) -> dict[str, Any]:
 @click.option("--html", "html_path", default=None, metavar="FILE",
               help="Also write the estimates with their intervals and diagnostics as an HTML "
                    "page.")
-@click.option("--target", "targets", required=True, multiple=True, metavar="NAME=FILE",
-              help="A target policy: request (or user and served_at), item, position, "
-                   "probability; or request, item, score with --rule. Repeat for several.")
+@flags.targets(True, "A target policy: request (or user and served_at), item, position, "
+                     "probability; or request, item, score with --rule. Repeat for several.")
 @click.option("--estimators", "-e", default=None,
               help="Comma-separated: ips, snips, dm, dr, sndr, switch_dr, dros, iips, sips, rips, "
                    "cascade_dr, sn_sips, sn_rips, pi, pbm. [default: ips,snips, and dr with "

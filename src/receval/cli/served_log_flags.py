@@ -1,5 +1,6 @@
 """The flags of the served logs that ``receval monitor`` and ``receval offpolicy`` both read
-(impressions, feedback, attribution, calendar windows, variant, time unit): declared once here,
+(impressions, feedback, attribution, calendar windows, variant, time unit, the logger's
+propensity column and the target policies): declared once here,
 each command giving its own help where the meaning differs in detail."""
 
 from __future__ import annotations
@@ -57,3 +58,14 @@ def time_unit() -> Decorator:
     return click.option("--time-unit", type=click.Choice(tuple(UNITS)), default=None,
                         help="Unit of numeric times (since 1970-01-01 UTC); required when a "
                              "time column holds numbers.")
+
+
+def propensity_col(help: str) -> Decorator:
+    """``--propensity-col``: the impressions' column of the logger's probabilities."""
+    return click.option("--propensity-col", default="propensity", show_default=True, help=help)
+
+
+def targets(required: bool, help: str) -> Decorator:
+    """``--target NAME=FILE`` (repeated): the target policies of the off-policy estimates."""
+    return click.option("--target", "targets", required=required, multiple=True,
+                        metavar="NAME=FILE", help=help)
