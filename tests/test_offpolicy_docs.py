@@ -41,7 +41,7 @@ def test_the_python_and_the_commands_of_the_doc_run(tmp_path: Path,
             if claim:
                 assert repr(eval(claim.group(1), namespace)) == claim.group(2), line
     commands = [line for code in _blocks("bash") for line in code.splitlines() if line.strip()]
-    assert len(commands) == 3
+    assert len(commands) == 4
     env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
     for line in commands:
         args = shlex.split(line)
@@ -49,4 +49,8 @@ def test_the_python_and_the_commands_of_the_doc_run(tmp_path: Path,
         done = subprocess.run([sys.executable, "-m", "receval.cli", *args[1:]], cwd=tmp_path,
                               capture_output=True, text=True, env=env, timeout=300)
         assert done.returncode == 0, (line, done.stderr)
-        assert "snips" in done.stdout
+        if args[1] == "monitor":  # the estimates per window go in its report
+            page = (tmp_path / args[args.index("--report") + 1]).read_text()
+            assert "<h2>Off-policy estimates</h2>" in page and ">snips</td>" in page
+        else:
+            assert "snips" in done.stdout
