@@ -135,3 +135,8 @@ def test_cli_monitor_targets_put_estimates_in_the_report(tmp_path: Path) -> None
         assert _row_text(row, [str(row["window"].date())]) in section
     no_report = subprocess.run(run, capture_output=True, text=True, check=False)
     assert no_report.returncode == 2 and "give --report" in no_report.stderr
+    with_state = subprocess.run([*run, "--report", str(tmp_path / "p2.html"), "--state",
+                                 str(tmp_path / "s.sqlite")], capture_output=True, text=True,
+                                check=False)
+    assert with_state.returncode == 2 and "without --state" in with_state.stderr
+    assert not (tmp_path / "p2.html").exists() and not (tmp_path / "s.sqlite").exists()
