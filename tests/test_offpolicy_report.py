@@ -51,7 +51,8 @@ def _expected(imp: pd.DataFrame, fb: pd.DataFrame, target: pd.DataFrame,
     variant = monitor.get("variant_col")
     log = log_from_monitor(imp, fb, attribution="2D", window="W", variant_col=variant)
     return estimate(log, {"new": target}, estimators=["ips", "snips"], seed=0,
-                    n_resamples=50, by=["window", "variant"] if variant else "window").table
+                    n_resamples=50, by=["window", "variant"] if variant else "window",
+                    alpha=float(monitor.get("alpha", 0.05))).table
 
 
 def _row_text(row: pd.Series, groups: list[str]) -> str:
@@ -82,9 +83,10 @@ def test_monitor_page_per_window_and_variant() -> None:
     imp, fb = _served()
     target = _target(imp)
     m = receval.monitor(imp, fb, "P@2", window="W", attribution="2D", n_resamples=50,
-                        variant_col="variant")
+                        variant_col="variant", confidence=0.9)
     page = m.to_html(offpolicy=monitor_estimates(m, imp, fb, {"new": target}))
-    expected = _expected(imp, fb, target, variant_col="variant")
+    assert "90% bootstrap percentile over requests (50 resamples)" in page
+    expected = _expected(imp, fb, target, variant_col="variant", alpha=0.1)
     assert set(expected["variant"]) == {"A", "B"}
     section = page.split('<section id="offpolicy">')[1]
     for _, row in expected.iterrows():

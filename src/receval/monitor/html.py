@@ -62,10 +62,11 @@ def _offpolicy_section(offpolicy: Any, options: dict[str, Any]) -> Any:
     from receval.report.offpolicy import section_html
 
     table = getattr(offpolicy, "table", offpolicy)
-    resamples = getattr(offpolicy, "options", {}).get("n_resamples",
-                                                      options.get("n_resamples"))
-    return markupsafe.Markup(section_html(table, float(options.get("confidence", 0.95)),
-                                          resamples))
+    used = getattr(offpolicy, "options", {})  # the estimate's own level, else the run's
+    confidence = round(1 - used["alpha"], 12) if "alpha" in used \
+        else float(options.get("confidence", 0.95))
+    return markupsafe.Markup(section_html(table, confidence,
+                                          used.get("n_resamples", options.get("n_resamples"))))
 
 
 def render_monitor(result: Monitor, path: str | Path | None = None, reference: Any = None,
