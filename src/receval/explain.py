@@ -80,7 +80,7 @@ class Explanation:
         Example:
             >>> rows = explain("ranx", "trec_eval").rows()
             >>> [r["option"] for r in rows]
-            ['ties', 'users', 'score_dtype', 'item_order']
+            ['ties', 'empty', 'users', 'score_dtype', 'item_order']
         """
         out: list[dict[str, Any]] = []
         for d in self.differences:
