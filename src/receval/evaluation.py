@@ -378,6 +378,10 @@ def _strata_of(result: Result) -> Strata | None:
 #: raises when no partition does)
 _IN_PARTITION: contextvars.ContextVar[bool] = contextvars.ContextVar("receval_in_partition",
                                                                     default=False)
+#: the whole training data's item popularity in a Spark partition (its ``train=`` holds its
+#: users' rows only): :class:`receval.beyond.frames.Popularity`, else ``None``
+_POPULARITY: contextvars.ContextVar[Any] = contextvars.ContextVar("receval_popularity",
+                                                                  default=None)
 
 
 def _is_spark_frame(obj: Any) -> bool:
@@ -397,12 +401,16 @@ def evaluate_partition(truth: Any, predictions: Any, metrics: list[str],
         >>> r.counts["users"]["evaluated"], r.counts["users"]["seen"]
         (0, 2)
     """
+    kwargs = dict(kwargs)
     token = _IN_PARTITION.set(True)
+    # the whole training data's popularity (the driver's counts), for the beyond metrics
+    held = _POPULARITY.set(kwargs.pop("popularity", None))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return evaluate(truth, predictions, metrics, engine="numba", **kwargs)
     finally:
+        _POPULARITY.reset(held)
         _IN_PARTITION.reset(token)
 
 
@@ -499,4 +507,5 @@ def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared
            item_features=item_features, options=options, beyond=beyond, profile=profile,
            # the catalogue: every truth item, relevant or not (not moved by the threshold)
            truth_items=np.unique(np.asarray(t.items, dtype=np.int64)),
-           features_columns=features_columns, item_groups=item_groups, scored=scored)
+           features_columns=features_columns, item_groups=item_groups, scored=scored,
+           popularity=_POPULARITY.get())

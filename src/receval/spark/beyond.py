@@ -23,8 +23,9 @@ import pandas as pd
 from receval.accumulate import Accumulator
 from receval.beyond.compute import compute
 from receval.beyond.context import context
-from receval.beyond.frames import plain_ids, read_features
+from receval.beyond.frames import Popularity, plain_ids, read_features
 from receval.beyond.names import BeyondSpec
+from receval.beyond.popularity import short_head, tail_by_ratio
 from receval.beyond.settings import BeyondOptions
 from receval.exceptions import ReceValError
 from receval.options import Options
@@ -37,7 +38,11 @@ FROM_COUNTS = ("coverage", "distributional_coverage", "gini", "personalization")
 HISTORY = ("calibration", "calibration_js")
 #: the key of the exposure counts over the lists' whole width
 WHOLE = "*"
-_POPULARITY = ("novelty", "ARP", "APLT", "ACLT", "PopRSP", "PopREO", "serendipity")
+#: per-user metrics that read the whole training data's item popularity: the driver counts
+#: it (:func:`popularity`) and sends it to every partition with the plan
+POPULAR = ("novelty", "ARP", "APLT", "ACLT", "MeanPopRank")
+#: the metrics that cut the items at the short head (or RecBole's tail) by popularity
+_HEAD = ("APLT", "ACLT")
 
 
 def why_not(spec: BeyondSpec, options: BeyondOptions) -> str | None:
@@ -47,15 +52,20 @@ def why_not(spec: BeyondSpec, options: BeyondOptions) -> str | None:
         >>> from receval.beyond.names import parse_beyond
         >>> why_not(parse_beyond("coverage@10"), BeyondOptions()) is None
         True
-        >>> why_not(parse_beyond("novelty@10"), BeyondOptions())[:40]
-        'it reads the item popularity of the whol'
+        >>> why_not(parse_beyond("novelty@10"), BeyondOptions()) is None
+        True
+        >>> why_not(parse_beyond("PopRSP@10"), BeyondOptions())[:28]
+        'it reads the catalogue, or p'
     """
     m = spec.metric
     if m in FROM_COUNTS or m.startswith("EE_"):
         return None
-    if m in _POPULARITY:
-        return ("it reads the item popularity of the whole training data (or each user's "
-                "training items), which no Spark partition holds")
+    if m in POPULAR:
+        return (None if not (m == "novelty" and options.novelty_average == "slots") else
+                "novelty_average='slots' pools the slots of every list (pass 'users')")
+    if m in ("serendipity", "PopRSP", "PopREO"):
+        return ("it reads the catalogue, or pools each user's training items over every list, "
+                "which no Spark partition holds")
     if m in HISTORY:
         return None  # each user's training rows travel with the user's rows
     if m == "group_exposure":
@@ -84,16 +94,61 @@ def check(specs: Sequence[BeyondSpec], options: BeyondOptions) -> None:
 
     Example:
         >>> from receval.beyond.names import parse_beyond
-        >>> check([parse_beyond("ARP@5")], BeyondOptions())
+        >>> check([parse_beyond("PopREO@5")], BeyondOptions())
         Traceback (most recent call last):
         ...
-        receval.exceptions.ReceValError: metric 'ARP@5' is not available with engine='spark': it reads the item popularity of the whole training data (or each user's training items), which no Spark partition holds
+        receval.exceptions.ReceValError: metric 'PopREO@5' is not available with engine='spark': it reads the catalogue, or pools each user's training items over every list, which no Spark partition holds
     """  # noqa: E501
     for spec in specs:
         reason = why_not(spec, options)
         if reason is not None:
             raise ReceValError(f"metric {spec.name!r} is not available with engine='spark': "
                                f"{reason}")
+
+
+def popularity(items: Sequence[Any], interactions: Sequence[int], users: Sequence[int],
+               n_train_users: int, specs: Sequence[BeyondSpec],
+               options: BeyondOptions) -> Popularity:
+    """The whole training data's popularity (per item id: training rows, distinct training
+    users; collected on the driver) that every partition reads in place of its own users'
+    counts (:class:`receval.beyond.frames.Popularity`). A cut of ``APLT``/``ACLT`` (the short
+    head, or RecBole's tail) through items of equal popularity is refused in one line: the
+    local plan breaks that tie by its item order, which no partition shares.
+
+    Example:
+        >>> from receval.beyond.names import parse_beyond
+        >>> p = popularity(["x", "y", "z"], [3, 1, 1], [2, 1, 1], 3, [parse_beyond("ARP@2")],
+        ...                BeyondOptions())
+        >>> p.n_interactions, p.n_train_users
+        (5, 3)
+        >>> popularity(["x", "y", "z"], [6, 2, 2], [1, 1, 1], 1, [parse_beyond("APLT@2")],
+        ...            BeyondOptions())
+        Traceback (most recent call last):
+        ...
+        receval.exceptions.ReceValError: metric 'APLT@2' is not available with engine='spark' on this training data: its short head (head_share=0.8) cuts through items of equal popularity (2), an order no partition shares
+    """  # noqa: E501
+    out = Popularity(items=list(items), interactions=[int(n) for n in interactions],
+                     users=[int(n) for n in users],
+                     n_interactions=int(sum(int(n) for n in interactions)),
+                     n_train_users=int(n_train_users))
+    cut = [s for s in specs if s.metric in _HEAD]
+    if cut:
+        pop = np.asarray(out.users if options.popularity == "users" else out.interactions,
+                         dtype=np.int64)
+        by_ratio = options.tail_ratio is not None
+        if by_ratio and options.tail_ratio > 1:  # type: ignore[operator]  # a threshold
+            return out
+        side = (tail_by_ratio(pop, options.tail_ratio) if by_ratio  # type: ignore[arg-type]
+                else short_head(pop, options.head_share))
+        chosen, rest = pop[side], pop[~side & ((pop > 0) if by_ratio else True)]
+        if len(chosen) and len(rest) and np.isin(chosen, rest).any():
+            what = (f"RecBole's tail (tail_ratio={options.tail_ratio})" if by_ratio else
+                    f"its short head (head_share={options.head_share})")
+            raise ReceValError(
+                f"metric {cut[0].name!r} is not available with engine='spark' on this training "
+                f"data: {what} cuts through items of equal popularity "
+                f"({int(chosen[np.isin(chosen, rest)][0])}), an order no partition shares")
+    return out
 
 
 def exposure_counts(specs: Sequence[BeyondSpec], top: np.ndarray | None, n_list: np.ndarray,

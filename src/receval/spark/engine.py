@@ -265,9 +265,14 @@ def _evaluate_spark(
         kwargs.update({k: beyond[k] for k in ("item_features", "item_groups", "beyond",
                                               "item_features_columns")})
 
-    # each user's training items with the user's rows: the calibration metrics read them
+    # each user's training items with the user's rows: the calibration metrics read them, and
+    # the popularity metrics' partitions need train= (its counts replaced by the driver's)
     history = (trained.frame if trained is not None and any(
-        s.metric in spark_beyond.HISTORY for s in b_specs) else None)
+        s.metric in spark_beyond.HISTORY + spark_beyond.POPULAR for s in b_specs) else None)
+    if history is not None and any(s.metric in spark_beyond.POPULAR for s in b_specs):
+        stage.name = "the training popularity (training rows counted per item)"
+        kwargs["popularity"] = _popularity(trained, b_specs, b_opts, _common_type(
+            truth_df.schema[wt.item].dataType, pred_df.schema[wp.item].dataType, "item"))
 
     def plan(with_order: bool) -> tuple[Any, _Task]:
         union, task = _union(truth_df, pred_df, wt, wp,
@@ -1023,6 +1028,21 @@ def _finish_beyond(out: SparkResult, beyond: Mapping[str, Any], b_opts: Any,
         listed=exposures.get(spark_beyond.WHOLE, ({}, 0))[0])
     spark_beyond.finish(out, beyond["specs"], beyond["requested"], sums, exposures, catalogue,
                         options, b_opts)
+
+
+def _popularity(trained: SparkTrain | None, specs: list[Any], options: Any,
+                item_type: Any) -> Any:
+    """The whole training data's item popularity, counted by Spark and collected (one row
+    per item): :func:`receval.spark.beyond.popularity`."""
+    from pyspark.sql import functions as F
+
+    assert trained is not None
+    frame = trained.frame.select("u", F.col("i").cast(item_type).alias("i"))
+    rows = frame.groupBy("i").agg(F.count(F.lit(1)).alias("n"),
+                                  F.countDistinct("u").alias("d")).collect()
+    n_users = frame.select("u").distinct().count()
+    return spark_beyond.popularity([r[0] for r in rows], [r[1] for r in rows],
+                                   [r[2] for r in rows], n_users, specs, options)
 
 
 def _item_overlap(truth: Any, preds: Any, wt: Wanted, wp: Wanted) -> float:
