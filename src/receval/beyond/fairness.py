@@ -209,18 +209,61 @@ def item_exposure(top: np.ndarray, disc: np.ndarray, n_items: int) -> np.ndarray
     return out
 
 
+def rank_counts(top: np.ndarray, n_items: int) -> np.ndarray:
+    """``(n_items, K)`` int64: how many lists hold each item at each rank (integers: counts
+    of lists split anywhere add up to the same matrix).
+
+    Example:
+        >>> rank_counts(np.array([[0, 1], [1, -1]]), 3).tolist()
+        [[1, 0], [1, 1], [0, 0]]
+    """
+    arr = np.asarray(top, dtype=np.int64)
+    width = arr.shape[1] if arr.ndim == 2 else 0
+    valid = arr >= 0
+    slots = arr[valid] * width + np.nonzero(valid)[1]
+    return np.bincount(slots, minlength=n_items * width).reshape(n_items, width).astype(
+        np.int64)
+
+
+def group_exposure_from_counts(counts: np.ndarray, align: np.ndarray,
+                               disc: np.ndarray) -> np.ndarray:
+    """Each group's share of all exposure from the lists' ``counts`` per item and rank
+    (:func:`rank_counts`): for each group and each distinct alignment value ``a`` (ascending),
+    the integer count of slots per rank of items aligned ``a``, times the discounts, times
+    ``a``, added by :func:`math.fsum` (correctly rounded): the same bits whatever the items'
+    order or the lists' split, so a merge of partitions' counts gives the local number.
+
+    Example:
+        >>> group_exposure_from_counts(np.array([[1, 0], [1, 1]]),
+        ...                            np.array([[1.0, 0.0], [0.5, 0.5]]),
+        ...                            np.array([1.0, 0.5])).tolist()
+        [0.7, 0.3]
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    d = np.asarray(disc, dtype=np.float64)[:counts.shape[1]]
+    mass = np.zeros(align.shape[1])
+    for g in range(align.shape[1]):
+        column = align[:, g]
+        terms = []
+        for a in np.unique(column[column > 0]):
+            per_rank = counts[column == a].sum(axis=0)  # int64: exact
+            terms.append(float(a) * math.fsum((per_rank * d[:len(per_rank)]).tolist()))
+        mass[g] = math.fsum(terms)
+    total = math.fsum(mass.tolist())
+    return mass / total if total > 0 else np.full(align.shape[1], np.nan)
+
+
 def group_exposure(top: np.ndarray, align: np.ndarray, disc: np.ndarray) -> np.ndarray:
     """Each group's share of all exposure: ``sum_i exposure(i) align[i, g]``, normalised
-    (NaN when no listed item has a group).
+    (NaN when no listed item has a group); through :func:`group_exposure_from_counts`, the
+    same bits as the merged counts of any split of the lists.
 
     Example:
         >>> group_exposure(np.array([[0, 1], [1, -1]]), np.array([[1.0, 0.0], [0.5, 0.5]]),
         ...                np.array([1.0, 0.5])).tolist()
         [0.7, 0.3]
     """
-    mass = item_exposure(top, disc, align.shape[0]) @ align
-    total = mass.sum()
-    return mass / total if total > 0 else np.full(align.shape[1], np.nan)
+    return group_exposure_from_counts(rank_counts(top, align.shape[0]), align, disc)
 
 
 def exposure_gap(shares: np.ndarray, target: np.ndarray) -> float:
