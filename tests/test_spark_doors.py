@@ -190,7 +190,8 @@ def test_train_audit_and_exclusion_as_local(spark: Any, exclude: bool, stamps: b
 
 
 BEYOND = ["P@3", "coverage@3", "distributional_coverage@3", "gini@5", "personalization@3",
-          "coverage@5", "EE_L@3", "EE_D@3", "diversity@3", "AWRF@3", "nDCG_AWRF@3", "rKL@5"]
+          "coverage@5", "EE_L@3", "EE_D@3", "diversity@3", "AWRF@3", "nDCG_AWRF@3", "rKL@5",
+          "group_exposure@3", "group_exposure@5"]
 FEATURES = {i: ["a", "b", "c"][i % 3] + ("|d" if i % 4 == 0 else "") for i in range(26)}
 GROUPS = {i: f"g{i % 3}" for i in range(26)}
 
@@ -292,7 +293,7 @@ def test_a_short_head_cut_through_a_tie_is_one_line(spark: Any) -> None:
     ("PopRSP@5", None, "reads the catalogue"),
     ("serendipity@5", None, "reads the catalogue"),
     ("novelty@5", {"novelty_average": "slots"}, "novelty_average='slots'"),
-    ("group_exposure@5", None, "no exact merge"),
+    ("group_exposure@5", {"fairness_target": "catalogue"}, "fairness_target='catalogue'"),
     ("rND@5", None, "protected_group"),
     ("AWRF@5", {"fairness_target": "catalogue"}, "fairness_target='catalogue'"),
 ])

@@ -15,15 +15,16 @@ merged counts. The others read what no partition holds and are refused in one li
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
 from receval.accumulate import Accumulator
+from receval.beyond import fairness as fair
 from receval.beyond.compute import compute
 from receval.beyond.context import context
-from receval.beyond.frames import Popularity, plain_ids, read_features
+from receval.beyond.frames import Popularity, _one_space, plain_ids, read_features
 from receval.beyond.names import BeyondSpec
 from receval.beyond.popularity import short_head, tail_by_ratio
 from receval.beyond.settings import BeyondOptions
@@ -68,13 +69,10 @@ def why_not(spec: BeyondSpec, options: BeyondOptions) -> str | None:
                 "which no Spark partition holds")
     if m in HISTORY:
         return None  # each user's training rows travel with the user's rows
-    if m == "group_exposure":
-        return ("its catalogue-level share sums rank-discounted exposure in floating point: "
-                "no exact merge across partitions yet")
     if m == "diversity":
         return (None if options.similarity != "cooccurrence" else
                 "similarity='cooccurrence' reads every training pair")
-    if m in ("AWRF", "nDCG_AWRF"):
+    if m in ("AWRF", "nDCG_AWRF", "group_exposure"):
         return (None if not (isinstance(options.fairness_target, str)
                              and options.fairness_target == "catalogue") else
                 "fairness_target='catalogue' reads the catalogue's group shares, which no "
@@ -156,7 +154,8 @@ def exposure_counts(specs: Sequence[BeyondSpec], top: np.ndarray | None, n_list:
     """Per catalogue metric of ``specs``: the item ids its lists hold, how many lists hold
     each, and how many lists are not empty (one partition's part: counts add up); under
     :data:`WHOLE` the same over the lists' whole width (the largest k requested: the
-    catalogue ``"recommended"``).
+    catalogue ``"recommended"``); for ``group_exposure``, per item the lists holding it at
+    each rank.
 
     Example:
         >>> from receval.beyond.names import parse_beyond
@@ -170,30 +169,42 @@ def exposure_counts(specs: Sequence[BeyondSpec], top: np.ndarray | None, n_list:
     out: dict[str, list[Any]] = {}
     if not specs:
         return out
+    by_rank = {s.name for s in specs if s.metric == "group_exposure"}
     for name, k in [*((s.name, s.k) for s in specs), (WHOLE, top.shape[1])]:
         width = min(k, top.shape[1])
         lengths = np.minimum(np.asarray(n_list), width)
         valid = np.arange(width)[None, :] < lengths[:, None]
-        codes, counts = np.unique(np.asarray(top)[:, :width][valid], return_counts=True)
+        codes, where, counts = np.unique(np.asarray(top)[:, :width][valid],
+                                         return_inverse=True, return_counts=True)
         ids = plain_ids(decode(codes)) if len(codes) else np.zeros(0, np.int64)
+        if name in by_rank:  # per item, the lists holding it at each rank (group_exposure)
+            slots = where * width + np.nonzero(valid)[1]
+            counts = np.bincount(slots, minlength=len(codes) * width).reshape(len(codes),
+                                                                              width)
         out[name] = [ids.tolist(), counts.tolist(), int((lengths > 0).sum())]
     return out
 
 
-def merge_exposure(parts: Sequence[Mapping[str, list[Any]]]) -> dict[str, tuple[dict[Any, int],
+def merge_exposure(parts: Sequence[Mapping[str, list[Any]]]) -> dict[str, tuple[dict[Any, Any],
                                                                                   int]]:
     """The partitions' exposure counts added per metric and item.
 
     Example:
         >>> merge_exposure([{"c@1": [["x"], [2], 2]}, {"c@1": [["x", "y"], [1, 1], 2]}])
         {'c@1': ({'x': 3, 'y': 1}, 4)}
+        >>> merge_exposure([{"g@2": [["x"], [[1, 0]], 1]}, {"g@2": [["x"], [[0, 2]], 2]}])
+        {'g@2': ({'x': [1, 2]}, 3)}
     """
-    out: dict[str, tuple[dict[Any, int], int]] = {}
+    out: dict[str, tuple[dict[Any, Any], int]] = {}
     for part in parts:
         for name, (ids, counts, lists) in part.items():
             total, n = out.get(name, ({}, 0))
             for item, c in zip(ids, counts, strict=True):
-                total[item] = total.get(item, 0) + int(c)
+                if isinstance(c, list):  # per rank (group_exposure)
+                    have = total.get(item, [0] * len(c))
+                    total[item] = [int(a) + int(b) for a, b in zip(have, c, strict=True)]
+                else:
+                    total[item] = total.get(item, 0) + int(c)
             out[name] = (total, n + int(lists))
     return out
 
@@ -231,6 +242,39 @@ def catalogue_number(spec: BeyondSpec, counts: Mapping[Any, int], lists: int,
     return summary[spec.name]
 
 
+def group_number(spec: BeyondSpec, counts: Mapping[Any, list[int]],
+                 groups: tuple[np.ndarray, np.ndarray, tuple[Any, ...]],
+                 options: BeyondOptions) -> tuple[float, dict[str, list[Any]]]:
+    """``group_exposure``'s number and per-group table from the merged ``counts`` (item id ->
+    lists holding it at each rank) and the item ``groups`` (ids, alignment, names, as
+    :func:`receval.beyond.groups.read_groups` reads them), by the local plan's functions
+    (:func:`receval.beyond.fairness.group_exposure_from_counts`: the same bits).
+
+    Example:
+        >>> from receval.beyond.names import parse_beyond
+        >>> groups = (np.array(["x", "y"], dtype=object), np.array([[1.0, 0.0], [0.5, 0.5]]),
+        ...           ("a", "b"))
+        >>> value, table = group_number(parse_beyond("group_exposure@2"),
+        ...                             {"x": [1, 0], "y": [1, 1]}, groups, BeyondOptions())
+        >>> round(value, 12), table["exposure"]
+        (0.166666666667, [0.6666666666666666, 0.3333333333333333])
+    """
+    ids, align, names = groups
+    exposed = list(counts)
+    mine, theirs = _one_space([plain_ids(np.asarray(exposed, dtype=object)), plain_ids(ids)])
+    at = pd.Index(pd.Series(theirs, dtype=object)).get_indexer(pd.Series(mine, dtype=object))
+    rows = np.zeros((len(exposed), align.shape[1]))
+    rows[at >= 0] = align[at[at >= 0]]
+    matrix = np.array([counts[i] for i in exposed], dtype=np.int64).reshape(len(exposed), -1)
+    disc = fair.discounts(options.exposure_discount, spec.k, options.rbp_patience)
+    target = fair.target_shares(options.fairness_target, rows, np.ones(len(exposed), bool),
+                                names)
+    shares = fair.group_exposure_from_counts(matrix, rows, disc)
+    return fair.exposure_gap(shares, target), {"group": list(names),
+                                               "exposure": shares.tolist(),
+                                               "target": target.tolist()}
+
+
 def catalogue_items(options: BeyondOptions, *, truth: Callable[[], list[Any]],
                     train: Callable[[], list[Any]] | None, item_features: Any,
                     features_columns: Mapping[str, str] | None, item_col: str,
@@ -257,19 +301,29 @@ def catalogue_items(options: BeyondOptions, *, truth: Callable[[], list[Any]],
 
 
 def finish(result: Result, specs: Sequence[BeyondSpec], requested: Sequence[str],
-           sums: Accumulator, exposures: Mapping[str, tuple[dict[Any, int], int]],
-           catalogue: list[Any], options: Options, beyond: BeyondOptions) -> None:
+           sums: Accumulator, exposures: Mapping[str, tuple[dict[Any, Any], int]],
+           catalogue: list[Any], options: Options, beyond: BeyondOptions,
+           groups: tuple[np.ndarray, np.ndarray, tuple[Any, ...]] | None = None) -> None:
     """The beyond metrics into ``result`` as :func:`receval.beyond.attach.attach` writes them:
     the per-user ones finalized from their merged exact ``sums`` under the beyond ``empty``
     policy, the catalogue ones from the merged ``exposures``; the summary and metrics in the
-    ``requested`` order (``options["beyond"]``, the switches, was recorded with the plan)."""
+    ``requested`` order (``options["beyond"]``, the switches, was recorded with the plan);
+    ``groups``: the item groups (``group_exposure``: :func:`group_number`)."""
     empty = options.empty if beyond.empty == "inherit" else beyond.empty
     summary = dict(result.summary)
     summary.update(sums.finalize(Options(empty=empty)))  # type: ignore[arg-type]
+    tables: dict[str, Any] = {}
     for spec in specs:
         if spec.entry.reduction == "catalogue":
             counts, lists = exposures.get(spec.name, ({}, 0))
-            summary[spec.name] = catalogue_number(spec, counts, lists, catalogue, beyond)
+            if spec.metric == "group_exposure":
+                assert groups is not None
+                summary[spec.name], tables[spec.name] = group_number(spec, counts, groups,
+                                                                     beyond)
+            else:
+                summary[spec.name] = catalogue_number(spec, counts, lists, catalogue, beyond)
+    if tables:
+        result.counts = cast(Any, {**result.counts, "group_exposure": tables})
     result.summary = {n: float(summary[n]) for n in requested}
     result.metrics = list(requested)
     if result.sums is not None:

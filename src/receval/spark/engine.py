@@ -1026,8 +1026,17 @@ def _finish_beyond(out: SparkResult, beyond: Mapping[str, Any], b_opts: Any,
         item_features=beyond["item_features"],
         features_columns=beyond["item_features_columns"], item_col=wt.item,
         listed=exposures.get(spark_beyond.WHOLE, ({}, 0))[0])
+    groups = None
+    if any(s.metric == "group_exposure" for s in beyond["specs"]):  # read as the plan does
+        from receval.beyond.frames import feature_groups
+        from receval.beyond.groups import read_groups
+
+        groups = (feature_groups(beyond["item_features"], wt.item,
+                                 columns=beyond["item_features_columns"])
+                  if beyond["item_groups"] is None and beyond["item_features"] is not None
+                  else read_groups(beyond["item_groups"], beyond["item_features"], wt.item))
     spark_beyond.finish(out, beyond["specs"], beyond["requested"], sums, exposures, catalogue,
-                        options, b_opts)
+                        options, b_opts, groups)
 
 
 def _popularity(trained: SparkTrain | None, specs: list[Any], options: Any,
