@@ -368,10 +368,11 @@ def test_missing_or_bad_groups_are_one_line_errors():
                          item_features=pd.DataFrame({"item": ["a"], "g": ["x"]}))
     with pytest.raises(ReceValError, match="fairness_step"):
         BeyondOptions(fairness_step=0)
-    # Spark computes AWRF (docs/spark.md); group_exposure's float exposure shares it refuses
+    # Spark computes AWRF and group_exposure (docs/spark.md); the catalogue target it refuses
     with pytest.raises(ReceValError, match=r"^metric 'group_exposure@3' is not available with "
-                       r"engine='spark': .*no exact merge"):
-        receval.evaluate(truth, preds, ["group_exposure@3"], item_groups=genres, engine="spark")
+                       r"engine='spark': .*fairness_target='catalogue'"):
+        receval.evaluate(truth, preds, ["group_exposure@3"], item_groups=genres, engine="spark",
+                         beyond={"fairness_target": "catalogue"})
 
 
 def test_cli_awrf_with_item_features(tmp_path):
