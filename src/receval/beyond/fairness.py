@@ -69,10 +69,16 @@ def target_shares(target: object, align: np.ndarray, catalogue: np.ndarray,
         if target == "uniform":
             return np.full(g, 1.0 / g)
         if target == "catalogue":
-            mass = align[np.asarray(catalogue, dtype=bool)].sum(axis=0)
-            if mass.sum() <= 0:
+            # summed per distinct alignment value (integer counts, correctly rounded): the
+            # same bits whatever the items' order (a Spark partition's item space)
+            chosen = align[np.asarray(catalogue, dtype=bool)]
+            mass = np.array([math.fsum(float(a) * int((column == a).sum())
+                                       for a in np.unique(column[column > 0]))
+                             for column in chosen.T])
+            total = math.fsum(mass.tolist())
+            if total <= 0:
                 raise ReceValError("fairness_target='catalogue': no catalogue item has a group")
-            return mass / mass.sum()
+            return mass / total
         raise ReceValError(f"fairness_target={target!r} is not 'uniform', 'catalogue' or a dict "
                            f"group -> weight")
     pairs = dict(target.items()) if hasattr(target, "items") else dict(target)  # type: ignore
