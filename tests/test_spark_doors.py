@@ -274,6 +274,40 @@ def test_popularity_metrics_read_the_whole_training_popularity(spark: Any,
                                       err_msg=name)
 
 
+CATALOGUE = ["P@3", "AWRF@3", "nDCG_AWRF@5", "group_exposure@3", "rND@3", "rKL@5", "rRD@5",
+             "serendipity@3", "serendipity@5"]
+
+
+@pytest.mark.parametrize("beyond", [
+    {"fairness_target": "catalogue"},
+    {"fairness_target": "catalogue", "fairness_population": "catalogue", "catalogue": "train",
+     "serendipity": "rectools"},
+    {"fairness_target": "catalogue", "fairness_population": "catalogue",
+     "catalogue": "features", "serendipity": "evidently", "protected_group": "g2"},
+])
+def test_catalogue_readers_get_the_catalogue(spark: Any, beyond: dict) -> None:
+    """A catalogue fairness target or population, rND's default protected group and
+    serendipity read the catalogue (collected by Spark, sent to every partition): the local
+    numbers, bit for bit."""
+    truth, preds, train = _random(13)
+    st, sp, str_ = (spark.createDataFrame(f) for f in (truth, preds, train))
+    kw: dict[str, Any] = {"beyond": beyond, "item_groups": GROUPS, "item_features": FEATURES,
+                          "relevance_threshold": 3,
+                          "silence": ["ties", "undefined", "train-items", "train-overlap"]}
+    ref = receval.evaluate(st.toPandas(), sp.toPandas(), CATALOGUE, train=str_.toPandas(),
+                           **kw)
+    got = receval.evaluate(st, sp, CATALOGUE, engine="spark", spark_options={"partitions": 6},
+                           train=str_, **kw)
+    _same_summary(ref, got)
+    assert got.sums == ref.sums
+    assert got.counts == ref.counts
+    left = ref.per_user.sort_values("user", kind="stable").reset_index(drop=True)
+    right = got.per_user_pandas()
+    for name in left.columns[1:]:
+        np.testing.assert_array_equal(right[name].to_numpy(), left[name].to_numpy(),
+                                      err_msg=name)
+
+
 def test_a_short_head_cut_through_a_tie_is_one_line(spark: Any) -> None:
     """Two items of equal popularity on both sides of the short head's cut: the local plan
     orders them by its own item codes, which no partition shares: refused."""
@@ -290,12 +324,12 @@ def test_a_short_head_cut_through_a_tie_is_one_line(spark: Any) -> None:
 
 
 @pytest.mark.parametrize(("metric", "beyond", "why"), [
-    ("PopRSP@5", None, "reads the catalogue"),
-    ("serendipity@5", None, "reads the catalogue"),
+    ("PopRSP@5", None, "pools each user's training items"),
     ("novelty@5", {"novelty_average": "slots"}, "novelty_average='slots'"),
-    ("group_exposure@5", {"fairness_target": "catalogue"}, "fairness_target='catalogue'"),
-    ("rND@5", None, "protected_group"),
-    ("AWRF@5", {"fairness_target": "catalogue"}, "fairness_target='catalogue'"),
+    ("PopREO@5", None, "pools each user's training items"),
+    ("AWRF@5", {"fairness_target": "catalogue", "catalogue": "recommended"},
+     "catalogue='recommended' is known only once"),
+    ("serendipity@5", {"similarity": "cooccurrence"}, "similarity='cooccurrence'"),
 ])
 def test_beyond_metrics_spark_cannot_compute_are_one_line(spark: Any, metric: str,
                                                           beyond: Any, why: str) -> None:

@@ -378,10 +378,11 @@ def _strata_of(result: Result) -> Strata | None:
 #: raises when no partition does)
 _IN_PARTITION: contextvars.ContextVar[bool] = contextvars.ContextVar("receval_in_partition",
                                                                     default=False)
-#: the whole training data's item popularity in a Spark partition (its ``train=`` holds its
-#: users' rows only): :class:`receval.beyond.frames.Popularity`, else ``None``
-_POPULARITY: contextvars.ContextVar[Any] = contextvars.ContextVar("receval_popularity",
-                                                                  default=None)
+#: in a Spark partition, what its rows cannot tell (its ``train=`` holds its users' rows
+#: only): ``"popularity"`` the whole training data's (:class:`receval.beyond.frames.Popularity`)
+#: and ``"catalogue"`` the catalogue's item ids, each ``None`` when not sent
+_WHOLE: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("receval_whole",
+                                                                               default=None)
 
 
 def _is_spark_frame(obj: Any) -> bool:
@@ -403,14 +404,15 @@ def evaluate_partition(truth: Any, predictions: Any, metrics: list[str],
     """
     kwargs = dict(kwargs)
     token = _IN_PARTITION.set(True)
-    # the whole training data's popularity (the driver's counts), for the beyond metrics
-    held = _POPULARITY.set(kwargs.pop("popularity", None))
+    # the whole training data's popularity and the catalogue (the driver's), for the beyond
+    # metrics
+    held = _WHOLE.set({k: kwargs.pop(k, None) for k in ("popularity", "catalogue")})
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return evaluate(truth, predictions, metrics, engine="numba", **kwargs)
     finally:
-        _POPULARITY.reset(held)
+        _WHOLE.reset(held)
         _IN_PARTITION.reset(token)
 
 
@@ -508,4 +510,5 @@ def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared
            # the catalogue: every truth item, relevant or not (not moved by the threshold)
            truth_items=np.unique(np.asarray(t.items, dtype=np.int64)),
            features_columns=features_columns, item_groups=item_groups, scored=scored,
-           popularity=_POPULARITY.get())
+           popularity=(_WHOLE.get() or {}).get("popularity"),
+           catalogue=(_WHOLE.get() or {}).get("catalogue"))

@@ -244,6 +244,7 @@ def build(
     groups_needed: bool = False,
     features_needed: bool = True,
     popularity: Popularity | None = None,
+    catalogue: Any = None,
 ) -> tuple[np.ndarray, Context]:
     """Recode an evaluation's lists into a fresh item space and build its context.
 
@@ -257,7 +258,8 @@ def build(
     categories of ``item_features``: :func:`feature_groups`). ``features_needed=False``
     (no metric reads the features) with ``item_groups`` naming a column of
     ``item_features`` leaves the other columns unread. ``popularity``: the whole training
-    data's counts (:class:`Popularity`), which replace those of ``train``.
+    data's counts (:class:`Popularity`), which replace those of ``train``; ``catalogue``:
+    the catalogue's item ids, which replace the ``options.catalogue`` set.
 
     Example:
         >>> ids = np.array(["x", "y", "z"], dtype=object)
@@ -304,6 +306,8 @@ def build(
         [group_ids] if group_ids is not None else [])
     if popularity is not None:
         parts.append(plain_ids(np.asarray(popularity.items, dtype=object)))
+    if catalogue is not None:
+        parts.append(plain_ids(np.asarray(catalogue, dtype=object)))
     parts = _one_space(parts)
     _, space = pd.factorize(pd.Series(np.concatenate(parts) if len(parts) > 1 else parts[0],
                                       dtype=object))
@@ -359,6 +363,10 @@ def build(
         ctx.users[codes] = np.asarray(popularity.users, dtype=np.int64)
         ctx.n_interactions, ctx.n_train_users = (popularity.n_interactions,
                                                  popularity.n_train_users)
+        pos += 1
+    if catalogue is not None:
+        ctx.catalogue = np.zeros(n_items, dtype=bool)
+        ctx.catalogue[index.get_indexer(parts[pos])] = True
     return top, ctx
 
 

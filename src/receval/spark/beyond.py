@@ -41,9 +41,37 @@ HISTORY = ("calibration", "calibration_js")
 WHOLE = "*"
 #: per-user metrics that read the whole training data's item popularity: the driver counts
 #: it (:func:`popularity`) and sends it to every partition with the plan
-POPULAR = ("novelty", "ARP", "APLT", "ACLT", "MeanPopRank")
+POPULAR = ("novelty", "ARP", "APLT", "ACLT", "MeanPopRank", "serendipity")
 #: the metrics that cut the items at the short head (or RecBole's tail) by popularity
 _HEAD = ("APLT", "ACLT")
+
+
+_RECOMMENDED = ("it reads the catalogue, and catalogue='recommended' is known only once every "
+                "list is ranked (pass catalogue='train+truth', 'train' or 'features')")
+
+
+def needs_catalogue(specs: Sequence[BeyondSpec], options: BeyondOptions) -> bool:
+    """Whether a per-user metric of ``specs`` reads the catalogue (a ``catalogue`` fairness
+    target or population, rND's default protected group, serendipity's catalogue size): the
+    driver then collects it and sends it to every partition (``group_exposure``'s catalogue
+    target is read on the driver).
+
+    Example:
+        >>> from receval.beyond.names import parse_beyond
+        >>> needs_catalogue([parse_beyond("rND@5")], BeyondOptions())
+        True
+        >>> needs_catalogue([parse_beyond("rND@5")], BeyondOptions(protected_group="a"))
+        False
+    """
+    for spec in specs:
+        m = spec.metric
+        if m == "serendipity" or (m in ("AWRF", "nDCG_AWRF") and isinstance(
+                options.fairness_target, str) and options.fairness_target == "catalogue"):
+            return True
+        if m in ("rND", "rKL", "rRD") and (options.protected_group is None
+                                            or options.fairness_population == "catalogue"):
+            return True
+    return False
 
 
 def why_not(spec: BeyondSpec, options: BeyondOptions) -> str | None:
@@ -55,34 +83,30 @@ def why_not(spec: BeyondSpec, options: BeyondOptions) -> str | None:
         True
         >>> why_not(parse_beyond("novelty@10"), BeyondOptions()) is None
         True
-        >>> why_not(parse_beyond("PopRSP@10"), BeyondOptions())[:28]
-        'it reads the catalogue, or p'
+        >>> why_not(parse_beyond("PopRSP@10"), BeyondOptions())[:32]
+        "it pools each user's training it"
     """
     m = spec.metric
     if m in FROM_COUNTS or m.startswith("EE_"):
         return None
+    if m == "serendipity":
+        if options.catalogue == "recommended":
+            return _RECOMMENDED
+        return (None if options.similarity != "cooccurrence" else
+                "similarity='cooccurrence' reads every training pair")
     if m in POPULAR:
         return (None if not (m == "novelty" and options.novelty_average == "slots") else
                 "novelty_average='slots' pools the slots of every list (pass 'users')")
-    if m in ("serendipity", "PopRSP", "PopREO"):
-        return ("it reads the catalogue, or pools each user's training items over every list, "
-                "which no Spark partition holds")
+    if m in ("PopRSP", "PopREO"):
+        return "it pools each user's training items over every list, which no partition holds"
     if m in HISTORY:
         return None  # each user's training rows travel with the user's rows
     if m == "diversity":
         return (None if options.similarity != "cooccurrence" else
                 "similarity='cooccurrence' reads every training pair")
-    if m in ("AWRF", "nDCG_AWRF", "group_exposure"):
-        return (None if not (isinstance(options.fairness_target, str)
-                             and options.fairness_target == "catalogue") else
-                "fairness_target='catalogue' reads the catalogue's group shares, which no "
-                "partition holds (pass 'uniform' or the target weights)")
-    if m in ("rND", "rKL", "rRD"):
-        if options.protected_group is None:
-            return ("the default protected group is the catalogue's smallest, which no "
-                    "partition knows: pass beyond={'protected_group': NAME}")
-        if options.fairness_population == "catalogue":
-            return "fairness_population='catalogue' reads the catalogue's protected share"
+    if needs_catalogue([spec], options) and options.catalogue == "recommended":
+        return _RECOMMENDED
+    if m in ("AWRF", "nDCG_AWRF", "group_exposure", "rND", "rKL", "rRD"):
         return None
     return "it is not built for the Spark engine"
 
@@ -95,7 +119,7 @@ def check(specs: Sequence[BeyondSpec], options: BeyondOptions) -> None:
         >>> check([parse_beyond("PopREO@5")], BeyondOptions())
         Traceback (most recent call last):
         ...
-        receval.exceptions.ReceValError: metric 'PopREO@5' is not available with engine='spark': it reads the catalogue, or pools each user's training items over every list, which no Spark partition holds
+        receval.exceptions.ReceValError: metric 'PopREO@5' is not available with engine='spark': it pools each user's training items over every list, which no partition holds
     """  # noqa: E501
     for spec in specs:
         reason = why_not(spec, options)
@@ -242,13 +266,24 @@ def catalogue_number(spec: BeyondSpec, counts: Mapping[Any, int], lists: int,
     return summary[spec.name]
 
 
+def _group_rows(items: list[Any], ids: np.ndarray, align: np.ndarray) -> np.ndarray:
+    """The alignment rows of ``items`` (zero rows: no group)."""
+    mine, theirs = _one_space([plain_ids(np.asarray(items, dtype=object)), plain_ids(ids)])
+    at = pd.Index(pd.Series(theirs, dtype=object)).get_indexer(pd.Series(mine, dtype=object))
+    rows = np.zeros((len(items), align.shape[1]))
+    rows[at >= 0] = align[at[at >= 0]]
+    return rows
+
+
 def group_number(spec: BeyondSpec, counts: Mapping[Any, list[int]],
                  groups: tuple[np.ndarray, np.ndarray, tuple[Any, ...]],
-                 options: BeyondOptions) -> tuple[float, dict[str, list[Any]]]:
+                 options: BeyondOptions, catalogue: Sequence[Any] | None = None
+                 ) -> tuple[float, dict[str, list[Any]]]:
     """``group_exposure``'s number and per-group table from the merged ``counts`` (item id ->
     lists holding it at each rank) and the item ``groups`` (ids, alignment, names, as
     :func:`receval.beyond.groups.read_groups` reads them), by the local plan's functions
-    (:func:`receval.beyond.fairness.group_exposure_from_counts`: the same bits).
+    (:func:`receval.beyond.fairness.group_exposure_from_counts`: the same bits); the
+    ``catalogue``'s item ids for ``fairness_target="catalogue"``.
 
     Example:
         >>> from receval.beyond.names import parse_beyond
@@ -261,14 +296,12 @@ def group_number(spec: BeyondSpec, counts: Mapping[Any, list[int]],
     """
     ids, align, names = groups
     exposed = list(counts)
-    mine, theirs = _one_space([plain_ids(np.asarray(exposed, dtype=object)), plain_ids(ids)])
-    at = pd.Index(pd.Series(theirs, dtype=object)).get_indexer(pd.Series(mine, dtype=object))
-    rows = np.zeros((len(exposed), align.shape[1]))
-    rows[at >= 0] = align[at[at >= 0]]
+    rows = _group_rows(exposed, ids, align)
     matrix = np.array([counts[i] for i in exposed], dtype=np.int64).reshape(len(exposed), -1)
     disc = fair.discounts(options.exposure_discount, spec.k, options.rbp_patience)
-    target = fair.target_shares(options.fairness_target, rows, np.ones(len(exposed), bool),
-                                names)
+    items = list(pd.unique(pd.Series(list(catalogue or []), dtype=object)))
+    target = fair.target_shares(options.fairness_target, _group_rows(items, ids, align),
+                                np.ones(len(items), bool), names)
     shares = fair.group_exposure_from_counts(matrix, rows, disc)
     return fair.exposure_gap(shares, target), {"group": list(names),
                                                "exposure": shares.tolist(),
@@ -319,7 +352,7 @@ def finish(result: Result, specs: Sequence[BeyondSpec], requested: Sequence[str]
             if spec.metric == "group_exposure":
                 assert groups is not None
                 summary[spec.name], tables[spec.name] = group_number(spec, counts, groups,
-                                                                     beyond)
+                                                                     beyond, catalogue)
             else:
                 summary[spec.name] = catalogue_number(spec, counts, lists, catalogue, beyond)
     if tables:
