@@ -8,8 +8,11 @@ catalogue metrics whose number is a function of the exposure counts (coverage, d
 coverage, Gini, personalization) are not computed in the partitions: each partition counts how
 many lists hold each item (:func:`exposure_counts`), the driver adds the counts and finishes
 them with the local code (:func:`receval.beyond.compute.compute`) on lists rebuilt from the
-merged counts. The others read what no partition holds and are refused in one line
-(:func:`check`).
+merged counts; ``group_exposure`` likewise from counts per item and rank
+(:func:`group_number`). What no partition's rows tell, the whole training data's item
+popularity (:func:`popularity`) and the catalogue (:func:`catalogue_items`,
+:func:`needs_catalogue`), the driver collects once and sends to every partition. The rest
+is refused in one line (:func:`check`).
 """
 
 from __future__ import annotations
