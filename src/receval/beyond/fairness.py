@@ -215,6 +215,16 @@ def item_exposure(top: np.ndarray, disc: np.ndarray, n_items: int) -> np.ndarray
     return out
 
 
+@numba.njit(cache=True)
+def _rank_counts(top: np.ndarray, out: np.ndarray) -> None:
+    # integers: one pass, no temporary the size of the lists
+    for r in range(top.shape[0]):
+        for j in range(top.shape[1]):
+            code = top[r, j]
+            if code >= 0:
+                out[code, j] += 1
+
+
 def rank_counts(top: np.ndarray, n_items: int) -> np.ndarray:
     """``(n_items, K)`` int64: how many lists hold each item at each rank (integers: counts
     of lists split anywhere add up to the same matrix).
@@ -223,12 +233,10 @@ def rank_counts(top: np.ndarray, n_items: int) -> np.ndarray:
         >>> rank_counts(np.array([[0, 1], [1, -1]]), 3).tolist()
         [[1, 0], [1, 1], [0, 0]]
     """
-    arr = np.asarray(top, dtype=np.int64)
-    width = arr.shape[1] if arr.ndim == 2 else 0
-    valid = arr >= 0
-    slots = arr[valid] * width + np.nonzero(valid)[1]
-    return np.bincount(slots, minlength=n_items * width).reshape(n_items, width).astype(
-        np.int64)
+    arr = np.ascontiguousarray(top, dtype=np.int64)
+    out = np.zeros((n_items, arr.shape[1]), dtype=np.int64)
+    _rank_counts(arr, out)
+    return out
 
 
 def group_exposure_from_counts(counts: np.ndarray, align: np.ndarray,
