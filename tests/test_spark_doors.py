@@ -278,11 +278,11 @@ CATALOGUE = ["P@3", "AWRF@3", "nDCG_AWRF@5", "group_exposure@3", "rND@3", "rKL@5
              "serendipity@3", "serendipity@5"]
 
 
-@pytest.mark.parametrize("beyond", [
-    {"fairness_target": "catalogue"},
+@pytest.mark.parametrize("beyond", [  # fairness_step=1: rND/rKL/rRD cut every prefix
+    {"fairness_target": "catalogue", "fairness_step": 1},
     {"fairness_target": "catalogue", "fairness_population": "catalogue", "catalogue": "train",
-     "serendipity": "rectools"},
-    {"fairness_target": "catalogue", "fairness_population": "catalogue",
+     "serendipity": "rectools", "fairness_step": 1},
+    {"fairness_target": "catalogue", "fairness_population": "catalogue", "fairness_step": 1,
      "catalogue": "features", "serendipity": "evidently", "protected_group": "g2"},
 ])
 def test_catalogue_readers_get_the_catalogue(spark: Any, beyond: dict) -> None:
