@@ -192,30 +192,6 @@ def trec_ndcg(top: np.ndarray, truth: tuple[np.ndarray, np.ndarray], n_items: in
 
 
 @numba.njit(cache=True)
-def _item_exposure(top: np.ndarray, disc: np.ndarray, out: np.ndarray) -> None:
-    # one pass in row-major order: the same bits on any thread count
-    for r in range(top.shape[0]):
-        for j in range(top.shape[1]):
-            code = top[r, j]
-            if code >= 0:
-                out[code] += disc[j]
-
-
-def item_exposure(top: np.ndarray, disc: np.ndarray, n_items: int) -> np.ndarray:
-    """Each item's exposure summed over the lists, ``sum_rows disc[rank]``, added in
-    row-major order (the same bits on any thread count).
-
-    Example:
-        >>> item_exposure(np.array([[0, 1], [1, -1]]), np.array([1.0, 0.5]), 3).tolist()
-        [1.0, 1.5, 0.0]
-    """
-    out = np.zeros(n_items)
-    _item_exposure(np.ascontiguousarray(top, dtype=np.int64),
-                   np.ascontiguousarray(disc[:top.shape[1]], dtype=np.float64), out)
-    return out
-
-
-@numba.njit(cache=True)
 def _rank_counts(top: np.ndarray, out: np.ndarray) -> None:
     # integers: one pass, no temporary the size of the lists
     for r in range(top.shape[0]):
