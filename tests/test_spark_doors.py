@@ -190,7 +190,8 @@ def test_train_audit_and_exclusion_as_local(spark: Any, exclude: bool, stamps: b
 
 
 BEYOND = ["P@3", "coverage@3", "distributional_coverage@3", "gini@5", "personalization@3",
-          "coverage@5", "EE_L@3", "EE_D@3", "diversity@3", "AWRF@3", "nDCG_AWRF@3", "rKL@5"]
+          "coverage@5", "EE_L@3", "EE_D@3", "diversity@3", "AWRF@3", "nDCG_AWRF@3", "rKL@5",
+          "group_exposure@3", "group_exposure@5"]
 FEATURES = {i: ["a", "b", "c"][i % 3] + ("|d" if i % 4 == 0 else "") for i in range(26)}
 GROUPS = {i: f"g{i % 3}" for i in range(26)}
 
@@ -232,12 +233,103 @@ def test_beyond_accuracy_metrics_as_local(spark: Any, with_train: bool, options:
     assert alone.summary == {n: ref.summary[n] for n in only}
 
 
+POPULAR = ["P@3", "novelty@3", "novelty@5", "ARP@3", "ARP@5", "APLT@5", "ACLT@3",
+           "MeanPopRank@5", "calibration@3"]
+
+
+def _distinct_popularity(seed: int) -> pd.DataFrame:
+    """Training rows in which item j (2 to 25) has j - 1 rows (no two items equally popular:
+    the short head's cut is one order everywhere), some of them repeated pairs."""
+    rng = np.random.default_rng(seed)
+    items = np.repeat(np.arange(2, 26), np.arange(1, 25))
+    return pd.DataFrame({"user": rng.integers(1, 38, len(items)), "item": items})
+
+
+@pytest.mark.parametrize("beyond", [
+    {},
+    {"novelty_popularity": "users", "popularity": "users", "arp_normalize": "interactions",
+     "novelty_base": 10, "head_share": 0.5},
+    {"arp_normalize": "max", "arp_cold": "skip", "tail_ratio": 3},
+])
+def test_popularity_metrics_read_the_whole_training_popularity(spark: Any,
+                                                                beyond: dict) -> None:
+    """novelty, ARP, APLT, ACLT and MeanPopRank read the popularity of the whole training
+    data (counted by Spark, sent to every partition): the local numbers, bit for bit, on
+    partitions that each hold a few users' training rows."""
+    truth, preds, _ = _random(11)
+    st, sp, str_ = (spark.createDataFrame(f) for f in (truth, preds, _distinct_popularity(3)))
+    kw: dict[str, Any] = {"beyond": beyond, "item_groups": GROUPS,
+                          "silence": ["ties", "undefined", "train-items", "train-overlap",
+                                      "no-threshold"]}
+    ref = receval.evaluate(st.toPandas(), sp.toPandas(), POPULAR, train=str_.toPandas(), **kw)
+    got = receval.evaluate(st, sp, POPULAR, engine="spark", spark_options={"partitions": 6},
+                           train=str_, **kw)
+    _same_summary(ref, got)
+    assert got.sums == ref.sums
+    assert got.options == {**ref.options, "engine": "spark"}
+    left = ref.per_user.sort_values("user", kind="stable").reset_index(drop=True)
+    right = got.per_user_pandas()
+    for name in left.columns[1:]:
+        np.testing.assert_array_equal(right[name].to_numpy(), left[name].to_numpy(),
+                                      err_msg=name)
+
+
+CATALOGUE = ["P@3", "AWRF@3", "nDCG_AWRF@5", "group_exposure@3", "rND@3", "rKL@5", "rRD@5",
+             "serendipity@3", "serendipity@5"]
+
+
+@pytest.mark.parametrize("beyond", [  # fairness_step=1: rND/rKL/rRD cut every prefix
+    {"fairness_target": "catalogue", "fairness_step": 1},
+    {"fairness_target": "catalogue", "fairness_population": "catalogue", "catalogue": "train",
+     "serendipity": "rectools", "fairness_step": 1},
+    {"fairness_target": "catalogue", "fairness_population": "catalogue", "fairness_step": 1,
+     "catalogue": "features", "serendipity": "evidently", "protected_group": "g2"},
+])
+def test_catalogue_readers_get_the_catalogue(spark: Any, beyond: dict) -> None:
+    """A catalogue fairness target or population, rND's default protected group and
+    serendipity read the catalogue (collected by Spark, sent to every partition): the local
+    numbers, bit for bit."""
+    truth, preds, train = _random(13)
+    st, sp, str_ = (spark.createDataFrame(f) for f in (truth, preds, train))
+    kw: dict[str, Any] = {"beyond": beyond, "item_groups": GROUPS, "item_features": FEATURES,
+                          "relevance_threshold": 3,
+                          "silence": ["ties", "undefined", "train-items", "train-overlap"]}
+    ref = receval.evaluate(st.toPandas(), sp.toPandas(), CATALOGUE, train=str_.toPandas(),
+                           **kw)
+    got = receval.evaluate(st, sp, CATALOGUE, engine="spark", spark_options={"partitions": 6},
+                           train=str_, **kw)
+    _same_summary(ref, got)
+    assert got.sums == ref.sums
+    assert got.counts == ref.counts
+    left = ref.per_user.sort_values("user", kind="stable").reset_index(drop=True)
+    right = got.per_user_pandas()
+    for name in left.columns[1:]:
+        np.testing.assert_array_equal(right[name].to_numpy(), left[name].to_numpy(),
+                                      err_msg=name)
+
+
+def test_a_short_head_cut_through_a_tie_is_one_line(spark: Any) -> None:
+    """Two items of equal popularity on both sides of the short head's cut: the local plan
+    orders them by its own item codes, which no partition shares: refused."""
+    truth, preds, _ = _random(12)
+    # popularity 6, 2, 2: the head (0.8 of 10 rows) holds item 4 and one of items 2 and 3
+    train = pd.DataFrame({"user": [1, 2, 3, 4] + [5] * 6, "item": [2, 2, 3, 3] + [4] * 6})
+    with pytest.raises(ReceValError, match=r"^metric 'APLT@3' is not available with "
+                       r"engine='spark' on this training data: its short head .*equal "
+                       r"popularity \(2\)") as err:
+        receval.evaluate(spark.createDataFrame(truth), spark.createDataFrame(preds),
+                         ["APLT@3"], engine="spark", train=spark.createDataFrame(train),
+                         silence=["no-threshold"])
+    assert "\n" not in str(err.value)
+
+
 @pytest.mark.parametrize(("metric", "beyond", "why"), [
-    ("novelty@5", None, "item popularity of the whole training data"),
-    ("ARP@5", None, "item popularity of the whole training data"),
-    ("group_exposure@5", None, "no exact merge"),
-    ("rND@5", None, "protected_group"),
-    ("AWRF@5", {"fairness_target": "catalogue"}, "fairness_target='catalogue'"),
+    ("PopRSP@5", None, "pools each user's training items"),
+    ("novelty@5", {"novelty_average": "slots"}, "novelty_average='slots'"),
+    ("PopREO@5", None, "pools each user's training items"),
+    ("AWRF@5", {"fairness_target": "catalogue", "catalogue": "recommended"},
+     "catalogue='recommended' is known only once"),
+    ("serendipity@5", {"similarity": "cooccurrence"}, "similarity='cooccurrence'"),
 ])
 def test_beyond_metrics_spark_cannot_compute_are_one_line(spark: Any, metric: str,
                                                           beyond: Any, why: str) -> None:

@@ -378,6 +378,11 @@ def _strata_of(result: Result) -> Strata | None:
 #: raises when no partition does)
 _IN_PARTITION: contextvars.ContextVar[bool] = contextvars.ContextVar("receval_in_partition",
                                                                     default=False)
+#: in a Spark partition, what its rows cannot tell (its ``train=`` holds its users' rows
+#: only): ``"popularity"`` the whole training data's (:class:`receval.beyond.frames.Popularity`)
+#: and ``"catalogue"`` the catalogue's item ids, each ``None`` when not sent
+_WHOLE: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("receval_whole",
+                                                                               default=None)
 
 
 def _is_spark_frame(obj: Any) -> bool:
@@ -397,12 +402,17 @@ def evaluate_partition(truth: Any, predictions: Any, metrics: list[str],
         >>> r.counts["users"]["evaluated"], r.counts["users"]["seen"]
         (0, 2)
     """
+    kwargs = dict(kwargs)
     token = _IN_PARTITION.set(True)
+    # the whole training data's popularity and the catalogue (the driver's), for the beyond
+    # metrics
+    held = _WHOLE.set({k: kwargs.pop(k, None) for k in ("popularity", "catalogue")})
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return evaluate(truth, predictions, metrics, engine="numba", **kwargs)
     finally:
+        _WHOLE.reset(held)
         _IN_PARTITION.reset(token)
 
 
@@ -499,4 +509,6 @@ def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared
            item_features=item_features, options=options, beyond=beyond, profile=profile,
            # the catalogue: every truth item, relevant or not (not moved by the threshold)
            truth_items=np.unique(np.asarray(t.items, dtype=np.int64)),
-           features_columns=features_columns, item_groups=item_groups, scored=scored)
+           features_columns=features_columns, item_groups=item_groups, scored=scored,
+           popularity=(_WHOLE.get() or {}).get("popularity"),
+           catalogue=(_WHOLE.get() or {}).get("catalogue"))

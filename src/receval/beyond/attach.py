@@ -116,6 +116,8 @@ def attach(
     features_columns: Mapping[str, str] | None = None,
     item_groups: Any = None,
     scored: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    popularity: Any = None,
+    catalogue: Any = None,
 ) -> Result:
     """Compute ``specs`` from the engine's lists and add them to ``result`` (in place, also
     returned), the summary and metrics in the ``requested`` order. ``truth`` holds each
@@ -123,7 +125,10 @@ def attach(
     relevance threshold). ``scored``: each list's scored items and scores in engine codes
     (the expected exposure of ``ee_ties="permute"``). The per-group tables of
     ``group_exposure`` go to
-    ``result.counts["group_exposure"]`` (name -> group, exposure, target).
+    ``result.counts["group_exposure"]`` (name -> group, exposure, target). ``popularity``:
+    the whole training data's counts when ``train`` is part of it (a Spark partition:
+    :class:`receval.beyond.frames.Popularity`), ``catalogue`` the catalogue's item ids when
+    the lists and ``train`` cannot tell it.
     """
     opts = resolve(profile, beyond)
     if top is None:  # pragma: no cover - the engine was asked for the lists
@@ -132,7 +137,8 @@ def attach(
                           truth_items=truth_items, features_columns=features_columns,
                           item_groups=item_groups,
                           groups_needed=any("groups" in s.entry.needs for s in specs),
-                          features_needed=features_needed(specs, opts))
+                          features_needed=features_needed(specs, opts),
+                          popularity=popularity, catalogue=catalogue)
     tables: dict[str, Any] = {}
     tied = [s for s in specs if needs_scores([s], opts.ee_ties)]
     per_user, summary = compute([s for s in specs if s not in tied], top_mine, ctx, opts,

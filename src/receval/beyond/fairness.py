@@ -69,10 +69,16 @@ def target_shares(target: object, align: np.ndarray, catalogue: np.ndarray,
         if target == "uniform":
             return np.full(g, 1.0 / g)
         if target == "catalogue":
-            mass = align[np.asarray(catalogue, dtype=bool)].sum(axis=0)
-            if mass.sum() <= 0:
+            # summed per distinct alignment value (integer counts, correctly rounded): the
+            # same bits whatever the items' order (a Spark partition's item space)
+            chosen = align[np.asarray(catalogue, dtype=bool)]
+            mass = np.array([math.fsum(float(a) * int((column == a).sum())
+                                       for a in np.unique(column[column > 0]))
+                             for column in chosen.T])
+            total = math.fsum(mass.tolist())
+            if total <= 0:
                 raise ReceValError("fairness_target='catalogue': no catalogue item has a group")
-            return mass / mass.sum()
+            return mass / total
         raise ReceValError(f"fairness_target={target!r} is not 'uniform', 'catalogue' or a dict "
                            f"group -> weight")
     pairs = dict(target.items()) if hasattr(target, "items") else dict(target)  # type: ignore
@@ -186,41 +192,68 @@ def trec_ndcg(top: np.ndarray, truth: tuple[np.ndarray, np.ndarray], n_items: in
 
 
 @numba.njit(cache=True)
-def _item_exposure(top: np.ndarray, disc: np.ndarray, out: np.ndarray) -> None:
-    # one pass in row-major order: the same bits on any thread count
+def _rank_counts(top: np.ndarray, out: np.ndarray) -> None:
+    # integers: one pass, no temporary the size of the lists
     for r in range(top.shape[0]):
         for j in range(top.shape[1]):
             code = top[r, j]
             if code >= 0:
-                out[code] += disc[j]
+                out[code, j] += 1
 
 
-def item_exposure(top: np.ndarray, disc: np.ndarray, n_items: int) -> np.ndarray:
-    """Each item's exposure summed over the lists, ``sum_rows disc[rank]``, added in
-    row-major order (the same bits on any thread count).
+def rank_counts(top: np.ndarray, n_items: int) -> np.ndarray:
+    """``(n_items, K)`` int64: how many lists hold each item at each rank (integers: counts
+    of lists split anywhere add up to the same matrix).
 
     Example:
-        >>> item_exposure(np.array([[0, 1], [1, -1]]), np.array([1.0, 0.5]), 3).tolist()
-        [1.0, 1.5, 0.0]
+        >>> rank_counts(np.array([[0, 1], [1, -1]]), 3).tolist()
+        [[1, 0], [1, 1], [0, 0]]
     """
-    out = np.zeros(n_items)
-    _item_exposure(np.ascontiguousarray(top, dtype=np.int64),
-                   np.ascontiguousarray(disc[:top.shape[1]], dtype=np.float64), out)
+    arr = np.ascontiguousarray(top, dtype=np.int64)
+    out = np.zeros((n_items, arr.shape[1]), dtype=np.int64)
+    _rank_counts(arr, out)
     return out
+
+
+def group_exposure_from_counts(counts: np.ndarray, align: np.ndarray,
+                               disc: np.ndarray) -> np.ndarray:
+    """Each group's share of all exposure from the lists' ``counts`` per item and rank
+    (:func:`rank_counts`): for each group and each distinct alignment value ``a`` (ascending),
+    the integer count of slots per rank of items aligned ``a``, times the discounts, times
+    ``a``, added by :func:`math.fsum` (correctly rounded): the same bits whatever the items'
+    order or the lists' split, so a merge of partitions' counts gives the local number.
+
+    Example:
+        >>> group_exposure_from_counts(np.array([[1, 0], [1, 1]]),
+        ...                            np.array([[1.0, 0.0], [0.5, 0.5]]),
+        ...                            np.array([1.0, 0.5])).tolist()
+        [0.7, 0.3]
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    d = np.asarray(disc, dtype=np.float64)[:counts.shape[1]]
+    mass = np.zeros(align.shape[1])
+    for g in range(align.shape[1]):
+        column = align[:, g]
+        terms = []
+        for a in np.unique(column[column > 0]):
+            per_rank = counts[column == a].sum(axis=0)  # int64: exact
+            terms.append(float(a) * math.fsum((per_rank * d[:len(per_rank)]).tolist()))
+        mass[g] = math.fsum(terms)
+    total = math.fsum(mass.tolist())
+    return mass / total if total > 0 else np.full(align.shape[1], np.nan)
 
 
 def group_exposure(top: np.ndarray, align: np.ndarray, disc: np.ndarray) -> np.ndarray:
     """Each group's share of all exposure: ``sum_i exposure(i) align[i, g]``, normalised
-    (NaN when no listed item has a group).
+    (NaN when no listed item has a group); through :func:`group_exposure_from_counts`, the
+    same bits as the merged counts of any split of the lists.
 
     Example:
         >>> group_exposure(np.array([[0, 1], [1, -1]]), np.array([[1.0, 0.0], [0.5, 0.5]]),
         ...                np.array([1.0, 0.5])).tolist()
         [0.7, 0.3]
     """
-    mass = item_exposure(top, disc, align.shape[0]) @ align
-    total = mass.sum()
-    return mass / total if total > 0 else np.full(align.shape[1], np.nan)
+    return group_exposure_from_counts(rank_counts(top, align.shape[0]), align, disc)
 
 
 def exposure_gap(shares: np.ndarray, target: np.ndarray) -> float:

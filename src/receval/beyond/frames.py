@@ -9,6 +9,7 @@ and the features' (integer and text ids of different sources are compared as tex
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -197,6 +198,20 @@ def _catalogue_mask(option: str, n: int, train_codes: np.ndarray, truth_codes: n
     return mask
 
 
+@dataclass(frozen=True)
+class Popularity:
+    """The training popularity of the whole training data, for an evaluation that holds only
+    part of it (a Spark partition: each user's own training rows): per item id its training
+    rows and distinct training users, and the totals. :func:`build` takes it in place of the
+    counts of ``train`` (each user's training items still come from ``train``)."""
+
+    items: list[Any]
+    interactions: list[int]
+    users: list[int]
+    n_interactions: int
+    n_train_users: int
+
+
 def features_needed(specs: Iterable[BeyondSpec], options: BeyondOptions) -> bool:
     """Whether a metric of ``specs`` reads the item features (diversity, serendipity: the
     item similarity; the catalogue ``"features"``).
@@ -228,6 +243,8 @@ def build(
     item_groups: Any = None,
     groups_needed: bool = False,
     features_needed: bool = True,
+    popularity: Popularity | None = None,
+    catalogue: Any = None,
 ) -> tuple[np.ndarray, Context]:
     """Recode an evaluation's lists into a fresh item space and build its context.
 
@@ -240,7 +257,9 @@ def build(
     the item groups (``item_groups``: :func:`receval.beyond.groups.read_groups`, else the
     categories of ``item_features``: :func:`feature_groups`). ``features_needed=False``
     (no metric reads the features) with ``item_groups`` naming a column of
-    ``item_features`` leaves the other columns unread.
+    ``item_features`` leaves the other columns unread. ``popularity``: the whole training
+    data's counts (:class:`Popularity`), which replace those of ``train``; ``catalogue``:
+    the catalogue's item ids, which replace the ``options.catalogue`` set.
 
     Example:
         >>> ids = np.array(["x", "y", "z"], dtype=object)
@@ -285,6 +304,10 @@ def build(
     parts = [uniq_ids] + ([train_items] if train_items is not None else []) + (
         [feat_ids] if feat_ids is not None else []) + (
         [group_ids] if group_ids is not None else [])
+    if popularity is not None:
+        parts.append(plain_ids(np.asarray(popularity.items, dtype=object)))
+    if catalogue is not None:
+        parts.append(plain_ids(np.asarray(catalogue, dtype=object)))
     parts = _one_space(parts)
     _, space = pd.factorize(pd.Series(np.concatenate(parts) if len(parts) > 1 else parts[0],
                                       dtype=object))
@@ -331,6 +354,19 @@ def build(
         ctx.groups = np.zeros((n_items, group_align.shape[1]), dtype=np.float64)
         ctx.groups[index.get_indexer(parts[pos])] = group_align
         ctx.group_names = group_names
+        pos += 1
+    if popularity is not None:
+        codes = index.get_indexer(parts[pos])
+        ctx.interactions = np.zeros(n_items, dtype=np.int64)
+        ctx.interactions[codes] = np.asarray(popularity.interactions, dtype=np.int64)
+        ctx.users = np.zeros(n_items, dtype=np.int64)
+        ctx.users[codes] = np.asarray(popularity.users, dtype=np.int64)
+        ctx.n_interactions, ctx.n_train_users = (popularity.n_interactions,
+                                                 popularity.n_train_users)
+        pos += 1
+    if catalogue is not None:
+        ctx.catalogue = np.zeros(n_items, dtype=bool)
+        ctx.catalogue[index.get_indexer(parts[pos])] = True
     return top, ctx
 
 

@@ -8,23 +8,28 @@ catalogue metrics whose number is a function of the exposure counts (coverage, d
 coverage, Gini, personalization) are not computed in the partitions: each partition counts how
 many lists hold each item (:func:`exposure_counts`), the driver adds the counts and finishes
 them with the local code (:func:`receval.beyond.compute.compute`) on lists rebuilt from the
-merged counts. The others read what no partition holds and are refused in one line
-(:func:`check`).
+merged counts; ``group_exposure`` likewise from counts per item and rank
+(:func:`group_number`). What no partition's rows tell, the whole training data's item
+popularity (:func:`popularity`) and the catalogue (:func:`catalogue_items`,
+:func:`needs_catalogue`), the driver collects once and sends to every partition. The rest
+is refused in one line (:func:`check`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
 from receval.accumulate import Accumulator
+from receval.beyond import fairness as fair
 from receval.beyond.compute import compute
 from receval.beyond.context import context
-from receval.beyond.frames import plain_ids, read_features
+from receval.beyond.frames import Popularity, _one_space, plain_ids, read_features
 from receval.beyond.names import BeyondSpec
+from receval.beyond.popularity import short_head, tail_by_ratio
 from receval.beyond.settings import BeyondOptions
 from receval.exceptions import ReceValError
 from receval.options import Options
@@ -37,7 +42,39 @@ FROM_COUNTS = ("coverage", "distributional_coverage", "gini", "personalization")
 HISTORY = ("calibration", "calibration_js")
 #: the key of the exposure counts over the lists' whole width
 WHOLE = "*"
-_POPULARITY = ("novelty", "ARP", "APLT", "ACLT", "PopRSP", "PopREO", "serendipity")
+#: per-user metrics that read the whole training data's item popularity: the driver counts
+#: it (:func:`popularity`) and sends it to every partition with the plan
+POPULAR = ("novelty", "ARP", "APLT", "ACLT", "MeanPopRank", "serendipity")
+#: the metrics that cut the items at the short head (or RecBole's tail) by popularity
+_HEAD = ("APLT", "ACLT")
+
+
+_RECOMMENDED = ("it reads the catalogue, and catalogue='recommended' is known only once every "
+                "list is ranked (pass catalogue='train+truth', 'train' or 'features')")
+
+
+def needs_catalogue(specs: Sequence[BeyondSpec], options: BeyondOptions) -> bool:
+    """Whether a per-user metric of ``specs`` reads the catalogue (a ``catalogue`` fairness
+    target or population, rND's default protected group, serendipity's catalogue size): the
+    driver then collects it and sends it to every partition (``group_exposure``'s catalogue
+    target is read on the driver).
+
+    Example:
+        >>> from receval.beyond.names import parse_beyond
+        >>> needs_catalogue([parse_beyond("rND@5")], BeyondOptions())
+        True
+        >>> needs_catalogue([parse_beyond("rND@5")], BeyondOptions(protected_group="a"))
+        False
+    """
+    for spec in specs:
+        m = spec.metric
+        if m == "serendipity" or (m in ("AWRF", "nDCG_AWRF") and isinstance(
+                options.fairness_target, str) and options.fairness_target == "catalogue"):
+            return True
+        if m in ("rND", "rKL", "rRD") and (options.protected_group is None
+                                            or options.fairness_population == "catalogue"):
+            return True
+    return False
 
 
 def why_not(spec: BeyondSpec, options: BeyondOptions) -> str | None:
@@ -47,34 +84,32 @@ def why_not(spec: BeyondSpec, options: BeyondOptions) -> str | None:
         >>> from receval.beyond.names import parse_beyond
         >>> why_not(parse_beyond("coverage@10"), BeyondOptions()) is None
         True
-        >>> why_not(parse_beyond("novelty@10"), BeyondOptions())[:40]
-        'it reads the item popularity of the whol'
+        >>> why_not(parse_beyond("novelty@10"), BeyondOptions()) is None
+        True
+        >>> why_not(parse_beyond("PopRSP@10"), BeyondOptions())[:32]
+        "it pools each user's training it"
     """
     m = spec.metric
     if m in FROM_COUNTS or m.startswith("EE_"):
         return None
-    if m in _POPULARITY:
-        return ("it reads the item popularity of the whole training data (or each user's "
-                "training items), which no Spark partition holds")
+    if m == "serendipity":
+        if options.catalogue == "recommended":
+            return _RECOMMENDED
+        return (None if options.similarity != "cooccurrence" else
+                "similarity='cooccurrence' reads every training pair")
+    if m in POPULAR:
+        return (None if not (m == "novelty" and options.novelty_average == "slots") else
+                "novelty_average='slots' pools the slots of every list (pass 'users')")
+    if m in ("PopRSP", "PopREO"):
+        return "it pools each user's training items over every list, which no partition holds"
     if m in HISTORY:
         return None  # each user's training rows travel with the user's rows
-    if m == "group_exposure":
-        return ("its catalogue-level share sums rank-discounted exposure in floating point: "
-                "no exact merge across partitions yet")
     if m == "diversity":
         return (None if options.similarity != "cooccurrence" else
                 "similarity='cooccurrence' reads every training pair")
-    if m in ("AWRF", "nDCG_AWRF"):
-        return (None if not (isinstance(options.fairness_target, str)
-                             and options.fairness_target == "catalogue") else
-                "fairness_target='catalogue' reads the catalogue's group shares, which no "
-                "partition holds (pass 'uniform' or the target weights)")
-    if m in ("rND", "rKL", "rRD"):
-        if options.protected_group is None:
-            return ("the default protected group is the catalogue's smallest, which no "
-                    "partition knows: pass beyond={'protected_group': NAME}")
-        if options.fairness_population == "catalogue":
-            return "fairness_population='catalogue' reads the catalogue's protected share"
+    if needs_catalogue([spec], options) and options.catalogue == "recommended":
+        return _RECOMMENDED
+    if m in ("AWRF", "nDCG_AWRF", "group_exposure", "rND", "rKL", "rRD"):
         return None
     return "it is not built for the Spark engine"
 
@@ -84,10 +119,10 @@ def check(specs: Sequence[BeyondSpec], options: BeyondOptions) -> None:
 
     Example:
         >>> from receval.beyond.names import parse_beyond
-        >>> check([parse_beyond("ARP@5")], BeyondOptions())
+        >>> check([parse_beyond("PopREO@5")], BeyondOptions())
         Traceback (most recent call last):
         ...
-        receval.exceptions.ReceValError: metric 'ARP@5' is not available with engine='spark': it reads the item popularity of the whole training data (or each user's training items), which no Spark partition holds
+        receval.exceptions.ReceValError: metric 'PopREO@5' is not available with engine='spark': it pools each user's training items over every list, which no partition holds
     """  # noqa: E501
     for spec in specs:
         reason = why_not(spec, options)
@@ -96,12 +131,58 @@ def check(specs: Sequence[BeyondSpec], options: BeyondOptions) -> None:
                                f"{reason}")
 
 
+def popularity(items: Sequence[Any], interactions: Sequence[int], users: Sequence[int],
+               n_train_users: int, specs: Sequence[BeyondSpec],
+               options: BeyondOptions) -> Popularity:
+    """The whole training data's popularity (per item id: training rows, distinct training
+    users; collected on the driver) that every partition reads in place of its own users'
+    counts (:class:`receval.beyond.frames.Popularity`). A cut of ``APLT``/``ACLT`` (the short
+    head, or RecBole's tail) through items of equal popularity is refused in one line: the
+    local plan breaks that tie by its item order, which no partition shares.
+
+    Example:
+        >>> from receval.beyond.names import parse_beyond
+        >>> p = popularity(["x", "y", "z"], [3, 1, 1], [2, 1, 1], 3, [parse_beyond("ARP@2")],
+        ...                BeyondOptions())
+        >>> p.n_interactions, p.n_train_users
+        (5, 3)
+        >>> popularity(["x", "y", "z"], [6, 2, 2], [1, 1, 1], 1, [parse_beyond("APLT@2")],
+        ...            BeyondOptions())
+        Traceback (most recent call last):
+        ...
+        receval.exceptions.ReceValError: metric 'APLT@2' is not available with engine='spark' on this training data: its short head (head_share=0.8) cuts through items of equal popularity (2), an order no partition shares
+    """  # noqa: E501
+    out = Popularity(items=list(items), interactions=[int(n) for n in interactions],
+                     users=[int(n) for n in users],
+                     n_interactions=int(sum(int(n) for n in interactions)),
+                     n_train_users=int(n_train_users))
+    cut = [s for s in specs if s.metric in _HEAD]
+    if cut:
+        pop = np.asarray(out.users if options.popularity == "users" else out.interactions,
+                         dtype=np.int64)
+        by_ratio = options.tail_ratio is not None
+        if by_ratio and options.tail_ratio > 1:  # type: ignore[operator]  # a threshold
+            return out
+        side = (tail_by_ratio(pop, options.tail_ratio) if by_ratio  # type: ignore[arg-type]
+                else short_head(pop, options.head_share))
+        chosen, rest = pop[side], pop[~side & ((pop > 0) if by_ratio else True)]
+        if len(chosen) and len(rest) and np.isin(chosen, rest).any():
+            what = (f"RecBole's tail (tail_ratio={options.tail_ratio})" if by_ratio else
+                    f"its short head (head_share={options.head_share})")
+            raise ReceValError(
+                f"metric {cut[0].name!r} is not available with engine='spark' on this training "
+                f"data: {what} cuts through items of equal popularity "
+                f"({int(chosen[np.isin(chosen, rest)][0])}), an order no partition shares")
+    return out
+
+
 def exposure_counts(specs: Sequence[BeyondSpec], top: np.ndarray | None, n_list: np.ndarray,
                     decode: Callable[[np.ndarray], Any]) -> dict[str, list[Any]]:
     """Per catalogue metric of ``specs``: the item ids its lists hold, how many lists hold
     each, and how many lists are not empty (one partition's part: counts add up); under
     :data:`WHOLE` the same over the lists' whole width (the largest k requested: the
-    catalogue ``"recommended"``).
+    catalogue ``"recommended"``); for ``group_exposure``, per item the lists holding it at
+    each rank.
 
     Example:
         >>> from receval.beyond.names import parse_beyond
@@ -115,30 +196,42 @@ def exposure_counts(specs: Sequence[BeyondSpec], top: np.ndarray | None, n_list:
     out: dict[str, list[Any]] = {}
     if not specs:
         return out
+    by_rank = {s.name for s in specs if s.metric == "group_exposure"}
     for name, k in [*((s.name, s.k) for s in specs), (WHOLE, top.shape[1])]:
         width = min(k, top.shape[1])
         lengths = np.minimum(np.asarray(n_list), width)
         valid = np.arange(width)[None, :] < lengths[:, None]
-        codes, counts = np.unique(np.asarray(top)[:, :width][valid], return_counts=True)
+        codes, where, counts = np.unique(np.asarray(top)[:, :width][valid],
+                                         return_inverse=True, return_counts=True)
         ids = plain_ids(decode(codes)) if len(codes) else np.zeros(0, np.int64)
+        if name in by_rank:  # per item, the lists holding it at each rank (group_exposure)
+            slots = where * width + np.nonzero(valid)[1]
+            counts = np.bincount(slots, minlength=len(codes) * width).reshape(len(codes),
+                                                                              width)
         out[name] = [ids.tolist(), counts.tolist(), int((lengths > 0).sum())]
     return out
 
 
-def merge_exposure(parts: Sequence[Mapping[str, list[Any]]]) -> dict[str, tuple[dict[Any, int],
+def merge_exposure(parts: Sequence[Mapping[str, list[Any]]]) -> dict[str, tuple[dict[Any, Any],
                                                                                   int]]:
     """The partitions' exposure counts added per metric and item.
 
     Example:
         >>> merge_exposure([{"c@1": [["x"], [2], 2]}, {"c@1": [["x", "y"], [1, 1], 2]}])
         {'c@1': ({'x': 3, 'y': 1}, 4)}
+        >>> merge_exposure([{"g@2": [["x"], [[1, 0]], 1]}, {"g@2": [["x"], [[0, 2]], 2]}])
+        {'g@2': ({'x': [1, 2]}, 3)}
     """
-    out: dict[str, tuple[dict[Any, int], int]] = {}
+    out: dict[str, tuple[dict[Any, Any], int]] = {}
     for part in parts:
         for name, (ids, counts, lists) in part.items():
             total, n = out.get(name, ({}, 0))
             for item, c in zip(ids, counts, strict=True):
-                total[item] = total.get(item, 0) + int(c)
+                if isinstance(c, list):  # per rank (group_exposure)
+                    have = total.get(item, [0] * len(c))
+                    total[item] = [int(a) + int(b) for a, b in zip(have, c, strict=True)]
+                else:
+                    total[item] = total.get(item, 0) + int(c)
             out[name] = (total, n + int(lists))
     return out
 
@@ -176,6 +269,48 @@ def catalogue_number(spec: BeyondSpec, counts: Mapping[Any, int], lists: int,
     return summary[spec.name]
 
 
+def _group_rows(items: list[Any], ids: np.ndarray, align: np.ndarray) -> np.ndarray:
+    """The alignment rows of ``items`` (zero rows: no group)."""
+    mine, theirs = _one_space([plain_ids(np.asarray(items, dtype=object)), plain_ids(ids)])
+    at = pd.Index(pd.Series(theirs, dtype=object)).get_indexer(pd.Series(mine, dtype=object))
+    rows = np.zeros((len(items), align.shape[1]))
+    rows[at >= 0] = align[at[at >= 0]]
+    return rows
+
+
+def group_number(spec: BeyondSpec, counts: Mapping[Any, list[int]],
+                 groups: tuple[np.ndarray, np.ndarray, tuple[Any, ...]],
+                 options: BeyondOptions, catalogue: Sequence[Any] | None = None
+                 ) -> tuple[float, dict[str, list[Any]]]:
+    """``group_exposure``'s number and per-group table from the merged ``counts`` (item id ->
+    lists holding it at each rank) and the item ``groups`` (ids, alignment, names, as
+    :func:`receval.beyond.groups.read_groups` reads them), by the local plan's functions
+    (:func:`receval.beyond.fairness.group_exposure_from_counts`: the same bits); the
+    ``catalogue``'s item ids for ``fairness_target="catalogue"``.
+
+    Example:
+        >>> from receval.beyond.names import parse_beyond
+        >>> groups = (np.array(["x", "y"], dtype=object), np.array([[1.0, 0.0], [0.5, 0.5]]),
+        ...           ("a", "b"))
+        >>> value, table = group_number(parse_beyond("group_exposure@2"),
+        ...                             {"x": [1, 0], "y": [1, 1]}, groups, BeyondOptions())
+        >>> round(value, 12), table["exposure"]
+        (0.166666666667, [0.6666666666666666, 0.3333333333333333])
+    """
+    ids, align, names = groups
+    exposed = list(counts)
+    rows = _group_rows(exposed, ids, align)
+    matrix = np.array([counts[i] for i in exposed], dtype=np.int64).reshape(len(exposed), -1)
+    disc = fair.discounts(options.exposure_discount, spec.k, options.rbp_patience)
+    items = list(pd.unique(pd.Series(list(catalogue or []), dtype=object)))
+    target = fair.target_shares(options.fairness_target, _group_rows(items, ids, align),
+                                np.ones(len(items), bool), names)
+    shares = fair.group_exposure_from_counts(matrix, rows, disc)
+    return fair.exposure_gap(shares, target), {"group": list(names),
+                                               "exposure": shares.tolist(),
+                                               "target": target.tolist()}
+
+
 def catalogue_items(options: BeyondOptions, *, truth: Callable[[], list[Any]],
                     train: Callable[[], list[Any]] | None, item_features: Any,
                     features_columns: Mapping[str, str] | None, item_col: str,
@@ -202,19 +337,29 @@ def catalogue_items(options: BeyondOptions, *, truth: Callable[[], list[Any]],
 
 
 def finish(result: Result, specs: Sequence[BeyondSpec], requested: Sequence[str],
-           sums: Accumulator, exposures: Mapping[str, tuple[dict[Any, int], int]],
-           catalogue: list[Any], options: Options, beyond: BeyondOptions) -> None:
+           sums: Accumulator, exposures: Mapping[str, tuple[dict[Any, Any], int]],
+           catalogue: list[Any], options: Options, beyond: BeyondOptions,
+           groups: tuple[np.ndarray, np.ndarray, tuple[Any, ...]] | None = None) -> None:
     """The beyond metrics into ``result`` as :func:`receval.beyond.attach.attach` writes them:
     the per-user ones finalized from their merged exact ``sums`` under the beyond ``empty``
     policy, the catalogue ones from the merged ``exposures``; the summary and metrics in the
-    ``requested`` order (``options["beyond"]``, the switches, was recorded with the plan)."""
+    ``requested`` order (``options["beyond"]``, the switches, was recorded with the plan);
+    ``groups``: the item groups (``group_exposure``: :func:`group_number`)."""
     empty = options.empty if beyond.empty == "inherit" else beyond.empty
     summary = dict(result.summary)
     summary.update(sums.finalize(Options(empty=empty)))  # type: ignore[arg-type]
+    tables: dict[str, Any] = {}
     for spec in specs:
         if spec.entry.reduction == "catalogue":
             counts, lists = exposures.get(spec.name, ({}, 0))
-            summary[spec.name] = catalogue_number(spec, counts, lists, catalogue, beyond)
+            if spec.metric == "group_exposure":
+                assert groups is not None
+                summary[spec.name], tables[spec.name] = group_number(spec, counts, groups,
+                                                                     beyond, catalogue)
+            else:
+                summary[spec.name] = catalogue_number(spec, counts, lists, catalogue, beyond)
+    if tables:
+        result.counts = cast(Any, {**result.counts, "group_exposure": tables})
     result.summary = {n: float(summary[n]) for n in requested}
     result.metrics = list(requested)
     if result.sums is not None:

@@ -265,9 +265,18 @@ def _evaluate_spark(
         kwargs.update({k: beyond[k] for k in ("item_features", "item_groups", "beyond",
                                               "item_features_columns")})
 
-    # each user's training items with the user's rows: the calibration metrics read them
+    # each user's training items with the user's rows: the calibration metrics read them, and
+    # the popularity metrics' partitions need train= (its counts replaced by the driver's)
     history = (trained.frame if trained is not None and any(
-        s.metric in spark_beyond.HISTORY for s in b_specs) else None)
+        s.metric in spark_beyond.HISTORY + spark_beyond.POPULAR for s in b_specs) else None)
+    if history is not None and any(s.metric in spark_beyond.POPULAR for s in b_specs):
+        stage.name = "the training popularity (training rows counted per item)"
+        kwargs["popularity"] = _popularity(trained, b_specs, b_opts, _common_type(
+            truth_df.schema[wt.item].dataType, pred_df.schema[wp.item].dataType, "item"))
+    if beyond is not None and spark_beyond.needs_catalogue(b_specs, b_opts):  # to every part
+        stage.name = "the catalogue (its items collected)"
+        kwargs["catalogue"] = _catalogue(beyond, b_opts, truth_df, trained, wt, _common_type(
+            truth_df.schema[wt.item].dataType, pred_df.schema[wp.item].dataType, "item"), {})
 
     def plan(with_order: bool) -> tuple[Any, _Task]:
         union, task = _union(truth_df, pred_df, wt, wp,
@@ -996,12 +1005,35 @@ def _finish_beyond(out: SparkResult, beyond: Mapping[str, Any], b_opts: Any,
                    trained: SparkTrain | None, wt: Wanted, item_type: Any) -> None:
     """The beyond-accuracy metrics from the partitions' merged sums and exposure counts
     (:func:`receval.spark.beyond.finish`); the catalogue's items collected by Spark."""
-    from pyspark.sql import functions as F
 
     names = {s.name for s in beyond["specs"] if s.entry.reduction == "user"}
     sums = Accumulator(tuple(m for m in merged.metrics if m.name in names))
     exposures = spark_beyond.merge_exposure([e for e in (json.loads(row[0]).get("exposure")
                                                          for row in metas) if e])
+
+    whole = any(s.entry.reduction == "catalogue" for s in beyond["specs"])
+    catalogue = [] if not whole else _catalogue(
+        beyond, b_opts, truth_df, trained, wt, item_type,
+        exposures.get(spark_beyond.WHOLE, ({}, 0))[0])
+    groups = None
+    if any(s.metric == "group_exposure" for s in beyond["specs"]):  # read as the plan does
+        from receval.beyond.frames import feature_groups
+        from receval.beyond.groups import read_groups
+
+        groups = (feature_groups(beyond["item_features"], wt.item,
+                                 columns=beyond["item_features_columns"])
+                  if beyond["item_groups"] is None and beyond["item_features"] is not None
+                  else read_groups(beyond["item_groups"], beyond["item_features"], wt.item))
+    spark_beyond.finish(out, beyond["specs"], beyond["requested"], sums, exposures, catalogue,
+                        options, b_opts, groups)
+
+
+def _catalogue(beyond: Mapping[str, Any], b_opts: Any, truth_df: Any,
+               trained: SparkTrain | None, wt: Wanted, item_type: Any,
+               listed: Mapping[Any, int]) -> list[Any]:
+    """The catalogue's item ids as the local plan builds it, collected by Spark
+    (:func:`receval.spark.beyond.catalogue_items`; ``listed``: the lists' items)."""
+    from pyspark.sql import functions as F
 
     def items(frame: Any, column: str) -> list[Any]:
         rows = frame.select(F.col(column).cast(item_type).alias("i")).distinct().collect()
@@ -1014,15 +1046,26 @@ def _finish_beyond(out: SparkResult, beyond: Mapping[str, Any], b_opts: Any,
             rated = truth_df.filter(value.isNotNull() & ~F.isnan(value.cast("double")))
         return items(rated, wt.item)
 
-    whole = any(s.entry.reduction == "catalogue" for s in beyond["specs"])
-    catalogue = [] if not whole else spark_beyond.catalogue_items(
+    return spark_beyond.catalogue_items(
         b_opts, truth=truth_items,
         train=None if trained is None else (lambda: items(trained.frame, "i")),
         item_features=beyond["item_features"],
-        features_columns=beyond["item_features_columns"], item_col=wt.item,
-        listed=exposures.get(spark_beyond.WHOLE, ({}, 0))[0])
-    spark_beyond.finish(out, beyond["specs"], beyond["requested"], sums, exposures, catalogue,
-                        options, b_opts)
+        features_columns=beyond["item_features_columns"], item_col=wt.item, listed=listed)
+
+
+def _popularity(trained: SparkTrain | None, specs: list[Any], options: Any,
+                item_type: Any) -> Any:
+    """The whole training data's item popularity, counted by Spark and collected (one row
+    per item): :func:`receval.spark.beyond.popularity`."""
+    from pyspark.sql import functions as F
+
+    assert trained is not None
+    frame = trained.frame.select("u", F.col("i").cast(item_type).alias("i"))
+    rows = frame.groupBy("i").agg(F.count(F.lit(1)).alias("n"),
+                                  F.countDistinct("u").alias("d")).collect()
+    n_users = frame.select("u").distinct().count()
+    return spark_beyond.popularity([r[0] for r in rows], [r[1] for r in rows],
+                                   [r[2] for r in rows], n_users, specs, options)
 
 
 def _item_overlap(truth: Any, preds: Any, wt: Wanted, wp: Wanted) -> float:
