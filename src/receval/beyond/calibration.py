@@ -92,8 +92,9 @@ def _distances(p: np.ndarray, q: np.ndarray, alpha: float, smooth: int, log_base
             js += a * math.log(a / m)
         if b > 0.0:
             js += b * math.log(b / m)
-    out_kl[r] = kl / log_base
-    out_js[r] = 0.5 * js / log_base
+    # both divergences are >= 0; a sum of terms that cancel can round to -1e-17 (p == q)
+    out_kl[r] = max(kl, 0.0) / log_base
+    out_js[r] = 0.5 * max(js, 0.0) / log_base
 
 
 @numba.njit(cache=True, nogil=True)
