@@ -38,14 +38,12 @@ Discount = Literal["log2", "log2_max2", "geometric"]
 Ideal = Literal["achievable", "k"]
 AllSkipped = Literal["nan", "zero"]
 IprecRounding = Literal["plus_0.9", "nearest"]
-#: the tie policies under which a value that reads only the relevance and gains by rank does
-#: not depend on the order of the input rows (``stable`` and ``ranx`` read it)
+#: the tie policies that never read the order of the input rows (``stable`` and ``ranx`` do):
+#: ``pessimistic``/``optimistic`` order a tie by relevance and gain, then, as ``item`` does,
+#: by item id descending; ``average`` averages the metrics over the orders of each tie, and
+#: its lists (the beyond-accuracy metrics) hold the tied items in ``item``'s order
 ORDER_FREE_TIES: tuple[Ties, ...] = ("item", "item_ascending", "pessimistic", "optimistic",
                                      "average")
-#: the tie policies that order every tie by item id, so that which items a top-k list holds
-#: does not depend on the input order either (``optimistic``, ``pessimistic`` and
-#: ``average`` keep equally relevant tied items in input order)
-ITEM_ORDER_TIES: tuple[Ties, ...] = ("item", "item_ascending")
 
 class _Unset:
     """The type of :data:`UNSET`: an option the caller did not pass."""
