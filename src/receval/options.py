@@ -76,8 +76,9 @@ class Options:
         ties: how tied scores are ordered. ``"stable"`` (default): input order; ``"item"``:
             item id descending (trec_eval's rule); ``"item_ascending"``: lower item id first
             (TensorFlow's ``top_k``); ``"pessimistic"`` / ``"optimistic"``: relevant
-            (higher-gain) items last / first; ``"average"``: the exact expectation of each metric
-            over all orderings of the tied items; ``"ranx"``: the order a ranx ``Run`` gives
+            (higher-gain) items last / first, then item id descending; ``"average"``: the exact
+            expectation of each metric over all orderings of the tied items (a list, for the
+            beyond-accuracy metrics, holds the tied items by item id descending); ``"ranx"``: the order a ranx ``Run`` gives
             under ``evaluate(..., make_comparable=True)`` (numba's unstable quicksort of the
             input order, twice: :func:`receval.profiles.ranx_order`).
         precision_denominator: ``"k"`` (IR convention) or ``"returned"`` (``min(k, list

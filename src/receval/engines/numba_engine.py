@@ -992,21 +992,21 @@ def _evaluate_users(lo, hi, lists, o, tables, s, out, audit):
                 kc = cut_ks[c]
                 if kc < n_list and s_scores[kc - 1] == s_scores[kc]:
                     tie_at_cut[row, c] = True
+            top = order
+            if average_ties and (w_top or w_judged):
+                # the sums above read each tie group in entry order (bit for bit as before);
+                # the list itself holds its tied items by item key, as under every
+                # order-free policy, so that it never reads the input order
+                _copy(order, keys64, n_keep)
+                _sort_ranks(keys64, n_keep, tmp, scores, items, rel, gain, ties)
+                top = keys64
             if w_top:
-                top = order
-                if average_ties:
-                    # the sums above read each tie group in entry order (bit for bit as
-                    # before); which tied items the list holds follows the item keys, as
-                    # under every order-free policy, so it never reads the input order
-                    _copy(order, keys64, n_keep)
-                    _sort_ranks(keys64, n_keep, tmp, scores, items, rel, gain, ties)
-                    top = keys64
                 for r in range(k_top):
                     p_top[row, r] = items[top[r]] if r < n_list else -1
             if w_judged:
                 nj = 0
                 for r in range(n_list):
-                    o = order[r]
+                    o = top[r]
                     if not np.isnan(rating[o]):
                         j_ranks[row, nj] = r + 1
                         j_rel[row, nj] = rel[o]
