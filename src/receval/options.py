@@ -78,9 +78,10 @@ class Options:
             (TensorFlow's ``top_k``); ``"pessimistic"`` / ``"optimistic"``: relevant
             (higher-gain) items last / first, then item id descending; ``"average"``: the exact
             expectation of each metric over all orderings of the tied items (a list, for the
-            beyond-accuracy metrics, holds the tied items by item id descending); ``"ranx"``: the order a ranx ``Run`` gives
-            under ``evaluate(..., make_comparable=True)`` (numba's unstable quicksort of the
-            input order, twice: :func:`receval.profiles.ranx_order`).
+            beyond-accuracy metrics, holds the tied items by item id descending); ``"ranx"``:
+            the order a ranx ``Run`` gives under ``evaluate(..., make_comparable=True)``
+            (numba's unstable quicksort of the input order, twice:
+            :func:`receval.profiles.ranx_order`).
         precision_denominator: ``"k"`` (IR convention) or ``"returned"`` (``min(k, list
             length)``; with a score threshold this is the number recommended). ``None``
             (default) picks ``"returned"`` when ``score_threshold`` is set, else ``"k"``.
