@@ -279,10 +279,13 @@ def _lists(seed: int, options: dict[str, Any]) -> dict[object, list[object]]:
         rated = dict(zip(truth.loc[truth["user"] == user, "item"].tolist(),
                          truth.loc[truth["user"] == user, "rating"].tolist(), strict=True))
         threshold = options.get("relevance_threshold")
-        rows = [oracle.Row(i, s, i in rated and (threshold is None or rated[i] >= threshold),
-                           0.0)
-                for i, s in zip(mine["item"].tolist(), mine["score"].tolist(), strict=True)
-                if options.get("protocol", "full") == "full" or i in known]
+        rows = []
+        for i, s in zip(mine["item"].tolist(), mine["score"].tolist(), strict=True):
+            if options.get("protocol", "full") == "full" or i in known:
+                rel = i in rated and (threshold is None or rated[i] >= threshold)
+                # the gain too: pessimistic/optimistic order equally relevant ties by it
+                gain = oracle.gain_of(rated.get(i, 0.0), rel, options.get("gain", "binary"))
+                rows.append(oracle.Row(i, s, rel, float(gain)))
         lists[user] = [r.item for r in oracle.rank(rows, options.get("ties", "stable"))][:K]
     return lists
 

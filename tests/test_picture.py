@@ -130,8 +130,9 @@ def _top_oracle(csrs, ties: str, k: int, threshold: float) -> list[list[int]]:
         for pos in range(p_indptr[u], p_indptr[u + 1]):
             item, score = int(p_items[pos]), float(p_scores[pos])
             rel = float(rating.get(item, -1.0) >= threshold)
-            key = {"stable": (), "average": (), "item": (-item,), "pessimistic": (rel,),
-                   "optimistic": (-rel,)}[ties]
+            # every policy but stable breaks what is left of a tie by item id descending
+            key = {"stable": (), "average": (-item,), "item": (-item,),
+                   "pessimistic": (rel, -item), "optimistic": (-rel, -item)}[ties]
             entries.append(((-score, *key, pos), item))
         ranked = [item for _, item in sorted(entries)][:k]
         out.append(ranked + [-1] * (k - len(ranked)))

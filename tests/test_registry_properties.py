@@ -9,9 +9,9 @@ is registered.
 - ``grows_with_k`` (:meth:`Entry.grows <receval.measures.entry.Entry.grows>`: it may depend
   on the options): a user's value never falls as ``k`` grows;
 - ``order_free_ties``: shuffling the input rows (truth, predictions, training rows) changes
-  no value, bit for bit, under each tie policy the entry declares (the accuracy families:
-  :data:`receval.options.ORDER_FREE_TIES`; the beyond-accuracy metrics, which read which
-  items a list holds: :data:`receval.options.ITEM_ORDER_TIES`);
+  no value, bit for bit, under each tie policy the entry declares (every entry of both
+  registries: :data:`receval.options.ORDER_FREE_TIES`; the beyond-accuracy metrics read
+  which tied items a list holds, ERR and the judged families which tied item comes first);
 - every entry has an independent definition in tests/reference (``oracle.py``,
   ``beyond.py``) and declares its range: a family registered without either fails here
   (shown by planting one).

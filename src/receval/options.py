@@ -38,14 +38,12 @@ Discount = Literal["log2", "log2_max2", "geometric"]
 Ideal = Literal["achievable", "k"]
 AllSkipped = Literal["nan", "zero"]
 IprecRounding = Literal["plus_0.9", "nearest"]
-#: the tie policies under which a value that reads only the relevance and gains by rank does
-#: not depend on the order of the input rows (``stable`` and ``ranx`` read it)
+#: the tie policies that never read the order of the input rows (``stable`` and ``ranx`` do):
+#: ``pessimistic``/``optimistic`` order a tie by relevance and gain, then, as ``item`` does,
+#: by item id descending; ``average`` averages the metrics over the orders of each tie, and
+#: its lists (the beyond-accuracy metrics) hold the tied items in ``item``'s order
 ORDER_FREE_TIES: tuple[Ties, ...] = ("item", "item_ascending", "pessimistic", "optimistic",
                                      "average")
-#: the tie policies that order every tie by item id, so that which items a top-k list holds
-#: does not depend on the input order either (``optimistic``, ``pessimistic`` and
-#: ``average`` keep equally relevant tied items in input order)
-ITEM_ORDER_TIES: tuple[Ties, ...] = ("item", "item_ascending")
 
 class _Unset:
     """The type of :data:`UNSET`: an option the caller did not pass."""
@@ -78,10 +76,12 @@ class Options:
         ties: how tied scores are ordered. ``"stable"`` (default): input order; ``"item"``:
             item id descending (trec_eval's rule); ``"item_ascending"``: lower item id first
             (TensorFlow's ``top_k``); ``"pessimistic"`` / ``"optimistic"``: relevant
-            (higher-gain) items last / first; ``"average"``: the exact expectation of each metric
-            over all orderings of the tied items; ``"ranx"``: the order a ranx ``Run`` gives
-            under ``evaluate(..., make_comparable=True)`` (numba's unstable quicksort of the
-            input order, twice: :func:`receval.profiles.ranx_order`).
+            (higher-gain) items last / first, then item id descending; ``"average"``: the exact
+            expectation of each metric over all orderings of the tied items (a list, for the
+            beyond-accuracy metrics, holds the tied items by item id descending); ``"ranx"``:
+            the order a ranx ``Run`` gives under ``evaluate(..., make_comparable=True)``
+            (numba's unstable quicksort of the input order, twice:
+            :func:`receval.profiles.ranx_order`).
         precision_denominator: ``"k"`` (IR convention) or ``"returned"`` (``min(k, list
             length)``; with a score threshold this is the number recommended). ``None``
             (default) picks ``"returned"`` when ``score_threshold`` is set, else ``"k"``.

@@ -474,11 +474,14 @@ class Row:
 
 
 def rank(rows: Sequence[Row], ties: str) -> list[Row]:
-    """Highest score first; ties by the named policy (``average`` keeps input order here)."""
+    """Highest score first; ties by the named policy: ``pessimistic``/``optimistic`` by
+    relevance and gain, then, under every policy but ``stable`` (which keeps the input
+    order), by item id descending as ``item`` orders (``average``: which tied items a cut
+    list holds; its metrics average over the orders)."""
     rows = list(rows)
-    if ties == "item":  # trec_eval: item id descending
+    if ties != "stable":  # trec_eval's item order: item id descending
         rows.sort(key=lambda r: r.item, reverse=True)
-    elif ties == "pessimistic":  # relevant (and higher-gain) items last
+    if ties == "pessimistic":  # relevant (and higher-gain) items last
         rows.sort(key=lambda r: (r.rel, r.gain))
     elif ties == "optimistic":  # relevant (and higher-gain) items first
         rows.sort(key=lambda r: (r.rel, r.gain), reverse=True)

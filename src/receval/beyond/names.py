@@ -17,7 +17,7 @@ from typing import Literal
 
 from receval.exceptions import ReceValError
 from receval.measures.spec import parse_metrics
-from receval.options import ITEM_ORDER_TIES, Ties
+from receval.options import ORDER_FREE_TIES, Ties
 
 
 @dataclass(frozen=True)
@@ -39,9 +39,9 @@ class BeyondEntry:
             in, whatever the inputs and options.
         grows_with_k: whether the value never decreases as ``k`` grows (the lists fixed).
         order_free_ties: the tie policies under which it does not depend on the order of the
-            input rows: those that fix which items a list holds (under ``optimistic``,
-            ``pessimistic`` and ``average``, equally relevant tied items keep the input
-            order). The three are checked by tests/test_registry_properties.py.
+            input rows: those that fix which items a list holds (every policy of
+            :data:`~receval.options.ORDER_FREE_TIES`: the tied items that make the top k
+            follow the item ids). The three are checked by tests/test_registry_properties.py.
     """
 
     name: str
@@ -51,7 +51,7 @@ class BeyondEntry:
     better: Literal["higher", "lower"] = "higher"
     bounds: tuple[float, float] | None = None
     grows_with_k: bool = False
-    order_free_ties: tuple[Ties, ...] = ITEM_ORDER_TIES
+    order_free_ties: tuple[Ties, ...] = ORDER_FREE_TIES
 
 
 _UNIT = (0.0, 1.0)

@@ -31,7 +31,6 @@ import numpy as np
 from receval.engines.fill_picture import (
     TIE_CODES,
     TIES_AVERAGE,
-    TIES_ITEM,
     TIES_OPTIMISTIC,
     TIES_PESSIMISTIC,
     TIES_STABLE,
@@ -563,14 +562,14 @@ def _before(a: int, b: int, scores: np.ndarray, items: np.ndarray, rel: np.ndarr
             gain: np.ndarray, ties: int) -> bool:
     """Whether prediction ``a`` ranks before ``b``: the oracle's ranking order as a test.
 
-    Score descending, then by ``ties``: item id descending (``item``), relevance then gain
-    ascending (``pessimistic``) or descending (``optimistic``), then position (``a < b``).
-    Negations are kept where the oracle's ``rank`` negates.
+    Score descending, then by ``ties``: relevance then gain ascending (``pessimistic``) or
+    descending (``optimistic``), then (every policy but ``stable``) item key descending, as
+    ``item`` orders, so that no policy but ``stable`` reads the input order; the position
+    (``a < b``) last, for repeated items (``duplicates="keep"``). Negations are kept where
+    the oracle's ``rank`` negates.
     """
     if scores[a] != scores[b]:
         return -scores[a] < -scores[b]
-    if ties == TIES_ITEM and items[a] != items[b]:
-        return -items[a] < -items[b]
     if ties == TIES_PESSIMISTIC:
         if rel[a] != rel[b]:
             return rel[a] < rel[b]
@@ -581,6 +580,8 @@ def _before(a: int, b: int, scores: np.ndarray, items: np.ndarray, rel: np.ndarr
             return -rel[a] < -rel[b]
         if gain[a] != gain[b]:
             return -gain[a] < -gain[b]
+    if ties != TIES_STABLE and items[a] != items[b]:
+        return -items[a] < -items[b]
     return a < b
 
 
@@ -991,13 +992,21 @@ def _evaluate_users(lo, hi, lists, o, tables, s, out, audit):
                 kc = cut_ks[c]
                 if kc < n_list and s_scores[kc - 1] == s_scores[kc]:
                     tie_at_cut[row, c] = True
+            top = order
+            if average_ties and (w_top or w_judged):
+                # the sums above read each tie group in entry order (bit for bit as before);
+                # the list itself holds its tied items by item key, as under every
+                # order-free policy, so that it never reads the input order
+                _copy(order, keys64, n_keep)
+                _sort_ranks(keys64, n_keep, tmp, scores, items, rel, gain, ties)
+                top = keys64
             if w_top:
                 for r in range(k_top):
-                    p_top[row, r] = items[order[r]] if r < n_list else -1
+                    p_top[row, r] = items[top[r]] if r < n_list else -1
             if w_judged:
                 nj = 0
                 for r in range(n_list):
-                    o = order[r]
+                    o = top[r]
                     if not np.isnan(rating[o]):
                         j_ranks[row, nj] = r + 1
                         j_rel[row, nj] = rel[o]

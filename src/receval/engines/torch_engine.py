@@ -152,7 +152,10 @@ def picture_of_rows(
     top = None
     if top_items or top_k is not None:
         inside = torch.arange(k_top, device=device).unsqueeze(0) < n_list.unsqueeze(1)
-        top = torch.where(inside, order, torch.full_like(order, -1))
+        listed = order
+        if ties == "average":  # which tied items the list holds: by item key, not column
+            listed = _top_order(s, rows, k_top, "item", exact=True)[0]
+        top = torch.where(inside, listed, torch.full_like(listed, -1))
         if top_k is not None:  # exactly top_k columns: cut, or padded past a short row
             top = torch.nn.functional.pad(top[:, :top_k], (0, max(0, top_k - k_top)),
                                           value=-1)
@@ -175,18 +178,22 @@ def picture_of_rows(
 
 def _tie_keys(rows: Rows, ties: str, width: int) -> list[torch.Tensor]:
     """The keys after the score, most significant first, each sorted ascending (then the
-    column), as the oracle's ``rank`` (tests/reference/oracle.py)."""
-    if ties in ("item", "item_ascending"):
-        key = rows.item_key
-        if key is None:
-            key = torch.arange(width, device=rows.scores.device)
-        key = key.to(rows.scores.device).expand(rows.scores.shape)
-        return [-key if ties == "item" else key]
+    column), as the oracle's ``rank`` (tests/reference/oracle.py): under every policy but
+    ``stable`` the last key is the item key (descending, ``item_ascending``: ascending), so
+    that no other policy reads the column (input) order."""
+    if ties in ("stable", "average"):
+        return []  # the column order (average: the sums' order; its lists: _listed)
+    key = rows.item_key
+    if key is None:
+        key = torch.arange(width, device=rows.scores.device)
+    key = key.to(rows.scores.device).expand(rows.scores.shape)
+    if ties == "item_ascending":
+        return [key]
     if ties == "pessimistic":
-        return [rows.rel, rows.gain]
+        return [rows.rel, rows.gain, -key]
     if ties == "optimistic":
-        return [-rows.rel, -rows.gain]
-    return []  # stable, average: the column order
+        return [-rows.rel, -rows.gain, -key]
+    return [-key]  # item
 
 
 def _lex_order(score: torch.Tensor, keys: list[torch.Tensor], col: torch.Tensor) -> torch.Tensor:
@@ -532,7 +539,9 @@ def cut_rows(rows: Rows, max_list: int, ties: str) -> Rows:
     the picture ranks them."""
     if rows.scores.shape[1] <= max_list:
         return rows
-    top = picture_of_rows(rows, [max_list], ties, top_k=max_list).picture.top_items
+    # average: the sums read the cut in column order, as the CPU engine cuts its list
+    top = picture_of_rows(rows, [max_list], "stable" if ties == "average" else ties,
+                          top_k=max_list).picture.top_items
     marks = torch.zeros(rows.valid.shape, dtype=torch.int8, device=rows.valid.device)
     marks.scatter_reduce_(1, top.clamp(min=0), (top >= 0).to(torch.int8), reduce="amax")
     keep = (marks > 0) & rows.valid

@@ -17,7 +17,6 @@ from receval.measures._arrays import cumulative, full, undefined_where
 from receval.measures._judged import JUDGED_READS, relevant_ranks
 from receval.measures.entry import Entry, Parts
 from receval.measures.family import Family
-from receval.options import ITEM_ORDER_TIES
 
 if TYPE_CHECKING:
     from receval.measures.spec import MetricSpec
@@ -76,7 +75,6 @@ ENTRY = Entry(
     reduction="mean",
     undefined="no relevant item",
     compute=err,
-    order_free_ties=ITEM_ORDER_TIES,  # ties order gains, not ERR's grades
     ties_average=False,
     bounds=(0.0, 1.0),
     grows_with_k=True,

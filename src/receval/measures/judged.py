@@ -10,7 +10,6 @@ from receval.measures._arrays import as_float, undefined_where
 from receval.measures._judged import JUDGED_READS
 from receval.measures.entry import Entry, Parts
 from receval.measures.family import Family
-from receval.options import ITEM_ORDER_TIES
 
 if TYPE_CHECKING:
     from receval.measures.spec import MetricSpec
@@ -48,7 +47,6 @@ ENTRY = Entry(
     reduction="mean",
     undefined="nothing recommended",
     compute=judged,
-    order_free_ties=ITEM_ORDER_TIES,  # judged and unjudged non-relevant ties
     ties_average=False,
     bounds=(0.0, 1.0),
 )

@@ -16,7 +16,6 @@ from receval.measures._arrays import as_float, full
 from receval.measures._judged import JUDGED_READS, relevant_ranks
 from receval.measures.entry import Entry, Parts
 from receval.measures.family import Family
-from receval.options import ITEM_ORDER_TIES
 
 if TYPE_CHECKING:
     from receval.measures.spec import MetricSpec
@@ -94,7 +93,6 @@ RESID_ENTRY = Entry(
     reduction="mean",
     undefined="",
     compute=rbp_residual,
-    order_free_ties=ITEM_ORDER_TIES,  # judged and unjudged non-relevant ties
     parameter=PARAMETER,
     ties_average=False,
     bounds=(0.0, 1.0),
