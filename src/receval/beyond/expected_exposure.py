@@ -49,6 +49,30 @@ def expected_exposure(top: np.ndarray, truth: tuple[np.ndarray, np.ndarray], n_i
 
 
 @numba.njit(cache=True, nogil=True)
+def ee_target(m: int, p: float, u: float, gerr: bool) -> float:
+    """Each of ``m`` relevant items' exposure under the ideal ranker (all relevant first, in
+    every order alike): the mean of the first ``m`` positions' exposures."""
+    pp = p * (1.0 - u) if gerr else p
+    return (1.0 - pp ** m) / (m * (1.0 - pp))
+
+
+@numba.njit(cache=True, nogil=True)
+def ee_finish_row(out: np.ndarray, r: int, disparity: float, relevance: float, loss: float,
+                  hits: int, m: int, target: float, p: float, u: float, gerr: bool) -> None:
+    """Row ``r`` of :data:`COLUMNS` from the sums over the exposed items (``hits`` of them
+    relevant): the relevant items never exposed add ``target^2`` each to the loss; then the
+    three raw values and their normalised forms."""
+    loss += (m - hits) * target * target
+    ideal = m * target * target
+    out[r, 0] = disparity
+    out[r, 1] = relevance
+    out[r, 2] = loss
+    out[r, 3] = disparity * (1.0 - p * p)
+    out[r, 4] = relevance / ideal
+    out[r, 5] = loss / (ideal + 1.0 / (1.0 - (p * u if gerr else p)))
+
+
+@numba.njit(cache=True, nogil=True)
 def _ee_sampled_block(block: int, lo: int, hi: int, tops: np.ndarray, t_ptr: np.ndarray,
                       t_items: np.ndarray, n_items: int, gerr: bool, p: float, u: float,
                       out: np.ndarray) -> None:
@@ -80,8 +104,7 @@ def _ee_sampled_block(block: int, lo: int, hi: int, tops: np.ndarray, t_ptr: np.
             out[r, :] = np.nan
             continue
         order = np.argsort(codes[:n], kind="mergesort")
-        pp = p * (1.0 - u) if gerr else p
-        target = (1.0 - pp ** m) / (m * (1.0 - pp))
+        target = ee_target(m, p, u, gerr)
         disparity = 0.0
         relevance = 0.0
         loss = 0.0
@@ -100,14 +123,7 @@ def _ee_sampled_block(block: int, lo: int, hi: int, tops: np.ndarray, t_ptr: np.
                 hits += 1
             else:
                 loss += e * e
-        loss += (m - hits) * target * target
-        ideal = m * target * target
-        out[r, 0] = disparity
-        out[r, 1] = relevance
-        out[r, 2] = loss
-        out[r, 3] = disparity * (1.0 - p * p)
-        out[r, 4] = relevance / ideal
-        out[r, 5] = loss / (ideal + 1.0 / (1.0 - (p * u if gerr else p)))
+        ee_finish_row(out, r, disparity, relevance, loss, hits, m, target, p, u, gerr)
 
 
 def expected_exposure_sampled(tops: np.ndarray, truth: tuple[np.ndarray, np.ndarray],

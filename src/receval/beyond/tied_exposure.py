@@ -30,7 +30,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from receval.beyond.expected_exposure import COLUMNS
+from receval.beyond.expected_exposure import COLUMNS, ee_finish_row, ee_target
 from receval.exceptions import ReceValError
 from receval.parallel import block_bounds, run_blocks
 
@@ -142,8 +142,7 @@ def _ee_tied_block(block: int, lo: int, hi: int, p_ptr: np.ndarray, p_items: np.
         a0, a1 = p_ptr[r], p_ptr[r + 1]
         order = np.argsort(-p_scores[a0:a1], kind="mergesort") + a0
         n_rows = a1 - a0
-        pp = p * (1.0 - u) if gerr else p
-        target = (1.0 - pp ** m) / (m * (1.0 - pp)) if m > 0 else 0.0
+        target = ee_target(m, p, u, gerr) if m > 0 else 0.0
         disparity = 0.0
         relevance = 0.0
         loss = 0.0
@@ -189,14 +188,7 @@ def _ee_tied_block(block: int, lo: int, hi: int, p_ptr: np.ndarray, p_items: np.
         if m == 0 or exposed == 0:
             out[r, :] = np.nan
             continue
-        loss += (m - hits) * target * target
-        ideal = m * target * target
-        out[r, 0] = disparity
-        out[r, 1] = relevance
-        out[r, 2] = loss
-        out[r, 3] = disparity * (1.0 - p * p)
-        out[r, 4] = relevance / ideal
-        out[r, 5] = loss / (ideal + 1.0 / (1.0 - (p * u if gerr else p)))
+        ee_finish_row(out, r, disparity, relevance, loss, hits, m, target, p, u, gerr)
 
 
 def expected_exposure_tied(scored: tuple[np.ndarray, np.ndarray, np.ndarray],
