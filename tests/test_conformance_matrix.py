@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from torch_device import TORCH_DEVICE
 
 import receval
 import receval.dispatch
@@ -30,6 +31,8 @@ from receval.measures.entry import Entry
 from receval.measures.registry import ENTRIES
 from receval.measures.spec import RATING
 from receval.options import Options
+
+pytestmark = pytest.mark.torch_device
 
 try:
     from tests.reference import beyond as beyond_ref
@@ -152,8 +155,8 @@ def run_door(door: str, seed: int, metrics: list[str], options: dict[str, Any],
     if door == "scores":
         return receval.evaluate_scores(c["truth"], c["scores"], metrics, exclude=c["exclude"],
                                        user_ids=c["user_ids"], item_ids=c["item_ids"],
-                                       device="cpu", silence=SILENCE, **options, **extra)
-    engine = {} if door == "numba" else {"engine": door, "device": "cpu"}
+                                       device=TORCH_DEVICE, silence=SILENCE, **options, **extra)
+    engine = {} if door == "numba" else {"engine": door, "device": TORCH_DEVICE}
     return receval.evaluate(c["truth"], c["long"], metrics, silence=SILENCE, **engine,
                             **options, **extra)
 

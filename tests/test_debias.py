@@ -13,12 +13,15 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from torch_device import TORCH_DEVICE
 
 import receval
 from receval.cli import main
 from receval.debias import estimate_gamma
 from receval.exceptions import ReceValError
 from tests.reference import debias_oracle as oracle
+
+pytestmark = pytest.mark.torch_device
 
 METRICS = ["P@5", "R@5", "nDCG@5", "AP@5", "RBP@0.8", "hit@5", "R@3", "nDCG@20"]
 ORACLE = [("P", 5, 0.0), ("R", 5, 0.0), ("nDCG", 5, 0.0), ("AP", 5, 0.0), ("RBP", None, 0.8),
@@ -382,7 +385,7 @@ def test_evaluate_scores_gives_evaluates_numbers_on_the_long_table(
     kwargs = {"debias": debias, "propensity": propensity, "propensity_clip": 12.0,
               "train": train, "silence": ["id-mismatch", "train-items", "train-overlap"]}
     want = receval.evaluate(truth, long, METRICS, **kwargs)
-    got = receval.evaluate_scores(truth, scores, METRICS, device="cpu", **kwargs)
+    got = receval.evaluate_scores(truth, scores, METRICS, device=TORCH_DEVICE, **kwargs)
     plain = receval.evaluate(truth, long, METRICS, silence=["id-mismatch"])
     assert got.summary != plain.summary  # weighed
     for name in METRICS:
@@ -409,16 +412,16 @@ def test_evaluate_scores_refuses_in_one_line_as_evaluate_does() -> None:
         metrics = kwargs.pop("metrics", ["P@1"])
         with pytest.raises(ReceValError, match=message.replace("(", r"\(")) as info:
             receval.evaluate_scores({"user": [0], "item": [1], "p": [0.5]},
-                                    np.array([[0.1, 0.9]]), metrics, device="cpu", **kwargs)
+                                    np.array([[0.1, 0.9]]), metrics, device=TORCH_DEVICE, **kwargs)
         assert "\n" not in str(info.value)
 
 
 def test_evaluate_scores_uniform_is_todays_numbers_bit_for_bit() -> None:
     pytest.importorskip("torch")
     truth, scores, _, _ = _matrix(12)
-    plain = receval.evaluate_scores(truth, scores, METRICS, device="cpu",
+    plain = receval.evaluate_scores(truth, scores, METRICS, device=TORCH_DEVICE,
                                     silence=["id-mismatch"])
-    got = receval.evaluate_scores(truth, scores, METRICS, device="cpu", debias="snips",
+    got = receval.evaluate_scores(truth, scores, METRICS, device=TORCH_DEVICE, debias="snips",
                                   propensity="uniform", silence=["id-mismatch"])
     assert got.summary == plain.summary
     assert got.options["debias"] == "snips" and got.options["propensity"] == "uniform"
@@ -437,6 +440,6 @@ def test_evaluate_scores_matches_evaluate_under_the_options(options: dict) -> No
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         want = receval.evaluate(truth, long, METRICS, **kwargs)
-        got = receval.evaluate_scores(truth, scores, METRICS, device="cpu", **kwargs)
+        got = receval.evaluate_scores(truth, scores, METRICS, device=TORCH_DEVICE, **kwargs)
     for name in METRICS:
         assert got.summary[name] == pytest.approx(want.summary[name], rel=1e-12, abs=1e-15)

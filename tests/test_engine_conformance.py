@@ -18,11 +18,14 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from torch_device import TORCH_DEVICE
 
 import receval
 import receval.dispatch
 import receval.scores
 from receval.exceptions import ReceValError
+
+pytestmark = pytest.mark.torch_device
 
 try:
     import torch
@@ -78,7 +81,7 @@ def _both(engine: str, seed: int, metrics: list[str], **options):
     ref = receval.evaluate(truth, long, metrics, silence=["ties", "undefined", "no-threshold"],
                            **options)
     got = receval.evaluate_scores(truth, scores, metrics, exclude=exclude, user_ids=user_ids,
-                                  item_ids=item_ids, engine=engine, device="cpu",
+                                  item_ids=item_ids, engine=engine, device=TORCH_DEVICE,
                                   silence=["ties", "undefined", "no-threshold"], **options)
     return ref, got
 
@@ -155,18 +158,18 @@ def test_truth_duplicates(keep: str) -> None:
     kw = {"relevance_threshold": 3, "duplicates": keep, "silence": ["ties", "undefined"]}
     ref = receval.evaluate(truth, long, METRICS, **kw)
     got = receval.evaluate_scores(truth, scores, METRICS, exclude=exclude, user_ids=user_ids,
-                                  item_ids=item_ids, device="cpu", **kw)
+                                  item_ids=item_ids, device=TORCH_DEVICE, **kw)
     _compare(ref, got)
     with pytest.raises(ReceValError, match="duplicate"):
         receval.evaluate_scores(truth, scores, ["P@1"], exclude=exclude, user_ids=user_ids,
-                                item_ids=item_ids, device="cpu")
+                                item_ids=item_ids, device=TORCH_DEVICE)
 
 
 @needs_torch
 def test_sources_agree() -> None:
     """A numpy matrix, a torch tensor, a callable and a scipy.sparse exclude: one answer."""
     truth, scores, _, exclude, excluded, user_ids, item_ids = _case(5)
-    kw = {"user_ids": user_ids, "item_ids": item_ids, "device": "cpu",
+    kw = {"user_ids": user_ids, "item_ids": item_ids, "device": TORCH_DEVICE,
           "silence": ["ties", "no-threshold"]}
     base = receval.evaluate_scores(truth, scores, METRICS, exclude=exclude, **kw)
     tensor = torch.from_numpy(scores)
@@ -189,7 +192,7 @@ def test_boundary_ties_on_wide_rows() -> None:
                                silence=["ties", "undefined", "no-threshold"])
         got = receval.evaluate_scores(truth, scores, METRICS, exclude=exclude,
                                       user_ids=user_ids, item_ids=item_ids, ties=ties,
-                                      device="cpu",
+                                      device=TORCH_DEVICE,
                                       silence=["ties", "undefined", "no-threshold"])
         _compare(ref, got)
         assert got.counts["ties_at_cutoff"] == ref.counts["ties_at_cutoff"]
@@ -206,7 +209,7 @@ def test_boundary_ties_on_wide_rows() -> None:
 def test_refused_with_a_clear_error(options: dict, metrics: list[str], message: str) -> None:
     truth, scores, *_ = _case(7)
     with pytest.raises(ReceValError, match=message):
-        receval.evaluate_scores(truth, scores, metrics, device="cpu", **options)
+        receval.evaluate_scores(truth, scores, metrics, device=TORCH_DEVICE, **options)
 
 
 @needs_torch
@@ -216,16 +219,16 @@ def test_bad_scores() -> None:
     scores = scores.copy()
     scores[3, 4] = np.nan
     with pytest.raises(ReceValError, match=r"row 3, column 4"):
-        receval.evaluate_scores(truth, scores, ["P@1"], device="cpu", user_ids=user_ids)
+        receval.evaluate_scores(truth, scores, ["P@1"], device=TORCH_DEVICE, user_ids=user_ids)
     excluded = {"user": [user_ids[3]], "item": [4]}  # a masked score is never read
-    assert receval.evaluate_scores(truth, scores, ["P@1"], device="cpu", user_ids=user_ids,
+    assert receval.evaluate_scores(truth, scores, ["P@1"], device=TORCH_DEVICE, user_ids=user_ids,
                                    exclude=excluded, silence=["ties", "no-threshold"])
     with pytest.raises(ReceValError, match="no truth user is a row of scores"):
-        receval.evaluate_scores(truth, scores, ["P@1"], device="cpu")
+        receval.evaluate_scores(truth, scores, ["P@1"], device=TORCH_DEVICE)
     with pytest.raises(ReceValError, match="user_ids= and item_ids="):
-        receval.evaluate_scores(truth, lambda rows: rows, ["P@1"], device="cpu")
+        receval.evaluate_scores(truth, lambda rows: rows, ["P@1"], device=TORCH_DEVICE)
     with pytest.raises(ReceValError, match="user_ids has 2 ids for 30 rows"):
-        receval.evaluate_scores(truth, scores, ["P@1"], device="cpu", user_ids=[1, 2])
+        receval.evaluate_scores(truth, scores, ["P@1"], device=TORCH_DEVICE, user_ids=[1, 2])
 
 
 #: every engine of receval.evaluate (long tables), from its table: a new one is tested here

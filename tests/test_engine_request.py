@@ -10,11 +10,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from torch_device import TORCH_DEVICE
 
 from receval.engines.judge import relevant_rows, row_gains
 from receval.engines.numba_engine import run_kernel
 from receval.engines.request import EngineRequest, Lists
 from receval.options import Options
+
+pytestmark = pytest.mark.torch_device
 
 FIELDS = frozenset({"hits", "ap_sum", "dcg", "idcg", "first", "rr_sum", "hits_at_r", "n_list",
                     "top_items", "judged_ranks", "judged_rel", "judged_rating"})
@@ -78,7 +81,7 @@ def test_numba_and_torch_read_the_same_request(opts):
     request = EngineRequest.plan(_lists(1), Options(**opts), np.array([0, 1, 3, 5]), FIELDS,
                                  top_k=5)
     numba_pic, numba_audit = run_kernel(request)
-    torch_pic, torch_audit = torch_engine.run_kernel(request, device="cpu")
+    torch_pic, torch_audit = torch_engine.run_kernel(request, device=TORCH_DEVICE)
     for name in ("n_relevant", "n_list", "hits", "ap_sum", "dcg", "idcg", "first", "rr_sum",
                  "hits_at_r", "top_items", "judged_ranks", "judged_rel", "judged_rating",
                  "max_rel_rating", "n_judged"):

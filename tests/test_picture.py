@@ -10,12 +10,15 @@ import math
 
 import numpy as np
 import pytest
+from torch_device import TORCH_DEVICE
 
 from receval.engines.numba_engine import run_kernel
 from receval.engines.request import EngineRequest, Lists
 from receval.measures.registry import cutoffs_needed, needs, top_k_needed
 from receval.measures.spec import parse_metrics
 from receval.options import Options
+
+pytestmark = pytest.mark.torch_device
 
 
 def _picture(truth: list[list[int]], preds: list[list[tuple[int, float]]], metrics: list[str],
@@ -150,7 +153,7 @@ def test_top_items_in_rank_order(ties: str, engine: str):
     request = EngineRequest.plan(Lists(users, *csrs), options, cutoffs, fields, top_k=5)
     if engine == "torch":
         torch_engine = pytest.importorskip("receval.engines.torch_engine")
-        pic, _ = torch_engine.run_kernel(request, device="cpu")
+        pic, _ = torch_engine.run_kernel(request, device=TORCH_DEVICE)
     else:
         pic, _ = run_kernel(request)
     assert pic.top_items.dtype == np.int64

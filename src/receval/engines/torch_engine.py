@@ -11,8 +11,9 @@ size and relevant count come from the ranks inside the top ``K`` and, for the gr
 straddles rank ``K``, from masked sums over the full row.
 
 Every quantity follows :func:`receval.engines.fill_picture.build_picture` operation by operation,
-so on the CPU the numbers are the numba engine's, bit for bit (a CUDA ``cumsum`` adds in
-another order: the last bit of a sum of non-integers may differ there).
+so the numbers are the numba engine's, bit for bit, on every device: sums over ranks are added
+in rank order (:func:`~receval.measures._arrays.ordered_scan`), never by a device's tree scan
+or atomics, whose order changes the last bit.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import torch
 from receval.engines.judge import relevant_rows, row_gains
 from receval.engines.request import EngineRequest
 from receval.exceptions import ReceValError
+from receval.measures._arrays import adds_in_order, ordered_scan
 from receval.measures.discounts import DISCOUNT_CODES, ideal_dcg, log2_ranks
 from receval.options import Ties
 from receval.picture import NO_CUTOFF, Picture
@@ -244,9 +246,12 @@ def _top_order(
 # --- prefix sums ---------------------------------------------------------------------------------
 
 
-def _prefix(x: torch.Tensor) -> torch.Tensor:
-    """Cumulative sums along ranks with a leading 0 (index ``j``: the first ``j`` ranks)."""
-    return torch.nn.functional.pad(torch.cumsum(x, dim=1), (1, 0))
+def _prefix(x: torch.Tensor, *, exact: bool = False) -> torch.Tensor:
+    """Cumulative sums along ranks with a leading 0 (index ``j``: the first ``j`` ranks),
+    added in rank order on every device (:func:`~receval.measures._arrays.ordered_scan`);
+    ``exact``: whole numbers, or one nonzero per row, which any order sums to the same bits."""
+    total = torch.cumsum(x, dim=1) if exact else ordered_scan(x)
+    return torch.nn.functional.pad(total, (1, 0))
 
 
 def _plain_sums(r: torch.Tensor, g: torch.Tensor, log2_rank: torch.Tensor,
@@ -258,8 +263,8 @@ def _plain_sums(r: torch.Tensor, g: torch.Tensor, log2_rank: torch.Tensor,
         torch.nn.functional.pad(h, (1, 0)),
         _prefix(r * h / rank),
         _prefix(g / log2_rank),
-        _prefix(first_hit),
-        _prefix(first_hit * (1.0 / rank)),
+        _prefix(first_hit, exact=True),
+        _prefix(first_hit * (1.0 / rank), exact=True),
     )
 
 
@@ -281,8 +286,8 @@ def _average_sums(s: torch.Tensor, rows: Rows, ss: torch.Tensor, r: torch.Tensor
     # group size, relevant count and gain sum from the ranks inside the top K ...
     size = torch.zeros_like(pos).scatter_add_(1, gid, torch.ones_like(pos))
     n_rel = torch.zeros_like(pos).scatter_add_(1, gid, r.to(torch.int64))
-    g_sum = torch.zeros((n_users, k_top), dtype=F64, device=device).scatter_add_(1, gid, g)
-    n, rr, gs = size.gather(1, gid), n_rel.gather(1, gid), g_sum.gather(1, gid)
+    n, rr = size.gather(1, gid), n_rel.gather(1, gid)
+    gs = _group_sums(g, new, start, n)
     # ... and for the group that straddles rank K, over the full row
     if k_top < s.shape[1]:
         last = ss[:, -1:]
@@ -290,7 +295,7 @@ def _average_sums(s: torch.Tensor, rows: Rows, ss: torch.Tensor, r: torch.Tensor
         members = s == last
         n = torch.where(in_last, n_eq.unsqueeze(1), n)
         rr = torch.where(in_last, (rows.rel * members).sum(1, keepdim=True).to(torch.int64), rr)
-        gs = torch.where(in_last, torch.cumsum(rows.gain * members, dim=1)[:, -1:], gs)
+        gs = torch.where(in_last, _members_sum(rows.gain, members), gs)
     crel = torch.nn.functional.pad(torch.cumsum(r, dim=1), (1, 0))  # integers: exact
     before = crel.gather(1, start)
     t = (pos - start).to(F64)
@@ -301,7 +306,7 @@ def _average_sums(s: torch.Tensor, rows: Rows, ss: torch.Tensor, r: torch.Tensor
     mean_gain = gs / nf
     in_first = (before == 0) & (rr > 0)
     factor = torch.where(in_first, (nf - rf - t) / (nf - t), 1.0)
-    survive = torch.nn.functional.pad(torch.cumprod(factor, dim=1)[:, :-1], (1, 0), value=1.0)
+    survive = torch.nn.functional.pad(ordered_scan(factor, "prod")[:, :-1], (1, 0), value=1.0)
     p_first = torch.where(in_first, survive * rf / (nf - t), 0.0)
     sums = (
         _prefix(p_rel),
@@ -311,6 +316,37 @@ def _average_sums(s: torch.Tensor, rows: Rows, ss: torch.Tensor, r: torch.Tensor
         _prefix(p_first / rank),
     )
     return sums, (start, n, rr, before.to(torch.int64))
+
+
+def _group_sums(g: torch.Tensor, new: torch.Tensor, start: torch.Tensor,
+                size: torch.Tensor) -> torch.Tensor:
+    """At each rank, the sum of ``g`` over its tie group (ranks ``start .. start + size - 1``),
+    added in rank order: what ``scatter_add_`` gives on the CPU (index order); on a device
+    its atomics add in any order, so there a segmented scan runs column by column."""
+    if adds_in_order(g):
+        gid = torch.cumsum(new.to(torch.int64), dim=1) - 1
+        return torch.zeros_like(g).scatter_add_(1, gid, g).gather(1, gid)
+    cols, flags = g.t().contiguous(), new.t().contiguous()
+    run = torch.empty_like(cols)
+    run[0] = cols[0]
+    for j in range(1, cols.shape[0]):
+        torch.where(flags[j], cols[j], run[j - 1] + cols[j], out=run[j])
+    return run.t().gather(1, start + size - 1)
+
+
+def _members_sum(values: torch.Tensor, members: torch.Tensor) -> torch.Tensor:
+    """``(B, 1)``: each row's sum of ``values`` over ``members``, added in column order (the
+    CPU engine's); on a device the members are packed to the left first, so that the ordered
+    scan runs over the widest group, not the whole row."""
+    if adds_in_order(values):
+        return torch.cumsum(values * members, dim=1)[:, -1:]
+    count = members.sum(1)
+    width = max(1, int(count.max()))
+    row, col = members.nonzero(as_tuple=True)  # row-major: column order within a row
+    slot = torch.arange(len(row), device=row.device) - (torch.cumsum(count, 0) - count)[row]
+    packed = torch.zeros((values.shape[0], width), dtype=values.dtype, device=values.device)
+    packed[row, slot] = values[row, col]
+    return ordered_scan(packed)[:, -1:]
 
 
 def _ap_over_hits(ap_sum: torch.Tensor, groups: tuple[torch.Tensor, ...], cutoffs: list[int],

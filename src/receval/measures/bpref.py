@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from receval.measures._arrays import as_float, cumulative, undefined_where
+from receval.measures._arrays import as_float, cumulative, row_sum, undefined_where
 from receval.measures._judged import JUDGED_READS, relevant_ranks
 from receval.measures.entry import Entry, Parts
 from receval.measures.family import Family
@@ -47,7 +47,7 @@ def bpref(pic: Picture, c: int, spec: MetricSpec, options: Options, xp: Any) -> 
     denom = xp.reshape(xp.minimum(n, r), (-1, 1))
     capped = xp.minimum(nonrel_above, xp.reshape(r, (-1, 1)))
     term = xp.where(nonrel_above > 0, 1.0 - capped / xp.where(denom > 0, denom, 1.0), 1.0)
-    num = xp.sum(xp.where(hit, term, 0.0), axis=1)
+    num = row_sum(xp.where(hit, term, 0.0), xp)
     return Parts(undefined_where(pic.n_relevant == 0, num / r, xp), num, r)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from receval.measures._arrays import cumulative, full, undefined_where
+from receval.measures._arrays import cumulative, full, power, row_sum, undefined_where
 from receval.measures._judged import JUDGED_READS, relevant_ranks
 from receval.measures.entry import Entry, Parts
 from receval.measures.family import Family
@@ -55,12 +55,12 @@ def err(pic: Picture, c: int, spec: MetricSpec, options: Options, xp: Any) -> Pa
         # (2^g - 1) 2^-g_max with g <= g_max: no overflow, and 2^-g_max one float for every
         # engine (a fractional g_max - g would leave the power to each library's rounding)
         scale = 2.0 ** -float(options.err_max_grade)
-        stop = xp.where(hit, (xp.pow(two, g) - 1.0) * scale, 0.0)
+        stop = xp.where(hit, (power(two, g, xp) - 1.0) * scale, 0.0)
     else:  # 2^(g - g_max) - 2^-g_max: no overflow for large ratings
-        stop = xp.where(hit, xp.pow(two, g - top) - xp.pow(two, -top), 0.0)
+        stop = xp.where(hit, power(two, g - top, xp) - power(two, -top, xp), 0.0)
     survive = cumulative(1.0 - stop, "prod") / (1.0 - stop)  # prod over the ranks before
     survive = xp.where(stop < 1.0, survive, 1.0)  # (R = 1 cannot happen: 2^-g_max > 0)
-    value = xp.sum(xp.where(hit, stop * survive / xp.where(hit, ranks, 1.0), 0.0), axis=1)
+    value = row_sum(xp.where(hit, stop * survive / xp.where(hit, ranks, 1.0), 0.0), xp)
     return Parts(undefined_where(pic.n_relevant == 0, value, xp), value,
                  full(value, 1.0, xp))
 

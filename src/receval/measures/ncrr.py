@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from array_api_compat import device
 
-from receval.measures._arrays import as_float, full, undefined_where, zero_where
+from receval.measures._arrays import as_float, full, row_sum, undefined_where, zero_where
 from receval.measures._judged import JUDGED_READS, relevant_ranks
 from receval.measures.entry import Entry, Parts
 from receval.measures.family import Family
@@ -58,7 +58,7 @@ def ncrr(pic: Picture, c: int, spec: MetricSpec, options: Options, xp: Any) -> P
     ranks, hit = relevant_ranks(pic, xp)
     if spec.k is not None:
         hit = hit & (ranks <= spec.k)
-    crr = xp.sum(xp.where(hit, 1.0 / xp.where(hit, ranks, 1.0), 0.0), axis=1)
+    crr = row_sum(xp.where(hit, 1.0 / xp.where(hit, ranks, 1.0), 0.0), xp)
     m = pic.n_relevant if spec.k is None else xp.minimum(pic.n_relevant,
                                                           full(pic.n_relevant, spec.k, xp))
     ideal = harmonic(m, xp)

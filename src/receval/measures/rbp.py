@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from receval.measures._arrays import as_float, full
+from receval.measures._arrays import as_float, full, power, row_sum
 from receval.measures._judged import JUDGED_READS, relevant_ranks
 from receval.measures.entry import Entry, Parts
 from receval.measures.family import Family
@@ -28,7 +28,7 @@ PARAMETER = ("p", 0.9, 0.0, 1.0, True, True)
 
 def _weights(pic: Picture, p: float, xp: Any) -> Any:
     ranks = as_float(pic.judged_ranks, xp)
-    return xp.where(pic.judged_ranks > 0, xp.pow(full(ranks, p, xp), ranks - 1.0), 0.0)
+    return xp.where(pic.judged_ranks > 0, power(full(ranks, p, xp), ranks - 1.0, xp), 0.0)
 
 
 def rbp(pic: Picture, c: int, spec: MetricSpec, options: Options, xp: Any) -> Parts:
@@ -46,7 +46,7 @@ def rbp(pic: Picture, c: int, spec: MetricSpec, options: Options, xp: Any) -> Pa
     """
     p = spec.param if spec.param is not None else PARAMETER[1]
     _, hit = relevant_ranks(pic, xp)
-    value = (1.0 - p) * xp.sum(xp.where(hit, _weights(pic, p, xp), 0.0), axis=1)
+    value = (1.0 - p) * row_sum(xp.where(hit, _weights(pic, p, xp), 0.0), xp)
     return Parts(value, value, full(value, 1.0, xp))
 
 
@@ -64,7 +64,7 @@ def rbp_residual(pic: Picture, c: int, spec: MetricSpec, options: Options, xp: A
         [0.5]
     """
     p = spec.param if spec.param is not None else PARAMETER[1]
-    value = 1.0 - (1.0 - p) * xp.sum(_weights(pic, p, xp), axis=1)
+    value = 1.0 - (1.0 - p) * row_sum(_weights(pic, p, xp), xp)
     return Parts(value, value, full(value, 1.0, xp))
 
 
