@@ -158,7 +158,7 @@ def power(base: Any, exponent: Any, xp: Any) -> Any:
     Example:
         >>> import numpy as np
         >>> power(np.full(2, 0.8), np.array([0.0, 2.0]), np).tolist()
-        [1.0, 0.6400000000000001]
+        [1.0, 0.64]
     """
     if not _is_torch(exponent):
         return xp.pow(base, exponent)
