@@ -136,6 +136,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--device", default=None)
     parser.add_argument("--torchmetrics-users", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default=None, help="write the rows as JSON here")
+    parser.add_argument("--profile", default=None,
+                        help="profile one receval call (torch.profiler): its op tables here")
     args = parser.parse_args(argv)
 
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -216,6 +219,42 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{name:46s} {t:9.3f} {t / t_floor:13.2f} {n_users / t:12.0f}  {note}")
     print(f"\nreceval torch vs the floor pass: largest summary difference {gap:.2e}; "
           f"vs the numba engine on the same top-100 lists: {gap_numba:.2e}")
+    same_bits = all(numba_result.summary[m] == result.summary[m] for m in METRICS)
+    print(f"summaries bit-identical to the numba engine's: {same_bits}")
+    if args.profile:
+        _profile(receval_torch, device, args.profile)
+    if args.out:
+        import json
+
+        report = {"device": (torch.cuda.get_device_name(device) if device.type == "cuda"
+                             else "cpu"),
+                  "torch": torch.__version__, "users": n_users, "items": args.items,
+                  "relevant": args.relevant, "excluded": args.excluded, "batch": batch,
+                  "repeat": args.repeat, "metrics": METRICS,
+                  "rows": [{"name": name, "seconds": t, "x_floor_pass": t / t_floor,
+                            "note": note} for name, t, note in rows],
+                  "max_diff_vs_floor": gap, "max_diff_vs_numba": gap_numba,
+                  "bit_identical_to_numba": same_bits}
+        with open(args.out, "w") as f:
+            json.dump(report, f, indent=1)
+
+
+def _profile(call: Callable[[], Any], device: torch.device, path: str) -> None:
+    """One call under torch.profiler: the ops by device time and by host time."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU]
+    if device.type == "cuda":
+        activities.append(ProfilerActivity.CUDA)
+    with profile(activities=activities) as prof:
+        call()
+        sync(device)
+    table = prof.key_averages()
+    by_device = "cuda_time_total" if device.type == "cuda" else "cpu_time_total"
+    with open(path, "w") as f:
+        f.write(table.table(sort_by=by_device, row_limit=40))
+        f.write("\n\n")
+        f.write(table.table(sort_by="self_cpu_time_total", row_limit=40))
 
 
 def _torchmetrics(tmr: Any, data: dict[str, Any], n_small: int, excl_all: torch.Tensor,

@@ -4,7 +4,9 @@ The CPU unless ``--torch-device`` (or ``RECEVAL_TORCH_DEVICE``) names another; t
 that read it carry the ``torch_device`` marker, so on a machine with a GPU the whole CUDA
 conformance run is one command::
 
-    python -m pytest -m torch_device --torch-device cuda tests
+    python -m pytest -m torch_device --torch-device cuda $(grep -l torch_device tests/test_*.py)
+
+(``benchmarks/gpu_check.sh`` runs it with the GPU benchmarks.)
 """
 
 from __future__ import annotations
