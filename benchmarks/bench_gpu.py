@@ -181,6 +181,23 @@ def main(argv: list[str] | None = None) -> None:
                                        item_ids=np.arange(args.items), device=device,
                                        batch_size=batch, silence=["ties"])
 
+    def receval_blocks() -> Callable[[], Any]:
+        """The engine's block loop alone: the truth and the exclusions read and judged
+        before the clock (receval.scores' own steps, as evaluate_scores runs them)."""
+        from receval import scores as rs
+        from receval.measures.spec import parse_metrics
+        from receval.options import Options
+
+        opts = Options()
+        specs = parse_metrics(METRICS)
+        source = rs._ScoreSource.of(model, np.arange(n_users), np.arange(args.items), device,
+                                    torch)
+        table = rs._read_truth(truth, opts, specs, "user", "item", "rating")
+        excluded = rs._read_exclude(exclude, source, "user", "item")
+        judged = rs._judge_truth(table, source, excluded, opts, "rating")
+        return lambda: rs._run(judged, source, excluded, specs, opts, device, batch, None,
+                               torch)
+
     rows: list[tuple[str, float, str]] = []
     t_scores, _ = timed(scores_only, device, args.repeat)
     rows.append(("scores (model forward pass)", t_scores, ""))
@@ -190,7 +207,9 @@ def main(argv: list[str] | None = None) -> None:
                                            device, args.repeat)
     rows.append(("floor: scores + mask/topk/gather/cumsum", t_floor, ""))
     t_rec, result = timed(receval_torch, device, args.repeat)
-    rows.append(("receval torch engine (evaluate_scores)", t_rec, ""))
+    rows.append(("receval torch engine (evaluate_scores)", t_rec, "from the long tables"))
+    t_blocks, _ = timed(receval_blocks(), device, args.repeat)
+    rows.append(("receval torch engine, block loop alone", t_blocks, "inputs judged"))
     # the floor's numbers and receval's agree (no ties among float32 dot products here)
     recs = np.array([[result.summary[f"{f}@{k}"] for k in KS] for f in FAMILIES])
     gap = float(np.abs(recs - floor_values.numpy()).max())
@@ -251,10 +270,23 @@ def _profile(call: Callable[[], Any], device: torch.device, path: str) -> None:
         sync(device)
     table = prof.key_averages()
     by_device = "cuda_time_total" if device.type == "cuda" else "cpu_time_total"
+    import cProfile
+    import io
+    import pstats
+
+    host = cProfile.Profile()  # the Python side: where the host waits or works
+    host.enable()
+    call()
+    sync(device)
+    host.disable()
+    text = io.StringIO()
+    pstats.Stats(host, stream=text).sort_stats("cumulative").print_stats(45)
     with open(path, "w") as f:
         f.write(table.table(sort_by=by_device, row_limit=40))
         f.write("\n\n")
-        f.write(table.table(sort_by="self_cpu_time_total", row_limit=40))
+        f.write(table.table(sort_by="self_cpu_time_total", row_limit=25))
+        f.write("\n\n")
+        f.write(text.getvalue())
 
 
 def _torchmetrics(tmr: Any, data: dict[str, Any], n_small: int, excl_all: torch.Tensor,

@@ -172,7 +172,7 @@ def test_sources_agree() -> None:
     kw = {"user_ids": user_ids, "item_ids": item_ids, "device": TORCH_DEVICE,
           "silence": ["ties", "no-threshold"]}
     base = receval.evaluate_scores(truth, scores, METRICS, exclude=exclude, **kw)
-    tensor = torch.from_numpy(scores)
+    tensor = torch.from_numpy(scores).to(TORCH_DEVICE)  # a model's rows live on its device
     for source in (tensor, lambda rows: tensor[rows]):
         _compare(base, receval.evaluate_scores(truth, source, METRICS, exclude=exclude, **kw))
     _compare(base, receval.evaluate_scores(truth, scores, METRICS,

@@ -307,7 +307,25 @@ def _positions(ids: Any, known: np.ndarray) -> np.ndarray:
     """The position of each id in ``known`` (-1: absent)."""
     if isinstance(ids, pa.ChunkedArray | pa.Array):
         ids = ids.to_numpy(zero_copy_only=False)
-    return np.asarray(pd.Index(known).get_indexer(np.asarray(ids)), dtype=np.int64)
+    ids = np.asarray(ids)
+    if _is_range(known) and ids.dtype.kind in "iu":  # ids 0..n-1 (np.arange): no hashing
+        inside = (ids >= 0) & (ids < len(known))
+        return np.where(inside, ids, -1).astype(np.int64)
+    return np.asarray(pd.Index(known).get_indexer(ids), dtype=np.int64)
+
+
+def _is_range(known: np.ndarray) -> bool:
+    """``known`` is ``0, 1, ..., n - 1`` (integer ids that are their own positions)."""
+    if known.dtype.kind not in "iu" or len(known) == 0:
+        return False
+    return bool(known[0] == 0 and known[-1] == len(known) - 1
+                and (len(known) == 1 or (np.diff(known) == 1).all()))
+
+
+def _repeated(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Rows whose (first, second) pair of codes (``0 <= code``) appeared on an earlier row."""
+    key = first.astype(np.int64) * (int(second.max(initial=0)) + 1) + second
+    return np.asarray(pd.Series(key).duplicated(keep="first"))
 
 
 # --- the truth ---------------------------------------------------------------------------------
@@ -355,10 +373,9 @@ class _Excluded:
     unknown: int
 
     def row_lengths_left(self, n_items: int) -> np.ndarray:
-        """Cumulative counts of the items left per row (``indptr`` of the lists)."""
-        rows = np.repeat(np.arange(len(self.indptr) - 1), np.diff(self.indptr))
-        distinct = np.unique(rows * n_items + self.cols) // max(n_items, 1)
-        left = n_items - np.bincount(distinct, minlength=len(self.indptr) - 1)
+        """Cumulative counts of the items left per row (``indptr`` of the lists); the pairs
+        are distinct (:func:`_read_exclude`)."""
+        left = n_items - np.diff(self.indptr)
         return np.concatenate([[0], np.cumsum(left)])
 
     def keys(self, n_items: int) -> np.ndarray:
@@ -388,11 +405,17 @@ def _read_exclude(exclude: Any, source: _ScoreSource, user_col: str,
         known = (rows >= 0) & (cols >= 0)
         unknown = int((~known).sum())
         rows, cols = rows[known], cols[known]
-    order = np.lexsort((cols, rows))
-    rows, cols = rows[order], cols[order]
+    # one sorted int64 key per pair (row-major): grouped by row, repeats adjacent
+    key = rows.astype(np.int64) * source.n_items + cols
+    if len(key) > 1 and not (key[1:] >= key[:-1]).all():
+        key = np.sort(key)
+    given = len(key)
+    if given > 1:
+        key = key[np.concatenate([[True], key[1:] != key[:-1]])]  # a pair given twice: once
+    rows, cols = np.divmod(key, max(source.n_items, 1))
     indptr = np.zeros(source.n_rows + 1, np.int64)
     np.cumsum(np.bincount(rows, minlength=source.n_rows), out=indptr[1:])
-    return _Excluded(indptr, cols, len(cols), unknown)
+    return _Excluded(indptr, cols, given, unknown)
 
 
 @dataclass
@@ -424,8 +447,7 @@ def _judge_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, optio
     counts = {"truth": table.n_rows, "truth_dropped_missing_rating": table.missing}
     user_codes, uniques = pd.factorize(users, sort=False)
     item_codes, item_uniques = pd.factorize(items, sort=False)
-    pair = pd.MultiIndex.from_arrays([user_codes, item_codes])
-    repeated = np.asarray(pair.duplicated())
+    repeated = _repeated(user_codes, item_codes)
     if repeated.any():
         if options.duplicates == "error":
             row = int(np.flatnonzero(repeated)[0])
@@ -435,8 +457,7 @@ def _judge_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, optio
                 "rows in all); pass duplicates='first' or 'max' to keep one")
         if options.duplicates == "max":  # the highest rating, the first of equals
             order = np.lexsort((np.arange(len(ratings)), -ratings, item_codes, user_codes))
-            again = np.asarray(pd.MultiIndex.from_arrays(
-                [user_codes[order], item_codes[order]]).duplicated())
+            again = _repeated(user_codes[order], item_codes[order])
             repeated = np.zeros(len(ratings), bool)
             repeated[order[again]] = True
         keep = ~repeated
@@ -695,7 +716,10 @@ def _block_rows(judged: _Judged, source: _ScoreSource, excluded: _Excluded, opti
     ex_user, ex_col = _expand(starts, ends, excluded.cols)
     eu, ec = torch.from_numpy(ex_user).to(device), torch.from_numpy(ex_col).to(device)
     valid[eu, ec] = False
-    if fetched is not None and not bool(torch.isfinite(scores).all()):
+    # the float64 sum is finite when every score is (a sum of float32 scores cannot
+    # overflow it; one of huge float64 scores that does only sends it to the full check):
+    # one read, no mask
+    if fetched is not None and not bool(torch.isfinite(scores.sum(dtype=torch.float64))):
         bad = ~torch.isfinite(scores) & valid  # an excluded item's score is never read
         if bool(bad.any()):
             u, c = (int(x) for x in bad.nonzero()[0])

@@ -116,9 +116,8 @@ def picture_of_rows(
     n_users, width = scores.shape
     device = scores.device
     n_rel = rows.n_relevant.to(device=device, dtype=torch.int64)
-    # -0.0 + 0.0 is 0.0: the two zeros tie, as they compare equal (a radix sort would not)
-    s = torch.where(valid, scores + 0.0, torch.tensor(-torch.inf, dtype=scores.dtype,
-                                                       device=device))
+    s = torch.where(valid, scores, torch.tensor(-torch.inf, dtype=scores.dtype,
+                                                device=device))
     n_list = valid.sum(dim=1)
     want = max(cutoffs, default=0)
     if need_rprec and n_users:
@@ -201,6 +200,8 @@ def _tie_keys(rows: Rows, ties: str, width: int) -> list[torch.Tensor]:
 def _lex_order(score: torch.Tensor, keys: list[torch.Tensor], col: torch.Tensor) -> torch.Tensor:
     """Positions of ``score`` sorted by (score descending, ``keys`` ascending, ``col``
     ascending), by stable sorts from the least significant key up."""
+    # -0.0 + 0.0 is 0.0: the two zeros tie, as they compare equal (a radix sort would not)
+    score = score + 0.0
     perm = torch.sort(col, dim=1, stable=True).indices
     for key in reversed(keys):
         perm = perm.gather(1, torch.sort(key.gather(1, perm), dim=1, stable=True).indices)
@@ -226,10 +227,17 @@ def _top_order(
         order = _lex_order(s, keys, col)
         kth = s.gather(1, order[:, -1:])
         return order, (s > kth).sum(1), (s == kth).sum(1)
-    vals, cand = torch.topk(s, k_top, dim=1, sorted=False)
-    kth = vals.min(dim=1, keepdim=True).values
+    # the top K + 1: where the (K + 1)-th score is below the K-th, the tie group at rank K
+    # lies inside the top K and is counted there; only rows where it goes on past rank K
+    # are counted over the full row
+    vals, cand = torch.topk(s, k_top + 1, dim=1, sorted=True)
+    kth, after = vals[:, k_top - 1 : k_top], vals[:, k_top]
+    vals, cand = vals[:, :k_top], cand[:, :k_top]
     n_gt = (vals > kth).sum(1)  # every score above the K-th is in the top K
-    n_eq = (s >= kth).sum(1) - n_gt  # one pass over the full row
+    n_eq = (vals == kth).sum(1)
+    past = (after == kth.squeeze(1)).nonzero().squeeze(1)
+    if past.numel():
+        n_eq[past] = (s.index_select(0, past) >= kth.index_select(0, past)).sum(1) - n_gt[past]
     # topk returns arbitrary members of the tie group at the boundary: where the group does
     # not fit whole (and its members are not interchangeable), choose them over the full row
     spill = (n_gt + n_eq > k_top).nonzero().squeeze(1)
@@ -247,10 +255,10 @@ def _top_order(
 
 
 def _prefix(x: torch.Tensor, *, exact: bool = False) -> torch.Tensor:
-    """Cumulative sums along ranks with a leading 0 (index ``j``: the first ``j`` ranks),
-    added in rank order on every device (:func:`~receval.measures._arrays.ordered_scan`);
-    ``exact``: whole numbers, or one nonzero per row, which any order sums to the same bits."""
-    total = torch.cumsum(x, dim=1) if exact else ordered_scan(x)
+    """Cumulative sums along ranks (the last axis) with a leading 0 (index ``j``: the first
+    ``j`` ranks), added in rank order on every device
+    (:func:`~receval.measures._arrays.ordered_scan`); ``exact``: whole numbers, or one nonzero per row, which any order sums to the same bits."""
+    total = torch.cumsum(x, dim=-1) if exact else ordered_scan(x)
     return torch.nn.functional.pad(total, (1, 0))
 
 
@@ -259,10 +267,11 @@ def _plain_sums(r: torch.Tensor, g: torch.Tensor, log2_rank: torch.Tensor,
     """hits, ap_sum, dcg, first, rr_sum of lists in rank order (every group one item)."""
     h = torch.cumsum(r, dim=1)
     first_hit = torch.where((r != 0) & (h == 1.0), 1.0, 0.0).to(F64)
+    ap, dcg = _prefix(torch.stack([r * h / rank, g / log2_rank]))  # one scan for both
     return (
         torch.nn.functional.pad(h, (1, 0)),
-        _prefix(r * h / rank),
-        _prefix(g / log2_rank),
+        ap,
+        dcg,
         _prefix(first_hit, exact=True),
         _prefix(first_hit * (1.0 / rank), exact=True),
     )
