@@ -195,8 +195,8 @@ def main(argv: list[str] | None = None) -> None:
         table = rs._read_truth(truth, opts, specs, "user", "item", "rating")
         excluded = rs._read_exclude(exclude, source, "user", "item")
         judged = rs._judge_truth(table, source, excluded, opts, "rating")
-        return lambda: rs._run(judged, source, excluded, specs, opts, device, batch, None,
-                               torch)
+        return lambda rows=batch: rs._run(judged, source, excluded, specs, opts, device,
+                                          rows, None, torch)
 
     rows: list[tuple[str, float, str]] = []
     t_scores, _ = timed(scores_only, device, args.repeat)
@@ -208,8 +208,18 @@ def main(argv: list[str] | None = None) -> None:
     rows.append(("floor: scores + mask/topk/gather/cumsum", t_floor, ""))
     t_rec, result = timed(receval_torch, device, args.repeat)
     rows.append(("receval torch engine (evaluate_scores)", t_rec, "from the long tables"))
-    t_blocks, _ = timed(receval_blocks(), device, args.repeat)
-    rows.append(("receval torch engine, block loop alone", t_blocks, "inputs judged"))
+    blocks_only = receval_blocks()
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    t_blocks, _ = timed(blocks_only, device, args.repeat)
+    peak = ""
+    if device.type == "cuda":  # the engine's own bytes per entry of a block, at its peak
+        used = torch.cuda.max_memory_allocated(device) - torch.cuda.memory_allocated(device)
+        per_entry = used / (batch * args.items)
+        peak = f"peak {used / 2**30:.1f} GiB above the inputs = {per_entry:.1f} B/entry"
+    rows.append(("receval torch engine, block loop alone", t_blocks, f"inputs judged; {peak}"))
+    t_double, _ = timed(lambda: blocks_only(2 * batch), device, args.repeat)
+    rows.append(("receval torch engine, block loop, 2x rows/block", t_double, ""))
     # the floor's numbers and receval's agree (no ties among float32 dot products here)
     recs = np.array([[result.summary[f"{f}@{k}"] for k in KS] for f in FAMILIES])
     gap = float(np.abs(recs - floor_values.numpy()).max())

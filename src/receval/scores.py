@@ -716,10 +716,9 @@ def _block_rows(judged: _Judged, source: _ScoreSource, excluded: _Excluded, opti
     ex_user, ex_col = _expand(starts, ends, excluded.cols)
     eu, ec = torch.from_numpy(ex_user).to(device), torch.from_numpy(ex_col).to(device)
     valid[eu, ec] = False
-    # the float64 sum is finite when every score is (a sum of float32 scores cannot
-    # overflow it; one of huge float64 scores that does only sends it to the full check):
-    # one read, no mask
-    if fetched is not None and not bool(torch.isfinite(scores.sum(dtype=torch.float64))):
+    # the sum is finite when every score is (NaN and infinities carry through a sum; one
+    # that overflows only sends it to the full check): one read, no mask, no copy
+    if fetched is not None and not bool(torch.isfinite(scores.sum())):
         bad = ~torch.isfinite(scores) & valid  # an excluded item's score is never read
         if bool(bad.any()):
             u, c = (int(x) for x in bad.nonzero()[0])
@@ -767,9 +766,12 @@ def _block_rows(judged: _Judged, source: _ScoreSource, excluded: _Excluded, opti
         slot = g_pos - judged.g_indptr[lo:hi][g_user]
         ideal[torch.from_numpy(g_user).to(device), torch.from_numpy(slot).to(device)] = (
             torch.from_numpy(judged.g_values[g_pos]).to(device))
+    n_list = None
+    if not dense_mask:  # every column but the excluded ones (distinct pairs): no pass
+        n_list = torch.from_numpy(width - (ends - starts)).to(device)
     return Rows(scores=scores, valid=valid, rel=rel, gain=gain,
                 n_relevant=torch.from_numpy(judged.n_relevant[lo:hi]).to(device),
-                ideal_gains=ideal, item_key=item_key)
+                ideal_gains=ideal, item_key=item_key, n_list=n_list)
 
 
 def _expand(starts: np.ndarray, ends: np.ndarray,

@@ -57,6 +57,8 @@ class Rows:
             ``"item_ascending"`` (``None``: the column order).
         gain_shift: ``(B,)`` float64 whole numbers, the exponent of the user's gain scale
             (gains are ``2**-gain_shift`` times their value), or ``None`` (all 0).
+        n_list: ``(B,)`` int64, each row's count of ``valid`` entries where the caller knows
+            it (``None``: counted from ``valid``).
     """
 
     scores: torch.Tensor
@@ -67,6 +69,7 @@ class Rows:
     ideal_gains: torch.Tensor | None = None
     item_key: torch.Tensor | None = None
     gain_shift: torch.Tensor | None = None
+    n_list: torch.Tensor | None = None
 
 
 @dataclass
@@ -118,7 +121,7 @@ def picture_of_rows(
     n_rel = rows.n_relevant.to(device=device, dtype=torch.int64)
     s = torch.where(valid, scores, torch.tensor(-torch.inf, dtype=scores.dtype,
                                                 device=device))
-    n_list = valid.sum(dim=1)
+    n_list = valid.sum(dim=1) if rows.n_list is None else rows.n_list.to(device)
     want = max(cutoffs, default=0)
     if need_rprec and n_users:
         want = max(want, int(n_rel.max()))
@@ -257,7 +260,8 @@ def _top_order(
 def _prefix(x: torch.Tensor, *, exact: bool = False) -> torch.Tensor:
     """Cumulative sums along ranks (the last axis) with a leading 0 (index ``j``: the first
     ``j`` ranks), added in rank order on every device
-    (:func:`~receval.measures._arrays.ordered_scan`); ``exact``: whole numbers, or one nonzero per row, which any order sums to the same bits."""
+    (:func:`~receval.measures._arrays.ordered_scan`); ``exact``: whole numbers, or one
+    nonzero per row, which any order sums to the same bits."""
     total = torch.cumsum(x, dim=-1) if exact else ordered_scan(x)
     return torch.nn.functional.pad(total, (1, 0))
 
