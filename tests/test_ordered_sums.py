@@ -13,9 +13,10 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the torch engine needs torch")
 
+from test_engine_conformance import METRICS, TIES, _both, _case, _compare  # noqa: E402
+
 import receval.measures._arrays as arrays  # noqa: E402
 from receval.measures._arrays import ordered_scan, row_sum  # noqa: E402
-from test_engine_conformance import METRICS, TIES, _both, _case, _compare  # noqa: E402
 
 
 @pytest.fixture
