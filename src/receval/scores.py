@@ -35,10 +35,11 @@ from receval.scalars import plain
 if TYPE_CHECKING:
     import torch
 
-#: what one (user, item) entry of a block costs on the device: the scores and their masked
-#: copy (8 + 8), relevance and gain (8 + 8), three masks (3), the sort's keys and indices
-#: for rows whose top-K boundary falls in a tie group (8 + 8), with room to spare
-BYTES_PER_ENTRY = 64
+#: what one (user, item) entry of a block costs on the device at its peak: measured 26 bytes
+#: on an H100 (float32 scores and their masked copy, the list mask, float64 relevance; 100k
+#: users x 50k items, benchmarks/README.md); graded gains add a float64 row (8) and float64
+#: scores 8 more, so a block sized for a quarter of the free memory stays under half of it
+BYTES_PER_ENTRY = 32
 #: the memory budget on the CPU when none is given (on CUDA: a quarter of the free memory)
 CPU_BUDGET = 1 << 30
 
@@ -589,7 +590,7 @@ def batch_rows(n_items: int, device: Any, memory_budget: int | None, torch: Any)
 
     Example:
         >>> import torch
-        >>> batch_rows(1000, torch.device("cpu"), 64_000_000, torch)
+        >>> batch_rows(1000, torch.device("cpu"), 32_000_000, torch)
         1000
     """
     if memory_budget is None:
