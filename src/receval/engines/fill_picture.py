@@ -43,7 +43,7 @@ TIE_CODES = {
 }
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def build_picture(
     scores: np.ndarray,
     rel: np.ndarray,
@@ -158,6 +158,6 @@ def expected_ap_over_hits(
     return total
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _log_comb(n: int, k: int) -> float:
     return math.lgamma(n + 1.0) - math.lgamma(k + 1.0) - math.lgamma(n - k + 1.0)

@@ -395,7 +395,7 @@ class _Scratch(NamedTuple):
     g_before: np.ndarray
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _table_size(n: int) -> int:
     """A power of two at least twice ``n`` (load factor <= 1/2), and at least 2."""
     size = 2
@@ -404,7 +404,7 @@ def _table_size(n: int) -> int:
     return size
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _make_scratch(max_m: int, max_n: int) -> _Scratch:
     ci = _table_size(max_m + max_n)
     cv = _table_size(max_n)
@@ -488,7 +488,7 @@ def _add_predicted(keys: np.ndarray, stamps: np.ndarray, rows: np.ndarray, seen:
     return -1, False
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _scaled_errors(items: np.ndarray, scores: np.ndarray, t_values: np.ndarray, t0: int,
                    keys: np.ndarray, stamps: np.ndarray, rows: np.ndarray, shift: int,
                    stamp: int) -> tuple[float, float, float, float]:
@@ -530,21 +530,23 @@ def _scaled_errors(items: np.ndarray, scores: np.ndarray, t_values: np.ndarray, 
     return sq_scale, 4.0 * ssq, abs_scale, 2.0 * asum
 
 
-@numba.njit(cache=True, nogil=True)
-def _first_duplicate(keys: np.ndarray, later: bool) -> int:
-    """Position of a repeat of the smallest repeated key (the error message names its item).
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
+def _first_duplicate(keys: np.ndarray) -> int:
+    """Position of the second row of the smallest repeated key (the error message names its
+    item), or -1.
 
-    Runs only for a user with a repeat. The sort is stable, so both ``later`` choices give
-    the second row of that key (the argument is kept for the callers).
+    Runs only for a user with a repeat. The sort is stable, so ``order[i]`` is the later of
+    the two rows. (It took a ``later`` flag that both callers passed as a literal: numba
+    compiled it twice, for ``True`` and ``False``, to give the same row.)
     """
     order = stable_argsort(keys)
     for i in range(1, len(keys)):
         if keys[order[i]] == keys[order[i - 1]]:
-            return max(order[i], order[i - 1]) if later else order[i]
+            return order[i]
     return -1
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _mean_in_item_order(items: np.ndarray, values: np.ndarray) -> float:
     """The mean rating, summed in item order (bit for bit what sorting the truth first gives)."""
     order = stable_argsort(items)
@@ -557,7 +559,7 @@ def _mean_in_item_order(items: np.ndarray, values: np.ndarray) -> float:
 # --- rank order --------------------------------------------------------------------------------
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _before(a: int, b: int, scores: np.ndarray, items: np.ndarray, rel: np.ndarray,
             gain: np.ndarray, ties: int) -> bool:
     """Whether prediction ``a`` ranks before ``b``: the oracle's ranking order as a test.
@@ -616,7 +618,7 @@ _COUNT_MAX = 128  # lists up to this long are sorted by counting (n^2 compares, 
 _SIGN = np.uint64(0x8000000000000000)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _packed_keys(s_scores: np.ndarray, n: int, keys: np.ndarray) -> int:
     """One distinct int64 per entry ``j``, ascending in (score descending, ``j``).
 
@@ -635,7 +637,7 @@ def _packed_keys(s_scores: np.ndarray, n: int, keys: np.ndarray) -> int:
     return int(np.int64(mask))
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _sort_keys(keys: np.ndarray, n: int, tmp: np.ndarray) -> None:
     """Merge sort of distinct int64 keys, ascending; the merge has no data-dependent branch."""
     for lo in range(0, n, _RUN):
@@ -681,7 +683,7 @@ def _sort_keys(keys: np.ndarray, n: int, tmp: np.ndarray) -> None:
         _copy(tmp, keys, n)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _fix_order(entry_at: np.ndarray, n: int, s_scores: np.ndarray) -> None:
     """Insertion sort of entries by (score descending, entry): linear when nearly sorted."""
     for i in range(1, n):
@@ -696,7 +698,7 @@ def _fix_order(entry_at: np.ndarray, n: int, s_scores: np.ndarray) -> None:
         entry_at[j] = x
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _sort_by_score(n: int, s_scores: np.ndarray, keys: np.ndarray, tmp: np.ndarray,
                    entry_at: np.ndarray) -> None:
     """``entry_at[r]``: the entry at rank ``r`` by score descending, ties by entry."""
@@ -715,7 +717,7 @@ def _sort_by_score(n: int, s_scores: np.ndarray, keys: np.ndarray, tmp: np.ndarr
     _fix_order(entry_at, n, s_scores)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _sort_ranks(idx: np.ndarray, n: int, tmp: np.ndarray, scores: np.ndarray,
                 items: np.ndarray, rel: np.ndarray, gain: np.ndarray, ties: int) -> None:
     """Merge sort of positions ``idx[:n]`` by :func:`_before` (any tie policy)."""
@@ -774,7 +776,7 @@ def _score_seen(v_keys: np.ndarray, v_stamps: np.ndarray, shift: int, stamp: int
     return False
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _ties_at_cuts(s_scores: np.ndarray, n: int, rep_entry: np.ndarray, n_rep: int,
                   cut_ks: np.ndarray, tie_at_cut: np.ndarray, row: int) -> None:
     """Flag cutoff ``k`` when ranks ``k`` and ``k + 1`` hold equal scores, without sorting.
@@ -801,13 +803,18 @@ def _ties_at_cuts(s_scores: np.ndarray, n: int, rep_entry: np.ndarray, n_rep: in
 
 
 @numba.njit(cache=True, nogil=True)
-def _evaluate_users(lo, hi, lists, o, tables, s, out, audit):
-    """Evaluate ``users[lo:hi]``: one call per block, the loop over users inside.
+def _evaluate_block(block, lo, hi, lists, o, tables, out, audit):
+    """Fill the picture and audit (see :func:`run_kernel`) of ``users[lo:hi]``, with scratch
+    of its own. It holds no GIL, so blocks run in parallel on Python threads.
 
-    A call per user would pass the scratch (dozens of arrays) each time, and reading a field
-    of ``s`` (or of the other named tuples) costs a reference count update: both cost more
-    than a user's work, so the fields are read once here.
+    One call per block, the loop over users inside: a call per user would pass the scratch
+    (dozens of arrays) each time, and reading a field of ``s`` (or of the other named
+    tuples) costs a reference count update: both cost more than a user's work, so the fields
+    are read once here. It is one compiled function (not a block function calling a user
+    loop): numba optimises and generates the machine code of a function with everything it
+    calls, so each level of calls would compile the whole loop again (seconds, first run).
     """
+    s = _make_scratch(tables.max_m, tables.max_n)
     users, t_indptr, t_items, t_values = lists.users, lists.t_indptr, lists.t_items, \
         lists.t_values
     p_indptr, p_items, p_scores = lists.p_indptr, lists.p_items, lists.p_scores
@@ -890,7 +897,7 @@ def _evaluate_users(lo, hi, lists, o, tables, s, out, audit):
                 rel_gains[n_rel] = gain_of(t_values[t0 + i], True, gain_scheme, g_shift)
                 n_rel += 1
         if duplicate:
-            dup_truth[row] = t0 + _first_duplicate(t_items[t0 : t0 + m], False)
+            dup_truth[row] = t0 + _first_duplicate(t_items[t0 : t0 + m])
         idcg = idcg_binary
         if gain_scheme != GAIN_BINARY:
             idcg = idcg_user
@@ -961,7 +968,7 @@ def _evaluate_users(lo, hi, lists, o, tables, s, out, audit):
         n_without_truth[row] = n_without
         n_below[row] = n_low
         if duplicate:
-            dup_pred[row] = p0 + _first_duplicate(items, True)
+            dup_pred[row] = p0 + _first_duplicate(items)
         sq_scale = abs_scale = 1.0
         if not (sq_err < np.inf and abs_err < np.inf):  # an error overflowed: scale them
             sq_scale, sq_err, abs_scale, abs_err = _scaled_errors(
@@ -1059,10 +1066,3 @@ def _evaluate_users(lo, hi, lists, o, tables, s, out, audit):
         abs_scale_out[row] = abs_scale
         n_pairs_out[row] = n_pairs
 
-
-@numba.njit(cache=True, nogil=True)
-def _evaluate_block(block, lo, hi, lists, o, tables, out, audit):
-    """Fill the picture and audit (see :func:`run_kernel`) of ``users[lo:hi]``, with scratch
-    of its own. It holds no GIL, so blocks run in parallel on Python threads."""
-    s = _make_scratch(tables.max_m, tables.max_n)
-    _evaluate_users(lo, hi, lists, o, tables, s, out, audit)
