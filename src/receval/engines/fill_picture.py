@@ -24,9 +24,19 @@ divided by its own hits (other tie policies leave them untouched: every group is
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 import numba
 import numpy as np
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+#: numba's ``njit`` for a function that only other jitted functions call: cached, no GIL,
+#: and no CPython wrapper (the wrapper unboxes and boxes every argument: code compiled on a
+#: first run for calls that never come from Python)
+inner_jit: Callable[[_F], _F] = cast(Any, numba.njit)(cache=True, nogil=True,
+                                                       no_cpython_wrapper=True)
 
 TIES_STABLE = 0
 TIES_ITEM = 1
@@ -43,7 +53,7 @@ TIE_CODES = {
 }
 
 
-@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
+@inner_jit
 def build_picture(
     scores: np.ndarray,
     rel: np.ndarray,
@@ -86,7 +96,7 @@ def build_picture(
         rr_sum[j + 1] = rr
 
 
-@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
+@inner_jit
 def build_picture_average(
     scores: np.ndarray,
     rel: np.ndarray,
@@ -176,6 +186,6 @@ def expected_ap_over_hits(
     return total
 
 
-@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
+@inner_jit
 def _log_comb(n: int, k: int) -> float:
     return math.lgamma(n + 1.0) - math.lgamma(k + 1.0) - math.lgamma(n - k + 1.0)

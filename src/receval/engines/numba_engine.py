@@ -38,6 +38,7 @@ from receval.engines.fill_picture import (
     build_picture,
     build_picture_average,
     expected_ap_over_hits,
+    inner_jit,
 )
 from receval.engines.gains import GAIN_BINARY, GAIN_CODES, gain_of, gain_shift
 from receval.engines.request import EngineRequest, Lists
@@ -384,7 +385,7 @@ def kernels_cached(variant: KernelVariant = PLAIN_VARIANT) -> bool:
     kernel = _kernel(variant)
     cache = getattr(kernel, "_cache", None)
     index_file = getattr(cache, "_cache_file", None)
-    if index_file is None:  # caching off (NUMBA_DISABLE_JIT, a read-only tree, ...)
+    if cache is None or index_file is None:  # caching off (NUMBA_DISABLE_JIT, read-only tree)
         return False
     try:
         index = index_file._load_index()  # {} when the source changed since it was written
@@ -438,7 +439,7 @@ class _Scratch(NamedTuple):
     g_before: np.ndarray
 
 
-@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
+@inner_jit
 def _table_size(n: int) -> int:
     """A power of two at least twice ``n`` (load factor <= 1/2), and at least 2."""
     size = 2
@@ -447,7 +448,7 @@ def _table_size(n: int) -> int:
     return size
 
 
-@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
+@inner_jit
 def _make_scratch(max_m: int, max_n: int) -> _Scratch:
     ci = _table_size(max_m + max_n)
     cv = _table_size(max_n)
@@ -531,7 +532,7 @@ def _add_predicted(keys: np.ndarray, stamps: np.ndarray, rows: np.ndarray, seen:
     return -1, False
 
 
-@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
+@inner_jit
 def _scaled_errors(items: np.ndarray, scores: np.ndarray, t_values: np.ndarray, t0: int,
                    keys: np.ndarray, stamps: np.ndarray, rows: np.ndarray, shift: int,
                    stamp: int) -> tuple[float, float, float, float]:
@@ -573,7 +574,7 @@ def _scaled_errors(items: np.ndarray, scores: np.ndarray, t_values: np.ndarray, 
     return sq_scale, 4.0 * ssq, abs_scale, 2.0 * asum
 
 
-@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
+@inner_jit
 def _first_duplicate(keys: np.ndarray) -> int:
     """Position of the second row of the smallest repeated key (the error message names its
     item), or -1.
@@ -589,7 +590,7 @@ def _first_duplicate(keys: np.ndarray) -> int:
     return -1
 
 
-@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
+@inner_jit
 def _mean_in_item_order(items: np.ndarray, values: np.ndarray) -> float:
     """The mean rating, summed in item order (bit for bit what sorting the truth first gives)."""
     order = stable_argsort(items)
@@ -602,7 +603,7 @@ def _mean_in_item_order(items: np.ndarray, values: np.ndarray) -> float:
 # --- rank order --------------------------------------------------------------------------------
 
 
-@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
+@inner_jit
 def _before(a: int, b: int, scores: np.ndarray, items: np.ndarray, rel: np.ndarray,
             gain: np.ndarray, ties: int) -> bool:
     """Whether prediction ``a`` ranks before ``b``: the oracle's ranking order as a test.
@@ -671,7 +672,7 @@ _COUNT_MAX = 128  # lists up to this long are sorted by counting (n^2 compares, 
 _SIGN = np.uint64(0x8000000000000000)
 
 
-@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
+@inner_jit
 def _packed_keys(s_scores: np.ndarray, n: int, keys: np.ndarray) -> int:
     """One distinct int64 per entry ``j``, ascending in (score descending, ``j``).
 
@@ -690,7 +691,7 @@ def _packed_keys(s_scores: np.ndarray, n: int, keys: np.ndarray) -> int:
     return int(np.int64(mask))
 
 
-@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
+@inner_jit
 def _sort_keys(keys: np.ndarray, n: int, tmp: np.ndarray) -> None:
     """Merge sort of distinct int64 keys, ascending; the merge has no data-dependent branch."""
     for lo in range(0, n, _RUN):
@@ -736,7 +737,7 @@ def _sort_keys(keys: np.ndarray, n: int, tmp: np.ndarray) -> None:
         _copy(tmp, keys, n)
 
 
-@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
+@inner_jit
 def _fix_order(entry_at: np.ndarray, n: int, s_scores: np.ndarray) -> None:
     """Insertion sort of entries by (score descending, entry): linear when nearly sorted."""
     for i in range(1, n):
@@ -751,7 +752,7 @@ def _fix_order(entry_at: np.ndarray, n: int, s_scores: np.ndarray) -> None:
         entry_at[j] = x
 
 
-@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
+@inner_jit
 def _sort_by_score(n: int, s_scores: np.ndarray, keys: np.ndarray, tmp: np.ndarray,
                    entry_at: np.ndarray) -> None:
     """``entry_at[r]``: the entry at rank ``r`` by score descending, ties by entry."""
@@ -770,7 +771,7 @@ def _sort_by_score(n: int, s_scores: np.ndarray, keys: np.ndarray, tmp: np.ndarr
     _fix_order(entry_at, n, s_scores)
 
 
-@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
+@inner_jit
 def _sort_ranks(idx: np.ndarray, n: int, tmp: np.ndarray, scores: np.ndarray,
                 items: np.ndarray, rel: np.ndarray, gain: np.ndarray, ties: int) -> None:
     """Merge sort of positions ``idx[:n]`` by :func:`_before` (any tie policy)."""
@@ -829,7 +830,7 @@ def _score_seen(v_keys: np.ndarray, v_stamps: np.ndarray, shift: int, stamp: int
     return False
 
 
-@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
+@inner_jit
 def _ties_at_cuts(s_scores: np.ndarray, n: int, rep_entry: np.ndarray, n_rep: int,
                   cut_ks: np.ndarray, tie_at_cut: np.ndarray, row: int) -> None:
     """Flag cutoff ``k`` when ranks ``k`` and ``k + 1`` hold equal scores, without sorting.
