@@ -18,6 +18,14 @@ and the list is not sorted at all unless the ``average`` tie policy needs its ti
 picture only needs the ranks of the relevant items (counted, with vectorized compares) and
 ties at cutoffs only need the repeated scores. Every number is the same, bit for bit, as
 ranking with the oracle's ``rank`` (tests/reference/oracle.py) and judging with a sorted truth.
+
+Compile time (a first run, before numba's on-disk cache holds the kernel): the kernel is
+compiled per :class:`KernelVariant` (the tie class, ranked lists or not, graded gains, a
+user-mean threshold), each variant leaving out the paths it cannot take, so a plain request
+compiles none of the code of ``average`` ties, the order-free sorts or the graded gains; it is
+one function (numba optimises and generates code for a function with all it calls, once per
+level of calls), its inputs are read-only views of fixed dtypes (one signature), and the
+helpers only it calls have no CPython wrapper (:func:`~receval.engines.fill_picture.inner_jit`).
 """
 
 from __future__ import annotations
