@@ -41,8 +41,8 @@ def main() -> int:
             row["load"] = os.getloadavg()[0]
             rows[side].append(row)
             print(side, f"{row['first_evaluate_s']:.2f} s wall",
-                  f"{row['compile_cpu_s']:.2f} CPU-s", row["compilations"], "compilations", row["slowest"][:2],
-                  f"load {row['load']:.1f}", flush=True)
+                  f"{row['compile_cpu_s']:.2f} CPU-s", row["compilations"], "compilations",
+                  row["slowest"][:2], f"load {row['load']:.1f}", flush=True)
     for side, runs in rows.items():
         wall = statistics.median(r["first_evaluate_s"] for r in runs)
         cpu = statistics.median(r["compile_cpu_s"] for r in runs)
