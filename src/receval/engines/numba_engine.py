@@ -360,6 +360,8 @@ def run_kernel(request: EngineRequest) -> tuple[Picture, KernelAudit]:
     # blocks of users on Python threads (the block function releases the GIL)
     run_blocks(_kernel(kernel_variant(request)), block_bounds(n_users, min_size=MIN_BLOCK_USERS),
                lists, kernel_options(request), tables, out, audit)
+    locate_duplicates(audit.dup_truth, users, t_indptr, lists.t_items)
+    locate_duplicates(audit.dup_predictions, users, p_indptr, lists.p_items)
     named = {name: (getattr(out, name) if name in fields else None)
              for name in PER_CUTOFF_FIELDS}
     picture = Picture(
@@ -403,6 +405,37 @@ def kernels_cached(variant: KernelVariant = PLAIN_VARIANT) -> bool:
     except Exception:  # an unreadable cache is a cache miss
         return False
     return any(key[1] == magic and key[2] == this for key in index)
+
+
+#: what the kernel writes for a user with a repeated item: :func:`locate_duplicates` then
+#: finds the row (a rare path, so it is compiled only when a duplicate is found)
+DUPLICATE_FOUND = -2
+
+
+def locate_duplicates(dup: np.ndarray, users: np.ndarray, indptr: np.ndarray,
+                      items: np.ndarray) -> None:
+    """Replace each :data:`DUPLICATE_FOUND` in ``dup`` (one entry per evaluated user) by the
+    CSR position of the second row of the user's smallest repeated item.
+
+    Example:
+        >>> dup = np.array([-1, DUPLICATE_FOUND])
+        >>> locate_duplicates(dup, np.array([0, 1]), np.array([0, 2, 5]),
+        ...                   np.array([4, 5, 9, 8, 9]))
+        >>> dup.tolist()
+        [-1, 4]
+    """
+    rows = np.flatnonzero(dup == DUPLICATE_FOUND)
+    if len(rows):
+        _locate_duplicates(rows, dup, users, indptr, items)
+
+
+@numba.njit(cache=True, nogil=True)
+def _locate_duplicates(rows: np.ndarray, dup: np.ndarray, users: np.ndarray,
+                       indptr: np.ndarray, items: np.ndarray) -> None:
+    for row in rows:
+        u = users[row]
+        start = indptr[u]
+        dup[row] = start + _first_duplicate(items[start : indptr[u + 1]])
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:
@@ -977,7 +1010,7 @@ def _compile_kernel(variant: KernelVariant) -> Any:
                     rel_gains[n_rel] = gain_of(t_values[t0 + i], True, gain_scheme, g_shift)
                     n_rel += 1
             if duplicate:
-                dup_truth[row] = t0 + _first_duplicate(t_items[t0 : t0 + m])
+                dup_truth[row] = DUPLICATE_FOUND  # located by locate_duplicates
             idcg = idcg_binary
             if graded:
                 idcg = idcg_user
@@ -1048,7 +1081,7 @@ def _compile_kernel(variant: KernelVariant) -> Any:
             n_without_truth[row] = n_without
             n_below[row] = n_low
             if duplicate:
-                dup_pred[row] = p0 + _first_duplicate(items)
+                dup_pred[row] = DUPLICATE_FOUND
             sq_scale = abs_scale = 1.0
             if not (sq_err < np.inf and abs_err < np.inf):  # an error overflowed: scale them
                 sq_scale, sq_err, abs_scale, abs_err = _scaled_errors(
