@@ -5,7 +5,8 @@ receval imported from ``<tree>/src``: the wall seconds of the first ``evaluate``
 seconds of that call (compiling is one thread: the figure that moves least with the load of
 other processes), and the number of compilations.
 
-    python benchmarks/compare_first_run.py /tmp/compile-compare/tree-a147b48 . --rounds 3
+    git worktree add --detach /tmp/first-run-base a147b48
+    python benchmarks/compare_first_run.py /tmp/first-run-base . --rounds 3
     python benchmarks/compare_first_run.py OLD NEW --rounds 3 --options '{"ties": "average"}'
 """
 
