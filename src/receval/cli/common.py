@@ -509,9 +509,9 @@ def _within_depth(metrics: list[str], asked: list[str] | None, preds: Any) -> li
             or int(m.group(1)) <= limit]
 
 
-#: how long the first run's compilation takes, as the README says it (``receval demo`` on a
-#: fresh install, 2 cores)
-COMPILE_SECONDS = 13
+#: how long the first run's compilation takes, as the README says it (a plain ``evaluate`` on
+#: a fresh install, 2 cores: 7.4-7.7 CPU-s of compiling, benchmarks/README.md "First run (stop 20)")
+COMPILE_SECONDS = 8
 
 #: what the first run prints on stderr while numba compiles
 COMPILE_NOTICE = (f"compiling receval's kernels (first run only, about {COMPILE_SECONDS} s on 2 "

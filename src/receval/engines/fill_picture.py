@@ -24,9 +24,19 @@ divided by its own hits (other tie policies leave them untouched: every group is
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 import numba
 import numpy as np
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+#: numba's ``njit`` for a function that only other jitted functions call: cached, no GIL,
+#: and no CPython wrapper (the wrapper unboxes and boxes every argument: code compiled on a
+#: first run for calls that never come from Python)
+inner_jit: Callable[[_F], _F] = cast(Any, numba.njit)(cache=True, nogil=True,
+                                                       no_cpython_wrapper=True)
 
 TIES_STABLE = 0
 TIES_ITEM = 1
@@ -43,13 +53,55 @@ TIE_CODES = {
 }
 
 
-@numba.njit(cache=True, nogil=True)
+@inner_jit
 def build_picture(
     scores: np.ndarray,
     rel: np.ndarray,
     gain: np.ndarray,
     n_ranks: int,
-    average_ties: bool,
+    log2_rank: np.ndarray,
+    hits: np.ndarray,
+    ap_sum: np.ndarray,
+    dcg: np.ndarray,
+    first: np.ndarray,
+    rr_sum: np.ndarray,
+) -> None:
+    """Fill the prefix sums for the first ``n_ranks`` ranks of a list sorted by score, every
+    tie policy but ``average`` (:func:`build_picture_average`: the kernel compiles only the
+    one its request needs).
+
+    ``scores``, ``rel`` (0/1) and ``gain`` are in rank order and cover the whole list; the
+    output arrays have length ``>= n_ranks + 1``. ``log2_rank[j]`` is ``log2(j + 2)``, the
+    discount of rank ``j + 1`` (see :func:`log2_ranks`: a table, because a ``log2`` per rank
+    costs more than the rest).
+    """
+    hits[0] = ap_sum[0] = dcg[0] = first[0] = rr_sum[0] = 0.0
+    # the sums only move at relevant ranks (a gain is 0 unless its item is relevant):
+    # elsewhere they are carried over, which is what adding the zero terms would give.
+    h = ap = d = f = rr = 0.0
+    for j in range(n_ranks):
+        h_j = rel[j]
+        if h_j != 0.0:
+            h += h_j
+            rank = j + 1.0
+            ap += h_j * h / rank
+            d += gain[j] / log2_rank[j]
+            if h == 1.0:
+                f += 1.0
+                rr += 1.0 / rank
+        hits[j + 1] = h
+        ap_sum[j + 1] = ap
+        dcg[j + 1] = d
+        first[j + 1] = f
+        rr_sum[j + 1] = rr
+
+
+@inner_jit
+def build_picture_average(
+    scores: np.ndarray,
+    rel: np.ndarray,
+    gain: np.ndarray,
+    n_ranks: int,
     log2_rank: np.ndarray,
     hits: np.ndarray,
     ap_sum: np.ndarray,
@@ -61,36 +113,12 @@ def build_picture(
     group_rel: np.ndarray,
     group_before: np.ndarray,
 ) -> None:
-    """Fill the prefix sums for the first ``n_ranks`` ranks of a list sorted by score.
-
-    ``scores``, ``rel`` (0/1) and ``gain`` are in rank order and cover the whole list (tie
-    groups may extend past ``n_ranks``); the output arrays have length ``>= n_ranks + 1``.
-    ``log2_rank[j]`` is ``log2(j + 2)``, the discount of rank ``j + 1`` (see
-    :func:`log2_ranks`: a table, because a ``log2`` per rank costs more than the rest).
+    """:func:`build_picture` under ``average`` ties: each sum the expectation over the orders
+    of tied items, and the ``group_*`` arrays per rank (tie groups may extend past
+    ``n_ranks``: ``scores``, ``rel`` and ``gain`` cover the whole list).
     """
     n_list = len(scores)
     hits[0] = ap_sum[0] = dcg[0] = first[0] = rr_sum[0] = 0.0
-    if not average_ties:
-        # the sums only move at relevant ranks (a gain is 0 unless its item is relevant):
-        # elsewhere they are carried over, which is what adding the zero terms would give.
-        # The group arrays are only read under ``average`` ties.
-        h = ap = d = f = rr = 0.0
-        for j in range(n_ranks):
-            h_j = rel[j]
-            if h_j != 0.0:
-                h += h_j
-                rank = j + 1.0
-                ap += h_j * h / rank
-                d += gain[j] / log2_rank[j]
-                if h == 1.0:
-                    f += 1.0
-                    rr += 1.0 / rank
-            hits[j + 1] = h
-            ap_sum[j + 1] = ap
-            dcg[j + 1] = d
-            first[j + 1] = f
-            rr_sum[j + 1] = rr
-        return
     j = 0
     before = 0  # relevant items in the tie groups before this one (a fixed number)
     while j < n_ranks:
@@ -158,6 +186,6 @@ def expected_ap_over_hits(
     return total
 
 
-@numba.njit(cache=True, nogil=True)
+@inner_jit
 def _log_comb(n: int, k: int) -> float:
     return math.lgamma(n + 1.0) - math.lgamma(k + 1.0) - math.lgamma(n - k + 1.0)

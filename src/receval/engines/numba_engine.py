@@ -18,12 +18,20 @@ and the list is not sorted at all unless the ``average`` tie policy needs its ti
 picture only needs the ranks of the relevant items (counted, with vectorized compares) and
 ties at cutoffs only need the repeated scores. Every number is the same, bit for bit, as
 ranking with the oracle's ``rank`` (tests/reference/oracle.py) and judging with a sorted truth.
+
+Compile time (a first run, before numba's on-disk cache holds the kernel): the kernel is
+compiled per :class:`KernelVariant` (the tie class, ranked lists or not, graded gains, a
+user-mean threshold), each variant leaving out the paths it cannot take, so a plain request
+compiles none of the code of ``average`` ties, the order-free sorts or the graded gains; it is
+one function (numba optimises and generates code for a function with all it calls, once per
+level of calls), its inputs are read-only views of fixed dtypes (one signature), and the
+helpers only it calls have no CPython wrapper (:func:`~receval.engines.fill_picture.inner_jit`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numba
 import numpy as np
@@ -31,11 +39,14 @@ import numpy as np
 from receval.engines.fill_picture import (
     TIE_CODES,
     TIES_AVERAGE,
+    TIES_ITEM,
     TIES_OPTIMISTIC,
     TIES_PESSIMISTIC,
     TIES_STABLE,
     build_picture,
+    build_picture_average,
     expected_ap_over_hits,
+    inner_jit,
 )
 from receval.engines.gains import GAIN_BINARY, GAIN_CODES, gain_of, gain_shift
 from receval.engines.request import EngineRequest, Lists
@@ -139,6 +150,43 @@ class KernelOptions(NamedTuple):
     kmax: int
     need_rprec: bool
     max_list: int  # 0: whole lists
+
+
+class KernelVariant(NamedTuple):
+    """What decides which paths of the kernel a request can take: one compiled kernel per
+    variant, compiled the first time a request needs it (:func:`kernel_variant`)."""
+
+    ties: int  # TIES_STABLE, TIES_AVERAGE, or TIES_ITEM for every other (order-free) policy
+    lists: bool  # the ranked lists are written (top items, judged items)
+    graded: bool  # gains other than binary
+    user_mean: bool  # the relevance threshold is each user's mean rating
+
+
+#: a plain request's variant (stable ties, binary gains, a fixed threshold, no lists): the
+#: one :func:`kernels_cached` asks about
+PLAIN_VARIANT = KernelVariant(TIES_STABLE, lists=False, graded=False, user_mean=False)
+
+
+def kernel_variant(request: EngineRequest) -> KernelVariant:
+    """The kernel variant ``request`` needs.
+
+    Example:
+        >>> from receval.engines.request import Lists
+        >>> from receval.options import Options
+        >>> users = np.array([0])
+        >>> plan = lambda o, f: EngineRequest.plan(Lists(*[users] * 7), o, np.array([5]), f)
+        >>> kernel_variant(plan(Options(), {"hits"})) == PLAIN_VARIANT
+        True
+        >>> kernel_variant(plan(Options(ties="pessimistic", gain="exponential"), {"top_items"}))
+        KernelVariant(ties=1, lists=True, graded=True, user_mean=False)
+    """
+    ties = TIE_CODES[request.ties]
+    return KernelVariant(
+        ties=ties if ties in (TIES_STABLE, TIES_AVERAGE) else TIES_ITEM,
+        lists="top_items" in request.fields or any(f in request.fields for f in JUDGED_FIELDS),
+        graded=GAIN_CODES[request.gain] != GAIN_BINARY,
+        user_mean=request.relevance_threshold == "user_mean",
+    )
 
 
 class _Tables(NamedTuple):
@@ -310,8 +358,10 @@ def run_kernel(request: EngineRequest) -> tuple[Picture, KernelAudit]:
     tables = _Tables(np.asarray(cutoffs, dtype=np.int64), np.asarray(cut_ks, dtype=np.int64),
                      idcg_binary, log2_rank, max_m, max_n)
     # blocks of users on Python threads (the block function releases the GIL)
-    run_blocks(_evaluate_block, block_bounds(n_users, min_size=MIN_BLOCK_USERS), lists,
-               kernel_options(request), tables, out, audit)
+    run_blocks(_kernel(kernel_variant(request)), block_bounds(n_users, min_size=MIN_BLOCK_USERS),
+               lists, kernel_options(request), tables, out, audit)
+    locate_duplicates(audit.dup_truth, users, t_indptr, lists.t_items)
+    locate_duplicates(audit.dup_predictions, users, p_indptr, lists.p_items)
     named = {name: (getattr(out, name) if name in fields else None)
              for name in PER_CUTOFF_FIELDS}
     picture = Picture(
@@ -330,9 +380,10 @@ def run_kernel(request: EngineRequest) -> tuple[Picture, KernelAudit]:
     return picture, KernelAudit(*audit)
 
 
-def kernels_cached() -> bool:
-    """Whether the kernel is already compiled in numba's on-disk cache for this source and
-    this CPU: ``False`` means the next evaluation compiles it first (seconds, once).
+def kernels_cached(variant: KernelVariant = PLAIN_VARIANT) -> bool:
+    """Whether the kernel ``variant`` (by default a plain request's) is already compiled in
+    numba's on-disk cache for this source and this CPU: ``False`` means the next evaluation
+    that needs it compiles it first (seconds, once).
 
     Cheap (it reads one small index file, compiles nothing), so a caller can say "compiling
     receval's kernels, first run only" only when that is true.
@@ -341,16 +392,50 @@ def kernels_cached() -> bool:
         >>> isinstance(kernels_cached(), bool)
         True
     """
-    cache = getattr(_evaluate_block, "_cache", None)
+    kernel = _kernel(variant)
+    cache = getattr(kernel, "_cache", None)
     index_file = getattr(cache, "_cache_file", None)
-    if index_file is None:  # caching off (NUMBA_DISABLE_JIT, a read-only tree, ...)
+    if cache is None or index_file is None:  # caching off (NUMBA_DISABLE_JIT, read-only tree)
         return False
     try:
         index = index_file._load_index()  # {} when the source changed since it was written
-        magic = _evaluate_block.targetctx.codegen().magic_tuple()  # type: ignore[attr-defined]
+        codegen = kernel.targetctx.codegen()
+        # (signature, CPU, (code, closure constants)): the last two name this variant
+        _, magic, this = cache._index_key(None, codegen)
     except Exception:  # an unreadable cache is a cache miss
         return False
-    return any(key[1] == magic for key in index)
+    return any(key[1] == magic and key[2] == this for key in index)
+
+
+#: what the kernel writes for a user with a repeated item: :func:`locate_duplicates` then
+#: finds the row (a rare path, so it is compiled only when a duplicate is found)
+DUPLICATE_FOUND = -2
+
+
+def locate_duplicates(dup: np.ndarray, users: np.ndarray, indptr: np.ndarray,
+                      items: np.ndarray) -> None:
+    """Replace each :data:`DUPLICATE_FOUND` in ``dup`` (one entry per evaluated user) by the
+    CSR position of the second row of the user's smallest repeated item.
+
+    Example:
+        >>> dup = np.array([-1, DUPLICATE_FOUND])
+        >>> locate_duplicates(dup, np.array([0, 1]), np.array([0, 2, 5]),
+        ...                   np.array([4, 5, 9, 8, 9]))
+        >>> dup.tolist()
+        [-1, 4]
+    """
+    rows = np.flatnonzero(dup == DUPLICATE_FOUND)
+    if len(rows):
+        _locate_duplicates(rows, dup, users, indptr, items)
+
+
+@numba.njit(cache=True, nogil=True)
+def _locate_duplicates(rows: np.ndarray, dup: np.ndarray, users: np.ndarray,
+                       indptr: np.ndarray, items: np.ndarray) -> None:
+    for row in rows:
+        u = users[row]
+        start = indptr[u]
+        dup[row] = start + _first_duplicate(items[start : indptr[u + 1]])
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:
@@ -395,7 +480,7 @@ class _Scratch(NamedTuple):
     g_before: np.ndarray
 
 
-@numba.njit(cache=True, nogil=True)
+@inner_jit
 def _table_size(n: int) -> int:
     """A power of two at least twice ``n`` (load factor <= 1/2), and at least 2."""
     size = 2
@@ -404,7 +489,7 @@ def _table_size(n: int) -> int:
     return size
 
 
-@numba.njit(cache=True, nogil=True)
+@inner_jit
 def _make_scratch(max_m: int, max_n: int) -> _Scratch:
     ci = _table_size(max_m + max_n)
     cv = _table_size(max_n)
@@ -488,7 +573,7 @@ def _add_predicted(keys: np.ndarray, stamps: np.ndarray, rows: np.ndarray, seen:
     return -1, False
 
 
-@numba.njit(cache=True, nogil=True)
+@inner_jit
 def _scaled_errors(items: np.ndarray, scores: np.ndarray, t_values: np.ndarray, t0: int,
                    keys: np.ndarray, stamps: np.ndarray, rows: np.ndarray, shift: int,
                    stamp: int) -> tuple[float, float, float, float]:
@@ -530,21 +615,23 @@ def _scaled_errors(items: np.ndarray, scores: np.ndarray, t_values: np.ndarray, 
     return sq_scale, 4.0 * ssq, abs_scale, 2.0 * asum
 
 
-@numba.njit(cache=True, nogil=True)
-def _first_duplicate(keys: np.ndarray, later: bool) -> int:
-    """Position of a repeat of the smallest repeated key (the error message names its item).
+@inner_jit
+def _first_duplicate(keys: np.ndarray) -> int:
+    """Position of the second row of the smallest repeated key (the error message names its
+    item), or -1.
 
-    Runs only for a user with a repeat. The sort is stable, so both ``later`` choices give
-    the second row of that key (the argument is kept for the callers).
+    Runs only for a user with a repeat. The sort is stable, so ``order[i]`` is the later of
+    the two rows. (It took a ``later`` flag that both callers passed as a literal: numba
+    compiled it twice, for ``True`` and ``False``, to give the same row.)
     """
     order = stable_argsort(keys)
     for i in range(1, len(keys)):
         if keys[order[i]] == keys[order[i - 1]]:
-            return max(order[i], order[i - 1]) if later else order[i]
+            return order[i]
     return -1
 
 
-@numba.njit(cache=True, nogil=True)
+@inner_jit
 def _mean_in_item_order(items: np.ndarray, values: np.ndarray) -> float:
     """The mean rating, summed in item order (bit for bit what sorting the truth first gives)."""
     order = stable_argsort(items)
@@ -557,7 +644,7 @@ def _mean_in_item_order(items: np.ndarray, values: np.ndarray) -> float:
 # --- rank order --------------------------------------------------------------------------------
 
 
-@numba.njit(cache=True, nogil=True)
+@inner_jit
 def _before(a: int, b: int, scores: np.ndarray, items: np.ndarray, rel: np.ndarray,
             gain: np.ndarray, ties: int) -> bool:
     """Whether prediction ``a`` ranks before ``b``: the oracle's ranking order as a test.
@@ -586,21 +673,31 @@ def _before(a: int, b: int, scores: np.ndarray, items: np.ndarray, rel: np.ndarr
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _rank_of(e: int, order: np.ndarray, n: int, s_scores: np.ndarray, scores: np.ndarray,
-             items: np.ndarray, rel: np.ndarray, gain: np.ndarray, ties: int) -> int:
-    """The rank (from 0) of entry ``e`` of the kept list ``order[:n]``, by counting.
+def _rank_stable(e: int, n: int, s_scores: np.ndarray) -> int:
+    """The rank (from 0) of entry ``e`` of a kept list of ``n`` under ``stable`` ties.
 
-    ``s_scores[j]`` is the score of entry ``j``. Entries are in position order, so under
-    ``stable`` ties an earlier entry with the same score ranks first.
+    ``s_scores[j]`` is the score of entry ``j``. Entries are in position order, so an
+    earlier entry with the same score ranks first.
     """
     v = s_scores[e]
     r = 0
-    if ties == TIES_STABLE:
-        for j in range(n):  # branch-free counts: the compiler vectorizes them
-            r += s_scores[j] > v
-        for j in range(e):
-            r += s_scores[j] == v
-        return r
+    for j in range(n):  # branch-free counts: the compiler vectorizes them
+        r += s_scores[j] > v
+    for j in range(e):
+        r += s_scores[j] == v
+    return r
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _rank_of(e: int, order: np.ndarray, n: int, s_scores: np.ndarray, scores: np.ndarray,
+             items: np.ndarray, rel: np.ndarray, gain: np.ndarray, ties: int) -> int:
+    """The rank (from 0) of entry ``e`` of the kept list ``order[:n]``, by counting, under
+    any tie policy but ``stable`` (:func:`_rank_stable`) and ``average`` (which sorts).
+
+    ``s_scores[j]`` is the score of entry ``j``; tied entries are ordered by :func:`_before`.
+    """
+    v = s_scores[e]
+    r = 0
     x = order[e]
     for j in range(n):
         if s_scores[j] == v:
@@ -616,7 +713,7 @@ _COUNT_MAX = 128  # lists up to this long are sorted by counting (n^2 compares, 
 _SIGN = np.uint64(0x8000000000000000)
 
 
-@numba.njit(cache=True, nogil=True)
+@inner_jit
 def _packed_keys(s_scores: np.ndarray, n: int, keys: np.ndarray) -> int:
     """One distinct int64 per entry ``j``, ascending in (score descending, ``j``).
 
@@ -635,7 +732,7 @@ def _packed_keys(s_scores: np.ndarray, n: int, keys: np.ndarray) -> int:
     return int(np.int64(mask))
 
 
-@numba.njit(cache=True, nogil=True)
+@inner_jit
 def _sort_keys(keys: np.ndarray, n: int, tmp: np.ndarray) -> None:
     """Merge sort of distinct int64 keys, ascending; the merge has no data-dependent branch."""
     for lo in range(0, n, _RUN):
@@ -681,7 +778,7 @@ def _sort_keys(keys: np.ndarray, n: int, tmp: np.ndarray) -> None:
         _copy(tmp, keys, n)
 
 
-@numba.njit(cache=True, nogil=True)
+@inner_jit
 def _fix_order(entry_at: np.ndarray, n: int, s_scores: np.ndarray) -> None:
     """Insertion sort of entries by (score descending, entry): linear when nearly sorted."""
     for i in range(1, n):
@@ -696,7 +793,7 @@ def _fix_order(entry_at: np.ndarray, n: int, s_scores: np.ndarray) -> None:
         entry_at[j] = x
 
 
-@numba.njit(cache=True, nogil=True)
+@inner_jit
 def _sort_by_score(n: int, s_scores: np.ndarray, keys: np.ndarray, tmp: np.ndarray,
                    entry_at: np.ndarray) -> None:
     """``entry_at[r]``: the entry at rank ``r`` by score descending, ties by entry."""
@@ -715,7 +812,7 @@ def _sort_by_score(n: int, s_scores: np.ndarray, keys: np.ndarray, tmp: np.ndarr
     _fix_order(entry_at, n, s_scores)
 
 
-@numba.njit(cache=True, nogil=True)
+@inner_jit
 def _sort_ranks(idx: np.ndarray, n: int, tmp: np.ndarray, scores: np.ndarray,
                 items: np.ndarray, rel: np.ndarray, gain: np.ndarray, ties: int) -> None:
     """Merge sort of positions ``idx[:n]`` by :func:`_before` (any tie policy)."""
@@ -774,7 +871,7 @@ def _score_seen(v_keys: np.ndarray, v_stamps: np.ndarray, shift: int, stamp: int
     return False
 
 
-@numba.njit(cache=True, nogil=True)
+@inner_jit
 def _ties_at_cuts(s_scores: np.ndarray, n: int, rep_entry: np.ndarray, n_rep: int,
                   cut_ks: np.ndarray, tie_at_cut: np.ndarray, row: int) -> None:
     """Flag cutoff ``k`` when ranks ``k`` and ``k + 1`` hold equal scores, without sorting.
@@ -800,269 +897,307 @@ def _ties_at_cuts(s_scores: np.ndarray, n: int, rep_entry: np.ndarray, n_rep: in
 # --- one user --------------------------------------------------------------------------------
 
 
-@numba.njit(cache=True, nogil=True)
-def _evaluate_users(lo, hi, lists, o, tables, s, out, audit):
-    """Evaluate ``users[lo:hi]``: one call per block, the loop over users inside.
+def _compile_kernel(variant: KernelVariant) -> Any:
+    """The block kernel of ``variant``: the user loop with the paths the variant cannot take
+    left out, so that numba neither types nor compiles them (nor the helpers they call).
 
-    A call per user would pass the scratch (dozens of arrays) each time, and reading a field
-    of ``s`` (or of the other named tuples) costs a reference count update: both cost more
-    than a user's work, so the fields are read once here.
+    Each variant is its own entry in numba's cache (a closure's constants are part of its
+    cache key), compiled the first time a request needs it: a plain call (stable ties, binary
+    gains) compiles neither the tie-group sums of ``average`` nor the comparison sort of the
+    order-free policies, nor the graded gains, the user-mean threshold or the ranked lists.
     """
-    users, t_indptr, t_items, t_values = lists.users, lists.t_indptr, lists.t_items, \
-        lists.t_values
-    p_indptr, p_items, p_scores = lists.p_indptr, lists.p_items, lists.p_scores
-    pic_ks, cut_ks = tables.cutoffs, tables.cut_ks
-    idcg_binary, log2_rank = tables.idcg_binary, tables.log2_rank
-    p_hits, p_ap, p_dcg, p_idcg = out.hits, out.ap_sum, out.dcg, out.idcg
-    p_first, p_rr, p_aoh, p_top = out.first, out.rr_sum, out.ap_over_hits, out.top_items
-    j_ranks, j_rel, j_rating = out.judged_ranks, out.judged_rel, out.judged_rating
-    n_judged, top_rating, hits_at_r = out.n_judged, out.max_rel_rating, out.hits_at_r
-    sq_err_out, sq_scale_out, abs_err_out = out.sq_err, out.sq_scale, out.abs_err
-    abs_scale_out, gain_shifts, n_relevant = out.abs_scale, out.gain_shift, out.n_relevant
-    n_list_out, n_pairs_out = out.n_list, out.n_pairs
-    n_predicted, n_without_truth = audit.n_predicted, audit.n_without_truth
-    n_below, dup_truth = audit.n_below_score_threshold, audit.dup_truth
-    dup_pred, tie_at_cut = audit.dup_predictions, audit.tie_at_cut
-    # counters start from a typed zero: a literal 0 makes numba compile every helper they
-    # reach twice (once for the literal while it infers types, once for int64)
-    zero = np.int64(0)
-    ties = o.ties
-    average_ties = ties == TIES_AVERAGE
-    known = o.known_only
-    has_score_thr = o.has_score_thr
-    thr_mode = o.thr_mode
-    gain_scheme = o.gain
-    need_all = o.need_all
-    kmax = o.kmax
-    need_rprec = o.need_rprec
-    w_hits, w_ap, w_dcg = p_hits.shape[0] > 0, p_ap.shape[0] > 0, p_dcg.shape[0] > 0
-    w_idcg, w_first, w_rr = p_idcg.shape[0] > 0, p_first.shape[0] > 0, p_rr.shape[0] > 0
-    w_aoh = p_aoh.shape[0] > 0 and average_ties
-    # the top K items need the list in rank order: such users take the sorting path
-    w_top = p_top.shape[0] > 0
-    k_top = p_top.shape[1]
-    w_judged = j_ranks.shape[0] > 0
-    max_list = o.max_list
-    score_thr = o.score_thr
-    rel_thr = o.rel_thr
-    track_ties = not average_ties and len(cut_ks) > 0
-    keys, stamps, rows, seen = s.keys, s.stamps, s.rows, s.seen
-    shift = _shift(len(keys))
-    v_keys, v_stamps, v_bits, v_word = s.v_keys, s.v_stamps, s.v_bits, s.v_word
-    v_shift = _shift(len(v_keys))
-    bits_shift = _shift(64 * len(v_bits))
-    rep_entry = s.rep_entry
-    t_rel, rel_gains, idcg_user, rel, gain = s.t_rel, s.rel_gains, s.idcg, s.rel, s.gain
-    rating = s.rating
-    order, hit_entries, tmp, keys64 = s.order, s.hit_entries, s.tmp, s.keys64
-    s_scores, s_rel, s_gain = s.s_scores, s.s_rel, s.s_gain
-    hits, ap_sum, dcg, first, rr_sum = s.hits, s.ap_sum, s.dcg, s.first, s.rr_sum
-    g_start, g_size, g_rel, g_before = s.g_start, s.g_size, s.g_rel, s.g_before
-    for row in range(lo, hi):
-        u = users[row]
-        stamp = row + 1
-        # --- the user's truth: relevance, gains, and the item table ----------------------------
-        t0 = t_indptr[u]
-        m = t_indptr[u + 1] - t0
-        thr = -np.inf
-        if thr_mode == THR_GLOBAL:
-            thr = rel_thr
-        elif thr_mode == THR_USER_MEAN and m > 0:
-            thr = _mean_in_item_order(t_items[t0 : t0 + m], t_values[t0 : t0 + m])
-        n_rel = zero
-        duplicate = False
-        g_shift = 0.0
-        if gain_scheme != GAIN_BINARY:  # scale graded gains below the float range
-            top = -np.inf
+    # constants of the closure: numba prunes the branches that test them before typing
+    average = variant.ties == TIES_AVERAGE
+    sort_by_score = variant.ties in (TIES_STABLE, TIES_AVERAGE)
+    count_stable = variant.ties == TIES_STABLE
+    ties_at_cuts = not average
+    lists_wanted = variant.lists
+    graded = variant.graded
+    user_mean = variant.user_mean
+
+    @numba.njit(cache=True, nogil=True)
+    def _evaluate_block(block, lo, hi, lists, o, tables, out, audit):
+        """Fill the picture and audit (see :func:`run_kernel`) of ``users[lo:hi]``, with scratch
+        of its own. It holds no GIL, so blocks run in parallel on Python threads.
+
+        One call per block, the loop over users inside: a call per user would pass the scratch
+        (dozens of arrays) each time, and reading a field of ``s`` (or of the other named
+        tuples) costs a reference count update: both cost more than a user's work, so the fields
+        are read once here. It is one compiled function (not a block function calling a user
+        loop): numba optimises and generates the machine code of a function with everything it
+        calls, so each level of calls would compile the whole loop again (seconds, first run).
+        """
+        s = _make_scratch(tables.max_m, tables.max_n)
+        users, t_indptr, t_items, t_values = lists.users, lists.t_indptr, lists.t_items, \
+            lists.t_values
+        p_indptr, p_items, p_scores = lists.p_indptr, lists.p_items, lists.p_scores
+        pic_ks, cut_ks = tables.cutoffs, tables.cut_ks
+        idcg_binary, log2_rank = tables.idcg_binary, tables.log2_rank
+        p_hits, p_ap, p_dcg, p_idcg = out.hits, out.ap_sum, out.dcg, out.idcg
+        p_first, p_rr, p_aoh, p_top = out.first, out.rr_sum, out.ap_over_hits, out.top_items
+        j_ranks, j_rel, j_rating = out.judged_ranks, out.judged_rel, out.judged_rating
+        n_judged, top_rating, hits_at_r = out.n_judged, out.max_rel_rating, out.hits_at_r
+        sq_err_out, sq_scale_out, abs_err_out = out.sq_err, out.sq_scale, out.abs_err
+        abs_scale_out, gain_shifts, n_relevant = out.abs_scale, out.gain_shift, out.n_relevant
+        n_list_out, n_pairs_out = out.n_list, out.n_pairs
+        n_predicted, n_without_truth = audit.n_predicted, audit.n_without_truth
+        n_below, dup_truth = audit.n_below_score_threshold, audit.dup_truth
+        dup_pred, tie_at_cut = audit.dup_predictions, audit.tie_at_cut
+        # counters start from a typed zero: a literal 0 makes numba compile every helper they
+        # reach twice (once for the literal while it infers types, once for int64)
+        zero = np.int64(0)
+        ties = o.ties
+        average_ties = average
+        known = o.known_only
+        has_score_thr = o.has_score_thr
+        thr_mode = o.thr_mode
+        gain_scheme = o.gain
+        need_all = o.need_all
+        kmax = o.kmax
+        need_rprec = o.need_rprec
+        w_hits, w_ap, w_dcg = p_hits.shape[0] > 0, p_ap.shape[0] > 0, p_dcg.shape[0] > 0
+        w_idcg, w_first, w_rr = p_idcg.shape[0] > 0, p_first.shape[0] > 0, p_rr.shape[0] > 0
+        w_aoh = p_aoh.shape[0] > 0 and average_ties
+        # the top K items need the list in rank order: such users take the sorting path
+        w_top = p_top.shape[0] > 0
+        k_top = p_top.shape[1]
+        w_judged = j_ranks.shape[0] > 0
+        max_list = o.max_list
+        score_thr = o.score_thr
+        rel_thr = o.rel_thr
+        track_ties = not average_ties and len(cut_ks) > 0
+        keys, stamps, rows, seen = s.keys, s.stamps, s.rows, s.seen
+        shift = _shift(len(keys))
+        v_keys, v_stamps, v_bits, v_word = s.v_keys, s.v_stamps, s.v_bits, s.v_word
+        v_shift = _shift(len(v_keys))
+        bits_shift = _shift(64 * len(v_bits))
+        rep_entry = s.rep_entry
+        t_rel, rel_gains, idcg_user, rel, gain = s.t_rel, s.rel_gains, s.idcg, s.rel, s.gain
+        rating = s.rating
+        order, hit_entries, tmp, keys64 = s.order, s.hit_entries, s.tmp, s.keys64
+        s_scores, s_rel, s_gain = s.s_scores, s.s_rel, s.s_gain
+        hits, ap_sum, dcg, first, rr_sum = s.hits, s.ap_sum, s.dcg, s.first, s.rr_sum
+        g_start, g_size, g_rel, g_before = s.g_start, s.g_size, s.g_rel, s.g_before
+        for row in range(lo, hi):
+            u = users[row]
+            stamp = row + 1
+            # --- the user's truth: relevance, gains, and the item table ---------------------------
+            t0 = t_indptr[u]
+            m = t_indptr[u + 1] - t0
+            thr = -np.inf
+            if thr_mode == THR_GLOBAL:
+                thr = rel_thr
+            elif user_mean and m > 0:
+                thr = _mean_in_item_order(t_items[t0 : t0 + m], t_values[t0 : t0 + m])
+            n_rel = zero
+            duplicate = False
+            g_shift = 0.0
+            if graded:  # scale graded gains below the float range
+                top = -np.inf
+                for i in range(m):
+                    if t_values[t0 + i] >= thr:
+                        top = max(top, t_values[t0 + i])
+                g_shift = gain_shift(top, gain_scheme)
+            gain_shifts[row] = g_shift
             for i in range(m):
-                if t_values[t0 + i] >= thr:
-                    top = max(top, t_values[t0 + i])
-            g_shift = gain_shift(top, gain_scheme)
-        gain_shifts[row] = g_shift
-        for i in range(m):
-            if not _add_truth(keys, stamps, rows, shift, stamp, t_items[t0 + i], i):
-                duplicate = True
-            is_rel = t_values[t0 + i] >= thr
-            t_rel[i] = is_rel
-            if is_rel:
-                if w_judged:
-                    top_rating[row] = max(top_rating[row], t_values[t0 + i])
-                rel_gains[n_rel] = gain_of(t_values[t0 + i], True, gain_scheme, g_shift)
-                n_rel += 1
-        if duplicate:
-            dup_truth[row] = t0 + _first_duplicate(t_items[t0 : t0 + m], False)
-        idcg = idcg_binary
-        if gain_scheme != GAIN_BINARY:
-            idcg = idcg_user
-            ideal_dcg(rel_gains[:n_rel], log2_rank, idcg)
-        n_relevant[row] = n_rel
-        n_judged[row] = m
+                if not _add_truth(keys, stamps, rows, shift, stamp, t_items[t0 + i], i):
+                    duplicate = True
+                is_rel = t_values[t0 + i] >= thr
+                t_rel[i] = is_rel
+                if is_rel:
+                    if lists_wanted and w_judged:
+                        top_rating[row] = max(top_rating[row], t_values[t0 + i])
+                    rel_gains[n_rel] = gain_of(t_values[t0 + i], True, gain_scheme, g_shift)
+                    n_rel += 1
+            if duplicate:
+                dup_truth[row] = DUPLICATE_FOUND  # located by locate_duplicates
+            idcg = idcg_binary
+            if graded:
+                idcg = idcg_user
+                ideal_dcg(rel_gains[:n_rel], log2_rank, idcg)
+            n_relevant[row] = n_rel
+            n_judged[row] = m
 
-        # --- the user's predictions: judge, filter ---------------------------------------------
-        p0 = p_indptr[u]
-        n = p_indptr[u + 1] - p0
-        n_predicted[row] = n
-        items = p_items[p0 : p0 + n]
-        scores = p_scores[p0 : p0 + n]
-        n_keep = zero
-        n_hits = zero
-        n_rep = zero
-        sq_err = 0.0
-        abs_err = 0.0
-        n_pairs = zero
-        n_without = zero
-        n_low = zero
-        duplicate = False
-        for i in range(n):
-            pos, repeat = _add_predicted(keys, stamps, rows, seen, shift, stamp, items[i])
-            duplicate |= repeat
-            rel[i] = 0.0
-            gain[i] = 0.0
-            if w_judged:  # NaN: not judged (no truth row)
-                rating[i] = t_values[t0 + pos] if pos >= 0 else np.nan
-            if pos >= 0:
-                err = scores[i] - t_values[t0 + pos]
-                sq_err += err * err
-                abs_err += abs(err)
-                n_pairs += 1
-                if t_rel[pos]:
-                    rel[i] = 1.0
-                    gain[i] = gain_of(t_values[t0 + pos], True, gain_scheme, g_shift)
-            else:
-                n_without += 1
-                if known:
-                    continue
-            if has_score_thr and scores[i] < score_thr:
-                n_low += 1
-                continue
-            if rel[i] != 0.0:
-                hit_entries[n_hits] = n_keep
-                n_hits += 1
-            if track_ties:
-                # a bit set filters the scores first: only a score whose bit is taken (a
-                # repeat, or a collision) goes to the table, which keeps each value once
-                key = _score_key(scores[i])
-                h = _slot(key, bits_shift)
-                word = h >> 6
-                bit = np.uint64(1) << np.uint64(h & 63)
-                v_word[n_keep] = word
-                if v_bits[word] & bit:
-                    if not _score_seen(v_keys, v_stamps, v_shift, stamp, key):
-                        rep_entry[n_rep] = n_keep
-                        n_rep += 1
+            # --- the user's predictions: judge, filter --------------------------------------------
+            p0 = p_indptr[u]
+            n = p_indptr[u + 1] - p0
+            n_predicted[row] = n
+            items = p_items[p0 : p0 + n]
+            scores = p_scores[p0 : p0 + n]
+            n_keep = zero
+            n_hits = zero
+            n_rep = zero
+            sq_err = 0.0
+            abs_err = 0.0
+            n_pairs = zero
+            n_without = zero
+            n_low = zero
+            duplicate = False
+            for i in range(n):
+                pos, repeat = _add_predicted(keys, stamps, rows, seen, shift, stamp, items[i])
+                duplicate |= repeat
+                rel[i] = 0.0
+                gain[i] = 0.0
+                if lists_wanted and w_judged:  # NaN: not judged (no truth row)
+                    rating[i] = t_values[t0 + pos] if pos >= 0 else np.nan
+                if pos >= 0:
+                    err = scores[i] - t_values[t0 + pos]
+                    sq_err += err * err
+                    abs_err += abs(err)
+                    n_pairs += 1
+                    if t_rel[pos]:
+                        rel[i] = 1.0
+                        gain[i] = gain_of(t_values[t0 + pos], True, gain_scheme, g_shift)
                 else:
-                    v_bits[word] |= bit
-            order[n_keep] = i
-            s_scores[n_keep] = scores[i]
-            n_keep += 1
-        if track_ties:
-            for r in range(n_keep):
-                v_bits[v_word[r]] = 0
-        n_without_truth[row] = n_without
-        n_below[row] = n_low
-        if duplicate:
-            dup_pred[row] = p0 + _first_duplicate(items, True)
-        sq_scale = abs_scale = 1.0
-        if not (sq_err < np.inf and abs_err < np.inf):  # an error overflowed: scale them
-            sq_scale, sq_err, abs_scale, abs_err = _scaled_errors(
-                items, scores, t_values, t0, keys, stamps, rows, shift, stamp)
+                    n_without += 1
+                    if known:
+                        continue
+                if has_score_thr and scores[i] < score_thr:
+                    n_low += 1
+                    continue
+                if rel[i] != 0.0:
+                    hit_entries[n_hits] = n_keep
+                    n_hits += 1
+                if ties_at_cuts and track_ties:
+                    # a bit set filters the scores first: only a score whose bit is taken (a
+                    # repeat, or a collision) goes to the table, which keeps each value once
+                    key = _score_key(scores[i])
+                    h = _slot(key, bits_shift)
+                    word = h >> 6
+                    bit = np.uint64(1) << np.uint64(h & 63)
+                    v_word[n_keep] = word
+                    if v_bits[word] & bit:
+                        if not _score_seen(v_keys, v_stamps, v_shift, stamp, key):
+                            rep_entry[n_rep] = n_keep
+                            n_rep += 1
+                    else:
+                        v_bits[word] |= bit
+                order[n_keep] = i
+                s_scores[n_keep] = scores[i]
+                n_keep += 1
+            if ties_at_cuts and track_ties:
+                for r in range(n_keep):
+                    v_bits[v_word[r]] = 0
+            n_without_truth[row] = n_without
+            n_below[row] = n_low
+            if duplicate:
+                dup_pred[row] = DUPLICATE_FOUND
+            sq_scale = abs_scale = 1.0
+            if not (sq_err < np.inf and abs_err < np.inf):  # an error overflowed: scale them
+                sq_scale, sq_err, abs_scale, abs_err = _scaled_errors(
+                    items, scores, t_values, t0, keys, stamps, rows, shift, stamp)
 
-        # --- rank: the picture needs the ranks of the relevant entries, and under ``average``
-        # ties the whole order (tie groups); a full sort only when that is cheaper ---------------
-        # ``max_list`` (trec_eval -M) keeps the top of the ranked list: ranks are taken in the
-        # whole list (``n_keep``), everything else reads its first ``n_list``
-        n_list = n_keep if max_list == 0 else min(n_keep, max_list)
-        n_list_out[row] = n_list
-        need = n_list if need_all else max(kmax, n_rel if need_rprec else 0)
-        n_ranks = min(n_list, need)
-        if average_ties or n_hits > 64 or w_top or w_judged:
-            if ties == TIES_STABLE or average_ties:
-                _sort_by_score(n_keep, s_scores, keys64, tmp, hit_entries)
-                for r in range(n_keep):  # entries -> positions, scores in rank order
-                    tmp[r] = order[hit_entries[r]]
-                _copy(tmp, order, n_keep)
-            else:
-                _sort_ranks(order, n_keep, tmp, scores, items, rel, gain, ties)
-            for r in range(n_list):
-                o = order[r]
-                s_scores[r] = scores[o]
-                s_rel[r] = rel[o]
-                s_gain[r] = gain[o]
-            for c in range(len(cut_ks)):
-                kc = cut_ks[c]
-                if kc < n_list and s_scores[kc - 1] == s_scores[kc]:
-                    tie_at_cut[row, c] = True
-            top = order
-            if average_ties and (w_top or w_judged):
-                # the sums above read each tie group in entry order (bit for bit as before);
-                # the list itself holds its tied items by item key, as under every
-                # order-free policy, so that it never reads the input order
-                _copy(order, keys64, n_keep)
-                _sort_ranks(keys64, n_keep, tmp, scores, items, rel, gain, ties)
-                top = keys64
-            if w_top:
-                for r in range(k_top):
-                    p_top[row, r] = items[top[r]] if r < n_list else -1
-            if w_judged:
-                nj = 0
+            # --- rank: the picture needs the ranks of the relevant entries, and under ``average``
+            # ties the whole order (tie groups); a full sort only when that is cheaper -------------
+            # ``max_list`` (trec_eval -M) keeps the top of the ranked list: ranks are taken in the
+            # whole list (``n_keep``), everything else reads its first ``n_list``
+            n_list = n_keep if max_list == 0 else min(n_keep, max_list)
+            n_list_out[row] = n_list
+            need = n_list if need_all else max(kmax, n_rel if need_rprec else 0)
+            n_ranks = min(n_list, need)
+            if average or n_hits > 64 or (lists_wanted and (w_top or w_judged)):
+                if sort_by_score:
+                    _sort_by_score(n_keep, s_scores, keys64, tmp, hit_entries)
+                    for r in range(n_keep):  # entries -> positions, scores in rank order
+                        tmp[r] = order[hit_entries[r]]
+                    _copy(tmp, order, n_keep)
+                else:
+                    _sort_ranks(order, n_keep, tmp, scores, items, rel, gain, ties)
                 for r in range(n_list):
-                    o = top[r]
-                    if not np.isnan(rating[o]):
-                        j_ranks[row, nj] = r + 1
-                        j_rel[row, nj] = rel[o]
-                        j_rating[row, nj] = rating[o]
-                        nj += 1
-        else:
-            s_rel[:n_ranks] = 0.0
-            s_gain[:n_ranks] = 0.0
-            for h in range(n_hits):
-                e = hit_entries[h]
-                r = _rank_of(e, order, n_keep, s_scores, scores, items, rel, gain, ties)
-                if r < n_ranks:
-                    s_rel[r] = rel[order[e]]
-                    s_gain[r] = gain[order[e]]
-            if track_ties:
-                _ties_at_cuts(s_scores, n_keep, rep_entry, n_rep, cut_ks, tie_at_cut, row)
-                if n_list < n_keep:  # the list ends at max_list: no tie past it
-                    for c in range(len(cut_ks)):
-                        if cut_ks[c] >= n_list:
-                            tie_at_cut[row, c] = False
-        build_picture(s_scores[:n_list], s_rel[:n_list], s_gain[:n_list], n_ranks, average_ties,
-                      log2_rank, hits, ap_sum, dcg, first, rr_sum, g_start, g_size, g_rel,
-                      g_before)
-        # --- the picture: the prefix sums at each cutoff, and the per-user scalars ----------
-        for c in range(len(pic_ks)):
-            k = pic_ks[c]
-            j = n_ranks if k == NO_CUTOFF else min(k, n_ranks)
-            if w_hits:
-                p_hits[row, c] = hits[j]
-            if w_ap:
-                p_ap[row, c] = ap_sum[j]
-            if w_dcg:
-                p_dcg[row, c] = dcg[j]
-            if w_idcg:
-                p_idcg[row, c] = idcg[n_rel if k == NO_CUTOFF else min(k, n_rel)]
-            if w_first:
-                p_first[row, c] = first[j]
-            if w_rr:
-                p_rr[row, c] = rr_sum[j]
-            if w_aoh:
-                inside = np.nan  # the plain ratio is exact unless the cut splits a tie group
-                if j > 0 and g_start[j - 1] + g_size[j - 1] > j:
-                    inside = expected_ap_over_hits(ap_sum, j, g_start[j - 1], g_size[j - 1],
-                                                   g_rel[j - 1], g_before[j - 1])
-                p_aoh[row, c] = inside
-        hits_at_r[row] = hits[min(n_rel, n_ranks)] if need_rprec else 0.0
-        sq_err_out[row] = sq_err
-        sq_scale_out[row] = sq_scale
-        abs_err_out[row] = abs_err
-        abs_scale_out[row] = abs_scale
-        n_pairs_out[row] = n_pairs
+                    o = order[r]
+                    s_scores[r] = scores[o]
+                    s_rel[r] = rel[o]
+                    s_gain[r] = gain[o]
+                for c in range(len(cut_ks)):
+                    kc = cut_ks[c]
+                    if kc < n_list and s_scores[kc - 1] == s_scores[kc]:
+                        tie_at_cut[row, c] = True
+                top = order
+                if average and lists_wanted and (w_top or w_judged):
+                    # the sums above read each tie group in entry order (bit for bit as before);
+                    # the list itself holds its tied items by item key, as under every
+                    # order-free policy, so that it never reads the input order
+                    _copy(order, keys64, n_keep)
+                    _sort_ranks(keys64, n_keep, tmp, scores, items, rel, gain, ties)
+                    top = keys64
+                if lists_wanted and w_top:
+                    for r in range(k_top):
+                        p_top[row, r] = items[top[r]] if r < n_list else -1
+                if lists_wanted and w_judged:
+                    nj = 0
+                    for r in range(n_list):
+                        o = top[r]
+                        if not np.isnan(rating[o]):
+                            j_ranks[row, nj] = r + 1
+                            j_rel[row, nj] = rel[o]
+                            j_rating[row, nj] = rating[o]
+                            nj += 1
+            else:
+                s_rel[:n_ranks] = 0.0
+                s_gain[:n_ranks] = 0.0
+                for h in range(n_hits):
+                    e = hit_entries[h]
+                    if count_stable:
+                        r = _rank_stable(e, n_keep, s_scores)
+                    else:
+                        r = _rank_of(e, order, n_keep, s_scores, scores, items, rel, gain,
+                                     ties)
+                    if r < n_ranks:
+                        s_rel[r] = rel[order[e]]
+                        s_gain[r] = gain[order[e]]
+                if ties_at_cuts and track_ties:
+                    _ties_at_cuts(s_scores, n_keep, rep_entry, n_rep, cut_ks, tie_at_cut, row)
+                    if n_list < n_keep:  # the list ends at max_list: no tie past it
+                        for c in range(len(cut_ks)):
+                            if cut_ks[c] >= n_list:
+                                tie_at_cut[row, c] = False
+            if average:
+                build_picture_average(s_scores[:n_list], s_rel[:n_list], s_gain[:n_list],
+                                      n_ranks, log2_rank, hits, ap_sum, dcg, first, rr_sum,
+                                      g_start, g_size, g_rel, g_before)
+            else:
+                build_picture(s_scores[:n_list], s_rel[:n_list], s_gain[:n_list], n_ranks,
+                              log2_rank, hits, ap_sum, dcg, first, rr_sum)
+            # --- the picture: the prefix sums at each cutoff, and the per-user scalars ----------
+            for c in range(len(pic_ks)):
+                k = pic_ks[c]
+                j = n_ranks if k == NO_CUTOFF else min(k, n_ranks)
+                if w_hits:
+                    p_hits[row, c] = hits[j]
+                if w_ap:
+                    p_ap[row, c] = ap_sum[j]
+                if w_dcg:
+                    p_dcg[row, c] = dcg[j]
+                if w_idcg:
+                    p_idcg[row, c] = idcg[n_rel if k == NO_CUTOFF else min(k, n_rel)]
+                if w_first:
+                    p_first[row, c] = first[j]
+                if w_rr:
+                    p_rr[row, c] = rr_sum[j]
+                if average and w_aoh:
+                    inside = np.nan  # the plain ratio is exact unless the cut splits a tie group
+                    if j > 0 and g_start[j - 1] + g_size[j - 1] > j:
+                        inside = expected_ap_over_hits(ap_sum, j, g_start[j - 1], g_size[j - 1],
+                                                       g_rel[j - 1], g_before[j - 1])
+                    p_aoh[row, c] = inside
+            hits_at_r[row] = hits[min(n_rel, n_ranks)] if need_rprec else 0.0
+            sq_err_out[row] = sq_err
+            sq_scale_out[row] = sq_scale
+            abs_err_out[row] = abs_err
+            abs_scale_out[row] = abs_scale
+            n_pairs_out[row] = n_pairs
 
 
-@numba.njit(cache=True, nogil=True)
-def _evaluate_block(block, lo, hi, lists, o, tables, out, audit):
-    """Fill the picture and audit (see :func:`run_kernel`) of ``users[lo:hi]``, with scratch
-    of its own. It holds no GIL, so blocks run in parallel on Python threads."""
-    s = _make_scratch(tables.max_m, tables.max_n)
-    _evaluate_users(lo, hi, lists, o, tables, s, out, audit)
+    return _evaluate_block
+
+
+#: the kernels of this process by variant (each compiled or loaded on its first call)
+_KERNELS: dict[KernelVariant, Any] = {}
+
+
+def _kernel(variant: KernelVariant) -> Any:
+    """The block kernel of ``variant``, made once per process (its dispatcher, not yet
+    compiled: numba compiles or loads it from its cache on the first call)."""
+    if variant not in _KERNELS:
+        _KERNELS[variant] = _compile_kernel(variant)
+    return _KERNELS[variant]
