@@ -1,0 +1,238 @@
+"""The monitor's passes over the impressions, one numba loop each (no temporary per row).
+
+- :func:`judge_rows`: the join of the impressions with the feedback of their (user, item)
+  (each impression's largest value within the attribution period, the feedback rows that judge
+  one, the impressions with feedback dated before serving);
+- :func:`list_codes`: one code per served list (user, time), in the order of first appearance;
+- :func:`repeats_in_runs`: whether a list held in one run of rows serves an item twice;
+- :func:`group_order`: the rows grouped by a small code, in row order within each group.
+
+Each returns exactly what the pandas chain it replaces gave (``receval.monitor.core`` calls
+them); they only avoid its passes and temporaries.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+#: the low bits of a (user, item) key kept in the prefilter bitmap (2 MB)
+_BITMAP_BITS = 24
+
+
+def judge_rows(imp_key: np.ndarray, served: np.ndarray, fb_key: np.ndarray, at: np.ndarray,
+               value: np.ndarray | None, span: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each impression's largest feedback value dated ``served <= at <= served + span`` (NaN
+    without one), whether each feedback row judges an impression, and whether each impression
+    has feedback dated ``served - span <= at < served``. Keys: one int64 per (user, item), equal
+    exactly when the pairs are; -1 for an impression that cannot match.
+
+    Example:
+        >>> out, judging, early = judge_rows(np.array([5, 5, -1]), np.array([8, 0, 0]),
+        ...     np.array([5, 5]), np.array([12, 4]), np.array([1.0, 3.0]), 5)
+        >>> out.tolist(), judging.tolist(), early.tolist()
+        ([1.0, 3.0, nan], [True, True], [True, False, False])
+    """
+    out = np.full(len(imp_key), np.nan)
+    judging = np.zeros(len(fb_key), dtype=np.bool_)
+    early = np.zeros(len(imp_key), dtype=np.bool_)
+    if not len(imp_key) or not len(fb_key):
+        return out, judging, early
+    # feedback by key; equal keys in row order, so the largest value is found in the order
+    # a merge on the key lists them (the first of equal values kept)
+    order = np.argsort(fb_key, kind="stable")
+    sorted_key = fb_key[order]
+    # what a match reads, side by side in key order: one cache line per feedback row
+    rows = np.empty((len(order), 3), dtype=np.int64)
+    rows[:, 0] = at[order]
+    rows[:, 1] = order
+    if value is not None:
+        rows[:, 2] = value[order].view(np.int64)
+    bits, table = _key_index(sorted_key)
+    _judge_loop(imp_key, served, rows, value is not None, span, bits, table, out, judging,
+                early)
+    return out, judging, early
+
+
+def _key_index(sorted_key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A packed bitmap of the keys' low bits (most impressions have no feedback: one bit read
+    in 2 MB that stay in cache rules them out) and an open-addressing table from each
+    distinct key to its first and last position in ``sorted_key`` (key, first, end side by
+    side: one cache line per lookup)."""
+    bits = np.zeros(1 << (_BITMAP_BITS - 3), dtype=np.uint8)
+    size = 1
+    while size < 2 * len(sorted_key):
+        size *= 2
+    table = np.full((size, 3), -1, dtype=np.int64)
+    _index_loop(sorted_key, bits, table)
+    return bits, table
+
+
+@numba.njit(cache=True, nogil=True)
+def _slot(key: np.int64, mask: np.uint64) -> np.uint64:  # pragma: no cover - numba
+    h = np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)
+    return (h ^ (h >> np.uint64(32))) & mask
+
+
+@numba.njit(cache=True, nogil=True)
+def _index_loop(sorted_key: np.ndarray, bits: np.ndarray,
+                table: np.ndarray) -> None:  # pragma: no cover - numba
+    low = np.int64(bits.size * 8 - 1)
+    mask = np.uint64(table.shape[0] - 1)
+    n = sorted_key.size
+    j = 0
+    while j < n:
+        key = sorted_key[j]
+        end = j + 1
+        while end < n and sorted_key[end] == key:
+            end += 1
+        b = key & low
+        bits[b >> 3] |= np.uint8(1 << (b & 7))
+        h = _slot(key, mask)
+        while table[h, 1] >= 0:
+            h = (h + np.uint64(1)) & mask
+        table[h, 0] = key
+        table[h, 1] = j
+        table[h, 2] = end
+        j = end
+
+
+@numba.njit(cache=True, nogil=True)
+def _judge_loop(imp_key: np.ndarray, served: np.ndarray, rows: np.ndarray, has_value: bool,
+                span: int, bits: np.ndarray, table: np.ndarray, out: np.ndarray,
+                judging: np.ndarray, early: np.ndarray) -> None:  # pragma: no cover - numba
+    low = np.int64(bits.size * 8 - 1)
+    mask = np.uint64(table.shape[0] - 1)
+    values = rows[:, 2].view(np.float64) if has_value else np.zeros(0)
+    for i in range(imp_key.size):
+        key = imp_key[i]
+        if key < 0:
+            continue
+        b = key & low
+        if not (bits[b >> 3] >> (b & 7)) & 1:
+            continue
+        h = _slot(key, mask)
+        while table[h, 1] >= 0 and table[h, 0] != key:
+            h = (h + np.uint64(1)) & mask
+        if table[h, 1] < 0:
+            continue
+        s = served[i]
+        found = False
+        best = np.nan
+        for j in range(table[h, 1], table[h, 2]):
+            a = rows[j, 0]
+            if s - span <= a and a < s:
+                early[i] = True
+            if s <= a and a <= s + span:
+                judging[rows[j, 1]] = True
+                if has_value and (not found or values[j] > best):
+                    best = values[j]
+                    found = True
+        if found:
+            out[i] = best
+
+
+def list_codes(run_user: np.ndarray, run_served: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One code per run of rows (its list: (user, served), int64 each), numbered in the order of
+    first appearance (as :func:`pandas.factorize` numbers them), and each code's first run.
+
+    Example:
+        >>> codes, first = list_codes(np.array([1, 2, 1, 1]), np.array([7, 7, 7, 8]))
+        >>> codes.tolist(), first.tolist()
+        ([0, 1, 0, 2], [0, 1, 3])
+    """
+    codes = np.empty(len(run_user), dtype=np.int64)
+    first = np.empty(len(run_user), dtype=np.int64)
+    size = 1
+    while size < 2 * len(run_user):
+        size *= 2
+    n = _list_codes_loop(run_user.astype(np.int64, copy=False),
+                         run_served.astype(np.int64, copy=False), size, codes, first)
+    return codes, first[:n]
+
+
+@numba.njit(cache=True, nogil=True)
+def _list_codes_loop(user: np.ndarray, served: np.ndarray, size: int, codes: np.ndarray,
+                     first: np.ndarray) -> int:  # pragma: no cover - numba
+    # open addressing over (user, served): a slot holds a code, its first run the pair
+    slots = np.full(size, -1, dtype=np.int64)
+    mask = np.uint64(size - 1)
+    n = 0
+    for r in range(user.size):
+        u, s = user[r], served[r]
+        h = np.uint64(u) * np.uint64(0x9E3779B97F4A7C15) ^ np.uint64(s)
+        h = (h ^ (h >> np.uint64(31))) * np.uint64(0xBF58476D1CE4E5B9)
+        h = (h ^ (h >> np.uint64(29))) & mask
+        while True:
+            c = slots[h]
+            if c < 0:
+                slots[h] = n
+                first[n] = r
+                codes[r] = n
+                n += 1
+                break
+            if user[first[c]] == u and served[first[c]] == s:
+                codes[r] = c
+                break
+            h = (h + np.uint64(1)) & mask
+    return n
+
+
+def repeats_in_runs(starts: np.ndarray, items: np.ndarray) -> bool:
+    """Whether some run of rows (``starts``: each run's first row; the last ends with
+    ``items``) holds an item twice.
+
+    Example:
+        >>> repeats_in_runs(np.array([0, 2]), np.array([1, 2, 1, 3])), \\
+        ...     repeats_in_runs(np.array([0]), np.array([1, 2, 1]))
+        (False, True)
+    """
+    return bool(_repeats_loop(starts.astype(np.int64, copy=False),
+                              items.astype(np.int64, copy=False)))
+
+
+@numba.njit(cache=True, nogil=True)
+def _repeats_loop(starts: np.ndarray, items: np.ndarray) -> bool:  # pragma: no cover - numba
+    for r in range(starts.size):
+        lo = starts[r]
+        hi = starts[r + 1] if r + 1 < starts.size else items.size
+        if hi - lo <= 32:  # a served list: pairwise is cheaper than a sort
+            for i in range(lo, hi):
+                for j in range(i + 1, hi):
+                    if items[i] == items[j]:
+                        return True
+        else:
+            run = np.sort(items[lo:hi])
+            for i in range(1, run.size):
+                if run[i] == run[i - 1]:
+                    return True
+    return False
+
+
+def group_order(group: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows with ``0 <= group < n_groups``, grouped (a counting sort: row order within a
+    group), and each group's bounds in them: group ``g``'s rows are
+    ``rows[bounds[g]:bounds[g + 1]]``, ``np.flatnonzero(group == g)``.
+
+    Example:
+        >>> rows, bounds = group_order(np.array([1, -1, 0, 1]), 2)
+        >>> rows.tolist(), bounds.tolist()
+        ([2, 0, 3], [0, 1, 3])
+    """
+    group = group.astype(np.int64, copy=False)
+    counts = np.bincount(group[group >= 0], minlength=n_groups)
+    bounds = np.zeros(n_groups + 1, dtype=np.int64)
+    np.cumsum(counts, out=bounds[1:])
+    rows = np.empty(int(bounds[-1]), dtype=np.int64)
+    _group_loop(group, bounds[:-1].copy(), rows)
+    return rows, bounds
+
+
+@numba.njit(cache=True, nogil=True)
+def _group_loop(group: np.ndarray, next_slot: np.ndarray,
+                rows: np.ndarray) -> None:  # pragma: no cover - numba
+    for i in range(group.size):
+        g = group[i]
+        if g >= 0:
+            rows[next_slot[g]] = i
+            next_slot[g] += 1
