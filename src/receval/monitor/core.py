@@ -77,7 +77,13 @@ from receval.monitor.fairness import INPUTS as FAIRNESS_INPUTS
 from receval.monitor.fairness import fairness_specs, window_options
 from receval.monitor.inputs import UNITS, read_feedback, read_impressions
 from receval.monitor.intervals import resampled_means
-from receval.monitor.kernels import group_order, judge_rows, list_codes, repeats_in_runs
+from receval.monitor.kernels import (
+    PairKeys,
+    group_order,
+    judge_rows,
+    list_rows,
+    repeats_in_runs,
+)
 from receval.monitor.outputs import jsonable as _jsonable  # the writers: monitor/outputs.py
 from receval.monitor.outputs import records as _records
 from receval.monitor.outputs import write_late as _write_late
@@ -520,9 +526,9 @@ class _Run:
         imps = _concat(st.pending, imps)
         fb = _concat(st.feedback, fb)
         judged, _, early = _judge(imps, fb, self.span)
-        lists, starts, run_codes = self._lists(imps, judged)
+        lists, starts = self._lists(imps, judged)
         if self.options.get("duplicates", "error") == "error" and not _one_run_each(
-                imps, starts, run_codes, len(lists)):
+                imps, starts, len(lists)):
             _refuse_repeated_items(imps, n_pending)
         closed_now = lists["served"].to_numpy() < mark
         row_list = imps["list"].to_numpy()  # lists are numbered 0..n-1: their index
@@ -619,29 +625,27 @@ class _Run:
                                     **{n: np.array([], float) for n in self.names}}))
 
     def _lists(self, imps: pd.DataFrame,
-               judged: np.ndarray) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+               judged: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
         """One row per list (user, served): its variant, window and judged impressions; sets
         ``imps["list"]`` (list codes in the order of first appearance, the index of the lists).
-        Also the first row of each run of rows of one list, and each run's list code."""
-        # a log holds a list's rows together: key the runs of equal (user, served), then the
-        # runs (ten times fewer rows), so a list split into several runs is still one list
+        Also the first row of each run of rows of one list."""
         user, served = imps["user"].to_numpy(), imps["served"].to_numpy(dtype=np.int64)
-        change = np.ones(len(imps), dtype=bool)
-        change[1:] = (user[1:] != user[:-1]) | (served[1:] != served[:-1])
-        starts = np.flatnonzero(change)
-        run_user = user[starts]
-        run_user = run_user.astype(np.int64) if pd.api.types.is_integer_dtype(imps["user"]) \
-            else pd.factorize(run_user)[0].astype(np.int64)
-        run_codes, first_runs = list_codes(run_user, served[starts])
-        codes = np.repeat(run_codes, np.diff(starts, append=len(imps)))
+        if pd.api.types.is_integer_dtype(imps["user"]):
+            user_code = user.astype(np.int64, copy=False)
+        else:  # text ids: a code per run's user (a log holds a list's rows together)
+            change = np.ones(len(imps), dtype=bool)
+            change[1:] = (user[1:] != user[:-1]) | (served[1:] != served[:-1])
+            starts = np.flatnonzero(change)
+            user_code = np.repeat(pd.factorize(user[starts])[0].astype(np.int64),
+                                  np.diff(starts, append=len(imps)))
+        found = list_rows(user_code, served, judged)
+        codes = found.code
         imps["list"] = codes
-        n = len(first_runs)
-        first = starts[first_runs]
-        lists = pd.DataFrame({"user": imps["user"].to_numpy()[first] if n else [],
-                              "served": served[first] if n else
-                              np.array([], np.int64)})
-        lists["judged"] = np.bincount(codes, weights=~np.isnan(judged), minlength=n) \
-            .astype(np.int64)
+        n = len(found.first)
+        first = found.first
+        lists = pd.DataFrame({"user": user[first] if n else [],
+                              "served": served[first] if n else np.array([], np.int64)})
+        lists["judged"] = found.judged
         if self.variant_col is not None:
             variant = imps["variant"].to_numpy()
             lists["variant"] = variant[first] if n else []
@@ -656,7 +660,7 @@ class _Run:
             lists["variant"] = None
         served = lists["served"].to_numpy(dtype=np.int64)
         lists["window"] = served - np.mod(served - self.origin, self.step)
-        return lists, starts, run_codes
+        return lists, found.starts
 
     def _fold(self, buckets: dict[tuple[int, Any], Bucket], imps: pd.DataFrame,
               judged: np.ndarray, lists: pd.DataFrame) -> None:
@@ -686,7 +690,7 @@ class _Run:
             group_of[list_ids[where[counted[where]]]] = g
         # each group's rows in row order (one counting sort), and only the columns evaluate
         # reads: no copy of the impressions per group
-        grouped, bounds = group_order(group_of[row_list], len(keys))
+        grouped, bounds = group_order(group_of, row_list, len(keys))
         columns = {"list": row_list, "item": imps["item"].to_numpy(),
                    "order": imps["order"].to_numpy()}
         for g, where in enumerate(groups.values()):
@@ -698,7 +702,7 @@ class _Run:
                 continue
             rows = grouped[bounds[g]:bounds[g + 1]]
             out[keys[g]] = self._evaluate(imps, rows, {k: v[rows] for k, v in columns.items()},
-                                          judged[rows], lists.loc[list_ids[use]], unjudged)
+                                          judged[rows], lists.iloc[use], unjudged)
         return out
 
     def _evaluate(self, imps: pd.DataFrame, rows: np.ndarray, columns: dict[str, np.ndarray],
@@ -709,7 +713,7 @@ class _Run:
         ``imps``)."""
         has = ~np.isnan(judged)
         truth = pd.DataFrame({"user": columns["list"][has],
-                              "item": columns["item"][has], "rating": judged[has]})
+                              "item": columns["item"][has], "rating": judged[has]}, copy=False)
         options = window_options({"users": "predictions", **self.options}, lists)
         if not has.any() and options["users"] in ("predictions", "union"):
             # closed lists without any feedback: evaluate refuses an empty truth, so one row
@@ -717,7 +721,7 @@ class _Run:
             truth = pd.DataFrame({"user": [-1], "item": columns["item"][:1],
                                   "rating": [0.0]})
         preds = pd.DataFrame({"user": columns["list"], "item": columns["item"],
-                              self.order_kind: columns["order"]})
+                              self.order_kind: columns["order"]}, copy=False)
         try:
             with warnings.catch_warnings():
                 # per-window calls; the policy's counts are the offline ones
@@ -738,10 +742,12 @@ class _Run:
             raise ReceValError("monitor needs the exact sums of the evaluation (Result.sums)")
         per = result.per_user
         ids = per["user"].to_numpy()
-        values = pd.DataFrame({"user": lists.loc[ids, "user"].to_numpy(),
-                               "served": lists.loc[ids, "served"].to_numpy(dtype=np.int64)})
-        for name in self.names:
-            values[name] = per[name].to_numpy(dtype=np.float64)
+        at = lists.index.get_indexer(ids)  # each list's row (one lookup for both columns)
+        found = lists.iloc[at] if (at >= 0).all() else lists.loc[ids]
+        values = pd.DataFrame({"user": found["user"].to_numpy(),
+                               "served": found["served"].to_numpy(dtype=np.int64),
+                               **{name: per[name].to_numpy(dtype=np.float64)
+                                  for name in self.names}}, copy=False)
         evaluated = int(result.counts["users"]["evaluated"])
         # a list evaluate leaves out (users='relevant': no relevant item) is unjudged, so that
         # every list is in exactly one of evaluated / waiting / unjudged
@@ -878,28 +884,30 @@ def _variant(value: Any) -> Any:
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
-def _pair_keys(imps: pd.DataFrame, fb: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """One int64 per (user, item) on both sides, equal exactly when the pairs are; -1 for an
-    impression whose user or item has no feedback. Integer ids: arithmetic on the ids;
-    others: codes from hash lookups into the feedback's users and items."""
+def _pair_keys(imps: pd.DataFrame, fb: pd.DataFrame) -> tuple[PairKeys, np.ndarray]:
+    """One int64 per (user, item) on both sides, equal exactly when the pairs are: the
+    feedback's keys, and the impressions' as :class:`receval.monitor.kernels.PairKeys` (a user
+    and an item code per row, -1 for one the feedback does not hold; the key computed in the
+    join, no array of them). Integer ids: arithmetic on the ids; others: codes from hash
+    lookups into the feedback's users and items."""
     cols = [imps["user"], imps["item"], fb["user"], fb["item"]]
     if all(pd.api.types.is_integer_dtype(c) for c in cols) and len(fb):
         lows = [min(int(imps[c].min()), int(fb[c].min())) for c in ("user", "item")]
         highs = [max(int(imps[c].max()), int(fb[c].max())) for c in ("user", "item")]
         width = highs[1] - lows[1] + 1
         if (highs[0] - lows[0] + 1) * width < 2**62:
-            def key(frame: pd.DataFrame) -> np.ndarray:
-                u = frame["user"].to_numpy(dtype=np.int64) - lows[0]
-                return u * width + (frame["item"].to_numpy(dtype=np.int64) - lows[1])
-            return key(imps), key(fb)
+            u = fb["user"].to_numpy(dtype=np.int64) - lows[0]
+            fb_key = u * width + (fb["item"].to_numpy(dtype=np.int64) - lows[1])
+            return PairKeys(imps["user"].to_numpy(dtype=np.int64),
+                            imps["item"].to_numpy(dtype=np.int64), lows[0], lows[1],
+                            width), fb_key
     users = pd.Index(pd.unique(fb["user"]))
     items = pd.Index(pd.unique(fb["item"]))
     width = len(items)
     fb_key = users.get_indexer(fb["user"]).astype(np.int64) * width \
         + items.get_indexer(fb["item"])
-    imp_user = users.get_indexer(imps["user"]).astype(np.int64)
-    imp_item = items.get_indexer(imps["item"]).astype(np.int64)
-    return np.where((imp_user >= 0) & (imp_item >= 0), imp_user * width + imp_item, -1), fb_key
+    return PairKeys(users.get_indexer(imps["user"]).astype(np.int64),
+                    items.get_indexer(imps["item"]).astype(np.int64), 0, 0, width), fb_key
 
 
 def _judge(imps: pd.DataFrame, fb: pd.DataFrame,
@@ -921,10 +929,10 @@ def _judge(imps: pd.DataFrame, fb: pd.DataFrame,
         if pd.api.types.is_numeric_dtype(imps[col]) != pd.api.types.is_numeric_dtype(fb[col]):
             raise ReceValError(f"impressions and feedback hold {col} ids of different types "
                                f"({imps[col].dtype} and {fb[col].dtype}): they never match")
-    imp_key, fb_key = _pair_keys(imps, fb)
-    # one pass: a bitmap of the feedback keys' low bits, then a binary search into the sorted
-    # feedback keys for the few impressions it lets through
-    return judge_rows(imp_key, imps["served"].to_numpy(dtype=np.int64), fb_key,
+    imp_keys, fb_key = _pair_keys(imps, fb)
+    # one pass: a bitmap of the feedback keys' low bits, then a hash lookup into the feedback
+    # for the few impressions it lets through
+    return judge_rows(imp_keys, imps["served"].to_numpy(dtype=np.int64), fb_key,
                       fb["at"].to_numpy(dtype=np.int64),
                       fb["value"].to_numpy(dtype=np.float64) if "value" in fb.columns else None,
                       span)
@@ -961,8 +969,7 @@ def _align_ids(st: State, imps: pd.DataFrame,
     return imps, fb
 
 
-def _one_run_each(imps: pd.DataFrame, starts: np.ndarray, run_codes: np.ndarray,
-                  n_lists: int) -> bool:
+def _one_run_each(imps: pd.DataFrame, starts: np.ndarray, n_lists: int) -> bool:
     """Whether every list is one run of rows with integer items and no item twice: then
     :func:`_refuse_repeated_items` has nothing to find (a numba pass over the runs instead of
     a sort of every row); otherwise it looks."""

@@ -3,7 +3,7 @@
 - :func:`judge_rows`: the join of the impressions with the feedback of their (user, item)
   (each impression's largest value within the attribution period, the feedback rows that judge
   one, the impressions with feedback dated before serving);
-- :func:`list_codes`: one code per served list (user, time), in the order of first appearance;
+- :func:`list_rows`: one code per served list (user, time), in the order of first appearance;
 - :func:`repeats_in_runs`: whether a list held in one run of rows serves an item twice;
 - :func:`group_order`: the rows grouped by a small code, in row order within each group.
 
@@ -13,6 +13,8 @@ them); they only avoid its passes and temporaries.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -20,23 +22,35 @@ import numpy as np
 _BITMAP_BITS = 24
 
 
-def judge_rows(imp_key: np.ndarray, served: np.ndarray, fb_key: np.ndarray, at: np.ndarray,
+class PairKeys(NamedTuple):
+    """The impressions' (user, item) keys, computed in the join: ``(user - user_low) * width
+    + (item - item_low)``, none where either difference is negative."""
+
+    user: np.ndarray
+    item: np.ndarray
+    user_low: int
+    item_low: int
+    width: int
+
+
+def judge_rows(imp: PairKeys, served: np.ndarray, fb_key: np.ndarray, at: np.ndarray,
                value: np.ndarray | None, span: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each impression's largest feedback value dated ``served <= at <= served + span`` (NaN
     without one), whether each feedback row judges an impression, and whether each impression
-    has feedback dated ``served - span <= at < served``. Keys: one int64 per (user, item), equal
-    exactly when the pairs are; -1 for an impression that cannot match.
+    has feedback dated ``served - span <= at < served``. Keys: one int64 per (user, item),
+    equal exactly when the pairs are (:class:`PairKeys` for the impressions).
 
     Example:
-        >>> out, judging, early = judge_rows(np.array([5, 5, -1]), np.array([8, 0, 0]),
+        >>> imp = PairKeys(np.array([0, 0, -1]), np.array([5, 5, 5]), 0, 0, 10)
+        >>> out, judging, early = judge_rows(imp, np.array([8, 0, 0]),
         ...     np.array([5, 5]), np.array([12, 4]), np.array([1.0, 3.0]), 5)
         >>> out.tolist(), judging.tolist(), early.tolist()
         ([1.0, 3.0, nan], [True, True], [True, False, False])
     """
-    out = np.full(len(imp_key), np.nan)
+    out = np.full(len(served), np.nan)
     judging = np.zeros(len(fb_key), dtype=np.bool_)
-    early = np.zeros(len(imp_key), dtype=np.bool_)
-    if not len(imp_key) or not len(fb_key):
+    early = np.zeros(len(served), dtype=np.bool_)
+    if not len(served) or not len(fb_key):
         return out, judging, early
     # feedback by key; equal keys in row order, so the largest value is found in the order
     # a merge on the key lists them (the first of equal values kept)
@@ -49,8 +63,9 @@ def judge_rows(imp_key: np.ndarray, served: np.ndarray, fb_key: np.ndarray, at: 
     if value is not None:
         rows[:, 2] = value[order].view(np.int64)
     bits, table = _key_index(sorted_key)
-    _judge_loop(imp_key, served, rows, value is not None, span, bits, table, out, judging,
-                early)
+    _judge_loop(imp.user, imp.item, np.int64(imp.user_low), np.int64(imp.item_low),
+                np.int64(imp.width), served, rows, value is not None, span, bits, table, out,
+                judging, early)
     return out, judging, early
 
 
@@ -98,16 +113,19 @@ def _index_loop(sorted_key: np.ndarray, bits: np.ndarray,
 
 
 @numba.njit(cache=True, nogil=True)
-def _judge_loop(imp_key: np.ndarray, served: np.ndarray, rows: np.ndarray, has_value: bool,
+def _judge_loop(user: np.ndarray, item: np.ndarray, user_low: np.int64, item_low: np.int64,
+                width: np.int64, served: np.ndarray, rows: np.ndarray, has_value: bool,
                 span: int, bits: np.ndarray, table: np.ndarray, out: np.ndarray,
                 judging: np.ndarray, early: np.ndarray) -> None:  # pragma: no cover - numba
     low = np.int64(bits.size * 8 - 1)
     mask = np.uint64(table.shape[0] - 1)
     values = rows[:, 2].view(np.float64) if has_value else np.zeros(0)
-    for i in range(imp_key.size):
-        key = imp_key[i]
-        if key < 0:
+    for i in range(served.size):
+        u = user[i] - user_low
+        it = item[i] - item_low
+        if u < 0 or it < 0:
             continue
+        key = u * width + it
         b = key & low
         if not (bits[b >> 3] >> (b & 7)) & 1:
             continue
@@ -132,49 +150,90 @@ def _judge_loop(imp_key: np.ndarray, served: np.ndarray, rows: np.ndarray, has_v
             out[i] = best
 
 
-def list_codes(run_user: np.ndarray, run_served: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One code per run of rows (its list: (user, served), int64 each), numbered in the order of
-    first appearance (as :func:`pandas.factorize` numbers them), and each code's first run.
+class Lists(NamedTuple):
+    """The served lists of :func:`list_rows`: each row's list ``code`` (numbered in the order
+    of first appearance), each list's ``first`` row and number of ``judged`` rows, and the
+    first row of each run of rows of one list (``starts``)."""
+
+    code: np.ndarray
+    first: np.ndarray
+    judged: np.ndarray
+    starts: np.ndarray
+
+
+def list_rows(user: np.ndarray, served: np.ndarray, judged: np.ndarray) -> Lists:
+    """Each row's list (user, served: int64 each), numbered in the order of first appearance
+    (as :func:`pandas.factorize` numbers the pairs), with what :class:`Lists` holds; a list's
+    rows need not be one run (a log written in pieces).
 
     Example:
-        >>> codes, first = list_codes(np.array([1, 2, 1, 1]), np.array([7, 7, 7, 8]))
-        >>> codes.tolist(), first.tolist()
-        ([0, 1, 0, 2], [0, 1, 3])
+        >>> nan = float("nan")
+        >>> lists = list_rows(np.array([1, 1, 2, 1]), np.array([7, 7, 7, 7]),
+        ...                   np.array([1.0, nan, nan, 2.0]))
+        >>> [v.tolist() for v in lists]
+        [[0, 0, 1, 0], [0, 2], [2, 0], [0, 2, 3]]
     """
-    codes = np.empty(len(run_user), dtype=np.int64)
-    first = np.empty(len(run_user), dtype=np.int64)
+    user = user.astype(np.int64, copy=False)
+    served = served.astype(np.int64, copy=False)
+    n_runs = _count_runs(user, served)
     size = 1
-    while size < 2 * len(run_user):
+    while size < 2 * n_runs:
         size *= 2
-    n = _list_codes_loop(run_user.astype(np.int64, copy=False),
-                         run_served.astype(np.int64, copy=False), size, codes, first)
-    return codes, first[:n]
+    codes = np.empty(len(user), dtype=np.int64)
+    starts = np.empty(n_runs, dtype=np.int64)
+    first = np.empty(n_runs, dtype=np.int64)
+    counts = np.empty(n_runs, dtype=np.int64)
+    n = _list_rows_loop(user, served, judged, size, codes, starts, first, counts)
+    return Lists(codes, first[:n].copy(), counts[:n].copy(), starts)
 
 
 @numba.njit(cache=True, nogil=True)
-def _list_codes_loop(user: np.ndarray, served: np.ndarray, size: int, codes: np.ndarray,
-                     first: np.ndarray) -> int:  # pragma: no cover - numba
-    # open addressing over (user, served): a slot holds a code, its first run the pair
-    slots = np.full(size, -1, dtype=np.int64)
+def _count_runs(user: np.ndarray, served: np.ndarray) -> int:  # pragma: no cover - numba
+    n = 0
+    for i in range(user.size):
+        if i == 0 or user[i] != user[i - 1] or served[i] != served[i - 1]:
+            n += 1
+    return n
+
+
+@numba.njit(cache=True, nogil=True)
+def _list_rows_loop(user: np.ndarray, served: np.ndarray, judged: np.ndarray, size: int,
+                    codes: np.ndarray, starts: np.ndarray, first: np.ndarray,
+                    counts: np.ndarray) -> int:  # pragma: no cover - numba
+    # open addressing over (user, served): a slot holds the pair and its list's code side by
+    # side (one cache line per lookup)
+    slots = np.empty((size, 3), dtype=np.int64)
+    slots[:, 2] = -1
     mask = np.uint64(size - 1)
     n = 0
-    for r in range(user.size):
-        u, s = user[r], served[r]
-        h = np.uint64(u) * np.uint64(0x9E3779B97F4A7C15) ^ np.uint64(s)
-        h = (h ^ (h >> np.uint64(31))) * np.uint64(0xBF58476D1CE4E5B9)
-        h = (h ^ (h >> np.uint64(29))) & mask
-        while True:
-            c = slots[h]
-            if c < 0:
-                slots[h] = n
-                first[n] = r
-                codes[r] = n
-                n += 1
-                break
-            if user[first[c]] == u and served[first[c]] == s:
-                codes[r] = c
-                break
-            h = (h + np.uint64(1)) & mask
+    r = 0
+    code = -1
+    for i in range(user.size):
+        if i == 0 or user[i] != user[i - 1] or served[i] != served[i - 1]:
+            starts[r] = i
+            r += 1
+            u, s = user[i], served[i]
+            h = np.uint64(u) * np.uint64(0x9E3779B97F4A7C15) ^ np.uint64(s)
+            h = (h ^ (h >> np.uint64(31))) * np.uint64(0xBF58476D1CE4E5B9)
+            h = (h ^ (h >> np.uint64(29))) & mask
+            while True:
+                c = slots[h, 2]
+                if c < 0:
+                    slots[h, 0] = u
+                    slots[h, 1] = s
+                    slots[h, 2] = n
+                    first[n] = i
+                    counts[n] = 0
+                    code = n
+                    n += 1
+                    break
+                if slots[h, 0] == u and slots[h, 1] == s:
+                    code = c
+                    break
+                h = (h + np.uint64(1)) & mask
+        codes[i] = code
+        if not np.isnan(judged[i]):
+            counts[code] += 1
     return n
 
 
@@ -209,30 +268,43 @@ def _repeats_loop(starts: np.ndarray, items: np.ndarray) -> bool:  # pragma: no 
     return False
 
 
-def group_order(group: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
-    """The rows with ``0 <= group < n_groups``, grouped (a counting sort: row order within a
-    group), and each group's bounds in them: group ``g``'s rows are
-    ``rows[bounds[g]:bounds[g + 1]]``, ``np.flatnonzero(group == g)``.
+def group_order(group_of: np.ndarray, row_key: np.ndarray,
+                n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows whose key's group (``group_of[row_key]``) is in ``0 .. n_groups - 1``,
+    grouped (a counting sort: row order within a group), and each group's bounds in them:
+    group ``g``'s rows are ``rows[bounds[g]:bounds[g + 1]]``, i.e.
+    ``np.flatnonzero(group_of[row_key] == g)``.
 
     Example:
-        >>> rows, bounds = group_order(np.array([1, -1, 0, 1]), 2)
+        >>> rows, bounds = group_order(np.array([1, -1, 0]), np.array([0, 1, 2, 0]), 2)
         >>> rows.tolist(), bounds.tolist()
         ([2, 0, 3], [0, 1, 3])
     """
-    group = group.astype(np.int64, copy=False)
-    counts = np.bincount(group[group >= 0], minlength=n_groups)
     bounds = np.zeros(n_groups + 1, dtype=np.int64)
-    np.cumsum(counts, out=bounds[1:])
+    group_of = group_of.astype(np.int64, copy=False)
+    row_key = row_key.astype(np.int64, copy=False)
+    _group_counts(group_of, row_key, bounds)
     rows = np.empty(int(bounds[-1]), dtype=np.int64)
-    _group_loop(group, bounds[:-1].copy(), rows)
+    _group_loop(group_of, row_key, bounds[:-1].copy(), rows)
     return rows, bounds
 
 
 @numba.njit(cache=True, nogil=True)
-def _group_loop(group: np.ndarray, next_slot: np.ndarray,
+def _group_counts(group_of: np.ndarray, row_key: np.ndarray,
+                  bounds: np.ndarray) -> None:  # pragma: no cover - numba
+    for i in range(row_key.size):
+        g = group_of[row_key[i]]
+        if g >= 0:
+            bounds[g + 1] += 1
+    for g in range(1, bounds.size):
+        bounds[g] += bounds[g - 1]
+
+
+@numba.njit(cache=True, nogil=True)
+def _group_loop(group_of: np.ndarray, row_key: np.ndarray, next_slot: np.ndarray,
                 rows: np.ndarray) -> None:  # pragma: no cover - numba
-    for i in range(group.size):
-        g = group[i]
+    for i in range(row_key.size):
+        g = group_of[row_key[i]]
         if g >= 0:
             rows[next_slot[g]] = i
             next_slot[g] += 1
