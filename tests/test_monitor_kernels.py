@@ -109,3 +109,28 @@ def test_group_order_is_flatnonzero_per_group() -> None:
         expected = [i for i in range(len(row_key)) if group_of[row_key[i]] == g]
         assert rows[bounds[g]:bounds[g + 1]].tolist() == expected
     assert bounds[-1] == int((group_of[row_key] >= 0).sum())
+
+
+def test_judge_rows_in_blocks_on_threads_matches_a_merge() -> None:
+    # enough impressions for several blocks of work: the same values as a pandas merge
+    import pandas as pd
+
+    rng = np.random.default_rng(11)
+    n, m, span = 600_000, 40_000, 50
+    imp = pd.DataFrame({"user": rng.integers(0, 3000, n), "item": rng.integers(0, 200, n),
+                        "served": rng.integers(0, 1000, n), "row": np.arange(n)})
+    fb = pd.DataFrame({"user": rng.integers(0, 3000, m), "item": rng.integers(0, 200, m),
+                       "at": rng.integers(0, 1100, m), "value": rng.random(m), "f": np.arange(m)})
+    out, judging, early = judge_rows(
+        PairKeys(imp["user"].to_numpy(), imp["item"].to_numpy(), 0, 0, 200),
+        imp["served"].to_numpy(), fb["user"].to_numpy() * 200 + fb["item"].to_numpy(),
+        fb["at"].to_numpy(), fb["value"].to_numpy(), span)
+    pairs = imp.merge(fb, on=["user", "item"])
+    hit = pairs[(pairs["served"] <= pairs["at"]) & (pairs["at"] <= pairs["served"] + span)]
+    best = hit.groupby("row")["value"].max()
+    expected = np.full(n, np.nan)
+    expected[best.index.to_numpy()] = best.to_numpy()
+    np.testing.assert_array_equal(out, expected)
+    assert set(np.flatnonzero(judging)) == set(hit["f"])
+    before = pairs[(pairs["served"] - span <= pairs["at"]) & (pairs["at"] < pairs["served"])]
+    assert set(np.flatnonzero(early)) == set(before["row"])

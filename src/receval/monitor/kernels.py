@@ -18,8 +18,12 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from receval.parallel import block_bounds, run_blocks
+
 #: the low bits of a (user, item) key kept in the prefilter bitmap (2 MB)
 _BITMAP_BITS = 24
+#: the fewest rows a block of work on a thread gets
+_MIN_BLOCK_ROWS = 1 << 18
 
 
 class PairKeys(NamedTuple):
@@ -63,9 +67,11 @@ def judge_rows(imp: PairKeys, served: np.ndarray, fb_key: np.ndarray, at: np.nda
     if value is not None:
         rows[:, 2] = value[order].view(np.int64)
     bits, table = _key_index(sorted_key)
-    _judge_loop(imp.user, imp.item, np.int64(imp.user_low), np.int64(imp.item_low),
-                np.int64(imp.width), served, rows, value is not None, span, bits, table, out,
-                judging, early)
+    # blocks of impressions on the threads: each writes its rows' values; a feedback row two
+    # blocks judge is marked True by both
+    run_blocks(_judge_loop, block_bounds(len(served), _MIN_BLOCK_ROWS), imp.user, imp.item,
+               np.int64(imp.user_low), np.int64(imp.item_low), np.int64(imp.width), served,
+               rows, value is not None, span, bits, table, out, judging, early)
     return out, judging, early
 
 
@@ -113,14 +119,15 @@ def _index_loop(sorted_key: np.ndarray, bits: np.ndarray,
 
 
 @numba.njit(cache=True, nogil=True)
-def _judge_loop(user: np.ndarray, item: np.ndarray, user_low: np.int64, item_low: np.int64,
-                width: np.int64, served: np.ndarray, rows: np.ndarray, has_value: bool,
-                span: int, bits: np.ndarray, table: np.ndarray, out: np.ndarray,
-                judging: np.ndarray, early: np.ndarray) -> None:  # pragma: no cover - numba
+def _judge_loop(block: int, lo: int, hi: int, user: np.ndarray, item: np.ndarray,
+                user_low: np.int64, item_low: np.int64, width: np.int64, served: np.ndarray,
+                rows: np.ndarray, has_value: bool, span: int, bits: np.ndarray,
+                table: np.ndarray, out: np.ndarray, judging: np.ndarray,
+                early: np.ndarray) -> None:  # pragma: no cover - numba
     low = np.int64(bits.size * 8 - 1)
     mask = np.uint64(table.shape[0] - 1)
     values = rows[:, 2].view(np.float64) if has_value else np.zeros(0)
-    for i in range(served.size):
+    for i in range(lo, hi):
         u = user[i] - user_low
         it = item[i] - item_low
         if u < 0 or it < 0:
@@ -246,22 +253,31 @@ def repeats_in_runs(starts: np.ndarray, items: np.ndarray) -> bool:
         ...     repeats_in_runs(np.array([0]), np.array([1, 2, 1]))
         (False, True)
     """
-    return bool(_repeats_loop(starts.astype(np.int64, copy=False),
-                              items.astype(np.int64, copy=False)))
+    found = np.zeros(max(1, len(starts)), dtype=np.bool_)
+    run_blocks(_repeats_loop, block_bounds(len(starts), _MIN_BLOCK_ROWS // 8),
+               starts.astype(np.int64, copy=False), items.astype(np.int64, copy=False), found)
+    return bool(found.any())
 
 
 @numba.njit(cache=True, nogil=True)
-def _repeats_loop(starts: np.ndarray, items: np.ndarray) -> bool:  # pragma: no cover - numba
-    for r in range(starts.size):
-        lo = starts[r]
-        hi = starts[r + 1] if r + 1 < starts.size else items.size
-        if hi - lo <= 32:  # a served list: pairwise is cheaper than a sort
-            for i in range(lo, hi):
-                for j in range(i + 1, hi):
+def _repeats_loop(block: int, lo: int, hi: int, starts: np.ndarray, items: np.ndarray,
+                  found: np.ndarray) -> None:  # pragma: no cover - numba
+    found[block] = _repeats_between(lo, hi, starts, items)
+
+
+@numba.njit(cache=True, nogil=True)
+def _repeats_between(lo: int, hi: int, starts: np.ndarray,
+                     items: np.ndarray) -> bool:  # pragma: no cover - numba
+    for r in range(lo, hi):
+        a = starts[r]
+        b = starts[r + 1] if r + 1 < starts.size else items.size
+        if b - a <= 32:  # a served list: pairwise is cheaper than a sort
+            for i in range(a, b):
+                for j in range(i + 1, b):
                     if items[i] == items[j]:
                         return True
         else:
-            run = np.sort(items[lo:hi])
+            run = np.sort(items[a:b])
             for i in range(1, run.size):
                 if run[i] == run[i - 1]:
                     return True
