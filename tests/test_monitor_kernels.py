@@ -11,6 +11,7 @@ import pytest
 
 from receval.monitor.kernels import (
     PairKeys,
+    group_columns,
     group_order,
     judge_rows,
     list_rows,
@@ -134,3 +135,19 @@ def test_judge_rows_in_blocks_on_threads_matches_a_merge() -> None:
     assert set(np.flatnonzero(judging)) == set(hit["f"])
     before = pairs[(pairs["served"] - span <= pairs["at"]) & (pairs["at"] < pairs["served"])]
     assert set(np.flatnonzero(early)) == set(before["row"])
+
+
+def test_group_columns_groups_four_columns_in_row_order() -> None:
+    rng = np.random.default_rng(5)
+    group_of = rng.integers(-1, 3, 40)
+    row_key = rng.integers(0, 40, 500)
+    a, b = rng.integers(0, 10**12, 500), np.arange(500)
+    x, y = rng.random(500), np.where(rng.random(500) < 0.5, np.nan, 1.0)
+    bounds, (a_out, b_out), (x_out, y_out) = group_columns(group_of, row_key, 3, (a, b), (x, y))
+    for g in range(3):
+        rows = [i for i in range(500) if group_of[row_key[i]] == g]
+        part = slice(bounds[g], bounds[g + 1])
+        assert a_out[part].tolist() == a[rows].tolist()
+        assert b_out[part].tolist() == rows
+        np.testing.assert_array_equal(x_out[part], x[rows])
+        np.testing.assert_array_equal(y_out[part], y[rows])

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -79,6 +79,7 @@ from receval.monitor.inputs import UNITS, read_feedback, read_impressions
 from receval.monitor.intervals import resampled_means
 from receval.monitor.kernels import (
     PairKeys,
+    group_columns,
     group_order,
     judge_rows,
     list_rows,
@@ -688,11 +689,18 @@ class _Run:
         for g, (key, where) in enumerate(groups.items()):
             keys.append((int(key[0]), _variant(key[1])))
             group_of[list_ids[where[counted[where]]]] = g
-        # each group's rows in row order (one counting sort), and only the columns evaluate
+        # each group's rows in row order (a counting sort), and only the columns evaluate
         # reads: no copy of the impressions per group
-        grouped, bounds = group_order(group_of, row_list, len(keys))
-        columns = {"list": row_list, "item": imps["item"].to_numpy(),
-                   "order": imps["order"].to_numpy()}
+        item = imps["item"].to_numpy()
+        if imps["item"].dtype == np.int64:  # one pass writes the four columns
+            bounds, (lists_col, items), (order, values) = group_columns(
+                group_of, row_list, len(keys), (row_list, item),
+                (imps["order"].to_numpy(), judged))
+            grouped = None
+        else:
+            grouped, bounds = group_order(group_of, row_list, len(keys))
+            lists_col, items = row_list[grouped], item[grouped]
+            order, values = imps["order"].to_numpy()[grouped], judged[grouped]
         for g, where in enumerate(groups.values()):
             use = where[counted[where]]
             unjudged = int(len(where) - len(use))
@@ -700,17 +708,25 @@ class _Run:
                 bucket = self._empty_bucket()
                 out[keys[g]] = Bucket(bucket.sums, bucket.values, 0, unjudged)
                 continue
-            rows = grouped[bounds[g]:bounds[g + 1]]
-            out[keys[g]] = self._evaluate(imps, rows, {k: v[rows] for k, v in columns.items()},
-                                          judged[rows], lists.iloc[use], unjudged)
+            part = slice(bounds[g], bounds[g + 1])
+
+            def rows(g: int = g) -> np.ndarray:  # the group's rows of imps (for a message)
+                if grouped is not None:
+                    return grouped[bounds[g]:bounds[g + 1]]
+                return np.flatnonzero(group_of[row_list] == g)
+
+            out[keys[g]] = self._evaluate(
+                imps, rows, {"list": lists_col[part], "item": items[part],
+                             "order": order[part]}, values[part], lists.iloc[use], unjudged)
         return out
 
-    def _evaluate(self, imps: pd.DataFrame, rows: np.ndarray, columns: dict[str, np.ndarray],
-                  judged: np.ndarray, lists: pd.DataFrame, unjudged: int) -> Bucket:
+    def _evaluate(self, imps: pd.DataFrame, rows: Callable[[], np.ndarray],
+                  columns: dict[str, np.ndarray], judged: np.ndarray, lists: pd.DataFrame,
+                  unjudged: int) -> Bucket:
         """receval.evaluate on these lists, each list one user (its id: the list's row in
         ``lists``); the per-list values come back with the list's user and time. ``columns``:
-        the ``list``, ``item`` and ``order`` of the lists' impressions (``rows`` of
-        ``imps``)."""
+        the ``list``, ``item`` and ``order`` of the lists' impressions (``rows()`` of
+        ``imps``, asked for an error message only)."""
         has = ~np.isnan(judged)
         truth = pd.DataFrame({"user": columns["list"][has],
                               "item": columns["item"][has], "rating": judged[has]}, copy=False)
@@ -733,7 +749,7 @@ class _Run:
         except ReceValError as err:
             if str(err).startswith("duplicate (user, item) rows in"):
                 # the same error, named by user and time
-                self._refuse_duplicates(imps.iloc[rows], preds)
+                self._refuse_duplicates(imps.iloc[rows()], preds)
             if not str(err).startswith("no user to evaluate with users='relevant'"):
                 raise
             bucket = self._empty_bucket()  # no list has a relevant item: all left out
