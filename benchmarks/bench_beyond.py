@@ -26,11 +26,11 @@ from receval.beyond.names import parse_beyond
 from receval.beyond.settings import BeyondOptions
 
 
-def make(users: int, k: int, items: int, train_rows: int, features: int, seed: int = 0
-         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Lists ``(users, k)`` (-1 past a shorter list), training users and items, per-row
-    truth CSR items, features."""
-    rng = np.random.default_rng(seed)
+def zipf_lists(rng: np.random.Generator, users: int, k: int,
+               items: int) -> tuple[np.ndarray, np.ndarray]:
+    """Lists ``(users, k)`` of distinct item codes over ``items`` items with Zipf-like
+    popularity, 5% of the users with half a list (-1 past it), and the items' popularity
+    weights (the lists of bench_beyond.py and bench_fairness.py)."""
     weights = 1.0 / np.arange(1, items + 1) ** 0.8
     weights /= weights.sum()
     # distinct items per row: a random offset walk over a permutation keeps rows unique
@@ -40,6 +40,15 @@ def make(users: int, k: int, items: int, train_rows: int, features: int, seed: i
     top = perm[(start[:, None] + steps) % items].astype(np.int64)
     short = rng.random(users) < 0.05
     top[short, k // 2:] = -1
+    return top, weights
+
+
+def make(users: int, k: int, items: int, train_rows: int, features: int, seed: int = 0
+         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Lists ``(users, k)`` (-1 past a shorter list), training users and items, per-row
+    truth CSR items, features."""
+    rng = np.random.default_rng(seed)
+    top, weights = zipf_lists(rng, users, k, items)
     tu = rng.integers(0, users, train_rows)
     ti = rng.choice(items, size=train_rows, p=weights)
     feats = rng.normal(size=(items, features))

@@ -25,6 +25,7 @@ import time
 
 import numba
 import numpy as np
+from bench_beyond import zipf_lists
 
 from receval.beyond.compute import compute
 from receval.beyond.context import Context, context
@@ -46,13 +47,7 @@ def make(users: int, k: int, items: int, groups: int, history: int, seed: int = 
          ) -> tuple[np.ndarray, Context]:
     """Lists ``(users, k)`` and a context with training rows, truth and groups."""
     rng = np.random.default_rng(seed)
-    weights = 1.0 / np.arange(1, items + 1) ** 0.8
-    weights /= weights.sum()
-    perm = rng.permutation(items)
-    start = rng.choice(items, size=users, p=weights)
-    steps = np.cumsum(rng.integers(1, 4, size=(users, k)), axis=1)
-    top = perm[(start[:, None] + steps) % items].astype(np.int64)
-    top[rng.random(users) < 0.05, k // 2:] = -1
+    top, weights = zipf_lists(rng, users, k, items)  # the lists of bench_beyond.py
     tu = np.repeat(np.arange(users), history)
     ti = rng.choice(items, size=users * history, p=weights)
     n_rel = rng.integers(1, 6, users)

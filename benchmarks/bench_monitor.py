@@ -20,16 +20,22 @@ Measured (seconds, one run each, after a warm-up run on tiny data so numba is co
   batch run's.
 
 ``--resamples`` sets the bootstrap of the intervals (the daily update redoes the open windows'
-intervals; the closed windows' are stored in the state).
+intervals; the closed windows' are stored in the state). ``--repeat N``: the batch run and the
+offline evaluate alternate N times, and the ratio is that of their fastest runs (one run of
+each is at the mercy of whatever else the machine does in those seconds); ``--skip-state``
+leaves out the state and the daily update.
 
     python benchmarks/bench_monitor.py                       # the full size (30 x 1M rows)
     python benchmarks/bench_monitor.py --users 2000 --days 10  # a quick check
+    python benchmarks/bench_monitor.py --users 30000 --skip-state  # the batch ratio only
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -110,6 +116,10 @@ def main() -> None:
     parser.add_argument("--attribution-days", type=int, default=7)
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="batch and offline evaluate alternated this many times (min)")
+    parser.add_argument("--skip-state", action="store_true",
+                        help="no state and no daily update (the batch ratio only)")
     parser.add_argument("--out", help="write the numbers here as JSON")
     args = parser.parse_args()
 
@@ -124,36 +134,57 @@ def main() -> None:
     imp, fb = make_logs(args.users, args.days, args.k, args.feedback, args.attribution_days,
                         args.seed)
     print(f"{len(imp):,} impressions, {len(fb):,} feedback rows, {args.days} days")
-    batch, t_batch = timed(receval.monitor, imp, fb, metrics, **kw)
-    print(f"batch run: {t_batch:.2f} s")
     (truth, preds), t_join = timed(offline_rows, imp, fb, args.attribution_days * DAY_NS)
     print(f"offline join (pandas merge, as a user would write it): {t_join:.2f} s")
-    offline, t_offline = timed(receval.evaluate, truth, preds, metrics, relevance_threshold=4,
-                               silence=["undefined"])
+    batch_runs, offline_runs, batch_cpu, offline_cpu = [], [], [], []
+    batch_user, offline_user = [], []  # user CPU: no page faults (system time) in it
+    for _ in range(max(1, args.repeat)):  # alternated: both see the same machine
+        cpu, user = time.process_time(), resource.getrusage(resource.RUSAGE_SELF).ru_utime
+        batch, t = timed(receval.monitor, imp, fb, metrics, **kw)
+        batch_runs.append(t)
+        batch_cpu.append(time.process_time() - cpu)
+        batch_user.append(resource.getrusage(resource.RUSAGE_SELF).ru_utime - user)
+        cpu, user = time.process_time(), resource.getrusage(resource.RUSAGE_SELF).ru_utime
+        offline, t = timed(receval.evaluate, truth, preds, metrics, relevance_threshold=4,
+                           silence=["undefined"])
+        offline_runs.append(t)
+        offline_cpu.append(time.process_time() - cpu)
+        offline_user.append(resource.getrusage(resource.RUSAGE_SELF).ru_utime - user)
+    t_batch, t_offline = min(batch_runs), min(offline_runs)
+    print(f"batch run: {t_batch:.2f} s (runs: {', '.join(f'{t:.2f}' for t in batch_runs)})")
     print(f"offline evaluate on the joined rows ({len(preds):,} predictions, {len(truth):,} "
-          f"truth rows): {t_offline:.2f} s")
+          f"truth rows): {t_offline:.2f} s (runs: "
+          f"{', '.join(f'{t:.2f}' for t in offline_runs)})")
+    print(f"batch / offline evaluate: {t_batch / t_offline:.2f} (CPU seconds of the process, "
+          f"all threads, fastest: {min(batch_cpu):.2f} / {min(offline_cpu):.2f}; user CPU "
+          f"only: {min(batch_user):.2f} / {min(offline_user):.2f})")
     # every list with feedback is evaluated once, in one window or another
     assert int(batch.windows["users_evaluated"].sum()) == offline.counts["users"]["evaluated"]
-    last = T0 + (args.days - 1) * DAY_NS
-    served = ns(imp["served_at"])
-    at = ns(fb["at"])
-    with tempfile.TemporaryDirectory() as tmp:
-        state = Path(tmp) / "state.sqlite"
-        _, t_state = timed(receval.monitor, imp[served < last], fb[at < last], metrics,
-                           state=state, **kw)
-        size = state.stat().st_size
-        print(f"state after {args.days - 1} days: {t_state:.2f} s to build, "
-              f"{size / 2**20:.1f} MiB")
-        update, t_update = timed(receval.monitor, imp[served >= last], fb[at >= last], metrics,
-                                 state=state, **kw)
-    print(f"daily update (day {args.days}): {t_update:.2f} s")
-    pd.testing.assert_frame_equal(update.windows, batch.windows, check_exact=True)
-    print("daily update == batch run: bit for bit")
+    t_state = t_update = size = math.nan
+    if not args.skip_state:
+        last = T0 + (args.days - 1) * DAY_NS
+        served = ns(imp["served_at"])
+        at = ns(fb["at"])
+        with tempfile.TemporaryDirectory() as tmp:
+            state = Path(tmp) / "state.sqlite"
+            _, t_state = timed(receval.monitor, imp[served < last], fb[at < last], metrics,
+                               state=state, **kw)
+            size = state.stat().st_size
+            print(f"state after {args.days - 1} days: {t_state:.2f} s to build, "
+                  f"{size / 2**20:.1f} MiB")
+            update, t_update = timed(receval.monitor, imp[served >= last], fb[at >= last],
+                                     metrics, state=state, **kw)
+        print(f"daily update (day {args.days}): {t_update:.2f} s")
+        pd.testing.assert_frame_equal(update.windows, batch.windows, check_exact=True)
+        print("daily update == batch run: bit for bit")
     print(batch.windows[["window_start", *metrics, "users_evaluated", "users_waiting",
                          "users_unjudged", "closed"]].to_string(index=False))
     results = {
         "impressions": len(imp), "feedback": len(fb), "users": args.users, "days": args.days,
         "resamples": args.resamples, "batch_s": t_batch, "offline_evaluate_s": t_offline,
+        "batch_runs_s": batch_runs, "offline_evaluate_runs_s": offline_runs,
+        "batch_cpu_s": batch_cpu, "offline_evaluate_cpu_s": offline_cpu,
+        "batch_user_cpu_s": batch_user, "offline_evaluate_user_cpu_s": offline_user,
         "batch_over_offline": t_batch / t_offline, "offline_join_s": t_join,
         "batch_over_join_and_offline": t_batch / (t_join + t_offline), "state_build_s": t_state,
         "state_mib": size / 2**20, "daily_update_s": t_update,

@@ -81,12 +81,16 @@ def generate(n_users: int, items: int, relevant: int, seed: int,
     pool = (rng.integers(0, N_ITEMS, n_users)[:, None]
             + np.arange(2 * items, dtype=np.int64)[None, :] * STEP) % N_ITEMS
     pick = np.argpartition(rng.random((n_users, 2 * items)), relevant - 1, axis=1)[:, :relevant]
-    pred = pd.DataFrame({"user": np.repeat(users, items), "item": pool[:, :items].ravel(),
-                         "score": rng.random(n_users * items)})
-    truth = pd.DataFrame({"user": np.repeat(users, relevant),
-                          "item": np.take_along_axis(pool, pick, axis=1).ravel()})
-    pred = pred.iloc[rng.permutation(len(pred))].reset_index(drop=True)
-    truth = truth.iloc[rng.permutation(len(truth))].reset_index(drop=True)
+    score = rng.random(n_users * items)
+    # the rows shuffled before the frames are built: each frame built once, from its columns
+    p_rows = rng.permutation(n_users * items)
+    t_rows = rng.permutation(n_users * relevant)
+    pred = pd.DataFrame({"user": np.repeat(users, items)[p_rows],
+                         "item": pool[:, :items].ravel()[p_rows], "score": score[p_rows]},
+                        copy=False)
+    truth = pd.DataFrame({"user": np.repeat(users, relevant)[t_rows],
+                          "item": np.take_along_axis(pool, pick, axis=1).ravel()[t_rows]},
+                         copy=False)
     return truth, pred
 
 
@@ -97,10 +101,7 @@ def as_string_ids(frame: pd.DataFrame) -> pd.DataFrame:
 
     user = pc.binary_join_element_wise("u", pc.cast(pa.array(frame["user"]), pa.string()), "")
     item = pc.utf8_lpad(pc.cast(pa.array(frame["item"]), pa.string()), 7, "0")
-    out = frame.copy()
-    out["user"] = user.to_pandas()
-    out["item"] = item.to_pandas()
-    return out
+    return frame.assign(user=user.to_pandas(), item=item.to_pandas())  # the rest not copied
 
 
 def write_inputs(data: Path, n_users: int, items: int, relevant: int, seed: int,

@@ -27,7 +27,7 @@ recomputed), ``("popularity", gamma)`` (Yang et al. eq. 15, ``p_i = (n_i / max n
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -316,15 +316,38 @@ def truth_weights(debias: Debias, prepared: Prepared, users: np.ndarray, ptr: np
         at = np.minimum(np.searchsorted(t_keys, keys), max(len(t_keys) - 1, 0))
         found = (t_keys[at] == keys) if len(t_keys) else np.zeros(len(keys), dtype=bool)
         prop = np.where(found, t_prop[at] if len(t_keys) else np.nan, np.nan)
-    who = np.repeat(np.arange(len(users)), np.diff(ptr))
+    def user_of(row: int) -> Any:
+        who = np.repeat(np.arange(len(users)), np.diff(ptr))  # each row's user (CSR)
+        return _id(prepared.users, users[who[row]])
+
+    return clipped_weights(prop, debias, user_of, lambda row: _id(prepared.items, items[row]))
+
+
+def clipped_weights(prop: np.ndarray, debias: Debias, user_of: Callable[[int], Any],
+                    item_of: Callable[[int], Any]) -> np.ndarray:
+    """The weight ``min(1 / p, clip)`` of each propensity ``p``, the one check and clip of
+    both doors (:func:`truth_weights` for the lists and :func:`apply_lists` for the score
+    matrix). A propensity outside (0, 1] or none (NaN: a row the column does not hold) is
+    refused in one line naming the first such row's user and item (``user_of(row)``,
+    ``item_of(row)``) and how many there are.
+
+    Example:
+        >>> req = Debias("ips", "column", column="p", clip=4.0)
+        >>> clipped_weights(np.array([0.5, 0.1]), req, str, str).tolist()
+        [2.0, 4.0]
+        >>> clipped_weights(np.array([0.5, 0.0]), req, lambda r: "u1", lambda r: "i9")
+        Traceback (most recent call last):
+        ...
+        receval.exceptions.ReceValError: propensity 'p': 1 relevant truth row(s) have a \
+propensity outside (0, 1] or none (first: 0.0 for user 'u1', item 'i9')
+    """
     bad = ~((prop > 0) & (prop <= 1))  # NaN (a row the column does not hold) included
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
         what = debias.column if debias.model == "column" else "popularity"
         raise ReceValError(f"propensity {what!r}: {int(bad.sum())} relevant truth row(s) have "
                            f"a propensity outside (0, 1] or none (first: {float(prop[first])!r} "
-                           f"for user {_id(prepared.users, users[who[first]])!r}, item "
-                           f"{_id(prepared.items, items[first])!r})")
+                           f"for user {user_of(first)!r}, item {item_of(first)!r})")
     weights = 1.0 / prop
     if debias.clip is not None:
         weights = np.minimum(weights, debias.clip)
@@ -452,17 +475,9 @@ def apply_lists(result: Result, debias: Debias, specs: list[MetricSpec], options
         table = table[~table.index.duplicated()]  # the first row of a repeated pair counts
         wanted = pd.MultiIndex.from_arrays([_plain(users), _plain(rel_ids)])
         prop = table.reindex(wanted).to_numpy(dtype=np.float64)
-    bad = ~((prop > 0) & (prop <= 1))
-    if bad.any():
-        first = int(np.flatnonzero(bad)[0])
-        what = debias.column if debias.model == "column" else "popularity"
-        raise ReceValError(f"propensity {what!r}: {int(bad.sum())} relevant truth row(s) have "
-                           f"a propensity outside (0, 1] or none (first: {float(prop[first])!r} "
-                           f"for user {_plain(users[first:first + 1]).tolist()[0]!r}, item "
-                           f"{_plain(rel_ids[first:first + 1]).tolist()[0]!r})")
-    weights = 1.0 / prop
-    if debias.clip is not None:
-        weights = np.minimum(weights, debias.clip)
+    weights = clipped_weights(prop, debias,
+                              lambda row: _plain(users[row:row + 1]).tolist()[0],
+                              lambda row: _plain(rel_ids[row:row + 1]).tolist()[0])
     _replace(result, debias, specs, options, np.ascontiguousarray(top, dtype=np.int64),
              np.asarray(n_list, dtype=np.int64), ptr, np.asarray(items, dtype=np.int64),
              np.asarray(weights, dtype=np.float64))

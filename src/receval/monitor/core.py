@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -77,6 +77,14 @@ from receval.monitor.fairness import INPUTS as FAIRNESS_INPUTS
 from receval.monitor.fairness import fairness_specs, window_options
 from receval.monitor.inputs import UNITS, read_feedback, read_impressions
 from receval.monitor.intervals import resampled_means
+from receval.monitor.kernels import (
+    PairKeys,
+    group_columns,
+    group_order,
+    judge_rows,
+    list_rows,
+    repeats_in_runs,
+)
 from receval.monitor.outputs import jsonable as _jsonable  # the writers: monitor/outputs.py
 from receval.monitor.outputs import records as _records
 from receval.monitor.outputs import write_late as _write_late
@@ -362,7 +370,7 @@ def monitor(
                params["min_feedback"], order_kind, variant_col, baseline, n_resamples,
                confidence, seed, options)
     if state is None:
-        out, _, late_rows = run.advance(State(params=params), imps, fb, zone)
+        out, _, late_rows = run.advance(State(params=params), imps, fb, zone, keep=False)
         if late_out is not None:
             _write_late(late_rows, late_out)
         return out
@@ -387,6 +395,7 @@ def monitor(
             else:
                 applied.add(digest)
         out, new_state, late_rows = run.advance(st, imps, fb, zone)
+        assert new_state is not None
         new_state.batches = st.batches | applied
         store.write(new_state, names)
         if late_out is not None:
@@ -481,9 +490,11 @@ class _Run:
     # --- the run ---------------------------------------------------------------------------
 
     def advance(self, st: State, imps: pd.DataFrame, fb: pd.DataFrame,
-                zone: str | None = None) -> tuple[Monitor, State, pd.DataFrame]:
-        """The new logs added to ``st``: the result, the next state and this run's late
-        feedback rows (with the reason each was ignored)."""
+                zone: str | None = None,
+                keep: bool = True) -> tuple[Monitor, State | None, pd.DataFrame]:
+        """The new logs added to ``st``: the result, the next state (``None`` unless
+        ``keep``: a run without a state file needs none) and this run's late feedback rows
+        (with the reason each was ignored)."""
         imps, fb = _align_ids(st, imps, fb)
         tally = dict(st.tally)
         tally["impressions_read"] += len(imps)
@@ -516,12 +527,14 @@ class _Run:
         imps = _concat(st.pending, imps)
         fb = _concat(st.feedback, fb)
         judged, _, early = _judge(imps, fb, self.span)
-        lists = self._lists(imps, judged)
-        if self.options.get("duplicates", "error") == "error":
+        lists, starts = self._lists(imps, judged)
+        if self.options.get("duplicates", "error") == "error" and not _one_run_each(
+                imps, starts, len(lists)):
             _refuse_repeated_items(imps, n_pending)
         closed_now = lists["served"].to_numpy() < mark
+        row_list = imps["list"].to_numpy()  # lists are numbered 0..n-1: their index
         # counted once, when its list closes (all the feedback that could be early is in)
-        closing_rows = np.isin(imps["list"].to_numpy(), lists.index[closed_now])
+        closing_rows = closed_now[row_list]
         tally["before_served"] += int((closing_rows & early & np.isnan(judged)).sum())
         buckets = dict(st.buckets)
         self._fold(buckets, imps, judged, lists[closed_now])
@@ -575,25 +588,26 @@ class _Run:
         closed_rows = [r for r in rows if r["closed"]]
         closed_comparisons = [c for c in comparisons
                               if c["window_start"] + self.width <= mark]
-        keep_pending = ~closed_now
-        pending_rows = lists.index[keep_pending]
-        in_pending = imps["list"].isin(pending_rows).to_numpy()
-        pending = imps[in_pending].drop(columns="list")
-        # closed lists' impressions that feedback of a later run could still have judged
-        recent = imps[~in_pending & (imps["served"].to_numpy() >= mark - self.span)]
-        closed = _concat(st.closed, recent[["user", "item", "served"]])
-        closed = closed[closed["served"].to_numpy() >= mark - self.span]
-        new_state = State(params=st.params, max_time=max_time,
-                          pending=pending.reset_index(drop=True),
-                          # an attribution period more than can still judge: the feedback
-                          # an impression closing later may have been dated before
-                          feedback=fb[fb["at"].to_numpy() >= mark - self.span]
-                          .reset_index(drop=True),
-                          buckets=new_buckets, closed_rows=closed_rows,
-                          closed_comparisons=closed_comparisons, tally=tally,
-                          closed=closed.reset_index(drop=True), batches=set(st.batches),
-                          replayed=st.replayed, zone=st.zone or zone,
-                          id_types=dict(st.id_types))
+        new_state = None
+        if keep:
+            in_pending = ~closed_now[row_list]
+            pending = imps[in_pending].drop(columns="list")
+            # closed lists' impressions that feedback of a later run could still have judged
+            recent = imps[~in_pending & (imps["served"].to_numpy() >= mark - self.span)]
+            closed = _concat(st.closed, recent[["user", "item", "served"]])
+            closed = closed[closed["served"].to_numpy() >= mark - self.span]
+            new_state = State(params=st.params, max_time=max_time,
+                              pending=pending.reset_index(drop=True),
+                              # an attribution period more than can still judge: the
+                              # feedback an impression closing later may have been dated
+                              # before
+                              feedback=fb[fb["at"].to_numpy() >= mark - self.span]
+                              .reset_index(drop=True),
+                              buckets=new_buckets, closed_rows=closed_rows,
+                              closed_comparisons=closed_comparisons, tally=tally,
+                              closed=closed.reset_index(drop=True), batches=set(st.batches),
+                              replayed=st.replayed, zone=st.zone or zone,
+                              id_types=dict(st.id_types))
         out = Monitor(windows=self._frame(rows), comparisons=self._comparison_frame(comparisons),
                       counts={"max_time": _ts(max_time), "watermark": _ts(mark),
                               "late_impressions_ignored": tally["impressions"],
@@ -611,31 +625,28 @@ class _Run:
                       pd.DataFrame({"user": [], "served": np.array([], np.int64),
                                     **{n: np.array([], float) for n in self.names}}))
 
-    def _lists(self, imps: pd.DataFrame, judged: np.ndarray) -> pd.DataFrame:
+    def _lists(self, imps: pd.DataFrame,
+               judged: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
         """One row per list (user, served): its variant, window and judged impressions; sets
-        ``imps["list"]`` (list codes in the order of first appearance)."""
-        # a log holds a list's rows together: key the runs of equal (user, served), then the
-        # runs (ten times fewer rows), so a list split into several runs is still one list
-        user, served = imps["user"].to_numpy(), imps["served"].to_numpy()
-        change = np.ones(len(imps), dtype=bool)
-        change[1:] = (user[1:] != user[:-1]) | (served[1:] != served[:-1])
-        starts = np.flatnonzero(change)
-        user_code = pd.factorize(user[starts])[0].astype(np.int64)
-        served_code = pd.factorize(served[starts])[0].astype(np.int64)
-        run_codes = pd.factorize(user_code * (int(served_code.max(initial=0)) + 1)
-                                 + served_code)[0].astype(np.int64)
-        codes = run_codes[np.cumsum(change) - 1]
+        ``imps["list"]`` (list codes in the order of first appearance, the index of the lists).
+        Also the first row of each run of rows of one list."""
+        user, served = imps["user"].to_numpy(), imps["served"].to_numpy(dtype=np.int64)
+        if pd.api.types.is_integer_dtype(imps["user"]):
+            user_code = user.astype(np.int64, copy=False)
+        else:  # text ids: a code per run's user (a log holds a list's rows together)
+            change = np.ones(len(imps), dtype=bool)
+            change[1:] = (user[1:] != user[:-1]) | (served[1:] != served[:-1])
+            starts = np.flatnonzero(change)
+            user_code = np.repeat(pd.factorize(user[starts])[0].astype(np.int64),
+                                  np.diff(starts, append=len(imps)))
+        found = list_rows(user_code, served, judged)
+        codes = found.code
         imps["list"] = codes
-        n = int(run_codes.max()) + 1 if len(run_codes) else 0
-        new = np.ones(len(run_codes), dtype=bool)  # a code's first run: above all before it
-        if len(run_codes) > 1:
-            new[1:] = run_codes[1:] > np.maximum.accumulate(run_codes)[:-1]
-        first = starts[np.flatnonzero(new)]
-        lists = pd.DataFrame({"user": imps["user"].to_numpy()[first] if n else [],
-                              "served": imps["served"].to_numpy()[first] if n else
-                              np.array([], np.int64)})
-        lists["judged"] = np.bincount(codes, weights=~np.isnan(judged), minlength=n) \
-            .astype(np.int64)
+        n = len(found.first)
+        first = found.first
+        lists = pd.DataFrame({"user": user[first] if n else [],
+                              "served": served[first] if n else np.array([], np.int64)})
+        lists["judged"] = found.judged
         if self.variant_col is not None:
             variant = imps["variant"].to_numpy()
             lists["variant"] = variant[first] if n else []
@@ -650,7 +661,7 @@ class _Run:
             lists["variant"] = None
         served = lists["served"].to_numpy(dtype=np.int64)
         lists["window"] = served - np.mod(served - self.origin, self.step)
-        return lists
+        return lists, found.starts
 
     def _fold(self, buckets: dict[tuple[int, Any], Bucket], imps: pd.DataFrame,
               judged: np.ndarray, lists: pd.DataFrame) -> None:
@@ -678,7 +689,18 @@ class _Run:
         for g, (key, where) in enumerate(groups.items()):
             keys.append((int(key[0]), _variant(key[1])))
             group_of[list_ids[where[counted[where]]]] = g
-        row_group = group_of[row_list]
+        # each group's rows in row order (a counting sort), and only the columns evaluate
+        # reads: no copy of the impressions per group
+        item = imps["item"].to_numpy()
+        if imps["item"].dtype == np.int64:  # one pass writes the four columns
+            bounds, (lists_col, items), (order, values) = group_columns(
+                group_of, row_list, len(keys), (row_list, item),
+                (imps["order"].to_numpy(), judged))
+            grouped = None
+        else:
+            grouped, bounds = group_order(group_of, row_list, len(keys))
+            lists_col, items = row_list[grouped], item[grouped]
+            order, values = imps["order"].to_numpy()[grouped], judged[grouped]
         for g, where in enumerate(groups.values()):
             use = where[counted[where]]
             unjudged = int(len(where) - len(use))
@@ -686,26 +708,36 @@ class _Run:
                 bucket = self._empty_bucket()
                 out[keys[g]] = Bucket(bucket.sums, bucket.values, 0, unjudged)
                 continue
-            rows = np.flatnonzero(row_group == g)
-            out[keys[g]] = self._evaluate(imps.iloc[rows], judged[rows],
-                                          lists.loc[list_ids[use]], unjudged)
+            part = slice(bounds[g], bounds[g + 1])
+
+            def rows(g: int = g) -> np.ndarray:  # the group's rows of imps (for a message)
+                if grouped is not None:
+                    return grouped[bounds[g]:bounds[g + 1]]
+                return np.flatnonzero(group_of[row_list] == g)
+
+            out[keys[g]] = self._evaluate(
+                imps, rows, {"list": lists_col[part], "item": items[part],
+                             "order": order[part]}, values[part], lists.iloc[use], unjudged)
         return out
 
-    def _evaluate(self, imps: pd.DataFrame, judged: np.ndarray, lists: pd.DataFrame,
+    def _evaluate(self, imps: pd.DataFrame, rows: Callable[[], np.ndarray],
+                  columns: dict[str, np.ndarray], judged: np.ndarray, lists: pd.DataFrame,
                   unjudged: int) -> Bucket:
         """receval.evaluate on these lists, each list one user (its id: the list's row in
-        ``lists``); the per-list values come back with the list's user and time."""
+        ``lists``); the per-list values come back with the list's user and time. ``columns``:
+        the ``list``, ``item`` and ``order`` of the lists' impressions (``rows()`` of
+        ``imps``, asked for an error message only)."""
         has = ~np.isnan(judged)
-        truth = pd.DataFrame({"user": imps["list"].to_numpy()[has],
-                              "item": imps["item"].to_numpy()[has], "rating": judged[has]})
+        truth = pd.DataFrame({"user": columns["list"][has],
+                              "item": columns["item"][has], "rating": judged[has]}, copy=False)
         options = window_options({"users": "predictions", **self.options}, lists)
         if not has.any() and options["users"] in ("predictions", "union"):
             # closed lists without any feedback: evaluate refuses an empty truth, so one row
             # for list -1 (no list has it; users="predictions" leaves it out of every mean)
-            truth = pd.DataFrame({"user": [-1], "item": imps["item"].iloc[:1].to_numpy(),
+            truth = pd.DataFrame({"user": [-1], "item": columns["item"][:1],
                                   "rating": [0.0]})
-        preds = pd.DataFrame({"user": imps["list"].to_numpy(), "item": imps["item"].to_numpy(),
-                              self.order_kind: imps["order"].to_numpy()})
+        preds = pd.DataFrame({"user": columns["list"], "item": columns["item"],
+                              self.order_kind: columns["order"]}, copy=False)
         try:
             with warnings.catch_warnings():
                 # per-window calls; the policy's counts are the offline ones
@@ -716,7 +748,8 @@ class _Run:
                 result = evaluate(truth, preds, self.names, **options)
         except ReceValError as err:
             if str(err).startswith("duplicate (user, item) rows in"):
-                self._refuse_duplicates(imps, preds)  # the same error, named by user and time
+                # the same error, named by user and time
+                self._refuse_duplicates(imps.iloc[rows()], preds)
             if not str(err).startswith("no user to evaluate with users='relevant'"):
                 raise
             bucket = self._empty_bucket()  # no list has a relevant item: all left out
@@ -725,10 +758,12 @@ class _Run:
             raise ReceValError("monitor needs the exact sums of the evaluation (Result.sums)")
         per = result.per_user
         ids = per["user"].to_numpy()
-        values = pd.DataFrame({"user": lists.loc[ids, "user"].to_numpy(),
-                               "served": lists.loc[ids, "served"].to_numpy(dtype=np.int64)})
-        for name in self.names:
-            values[name] = per[name].to_numpy(dtype=np.float64)
+        at = lists.index.get_indexer(ids)  # each list's row (one lookup for both columns)
+        found = lists.iloc[at] if (at >= 0).all() else lists.loc[ids]
+        values = pd.DataFrame({"user": found["user"].to_numpy(),
+                               "served": found["served"].to_numpy(dtype=np.int64),
+                               **{name: per[name].to_numpy(dtype=np.float64)
+                                  for name in self.names}}, copy=False)
         evaluated = int(result.counts["users"]["evaluated"])
         # a list evaluate leaves out (users='relevant': no relevant item) is unjudged, so that
         # every list is in exactly one of evaluated / waiting / unjudged
@@ -865,28 +900,30 @@ def _variant(value: Any) -> Any:
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
-def _pair_keys(imps: pd.DataFrame, fb: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """One int64 per (user, item) on both sides, equal exactly when the pairs are; -1 for an
-    impression whose user or item has no feedback. Integer ids: arithmetic on the ids;
-    others: codes from hash lookups into the feedback's users and items."""
+def _pair_keys(imps: pd.DataFrame, fb: pd.DataFrame) -> tuple[PairKeys, np.ndarray]:
+    """One int64 per (user, item) on both sides, equal exactly when the pairs are: the
+    feedback's keys, and the impressions' as :class:`receval.monitor.kernels.PairKeys` (a user
+    and an item code per row, -1 for one the feedback does not hold; the key computed in the
+    join, no array of them). Integer ids: arithmetic on the ids; others: codes from hash
+    lookups into the feedback's users and items."""
     cols = [imps["user"], imps["item"], fb["user"], fb["item"]]
     if all(pd.api.types.is_integer_dtype(c) for c in cols) and len(fb):
         lows = [min(int(imps[c].min()), int(fb[c].min())) for c in ("user", "item")]
         highs = [max(int(imps[c].max()), int(fb[c].max())) for c in ("user", "item")]
         width = highs[1] - lows[1] + 1
         if (highs[0] - lows[0] + 1) * width < 2**62:
-            def key(frame: pd.DataFrame) -> np.ndarray:
-                u = frame["user"].to_numpy(dtype=np.int64) - lows[0]
-                return u * width + (frame["item"].to_numpy(dtype=np.int64) - lows[1])
-            return key(imps), key(fb)
+            u = fb["user"].to_numpy(dtype=np.int64) - lows[0]
+            fb_key = u * width + (fb["item"].to_numpy(dtype=np.int64) - lows[1])
+            return PairKeys(imps["user"].to_numpy(dtype=np.int64),
+                            imps["item"].to_numpy(dtype=np.int64), lows[0], lows[1],
+                            width), fb_key
     users = pd.Index(pd.unique(fb["user"]))
     items = pd.Index(pd.unique(fb["item"]))
     width = len(items)
     fb_key = users.get_indexer(fb["user"]).astype(np.int64) * width \
         + items.get_indexer(fb["item"])
-    imp_user = users.get_indexer(imps["user"]).astype(np.int64)
-    imp_item = items.get_indexer(imps["item"]).astype(np.int64)
-    return np.where((imp_user >= 0) & (imp_item >= 0), imp_user * width + imp_item, -1), fb_key
+    return PairKeys(users.get_indexer(imps["user"]).astype(np.int64),
+                    items.get_indexer(imps["item"]).astype(np.int64), 0, 0, width), fb_key
 
 
 def _judge(imps: pd.DataFrame, fb: pd.DataFrame,
@@ -899,42 +936,22 @@ def _judge(imps: pd.DataFrame, fb: pd.DataFrame,
     (such feedback never judges it: it is counted, see :func:`monitor`).
 
     Only the impressions whose (user, item) has feedback are joined: both sides' pairs get one
-    integer code (hash lookups into the feedback's users and items), so the join is small.
+    integer code (hash lookups into the feedback's users and items), so the join is small
+    (:func:`receval.monitor.kernels.judge_rows`).
     """
-    out = np.full(len(imps), np.nan)
-    judging = np.zeros(len(fb), dtype=bool)
-    early = np.zeros(len(imps), dtype=bool)
     if not len(imps) or not len(fb):
-        return out, judging, early
+        return np.full(len(imps), np.nan), np.zeros(len(fb), bool), np.zeros(len(imps), bool)
     for col in ("user", "item"):  # _align_ids gave them one type
         if pd.api.types.is_numeric_dtype(imps[col]) != pd.api.types.is_numeric_dtype(fb[col]):
             raise ReceValError(f"impressions and feedback hold {col} ids of different types "
                                f"({imps[col].dtype} and {fb[col].dtype}): they never match")
-    imp_key, fb_key = _pair_keys(imps, fb)
-    # a bitmap of the feedback keys' low bits first (a gather per impression), then the exact
-    # hash lookup for the few impressions it lets through
-    if len(imps) > 1 << 18:
-        bits = np.zeros(1 << 24, dtype=np.bool_)
-        bits[fb_key & 0xFFFFFF] = True
-        maybe = np.flatnonzero(bits[imp_key & 0xFFFFFF] & (imp_key >= 0))
-    else:  # small: the 16 MB bitmap would cost more than it saves
-        maybe = np.flatnonzero(imp_key >= 0)
-    rows = maybe[pd.Index(pd.unique(fb_key)).get_indexer(imp_key[maybe]) >= 0]
-    left = pd.DataFrame({"key": imp_key[rows], "row": rows,
-                         "served": imps["served"].to_numpy()[rows]})
-    right = pd.DataFrame({"key": fb_key, "at": fb["at"].to_numpy(),
-                          "fb": np.arange(len(fb))})
-    if "value" in fb.columns:
-        right["value"] = fb["value"].to_numpy()
-    pairs = left.merge(right, on="key", how="inner", sort=False)
-    at, served = pairs["at"].to_numpy(), pairs["served"].to_numpy()
-    early[pairs["row"].to_numpy()[(served - span <= at) & (at < served)]] = True
-    pairs = pairs[(served <= at) & (at <= served + span)]
-    judging[pairs["fb"].to_numpy()] = True
-    if "value" in fb.columns:
-        best = pairs.groupby("row", sort=False)["value"].max()
-        out[best.index.to_numpy()] = best.to_numpy()
-    return out, judging, early
+    imp_keys, fb_key = _pair_keys(imps, fb)
+    # one pass: a bitmap of the feedback keys' low bits, then a hash lookup into the feedback
+    # for the few impressions it lets through
+    return judge_rows(imp_keys, imps["served"].to_numpy(dtype=np.int64), fb_key,
+                      fb["at"].to_numpy(dtype=np.int64),
+                      fb["value"].to_numpy(dtype=np.float64) if "value" in fb.columns else None,
+                      span)
 
 
 def _id_kind(series: pd.Series) -> str:
@@ -966,6 +983,15 @@ def _align_ids(st: State, imps: pd.DataFrame,
                 if len(bucket.values) and _id_kind(bucket.values["user"]) != kind:
                     bucket.values["user"] = bucket.values["user"].astype(str).astype(object)
     return imps, fb
+
+
+def _one_run_each(imps: pd.DataFrame, starts: np.ndarray, n_lists: int) -> bool:
+    """Whether every list is one run of rows with integer items and no item twice: then
+    :func:`_refuse_repeated_items` has nothing to find (a numba pass over the runs instead of
+    a sort of every row); otherwise it looks."""
+    if not pd.api.types.is_integer_dtype(imps["item"]) or len(starts) != n_lists:
+        return False  # text items, or a list split into several runs: the general check
+    return not repeats_in_runs(starts, imps["item"].to_numpy())
 
 
 def _refuse_repeated_items(imps: pd.DataFrame, n_pending: int) -> None:

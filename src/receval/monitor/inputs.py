@@ -269,7 +269,7 @@ def read_impressions(data: Any, *, user_col: str, item_col: str, score_col: str 
         "item": _ids(_column(frame, item_col, side, "item"), side, item_col),
         "order": values,
         "served": times(served, side, served_col, time_unit),
-    })
+    }, copy=False)  # the checked columns as they are: no block of them copied
     if variant_col is not None:
         variant = _column(frame, variant_col, side, "variant")
         _bad(side, variant_col, variant.isna().to_numpy(), variant, "has a missing variant")
@@ -305,5 +305,5 @@ def read_feedback(data: Any, *, user_col: str, item_col: str, value_col: str,
         "item": _ids(_column(frame, item_col, side, "item"), side, item_col),
         "value": values,
         "at": times(at, side, time_col, time_unit),
-    })
+    }, copy=False)
     return out, zone_of(at, side, time_col) if len(at) else None

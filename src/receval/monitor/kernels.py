@@ -1,0 +1,369 @@
+"""The monitor's passes over the impressions, one numba loop each (no temporary per row).
+
+- :func:`judge_rows`: the join of the impressions with the feedback of their (user, item)
+  (each impression's largest value within the attribution period, the feedback rows that judge
+  one, the impressions with feedback dated before serving);
+- :func:`list_rows`: one code per served list (user, time), in the order of first appearance;
+- :func:`repeats_in_runs`: whether a list held in one run of rows serves an item twice;
+- :func:`group_order`: the rows grouped by a small code, in row order within each group.
+
+Each returns exactly what the pandas chain it replaces gave (``receval.monitor.core`` calls
+them); they only avoid its passes and temporaries.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from receval.parallel import block_bounds, run_blocks
+
+#: the low bits of a (user, item) key kept in the prefilter bitmap (2 MB)
+_BITMAP_BITS = 24
+#: the fewest rows a block of work on a thread gets
+_MIN_BLOCK_ROWS = 1 << 18
+
+
+class PairKeys(NamedTuple):
+    """The impressions' (user, item) keys, computed in the join: ``(user - user_low) * width
+    + (item - item_low)``, none where either difference is negative."""
+
+    user: np.ndarray
+    item: np.ndarray
+    user_low: int
+    item_low: int
+    width: int
+
+
+def judge_rows(imp: PairKeys, served: np.ndarray, fb_key: np.ndarray, at: np.ndarray,
+               value: np.ndarray | None, span: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each impression's largest feedback value dated ``served <= at <= served + span`` (NaN
+    without one), whether each feedback row judges an impression, and whether each impression
+    has feedback dated ``served - span <= at < served``. Keys: one int64 per (user, item),
+    equal exactly when the pairs are (:class:`PairKeys` for the impressions).
+
+    Example:
+        >>> imp = PairKeys(np.array([0, 0, -1]), np.array([5, 5, 5]), 0, 0, 10)
+        >>> out, judging, early = judge_rows(imp, np.array([8, 0, 0]),
+        ...     np.array([5, 5]), np.array([12, 4]), np.array([1.0, 3.0]), 5)
+        >>> out.tolist(), judging.tolist(), early.tolist()
+        ([1.0, 3.0, nan], [True, True], [True, False, False])
+    """
+    out = np.full(len(served), np.nan)
+    judging = np.zeros(len(fb_key), dtype=np.bool_)
+    early = np.zeros(len(served), dtype=np.bool_)
+    if not len(served) or not len(fb_key):
+        return out, judging, early
+    # feedback by key; equal keys in row order, so the largest value is found in the order
+    # a merge on the key lists them (the first of equal values kept)
+    order = np.argsort(fb_key, kind="stable")
+    sorted_key = fb_key[order]
+    # what a match reads, side by side in key order: one cache line per feedback row
+    rows = np.empty((len(order), 3), dtype=np.int64)
+    rows[:, 0] = at[order]
+    rows[:, 1] = order
+    if value is not None:
+        rows[:, 2] = value[order].view(np.int64)
+    bits, table = _key_index(sorted_key)
+    # blocks of impressions on the threads: each writes its rows' values; a feedback row two
+    # blocks judge is marked True by both
+    run_blocks(_judge_loop, block_bounds(len(served), _MIN_BLOCK_ROWS), imp.user, imp.item,
+               np.int64(imp.user_low), np.int64(imp.item_low), np.int64(imp.width), served,
+               rows, value is not None, span, bits, table, out, judging, early)
+    return out, judging, early
+
+
+def _key_index(sorted_key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A packed bitmap of the keys' low bits (most impressions have no feedback: one bit read
+    in 2 MB that stay in cache rules them out) and an open-addressing table from each
+    distinct key to its first and last position in ``sorted_key`` (key, first, end side by
+    side: one cache line per lookup)."""
+    bits = np.zeros(1 << (_BITMAP_BITS - 3), dtype=np.uint8)
+    size = 1
+    while size < 2 * len(sorted_key):
+        size *= 2
+    table = np.full((size, 3), -1, dtype=np.int64)
+    _index_loop(sorted_key, bits, table)
+    return bits, table
+
+
+@numba.njit(cache=True, nogil=True)
+def _slot(key: np.int64, mask: np.uint64) -> np.uint64:  # pragma: no cover - numba
+    h = np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)
+    return (h ^ (h >> np.uint64(32))) & mask
+
+
+@numba.njit(cache=True, nogil=True)
+def _index_loop(sorted_key: np.ndarray, bits: np.ndarray,
+                table: np.ndarray) -> None:  # pragma: no cover - numba
+    low = np.int64(bits.size * 8 - 1)
+    mask = np.uint64(table.shape[0] - 1)
+    n = sorted_key.size
+    j = 0
+    while j < n:
+        key = sorted_key[j]
+        end = j + 1
+        while end < n and sorted_key[end] == key:
+            end += 1
+        b = key & low
+        bits[b >> 3] |= np.uint8(1 << (b & 7))
+        h = _slot(key, mask)
+        while table[h, 1] >= 0:
+            h = (h + np.uint64(1)) & mask
+        table[h, 0] = key
+        table[h, 1] = j
+        table[h, 2] = end
+        j = end
+
+
+@numba.njit(cache=True, nogil=True)
+def _judge_loop(block: int, lo: int, hi: int, user: np.ndarray, item: np.ndarray,
+                user_low: np.int64, item_low: np.int64, width: np.int64, served: np.ndarray,
+                rows: np.ndarray, has_value: bool, span: int, bits: np.ndarray,
+                table: np.ndarray, out: np.ndarray, judging: np.ndarray,
+                early: np.ndarray) -> None:  # pragma: no cover - numba
+    low = np.int64(bits.size * 8 - 1)
+    mask = np.uint64(table.shape[0] - 1)
+    values = rows[:, 2].view(np.float64) if has_value else np.zeros(0)
+    for i in range(lo, hi):
+        u = user[i] - user_low
+        it = item[i] - item_low
+        if u < 0 or it < 0:
+            continue
+        key = u * width + it
+        b = key & low
+        if not (bits[b >> 3] >> (b & 7)) & 1:
+            continue
+        h = _slot(key, mask)
+        while table[h, 1] >= 0 and table[h, 0] != key:
+            h = (h + np.uint64(1)) & mask
+        if table[h, 1] < 0:
+            continue
+        s = served[i]
+        found = False
+        best = np.nan
+        for j in range(table[h, 1], table[h, 2]):
+            a = rows[j, 0]
+            if s - span <= a and a < s:
+                early[i] = True
+            if s <= a and a <= s + span:
+                judging[rows[j, 1]] = True
+                if has_value and (not found or values[j] > best):
+                    best = values[j]
+                    found = True
+        if found:
+            out[i] = best
+
+
+class Lists(NamedTuple):
+    """The served lists of :func:`list_rows`: each row's list ``code`` (numbered in the order
+    of first appearance), each list's ``first`` row and number of ``judged`` rows, and the
+    first row of each run of rows of one list (``starts``)."""
+
+    code: np.ndarray
+    first: np.ndarray
+    judged: np.ndarray
+    starts: np.ndarray
+
+
+def list_rows(user: np.ndarray, served: np.ndarray, judged: np.ndarray) -> Lists:
+    """Each row's list (user, served: int64 each), numbered in the order of first appearance
+    (as :func:`pandas.factorize` numbers the pairs), with what :class:`Lists` holds; a list's
+    rows need not be one run (a log written in pieces).
+
+    Example:
+        >>> nan = float("nan")
+        >>> lists = list_rows(np.array([1, 1, 2, 1]), np.array([7, 7, 7, 7]),
+        ...                   np.array([1.0, nan, nan, 2.0]))
+        >>> [v.tolist() for v in lists]
+        [[0, 0, 1, 0], [0, 2], [2, 0], [0, 2, 3]]
+    """
+    user = user.astype(np.int64, copy=False)
+    served = served.astype(np.int64, copy=False)
+    n_runs = _count_runs(user, served)
+    size = 1
+    while size < 2 * n_runs:
+        size *= 2
+    codes = np.empty(len(user), dtype=np.int64)
+    starts = np.empty(n_runs, dtype=np.int64)
+    first = np.empty(n_runs, dtype=np.int64)
+    counts = np.empty(n_runs, dtype=np.int64)
+    n = _list_rows_loop(user, served, judged, size, codes, starts, first, counts)
+    return Lists(codes, first[:n].copy(), counts[:n].copy(), starts)
+
+
+@numba.njit(cache=True, nogil=True)
+def _count_runs(user: np.ndarray, served: np.ndarray) -> int:  # pragma: no cover - numba
+    n = 0
+    for i in range(user.size):
+        if i == 0 or user[i] != user[i - 1] or served[i] != served[i - 1]:
+            n += 1
+    return n
+
+
+@numba.njit(cache=True, nogil=True)
+def _list_rows_loop(user: np.ndarray, served: np.ndarray, judged: np.ndarray, size: int,
+                    codes: np.ndarray, starts: np.ndarray, first: np.ndarray,
+                    counts: np.ndarray) -> int:  # pragma: no cover - numba
+    # open addressing over (user, served): a slot holds the pair and its list's code side by
+    # side (one cache line per lookup)
+    slots = np.empty((size, 3), dtype=np.int64)
+    slots[:, 2] = -1
+    mask = np.uint64(size - 1)
+    n = 0
+    r = 0
+    code = -1
+    for i in range(user.size):
+        if i == 0 or user[i] != user[i - 1] or served[i] != served[i - 1]:
+            starts[r] = i
+            r += 1
+            u, s = user[i], served[i]
+            h = np.uint64(u) * np.uint64(0x9E3779B97F4A7C15) ^ np.uint64(s)
+            h = (h ^ (h >> np.uint64(31))) * np.uint64(0xBF58476D1CE4E5B9)
+            h = (h ^ (h >> np.uint64(29))) & mask
+            while True:
+                c = slots[h, 2]
+                if c < 0:
+                    slots[h, 0] = u
+                    slots[h, 1] = s
+                    slots[h, 2] = n
+                    first[n] = i
+                    counts[n] = 0
+                    code = n
+                    n += 1
+                    break
+                if slots[h, 0] == u and slots[h, 1] == s:
+                    code = c
+                    break
+                h = (h + np.uint64(1)) & mask
+        codes[i] = code
+        if not np.isnan(judged[i]):
+            counts[code] += 1
+    return n
+
+
+def repeats_in_runs(starts: np.ndarray, items: np.ndarray) -> bool:
+    """Whether some run of rows (``starts``: each run's first row; the last ends with
+    ``items``) holds an item twice.
+
+    Example:
+        >>> repeats_in_runs(np.array([0, 2]), np.array([1, 2, 1, 3])), \\
+        ...     repeats_in_runs(np.array([0]), np.array([1, 2, 1]))
+        (False, True)
+    """
+    found = np.zeros(max(1, len(starts)), dtype=np.bool_)
+    run_blocks(_repeats_loop, block_bounds(len(starts), _MIN_BLOCK_ROWS // 8),
+               starts.astype(np.int64, copy=False), items.astype(np.int64, copy=False), found)
+    return bool(found.any())
+
+
+@numba.njit(cache=True, nogil=True)
+def _repeats_loop(block: int, lo: int, hi: int, starts: np.ndarray, items: np.ndarray,
+                  found: np.ndarray) -> None:  # pragma: no cover - numba
+    found[block] = _repeats_between(lo, hi, starts, items)
+
+
+@numba.njit(cache=True, nogil=True)
+def _repeats_between(lo: int, hi: int, starts: np.ndarray,
+                     items: np.ndarray) -> bool:  # pragma: no cover - numba
+    for r in range(lo, hi):
+        a = starts[r]
+        b = starts[r + 1] if r + 1 < starts.size else items.size
+        if b - a <= 32:  # a served list: pairwise is cheaper than a sort
+            for i in range(a, b):
+                for j in range(i + 1, b):
+                    if items[i] == items[j]:
+                        return True
+        else:
+            run = np.sort(items[a:b])
+            for i in range(1, run.size):
+                if run[i] == run[i - 1]:
+                    return True
+    return False
+
+
+def group_order(group_of: np.ndarray, row_key: np.ndarray,
+                n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows whose key's group (``group_of[row_key]``) is in ``0 .. n_groups - 1``,
+    grouped (a counting sort: row order within a group), and each group's bounds in them:
+    group ``g``'s rows are ``rows[bounds[g]:bounds[g + 1]]``, i.e.
+    ``np.flatnonzero(group_of[row_key] == g)``.
+
+    Example:
+        >>> rows, bounds = group_order(np.array([1, -1, 0]), np.array([0, 1, 2, 0]), 2)
+        >>> rows.tolist(), bounds.tolist()
+        ([2, 0, 3], [0, 1, 3])
+    """
+    bounds = np.zeros(n_groups + 1, dtype=np.int64)
+    group_of = group_of.astype(np.int64, copy=False)
+    row_key = row_key.astype(np.int64, copy=False)
+    _group_counts(group_of, row_key, bounds)
+    rows = np.empty(int(bounds[-1]), dtype=np.int64)
+    _group_loop(group_of, row_key, bounds[:-1].copy(), rows)
+    return rows, bounds
+
+
+@numba.njit(cache=True, nogil=True)
+def _group_counts(group_of: np.ndarray, row_key: np.ndarray,
+                  bounds: np.ndarray) -> None:  # pragma: no cover - numba
+    for i in range(row_key.size):
+        g = group_of[row_key[i]]
+        if g >= 0:
+            bounds[g + 1] += 1
+    for g in range(1, bounds.size):
+        bounds[g] += bounds[g - 1]
+
+
+@numba.njit(cache=True, nogil=True)
+def _group_loop(group_of: np.ndarray, row_key: np.ndarray, next_slot: np.ndarray,
+                rows: np.ndarray) -> None:  # pragma: no cover - numba
+    for i in range(row_key.size):
+        g = group_of[row_key[i]]
+        if g >= 0:
+            rows[next_slot[g]] = i
+            next_slot[g] += 1
+
+
+def group_columns(group_of: np.ndarray, row_key: np.ndarray, n_groups: int,
+                  ints: tuple[np.ndarray, np.ndarray], floats: tuple[np.ndarray, np.ndarray]
+                  ) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
+    """:func:`group_order`'s grouping applied to two int64 and two float64 columns in the
+    same pass: each column with its rows grouped (row order within a group), and the groups'
+    bounds; no array of row numbers, no gather per column.
+
+    Example:
+        >>> bounds, i, f = group_columns(np.array([1, -1, 0]), np.array([0, 1, 2, 0]), 2,
+        ...     (np.array([5, 6, 7, 8]), np.arange(4)), (np.array([.5, .6, .7, .8]),) * 2)
+        >>> bounds.tolist(), i[0].tolist(), f[1].tolist()
+        ([0, 1, 3], [7, 5, 8], [0.7, 0.5, 0.8])
+    """
+    bounds = np.zeros(n_groups + 1, dtype=np.int64)
+    group_of = group_of.astype(np.int64, copy=False)
+    row_key = row_key.astype(np.int64, copy=False)
+    _group_counts(group_of, row_key, bounds)
+    n = int(bounds[-1])
+    out_i = [np.empty(n, dtype=np.int64) for _ in range(2)]
+    out_f = [np.empty(n, dtype=np.float64) for _ in range(2)]
+    _columns_loop(group_of, row_key, bounds[:-1].copy(),
+                  ints[0].astype(np.int64, copy=False), ints[1].astype(np.int64, copy=False),
+                  floats[0].astype(np.float64, copy=False),
+                  floats[1].astype(np.float64, copy=False), *out_i, *out_f)
+    return bounds, out_i, out_f
+
+
+@numba.njit(cache=True, nogil=True)
+def _columns_loop(group_of: np.ndarray, row_key: np.ndarray, next_slot: np.ndarray,
+                  a: np.ndarray, b: np.ndarray, x: np.ndarray, y: np.ndarray,
+                  a_out: np.ndarray, b_out: np.ndarray, x_out: np.ndarray,
+                  y_out: np.ndarray) -> None:  # pragma: no cover - numba
+    for i in range(row_key.size):
+        g = group_of[row_key[i]]
+        if g >= 0:
+            slot = next_slot[g]
+            a_out[slot] = a[i]
+            b_out[slot] = b[i]
+            x_out[slot] = x[i]
+            y_out[slot] = y[i]
+            next_slot[g] = slot + 1

@@ -1,0 +1,153 @@
+"""The monitor's numba passes (receval.monitor.kernels) against references written from their
+definitions with plain Python loops and dicts, on random logs with repeated keys, lists split
+into several runs, equal values and ties at the ends of the attribution period."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from receval.monitor.kernels import (
+    PairKeys,
+    group_columns,
+    group_order,
+    judge_rows,
+    list_rows,
+    repeats_in_runs,
+)
+
+
+def _judge_reference(user, item, served, fb_user, fb_item, at, value, span):
+    out = [math.nan] * len(user)
+    judging = [False] * len(fb_user)
+    early = [False] * len(user)
+    for i in range(len(user)):
+        for f in range(len(fb_user)):
+            if (user[i], item[i]) != (fb_user[f], fb_item[f]):
+                continue
+            if served[i] - span <= at[f] < served[i]:
+                early[i] = True
+            if served[i] <= at[f] <= served[i] + span:
+                judging[f] = True
+                if math.isnan(out[i]) or value[f] > out[i]:
+                    out[i] = value[f]
+    return out, judging, early
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_judge_rows_matches_the_definition(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n, m, span = 400, 150, 5
+    user, item = rng.integers(0, 6, n), rng.integers(0, 8, n)
+    served = rng.integers(0, 30, n)
+    fb_user, fb_item = rng.integers(0, 7, m), rng.integers(0, 9, m)
+    at = rng.integers(0, 40, m)
+    value = rng.integers(1, 4, m).astype(float)  # equal values: the first one is kept
+    width = 9
+    out, judging, early = judge_rows(PairKeys(user, item, 0, 0, width), served,
+                                     fb_user * width + fb_item, at, value, span)
+    ref = _judge_reference(user, item, served, fb_user, fb_item, at, value, span)
+    np.testing.assert_array_equal(out, np.array(ref[0]))
+    assert judging.tolist() == ref[1]
+    assert early.tolist() == ref[2]
+    assert early.any() and judging.any() and not np.isnan(out).all()
+
+
+def test_judge_rows_skips_negative_codes_and_no_value() -> None:
+    # a user or item the feedback does not hold (-1) never matches; without values only the
+    # judging and early flags are found
+    keys = PairKeys(np.array([0, -1, 0]), np.array([1, 1, -1]), 0, 0, 2)
+    out, judging, early = judge_rows(keys, np.array([0, 0, 0]), np.array([1]), np.array([0]),
+                                     None, 1)
+    assert np.isnan(out).all()
+    assert judging.tolist() == [True]
+    assert early.tolist() == [False, False, False]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_list_rows_numbers_lists_in_order_of_first_appearance(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    runs = rng.integers(1, 5, 300)  # run lengths; a (user, served) may come back later
+    user = np.repeat(rng.integers(0, 20, 300), runs)
+    served = np.repeat(rng.integers(0, 5, 300), runs)
+    judged = np.where(rng.random(len(user)) < 0.3, 1.0, np.nan)
+    found = list_rows(user, served, judged)
+    codes: dict[tuple[int, int], int] = {}
+    first, counts, starts = [], [], []
+    for i, pair in enumerate(zip(user.tolist(), served.tolist(), strict=True)):
+        if i == 0 or (user[i], served[i]) != (user[i - 1], served[i - 1]):
+            starts.append(i)
+        if pair not in codes:
+            codes[pair] = len(codes)
+            first.append(i)
+            counts.append(0)
+        counts[codes[pair]] += int(not np.isnan(judged[i]))
+    assert found.code.tolist() == [codes[p] for p in zip(user.tolist(), served.tolist(),
+                                                           strict=True)]
+    assert found.first.tolist() == first
+    assert found.judged.tolist() == counts
+    assert found.starts.tolist() == starts
+    assert len(starts) > len(first)  # some list came back in a later run
+
+
+def test_repeats_in_runs_short_and_long_runs() -> None:
+    assert not repeats_in_runs(np.array([0, 3]), np.array([1, 2, 3, 1, 2, 3]))
+    assert repeats_in_runs(np.array([0, 3]), np.array([1, 2, 3, 1, 2, 2]))
+    long = np.arange(100)
+    assert not repeats_in_runs(np.array([0]), long)
+    assert repeats_in_runs(np.array([0]), np.append(long, 57))
+    assert not repeats_in_runs(np.array([], np.int64), np.array([], np.int64))
+
+
+def test_group_order_is_flatnonzero_per_group() -> None:
+    rng = np.random.default_rng(3)
+    group_of = rng.integers(-1, 4, 50)
+    row_key = rng.integers(0, 50, 1000)
+    rows, bounds = group_order(group_of, row_key, 4)
+    for g in range(4):
+        expected = [i for i in range(len(row_key)) if group_of[row_key[i]] == g]
+        assert rows[bounds[g]:bounds[g + 1]].tolist() == expected
+    assert bounds[-1] == int((group_of[row_key] >= 0).sum())
+
+
+def test_judge_rows_in_blocks_on_threads_matches_a_merge() -> None:
+    # enough impressions for several blocks of work: the same values as a pandas merge
+    import pandas as pd
+
+    rng = np.random.default_rng(11)
+    n, m, span = 600_000, 40_000, 50
+    imp = pd.DataFrame({"user": rng.integers(0, 3000, n), "item": rng.integers(0, 200, n),
+                        "served": rng.integers(0, 1000, n), "row": np.arange(n)})
+    fb = pd.DataFrame({"user": rng.integers(0, 3000, m), "item": rng.integers(0, 200, m),
+                       "at": rng.integers(0, 1100, m), "value": rng.random(m), "f": np.arange(m)})
+    out, judging, early = judge_rows(
+        PairKeys(imp["user"].to_numpy(), imp["item"].to_numpy(), 0, 0, 200),
+        imp["served"].to_numpy(), fb["user"].to_numpy() * 200 + fb["item"].to_numpy(),
+        fb["at"].to_numpy(), fb["value"].to_numpy(), span)
+    pairs = imp.merge(fb, on=["user", "item"])
+    hit = pairs[(pairs["served"] <= pairs["at"]) & (pairs["at"] <= pairs["served"] + span)]
+    best = hit.groupby("row")["value"].max()
+    expected = np.full(n, np.nan)
+    expected[best.index.to_numpy()] = best.to_numpy()
+    np.testing.assert_array_equal(out, expected)
+    assert set(np.flatnonzero(judging)) == set(hit["f"])
+    before = pairs[(pairs["served"] - span <= pairs["at"]) & (pairs["at"] < pairs["served"])]
+    assert set(np.flatnonzero(early)) == set(before["row"])
+
+
+def test_group_columns_groups_four_columns_in_row_order() -> None:
+    rng = np.random.default_rng(5)
+    group_of = rng.integers(-1, 3, 40)
+    row_key = rng.integers(0, 40, 500)
+    a, b = rng.integers(0, 10**12, 500), np.arange(500)
+    x, y = rng.random(500), np.where(rng.random(500) < 0.5, np.nan, 1.0)
+    bounds, (a_out, b_out), (x_out, y_out) = group_columns(group_of, row_key, 3, (a, b), (x, y))
+    for g in range(3):
+        rows = [i for i in range(500) if group_of[row_key[i]] == g]
+        part = slice(bounds[g], bounds[g + 1])
+        assert a_out[part].tolist() == a[rows].tolist()
+        assert b_out[part].tolist() == rows
+        np.testing.assert_array_equal(x_out[part], x[rows])
+        np.testing.assert_array_equal(y_out[part], y[rows])
