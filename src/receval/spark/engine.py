@@ -92,6 +92,10 @@ class SparkResult(Result):
     tasks: list[dict[str, Any]] = field(default_factory=list, repr=False, compare=False)
     #: Spark's log level while receval collects the per-user values (``log_level``)
     _log_level: str = field(default="ERROR", repr=False, compare=False)
+    #: the shuffles (``Exchange`` nodes) in the evaluation job's physical plan: 1 for rows
+    #: grouped by user by receval, 0 for inputs Spark knows are partitioned by user (both
+    #: sides bucketed by it alike: docs/spark.md), more where the inputs' own plans shuffle
+    shuffles: int = field(default=0, repr=False, compare=False)
 
     def __repr__(self) -> str:
         return Result.__repr__(self)
@@ -294,7 +298,8 @@ def _evaluate_spark(
     user_type = union.schema["u"].dataType
     out_schema = _out_schema(user_type, len(per_user_names))
     task = dataclasses.replace(task, out_schema=_arrow_schema(out_schema))
-    metas, per_user, cached = _run(spark, union, task, out_schema, per_user_names, sopts, _MODE)
+    metas, per_user, cached, shuffles = _run(spark, union, task, out_schema, per_user_names,
+                                             sopts, _MODE)
     for retry in ("order", "struct"):
         if not any(json.loads(row[0]).get("retry") for row in metas):
             break
@@ -308,7 +313,8 @@ def _evaluate_spark(
             union, task = plan(True)
             task = dataclasses.replace(task, out_schema=_arrow_schema(out_schema))
             mode = _MODE
-        metas, per_user, cached = _run(spark, union, task, out_schema, per_user_names, sopts, mode)
+        metas, per_user, cached, shuffles = _run(spark, union, task, out_schema, per_user_names,
+                                                 sopts, mode)
         if mode == "struct":
             break
     try:
@@ -334,7 +340,7 @@ def _evaluate_spark(
                       options=cast(RecordedOptions, record), metrics=[s.name for s in specs],
                       sums=sums, strata=None if groups is None else groups.table,
                       strata_sums=None if groups is None else groups.sums, _cached=cached,
-                      tasks=tasks, _log_level=sopts["log_level"])
+                      tasks=tasks, _log_level=sopts["log_level"], shuffles=shuffles)
     rating_range = task.rating_range(metas)
     with checks.silence(silence):
         check_inputs(counts, options, ratings=None if rating_range is None
@@ -382,9 +388,10 @@ def _has_score(wanted: Wanted, frame: Any) -> bool:
 
 
 def _run(spark: Any, union: Any, task: _Task, out_schema: Any, metric_names: list[str],
-         sopts: Mapping[str, Any], mode: str) -> tuple[list[Any], Any, Any]:
+         sopts: Mapping[str, Any], mode: str) -> tuple[list[Any], Any, Any, int]:
     """The one Spark job: the rows to the partitions by user (``mode``), the local plan on
-    each; the partitions' metas, and the per-user frame (persisted) when asked."""
+    each; the partitions' metas, the per-user frame (persisted) when asked, and the shuffles
+    in the job's plan (:func:`count_shuffles`)."""
     from pyspark.sql import functions as F
 
     parts = sopts["partitions"]
@@ -413,6 +420,7 @@ def _run(spark: Any, union: Any, task: _Task, out_schema: Any, metric_names: lis
     mapped = shuffled.mapInArrow(task, out_schema)
     cached = None
     with _shuffle_partitions(spark, parts):
+        shuffles = count_shuffles(mapped)
         if sopts["per_user"]:
             from pyspark import StorageLevel
 
@@ -424,7 +432,24 @@ def _run(spark: Any, union: Any, task: _Task, out_schema: Any, metric_names: lis
         else:
             metas = mapped.select("meta").collect()
             per_user = None
-    return metas, per_user, cached
+    return metas, per_user, cached, shuffles
+
+
+def count_shuffles(frame: Any) -> int:
+    """The ``Exchange`` nodes (shuffles) of ``frame``'s physical plan (as planned, before it
+    runs). Rows grouped by user need one, unless Spark knows that each input is partitioned
+    by the user already (both sides bucketed by it into as many buckets).
+
+    Example:
+        >>> count_shuffles(None)  # not a Spark frame: no plan
+        0
+    """
+    if not _is_frame(frame):
+        return 0
+    plan = frame._jdf.queryExecution().executedPlan().toString()
+    # "Exchange hashpartitioning(...)", "Exchange SinglePartition", ...; not a reused one
+    return sum(1 for line in plan.splitlines()
+               if line.lstrip(" :+-").startswith("Exchange "))
 
 
 @contextlib.contextmanager
