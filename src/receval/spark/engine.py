@@ -475,8 +475,10 @@ def _shuffle_partitions(spark: Any, parts: int | None) -> Iterator[None]:
 
 
 #: rows (truth + predictions) per shuffle partition above which ``partitions="auto"`` adds a
-#: partition: the local plan holds a partition's rows in pandas/numpy at once
-ROWS_PER_PARTITION = 1_000_000
+#: partition: the local plan holds a partition's rows in pandas/numpy at once (about 90 bytes
+#: a row at its peak: 360 MB per Python worker), and each partition costs a Python task (at
+#: 24M rows on local[2], 24 partitions took 14-15 CPU seconds, 6 partitions 11.6-12: issue 24)
+ROWS_PER_PARTITION = 4_000_000
 #: rows below which ``partitions="auto"`` does not split further to use another core: a task
 #: costs a Python worker round trip (0.2 to 0.4 s measured on 61,000 rows, local[2]: 32
 #: partitions took 15 s, 1 to 8 partitions 4 to 6 s), far more than evaluating these rows
@@ -493,8 +495,10 @@ def auto_partitions(rows: int, cores: int) -> int:
     Example:
         >>> auto_partitions(61_000, 2), auto_partitions(61_000, 16), auto_partitions(2_000, 8)
         (2, 2, 1)
-        >>> auto_partitions(300_000, 16), auto_partitions(50_000_000, 16)
-        (12, 50)
+        >>> auto_partitions(300_000, 16), auto_partitions(24_000_000, 2)
+        (12, 6)
+        >>> auto_partitions(50_000_000, 16), auto_partitions(120_000_000, 16)
+        (16, 30)
     """
     by_cores = min(max(cores, 1), max(rows // MIN_ROWS_PER_CORE, 1))
     return max(by_cores, -(-rows // ROWS_PER_PARTITION))
