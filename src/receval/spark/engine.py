@@ -715,7 +715,7 @@ class _Task:
             flags = table.column("s").to_numpy()
             sides = [table.filter(pa.array(flags == f)) for f in (0, 1, 2)]
             n_rows = table.num_rows
-        if self.tie_check and _has_ties(sides[1]):
+        if self.tie_check and _tied(table, sides[1]):
             yield self._meta_batch({"partition": partition, "retry": "ties"})
             return
         if self.ordered:
@@ -816,6 +816,39 @@ class _Task:
 def _history(side: pa.Table) -> pa.Table:
     """The training rows of a partition (``s`` 2) as a ``u``, ``i`` table."""
     return pa.table({"u": side.column("u"), "i": side.column("i")})
+
+
+def _tied(table: pa.Table, preds: pa.Table) -> bool:
+    """Whether a user of the partition has two equal scores: from the packed score lists when
+    every user's list has one length (top-N lists: a sort of each row), else
+    :func:`_has_ties` on the unpacked rows (a sort of the partition's predictions)."""
+    if "l_pv" in table.column_names:
+        found = _list_ties(table.column("l_pv").combine_chunks())
+        if found is not None:
+            return found
+    return _has_ties(preds)
+
+
+def _list_ties(lists: pa.ListArray) -> bool | None:
+    """Whether a list (one user's scores, nulls left out by ``collect_list``) holds two equal
+    values; ``None`` when the non-empty lists differ in length (the caller then sorts the
+    rows).
+
+    Example:
+        >>> _list_ties(pa.array([[0.5, 0.2, 0.9], [], [0.1, 0.3, 0.1]]))
+        True
+        >>> _list_ties(pa.array([[0.5, 0.2, 0.9], [0.1, 0.3, 0.2]]))
+        False
+        >>> _list_ties(pa.array([[0.5, 0.2], [0.1, 0.3, 0.1]])) is None
+        True
+    """
+    lengths = pc.list_value_length(lists).to_numpy(zero_copy_only=False)
+    full = lengths[lengths > 0]
+    if not len(full) or bool((full != full[0]).any()):
+        return None
+    values = pc.list_flatten(lists).to_numpy(zero_copy_only=False)
+    rows = np.sort(values.reshape(len(full), int(full[0])), axis=1)
+    return bool((rows[:, 1:] == rows[:, :-1]).any())
 
 
 def _has_ties(preds: pa.Table) -> bool:
