@@ -111,7 +111,8 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str) -
                     "seconds": seconds, "users": r.counts["users"]["evaluated"],
                     "partitions": len(r.tasks), "first_task_s": max(first, default=None),
                     "later_task_s_median": float(np.median(later)) if later else None,
-                    "nDCG@10": r.summary["nDCG@10"], "truth_rows": users})
+                    "nDCG@10": r.summary["nDCG@10"], "truth_rows": users,
+                    "shuffles": getattr(r, "shuffles", None)})
         print(json.dumps(out[-1]), flush=True)
     out.append(bare_shuffle(spark, t_path, p_path, master))
     print(json.dumps(out[-1]), flush=True)
@@ -169,8 +170,16 @@ def bare_shuffle(spark: Any, t_path: str, p_path: str, master: str) -> dict:
                                      F.collect_list("pv").alias("l_pv"))
     with _shuffle_partitions(spark, parts):
         grouped.write.format("noop").mode("overwrite").save()
+    seconds = time.perf_counter() - start
+    try:  # the Exchange nodes of its plan (receval >= stop 20)
+        from receval.spark.engine import count_shuffles
+
+        with _shuffle_partitions(spark, parts):
+            shuffles: int | None = count_shuffles(grouped)
+    except ImportError:
+        shuffles = None
     return {"tool": "spark-bare-shuffle", "master": master, "run": "once",
-            "seconds": time.perf_counter() - start, "partitions": parts}
+            "seconds": seconds, "partitions": parts, "shuffles": shuffles}
 
 
 def run_local(t_path: Path, p_path: Path) -> dict:
