@@ -96,6 +96,7 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str,
     spark = (SparkSession.builder.master(master).appName("bench-spark")
              .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
              .config("spark.driver.memory", memory)
+             .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="bench_spark_wh_"))
              .config("spark.sql.execution.arrow.maxRecordsPerBatch", "200000")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")

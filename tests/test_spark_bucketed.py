@@ -27,11 +27,13 @@ METRICS = ["P@3", "R@3", "nDCG@3", "MRR", "AP@3"]
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from pyspark.sql import SparkSession
 
+    warehouse = tmp_path_factory.mktemp("warehouse")  # not ./spark-warehouse
     session = (SparkSession.builder.master("local[2]").appName("receval-spark-bucketed")
                .config("spark.ui.enabled", "false")
+               .config("spark.sql.warehouse.dir", str(warehouse))
                .config("spark.driver.host", "127.0.0.1").getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     yield session
