@@ -83,7 +83,8 @@ def write_data(folder: Path, users: int, preds: int, relevant: int, seed: int = 
     return t_path, p_path
 
 
-def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str) -> list[dict]:
+def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str,
+              buckets: int = 0) -> list[dict]:
     """In this process: one SparkSession on ``master``; receval (twice: the first run pays
     for the Python workers and the kernels), then RankingEvaluator."""
     warnings.simplefilter("ignore")
@@ -95,6 +96,7 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str) -
     spark = (SparkSession.builder.master(master).appName("bench-spark")
              .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
              .config("spark.driver.memory", memory)
+             .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="bench_spark_wh_"))
              .config("spark.sql.execution.arrow.maxRecordsPerBatch", "200000")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
@@ -111,10 +113,14 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str) -
                     "seconds": seconds, "users": r.counts["users"]["evaluated"],
                     "partitions": len(r.tasks), "first_task_s": max(first, default=None),
                     "later_task_s_median": float(np.median(later)) if later else None,
-                    "nDCG@10": r.summary["nDCG@10"], "truth_rows": users})
+                    "nDCG@10": r.summary["nDCG@10"], "truth_rows": users,
+                    "shuffles": getattr(r, "shuffles", None)})
         print(json.dumps(out[-1]), flush=True)
     out.append(bare_shuffle(spark, t_path, p_path, master))
     print(json.dumps(out[-1]), flush=True)
+    if buckets:
+        out.append(bucketed(spark, t_path, p_path, master, buckets))
+        print(json.dumps(out[-1]), flush=True)
     if mllib:
         from pyspark.ml.evaluation import RankingEvaluator
 
@@ -169,8 +175,37 @@ def bare_shuffle(spark: Any, t_path: str, p_path: str, master: str) -> dict:
                                      F.collect_list("pv").alias("l_pv"))
     with _shuffle_partitions(spark, parts):
         grouped.write.format("noop").mode("overwrite").save()
+    seconds = time.perf_counter() - start
+    try:  # the Exchange nodes of its plan (receval >= stop 20)
+        from receval.spark.engine import count_shuffles
+
+        with _shuffle_partitions(spark, parts):
+            shuffles: int | None = count_shuffles(grouped)
+    except ImportError:
+        shuffles = None
     return {"tool": "spark-bare-shuffle", "master": master, "run": "once",
-            "seconds": time.perf_counter() - start, "partitions": parts}
+            "seconds": seconds, "partitions": parts, "shuffles": shuffles}
+
+
+def bucketed(spark: Any, t_path: str, p_path: str, master: str, buckets: int) -> dict:
+    """receval on both sides written bucketed by user into ``buckets`` buckets (tables in a
+    temporary folder; the write is not timed): no shuffle in the evaluation job."""
+    import receval
+
+    folder = tempfile.mkdtemp(prefix="bench_spark_buckets_")
+    for name, path in (("truth_b", t_path), ("preds_b", p_path)):
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+        (spark.read.parquet(path).write.option("path", f"{folder}/{name}")
+         .bucketBy(buckets, "user").saveAsTable(name))
+    truth, preds = spark.table("truth_b"), spark.table("preds_b")
+    receval.evaluate(truth, preds, METRICS, engine="spark", spark_options={"per_user": False},
+                     silence=["ties"])  # the bucketed scans' first run
+    start = time.perf_counter()
+    r = receval.evaluate(truth, preds, METRICS, engine="spark",
+                         spark_options={"per_user": False}, silence=["ties"])
+    return {"tool": "receval-spark-bucketed", "master": master, "run": "warm",
+            "seconds": time.perf_counter() - start, "partitions": len(r.tasks),
+            "shuffles": getattr(r, "shuffles", None), "nDCG@10": r.summary["nDCG@10"]}
 
 
 def run_local(t_path: Path, p_path: Path) -> dict:
@@ -191,6 +226,8 @@ def main() -> None:
     ap.add_argument("--masters", nargs="+", default=["local[2]", "local[1]"])
     ap.add_argument("--memory", default="6g", help="spark.driver.memory (local mode)")
     ap.add_argument("--no-mllib", action="store_true")
+    ap.add_argument("--buckets", type=int, default=0,
+                    help="also receval on both sides bucketed by user into this many buckets")
     ap.add_argument("--data", default=None, help="folder for the Parquet files (kept)")
     ap.add_argument("--out", default=None, help="write every measure to this JSON file")
     ap.add_argument("--child", nargs=4, metavar=("MASTER", "TRUTH", "PREDS", "MLLIB"),
@@ -198,7 +235,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.child:
         master, t_path, p_path, mllib = args.child
-        run_spark(master, t_path, p_path, mllib == "1", args.memory)
+        run_spark(master, t_path, p_path, mllib == "1", args.memory, args.buckets)
         return
     folder = Path(args.data or tempfile.mkdtemp(prefix="bench_spark_"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -207,7 +244,8 @@ def main() -> None:
         t_path, p_path = write_data(folder, users, args.preds, args.relevant)
         for i, master in enumerate(args.masters):
             child = subprocess.run(
-                [sys.executable, __file__, "--memory", args.memory, "--child", master,
+                [sys.executable, __file__, "--memory", args.memory, "--buckets",
+                 str(args.buckets), "--child", master,
                  str(t_path), str(p_path), "0" if args.no_mllib or i else "1"],
                 capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
             found = [json.loads(line) for line in child.stdout.splitlines()

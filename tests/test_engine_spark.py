@@ -354,14 +354,15 @@ def test_multi_process_cluster(tmp_path: Path) -> None:
 
 
 def test_auto_partitions_from_the_number_of_rows() -> None:
-    """One partition per core while each gets 25,000 rows or more; one per million rows above
-    (issue 19: 61,000 rows under Spark's 200 shuffle partitions took far longer)."""
+    """One partition per core while each gets 25,000 rows or more; one per 4 million rows above
+    (issue 19: 61,000 rows under Spark's 200 shuffle partitions took far longer; issue 24: a
+    Python task per million rows cost a fifth of the CPU at 24M rows)."""
     from receval.spark.engine import auto_partitions
 
-    assert [auto_partitions(rows, 2) for rows in (0, 49_999, 61_000, 2_000_000)] == \
-        [1, 1, 2, 2]
-    assert [auto_partitions(rows, 16) for rows in (49_999, 50_000, 400_000, 16_000_001)] == \
-        [1, 2, 16, 17]
+    assert [auto_partitions(rows, 2) for rows in (0, 49_999, 61_000, 2_000_000, 8_000_001,
+                                                  24_000_000)] == [1, 1, 2, 2, 3, 6]
+    assert [auto_partitions(rows, 16) for rows in (49_999, 50_000, 400_000, 16_000_001,
+                                                   64_000_001)] == [1, 2, 16, 16, 17]
     with pytest.raises(ReceValError, match="'auto'"):
         receval.evaluate({"user": [1], "item": [1]}, {"user": [1], "item": [1]}, "P@1",
                          engine="spark", spark_options={"partitions": "many"})

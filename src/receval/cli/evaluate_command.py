@@ -60,7 +60,7 @@ from receval.report.tables import FORMATS as OUTPUT_FORMATS  # one list: the ren
 @click.option("--spark-partitions", default="auto", show_default=True, metavar="N|auto|spark",
               callback=lambda _ctx, _param, value: _partitions(value),
               help="With --engine spark: shuffle partitions by user; auto: from the number of "
-                   "rows (one per core down to 50,000 rows each, one per million rows above); "
+                   "rows (one per core down to 25,000 rows each, one per 4 million rows above); "
                    "spark: the session's spark.sql.shuffle.partitions.")
 @shared("raw_csv", "strata")
 @disparity_option

@@ -92,6 +92,10 @@ class SparkResult(Result):
     tasks: list[dict[str, Any]] = field(default_factory=list, repr=False, compare=False)
     #: Spark's log level while receval collects the per-user values (``log_level``)
     _log_level: str = field(default="ERROR", repr=False, compare=False)
+    #: the shuffles (``Exchange`` nodes) in the evaluation job's physical plan: 1 for rows
+    #: grouped by user by receval, 0 for inputs Spark knows are partitioned by user (both
+    #: sides bucketed by it alike: docs/spark.md), more where the inputs' own plans shuffle
+    shuffles: int = field(default=0, repr=False, compare=False)
 
     def __repr__(self) -> str:
         return Result.__repr__(self)
@@ -294,7 +298,8 @@ def _evaluate_spark(
     user_type = union.schema["u"].dataType
     out_schema = _out_schema(user_type, len(per_user_names))
     task = dataclasses.replace(task, out_schema=_arrow_schema(out_schema))
-    metas, per_user, cached = _run(spark, union, task, out_schema, per_user_names, sopts, _MODE)
+    metas, per_user, cached, shuffles = _run(spark, union, task, out_schema, per_user_names,
+                                             sopts, _MODE)
     for retry in ("order", "struct"):
         if not any(json.loads(row[0]).get("retry") for row in metas):
             break
@@ -308,7 +313,8 @@ def _evaluate_spark(
             union, task = plan(True)
             task = dataclasses.replace(task, out_schema=_arrow_schema(out_schema))
             mode = _MODE
-        metas, per_user, cached = _run(spark, union, task, out_schema, per_user_names, sopts, mode)
+        metas, per_user, cached, shuffles = _run(spark, union, task, out_schema, per_user_names,
+                                                 sopts, mode)
         if mode == "struct":
             break
     try:
@@ -334,7 +340,7 @@ def _evaluate_spark(
                       options=cast(RecordedOptions, record), metrics=[s.name for s in specs],
                       sums=sums, strata=None if groups is None else groups.table,
                       strata_sums=None if groups is None else groups.sums, _cached=cached,
-                      tasks=tasks, _log_level=sopts["log_level"])
+                      tasks=tasks, _log_level=sopts["log_level"], shuffles=shuffles)
     rating_range = task.rating_range(metas)
     with checks.silence(silence):
         check_inputs(counts, options, ratings=None if rating_range is None
@@ -382,9 +388,10 @@ def _has_score(wanted: Wanted, frame: Any) -> bool:
 
 
 def _run(spark: Any, union: Any, task: _Task, out_schema: Any, metric_names: list[str],
-         sopts: Mapping[str, Any], mode: str) -> tuple[list[Any], Any, Any]:
+         sopts: Mapping[str, Any], mode: str) -> tuple[list[Any], Any, Any, int]:
     """The one Spark job: the rows to the partitions by user (``mode``), the local plan on
-    each; the partitions' metas, and the per-user frame (persisted) when asked."""
+    each; the partitions' metas, the per-user frame (persisted) when asked, and the shuffles
+    in the job's plan (:func:`count_shuffles`)."""
     from pyspark.sql import functions as F
 
     parts = sopts["partitions"]
@@ -413,6 +420,7 @@ def _run(spark: Any, union: Any, task: _Task, out_schema: Any, metric_names: lis
     mapped = shuffled.mapInArrow(task, out_schema)
     cached = None
     with _shuffle_partitions(spark, parts):
+        shuffles = count_shuffles(mapped)
         if sopts["per_user"]:
             from pyspark import StorageLevel
 
@@ -424,7 +432,24 @@ def _run(spark: Any, union: Any, task: _Task, out_schema: Any, metric_names: lis
         else:
             metas = mapped.select("meta").collect()
             per_user = None
-    return metas, per_user, cached
+    return metas, per_user, cached, shuffles
+
+
+def count_shuffles(frame: Any) -> int:
+    """The ``Exchange`` nodes (shuffles) of ``frame``'s physical plan (as planned, before it
+    runs). Rows grouped by user need one, unless Spark knows that each input is partitioned
+    by the user already (both sides bucketed by it into as many buckets).
+
+    Example:
+        >>> count_shuffles(None)  # not a Spark frame: no plan
+        0
+    """
+    if not _is_frame(frame):
+        return 0
+    plan = frame._jdf.queryExecution().executedPlan().toString()
+    # "Exchange hashpartitioning(...)", "Exchange SinglePartition", ...; not a reused one
+    return sum(1 for line in plan.splitlines()
+               if line.lstrip(" :+-").startswith("Exchange "))
 
 
 @contextlib.contextmanager
@@ -450,8 +475,10 @@ def _shuffle_partitions(spark: Any, parts: int | None) -> Iterator[None]:
 
 
 #: rows (truth + predictions) per shuffle partition above which ``partitions="auto"`` adds a
-#: partition: the local plan holds a partition's rows in pandas/numpy at once
-ROWS_PER_PARTITION = 1_000_000
+#: partition: the local plan holds a partition's rows in pandas/numpy at once (about 90 bytes
+#: a row at its peak: 360 MB per Python worker), and each partition costs a Python task (at
+#: 24M rows on local[2], 24 partitions took 14-15 CPU seconds, 6 partitions 11.6-12: issue 24)
+ROWS_PER_PARTITION = 4_000_000
 #: rows below which ``partitions="auto"`` does not split further to use another core: a task
 #: costs a Python worker round trip (0.2 to 0.4 s measured on 61,000 rows, local[2]: 32
 #: partitions took 15 s, 1 to 8 partitions 4 to 6 s), far more than evaluating these rows
@@ -468,8 +495,10 @@ def auto_partitions(rows: int, cores: int) -> int:
     Example:
         >>> auto_partitions(61_000, 2), auto_partitions(61_000, 16), auto_partitions(2_000, 8)
         (2, 2, 1)
-        >>> auto_partitions(300_000, 16), auto_partitions(50_000_000, 16)
-        (12, 50)
+        >>> auto_partitions(300_000, 16), auto_partitions(24_000_000, 2)
+        (12, 6)
+        >>> auto_partitions(50_000_000, 16), auto_partitions(120_000_000, 16)
+        (16, 30)
     """
     by_cores = min(max(cores, 1), max(rows // MIN_ROWS_PER_CORE, 1))
     return max(by_cores, -(-rows // ROWS_PER_PARTITION))
@@ -686,7 +715,7 @@ class _Task:
             flags = table.column("s").to_numpy()
             sides = [table.filter(pa.array(flags == f)) for f in (0, 1, 2)]
             n_rows = table.num_rows
-        if self.tie_check and _has_ties(sides[1]):
+        if self.tie_check and _tied(table, sides[1]):
             yield self._meta_batch({"partition": partition, "retry": "ties"})
             return
         if self.ordered:
@@ -787,6 +816,39 @@ class _Task:
 def _history(side: pa.Table) -> pa.Table:
     """The training rows of a partition (``s`` 2) as a ``u``, ``i`` table."""
     return pa.table({"u": side.column("u"), "i": side.column("i")})
+
+
+def _tied(table: pa.Table, preds: pa.Table) -> bool:
+    """Whether a user of the partition has two equal scores: from the packed score lists when
+    every user's list has one length (top-N lists: a sort of each row), else
+    :func:`_has_ties` on the unpacked rows (a sort of the partition's predictions)."""
+    if "l_pv" in table.column_names:
+        found = _list_ties(table.column("l_pv").combine_chunks())
+        if found is not None:
+            return found
+    return _has_ties(preds)
+
+
+def _list_ties(lists: pa.ListArray) -> bool | None:
+    """Whether a list (one user's scores, nulls left out by ``collect_list``) holds two equal
+    values; ``None`` when the non-empty lists differ in length (the caller then sorts the
+    rows).
+
+    Example:
+        >>> _list_ties(pa.array([[0.5, 0.2, 0.9], [], [0.1, 0.3, 0.1]]))
+        True
+        >>> _list_ties(pa.array([[0.5, 0.2, 0.9], [0.1, 0.3, 0.2]]))
+        False
+        >>> _list_ties(pa.array([[0.5, 0.2], [0.1, 0.3, 0.1]])) is None
+        True
+    """
+    lengths = pc.list_value_length(lists).to_numpy(zero_copy_only=False)
+    full = lengths[lengths > 0]
+    if not len(full) or bool((full != full[0]).any()):
+        return None
+    values = pc.list_flatten(lists).to_numpy(zero_copy_only=False)
+    rows = np.sort(values.reshape(len(full), int(full[0])), axis=1)
+    return bool((rows[:, 1:] == rows[:, :-1]).any())
 
 
 def _has_ties(preds: pa.Table) -> bool:

@@ -1,0 +1,113 @@
+"""Where receval-on-Spark's time goes, in CPU seconds (the JVM and its Python workers, read
+from /proc: on a loaded machine wall times vary 2x between repeats, CPU seconds far less).
+
+On the Parquet files of ``bench_spark.py`` (``--data``), in one ``local[2]`` session, each
+measure repeated (``--repeat``) after a warm-up:
+
+* ``bare``: the engine's grouping by user (side flag, user, item, score; ``collect_list`` per
+  column) to Spark's ``noop`` sink;
+* ``to-python``: the same grouped rows fed to a ``mapInArrow`` that only counts them (the
+  JVM -> Arrow -> Python transfer);
+* ``receval p=N``: ``receval.evaluate(..., engine="spark")`` (54 metrics, ``per_user`` off) with
+  N shuffle partitions (``--partitions``).
+
+    python benchmarks/bench_spark_phases.py --users 200000 --partitions 24 12 6 2 --data /tmp/bspark
+
+Linux only (/proc).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_spark import METRICS, write_data
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu(root: int) -> float:
+    """CPU seconds (user + system, with reaped children) of ``root`` and its descendants."""
+    todo, total = [root], 0.0
+    while todo:
+        pid = todo.pop()
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += sum(int(x) for x in fields[11:15]) / TICK
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children") as f:
+                    todo += [int(x) for x in f.read().split()]
+        except OSError:  # a process that ended meanwhile
+            continue
+    return total
+
+
+def measure(name: str, fn: Callable[[], Any]) -> None:
+    cpu, wall = tree_cpu(os.getpid()), time.perf_counter()
+    fn()
+    wall, cpu = time.perf_counter() - wall, tree_cpu(os.getpid()) - cpu
+    print(f"{name:<16} wall {wall:7.2f} s   cpu {cpu:7.2f} s", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--users", type=int, default=50_000)
+    ap.add_argument("--partitions", type=int, nargs="+", default=[24, 6])
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--data", default="/tmp/bspark")
+    args = ap.parse_args()
+    warnings.simplefilter("ignore")
+    import pyarrow as pa
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    import receval
+    from receval.spark.engine import _shuffle_partitions
+
+    folder = Path(args.data)
+    folder.mkdir(parents=True, exist_ok=True)
+    t_path, p_path = (str(p) for p in write_data(folder, args.users, 100, 20))
+    spark = (SparkSession.builder.master("local[2]").appName("bench-spark-phases")
+             .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+             .config("spark.ui.showConsoleProgress", "false")
+             .config("spark.driver.memory", "8g")
+             .config("spark.sql.execution.arrow.maxRecordsPerBatch", "200000").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    truth, preds = spark.read.parquet(t_path), spark.read.parquet(p_path)
+    union = truth.select(F.lit(0).cast("byte").alias("s"), F.col("user").alias("u"),
+                         F.col("item").alias("i"), F.lit(None).cast("double").alias("pv")
+                         ).unionByName(preds.select(F.lit(1).cast("byte").alias("s"),
+                                                    F.col("user").alias("u"),
+                                                    F.col("item").alias("i"),
+                                                    F.col("score").alias("pv")))
+    grouped = union.groupBy("u").agg(F.collect_list("s").alias("l_s"),
+                                     F.collect_list("i").alias("l_i"),
+                                     F.collect_list("pv").alias("l_pv"))
+
+    def count(batches: Iterator[Any]) -> Iterator[Any]:
+        yield pa.RecordBatch.from_arrays([pa.array([sum(b.num_rows for b in batches)])], ["n"])
+
+    def evaluate(parts: int) -> Any:
+        return receval.evaluate(t_path, p_path, METRICS, engine="spark", silence=["ties"],
+                                spark_options={"per_user": False, "partitions": parts})
+
+    evaluate(args.partitions[0])  # warm-up: Python workers, kernels, the JVM's JIT
+    for _ in range(args.repeat):
+        with _shuffle_partitions(spark, args.partitions[0]):
+            measure("bare", lambda: grouped.write.format("noop").mode("overwrite").save())
+            measure("to-python", lambda: grouped.mapInArrow(count, "n long").collect())
+        for parts in args.partitions:
+            measure(f"receval p={parts}", lambda parts=parts: evaluate(parts))
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
