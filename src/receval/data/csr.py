@@ -8,9 +8,13 @@ cache line and, worse, a random memory page per row. Two passes are faster than 
 deals rows into at most 256 buckets of consecutive users (as many sequential write streams),
 the second sorts each bucket by user while it sits in cache. Both passes run on all cores
 (GIL-free numba functions on a few threads, :mod:`receval.parallel`), and
-the second works in place, so the only extra memory is two bytes per row. The big arrays are
-allocated by numpy rather than inside numba: numpy asks the kernel for huge pages, which makes
-first-touching gigabytes several times cheaper.
+the second works in place, so the only extra memory is two bytes per row.
+
+The big arrays are allocated inside numba (:func:`fresh`), on ordinary 4 KiB pages: numpy asks
+the kernel for huge pages, and on the virtual machines measured (issue 24) a fresh huge page
+often costs several times more to fault in than the same memory in small pages (zeroing memory
+the host has to hand back first). At 1M users x 100 rows, first call in a process, grouping took
+3.2-4.6 s of system time with huge pages and 0.7-0.8 s without.
 """
 
 from __future__ import annotations
@@ -30,6 +34,22 @@ _BUCKET_ROWS = 1 << 15
 _MAX_BUCKETS = 256
 # Users per bucket are at most 2**16: a row's user within its bucket fits in a uint16.
 _MAX_BUCKET_BITS = 16
+
+
+def fresh(n: int, dtype: type) -> np.ndarray:
+    """An uninitialised array of ``n`` values on ordinary pages (see the module's notes).
+
+    Example:
+        >>> a = fresh(3, np.uint16)
+        >>> a.shape, a.dtype.name, a.flags.writeable
+        ((3,), 'uint16', True)
+    """
+    return _empty(n, np.zeros(0, dtype=dtype))
+
+
+@numba.njit(cache=True, nogil=True)
+def _empty(n: int, proto: np.ndarray) -> np.ndarray:
+    return np.empty(n, dtype=proto.dtype)
 
 
 @dataclass(frozen=True)
@@ -59,7 +79,7 @@ class Codes:
         if self.table is None:
             shifted = self.raw - self.lo if self.lo else self.raw
             return shifted if self.dtype is None else shifted.astype(self.dtype, copy=False)
-        out = np.empty(len(self.raw), dtype=self.table.dtype)
+        out = fresh(len(self.raw), self.table.dtype)
         run_blocks(_lookup_block, block_bounds(len(self.raw), min_size=1 << 16), self.raw,
                    self.lo, self.table, out)
         return out
@@ -134,9 +154,9 @@ def group_by_user(codes: np.ndarray | Codes, n_users: int, items: np.ndarray,
     step = (n + n_chunks - 1) // n_chunks
     chunks = [(c * step, min(n, (c + 1) * step)) for c in range(n_chunks)]
     indptr = np.zeros(n_users + 1, dtype=np.int64)
-    out_items = np.empty(n, dtype=np.int64)
-    out_values = np.empty(n, dtype=np.float64)
-    local = np.empty(n, dtype=np.uint16)
+    out_items = fresh(n, np.int64)
+    out_values = fresh(n, np.float64)
+    local = fresh(n, np.uint16)
     # pass 1: rows per (chunk of the input, bucket); then where each chunk's rows of each
     # bucket go: bucket by bucket, chunks in input order (stable)
     counts = np.zeros((n_chunks, n_buckets), dtype=np.int64)
