@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
+import numpy.typing as npt
 
 from receval import parallel
 from receval.parallel import block_bounds, run_blocks
@@ -36,7 +37,7 @@ _MAX_BUCKETS = 256
 _MAX_BUCKET_BITS = 16
 
 
-def fresh(n: int, dtype: type) -> np.ndarray:
+def fresh(n: int, dtype: npt.DTypeLike) -> np.ndarray:
     """An uninitialised array of ``n`` values on ordinary pages (see the module's notes).
 
     Example:
