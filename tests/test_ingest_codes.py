@@ -44,7 +44,7 @@ def test_grouping_through_the_ids_equals_grouping_the_written_codes(kind: str, s
     rng = np.random.default_rng(24)
     a, b = _ids(kind, rng, 300_000)
     ta, tb, _, n_users = user_codes(a, b)
-    for side, raw in ((ta, a), (tb, b)):
+    for side in (ta, tb):
         written = side.codes()
         if sort:  # the sorted input's path (no sort, a count per user)
             order = np.argsort(written, kind="stable")
