@@ -23,8 +23,8 @@ import pandas as pd
 import pyarrow as pa
 
 from receval.data.columns import Columns
-from receval.data.csr import CSR, group_by_user
-from receval.data.encode import Dictionary, encode_items, encode_users
+from receval.data.csr import CSR, Codes, group_by_user
+from receval.data.encode import Dictionary, encode_items, user_codes
 from receval.exceptions import ReceValError
 from receval.options import Options
 from receval.scalars import plain
@@ -81,14 +81,16 @@ def prepare(
             raise ReceValError(f"truth column {rating_col!r} holds no rating (all missing)")
     if options.item_order == "text":
         t_items, p_items = _as_text(t_items), _as_text(p_items)
-    t_codes, p_codes, user_dict, n_users = encode_users(t_users, predictions.users)
+    t_codes, p_codes, user_dict, n_users = user_codes(t_users, predictions.users)
     if options.gain != "binary":
         _check_gains(ratings, t_codes, n_users, options, rating_col,
                      np.flatnonzero(~missing) if missing.any() else None, truth.users)
     t_keys, p_keys, item_dict = encode_items(t_items, p_items)
-    t_codes, t_keys, ratings, p_codes, p_keys, scores = _reshape_inputs(
-        t_codes, t_keys, ratings, p_codes, p_keys, scores, options, rows
-    )
+    if _reshapes(options):  # these options read and reorder the codes of every row
+        t_rows, t_keys, ratings, p_rows, p_keys, scores = _reshape_inputs(
+            t_codes.codes(), t_keys, ratings, p_codes.codes(), p_keys, scores, options, rows
+        )
+        t_codes, p_codes = Codes(t_rows), Codes(p_rows)
     truth_csr = group_by_user(t_codes, n_users, t_keys, ratings)
     pred_csr = group_by_user(p_codes, n_users, p_keys, scores)
     return Prepared(
@@ -126,7 +128,14 @@ def prepare_key(options: Options) -> tuple[Any, ...]:
             None if options.gain == "binary" else (options.gain, options.relevance_threshold))
 
 
-def _check_gains(ratings: np.ndarray, codes: np.ndarray, n_users: int, options: Options,
+def _reshapes(options: Options) -> bool:
+    """Whether :func:`_reshape_inputs` changes anything under ``options``."""
+    return (options.truth_scope == "predicted" or options.duplicates == "keep"
+            or options.nonpositive_scores == "irrelevant"
+            or options.ties in ("item_ascending", "ranx"))
+
+
+def _check_gains(ratings: np.ndarray, codes: Codes, n_users: int, options: Options,
                  rating_col: str, rows: np.ndarray | None, users: Any) -> None:
     """Graded gains (``gain="linear"``/``"exponential"``) need non-negative ratings on the
     relevant truth rows: a negative gain would make nDCG negative (or above 1).
@@ -140,9 +149,10 @@ def _check_gains(ratings: np.ndarray, codes: np.ndarray, n_users: int, options: 
         return
     rt = options.relevance_threshold
     if rt == "user_mean":
-        sums = np.bincount(codes, weights=ratings, minlength=n_users)
-        counts = np.bincount(codes, minlength=n_users)
-        negative &= ratings >= (sums / np.maximum(counts, 1))[codes]
+        user = codes.codes()
+        sums = np.bincount(user, weights=ratings, minlength=n_users)
+        counts = np.bincount(user, minlength=n_users)
+        negative &= ratings >= (sums / np.maximum(counts, 1))[user]
     elif rt is not None:
         negative &= ratings >= float(rt)
     if not negative.any():

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from receval.data.csr import fresh
 from receval.exceptions import ReceValError
 from receval.io import SOURCE_KEY
 from receval.io.values import (
@@ -310,16 +311,16 @@ def _plain_numbers(chunked: pa.ChunkedArray) -> bool:
 def _concat_numbers(chunked: pa.ChunkedArray) -> np.ndarray:
     """The chunks (a Parquet file's row groups) copied once, in parallel, into one numpy array.
 
-    ``combine_chunks`` would first copy into fresh Arrow memory (first-touched page by page)
-    and then hand numpy a view; numpy's own allocation gets huge pages and each thread copies
-    its chunks' zero-copy views.
+    ``combine_chunks`` would first copy into fresh Arrow memory and then hand numpy a view;
+    here each thread copies its chunks' zero-copy views into one array on ordinary pages
+    (:func:`receval.data.csr.fresh`: huge pages cost more to fault in on the machines measured).
 
     Example:
         >>> _concat_numbers(pa.chunked_array([[1, 2], [3]])).tolist()
         [1, 2, 3]
     """
     views = [c.to_numpy(zero_copy_only=True) for c in chunked.chunks]
-    out = np.empty(len(chunked), dtype=views[0].dtype)
+    out = fresh(len(chunked), views[0].dtype)
     starts = np.cumsum([0] + [len(v) for v in views])
     bounds = [(int(a), int(b)) for a, b in itertools.pairwise(starts)]
     run_blocks(_copy_chunk, bounds, views, out)

@@ -8,9 +8,13 @@ cache line and, worse, a random memory page per row. Two passes are faster than 
 deals rows into at most 256 buckets of consecutive users (as many sequential write streams),
 the second sorts each bucket by user while it sits in cache. Both passes run on all cores
 (GIL-free numba functions on a few threads, :mod:`receval.parallel`), and
-the second works in place, so the only extra memory is two bytes per row. The big arrays are
-allocated by numpy rather than inside numba: numpy asks the kernel for huge pages, which makes
-first-touching gigabytes several times cheaper.
+the second works in place, so the only extra memory is two bytes per row.
+
+The big arrays are allocated inside numba (:func:`fresh`), on ordinary 4 KiB pages: numpy asks
+the kernel for huge pages, and on the virtual machines measured (issue 24) a fresh huge page
+often costs several times more to fault in than the same memory in small pages (zeroing memory
+the host has to hand back first). At 1M users x 100 rows, first call in a process, grouping took
+3.2-4.6 s of system time with huge pages and 0.7-0.8 s without.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
+import numpy.typing as npt
 
 from receval import parallel
 from receval.parallel import block_bounds, run_blocks
@@ -30,6 +35,62 @@ _BUCKET_ROWS = 1 << 15
 _MAX_BUCKETS = 256
 # Users per bucket are at most 2**16: a row's user within its bucket fits in a uint16.
 _MAX_BUCKET_BITS = 16
+
+
+def fresh(n: int, dtype: npt.DTypeLike) -> np.ndarray:
+    """An uninitialised array of ``n`` values on ordinary pages (see the module's notes).
+
+    Example:
+        >>> a = fresh(3, np.uint16)
+        >>> a.shape, a.dtype.name, a.flags.writeable
+        ((3,), 'uint16', True)
+    """
+    return _empty(n, np.zeros(0, dtype=dtype))
+
+
+@numba.njit(cache=True, nogil=True)
+def _empty(n: int, proto: np.ndarray) -> np.ndarray:
+    return np.empty(n, dtype=proto.dtype)
+
+
+@dataclass(frozen=True)
+class Codes:
+    """Each row's user code read from its id: ``table[raw - lo]``, or ``raw - lo`` when
+    ``table`` is ``None``. Grouping reads the codes this way, so a column of 10^8 codes is never
+    written out: dense integer ids are their codes shifted, dictionary-encoded strings are
+    their dictionary's codes read through one small table.
+
+    Example:
+        >>> c = Codes(np.array([12, 10, 12]), 10, np.array([0, -1, 1], dtype=np.int32))
+        >>> c.codes().tolist(), len(c), Codes(np.array([5, 4]), 4).codes().tolist()
+        ([1, 0, 1], 3, [1, 0])
+    """
+
+    raw: np.ndarray
+    lo: int = 0
+    table: np.ndarray | None = None
+    #: the dtype of :meth:`codes` when there is no table (``None``: the ids' own)
+    dtype: type | None = None
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+    def codes(self) -> np.ndarray:
+        """The codes written out, one per row."""
+        if self.table is None:
+            shifted = self.raw - self.lo if self.lo else self.raw
+            return shifted if self.dtype is None else shifted.astype(self.dtype, copy=False)
+        out = fresh(len(self.raw), self.table.dtype)
+        run_blocks(_lookup_block, block_bounds(len(self.raw), min_size=1 << 16), self.raw,
+                   self.lo, self.table, out)
+        return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _lookup_block(block: int, start: int, stop: int, raw: np.ndarray, lo: int,
+                  table: np.ndarray, out: np.ndarray) -> None:
+    for i in range(start, stop):
+        out[i] = table[raw[i] - lo]
 
 
 @dataclass
@@ -56,20 +117,37 @@ class CSR:
         return np.diff(self.indptr)
 
 
-def group_by_user(codes: np.ndarray, n_users: int, items: np.ndarray, values: np.ndarray) -> CSR:
+def group_by_user(codes: np.ndarray | Codes, n_users: int, items: np.ndarray,
+                  values: np.ndarray) -> CSR:
     """Stable sort of ``(items, values)`` by user ``codes`` (``0 <= code < n_users``) into a CSR.
 
-    ``codes`` may be any integer array (``int32`` codes halve the memory traffic).
+    ``codes`` may be any integer array (``int32`` codes halve the memory traffic), or
+    :class:`Codes` read through their table (no array of codes is written).
+
+    Example:
+        >>> m = group_by_user(Codes(np.array([11, 10, 11]), 10, np.array([0, 1])), 2,
+        ...                   np.array([7, 8, 9]), np.array([.1, .2, .3]))
+        >>> m.indptr.tolist(), m.items.tolist()
+        ([0, 1, 3], [8, 7, 9])
     """
-    if codes.dtype.kind not in "iu" or codes.dtype.itemsize > 8 or codes.dtype == np.uint64:
-        codes = codes.astype(np.int64)
-    codes = np.ascontiguousarray(codes)
+    if not isinstance(codes, Codes):
+        codes = Codes(codes)
+    raw, lo = codes.raw, codes.lo
+    mapped = codes.table is not None
+    table = codes.table if codes.table is not None else np.zeros(1, dtype=np.int32)
+    if raw.dtype.kind not in "iu" or raw.dtype.itemsize > 8 or raw.dtype == np.uint64:
+        raw = raw.astype(np.int64)
+    raw = np.ascontiguousarray(raw)
     items = np.ascontiguousarray(items, dtype=np.int64)
     values = np.ascontiguousarray(values, dtype=np.float64)
-    n = len(codes)
-    if n == 0 or _is_sorted(codes):
+    n = len(raw)
+    if n == 0 or _is_sorted(raw, lo, table, mapped):
         indptr = np.zeros(n_users + 1, dtype=np.int64)
-        np.cumsum(np.bincount(codes, minlength=n_users), out=indptr[1:])
+        if not mapped and lo == 0:
+            np.cumsum(np.bincount(raw, minlength=n_users), out=indptr[1:])
+        elif n:
+            _count_users(raw, lo, table, mapped, indptr)  # indptr[code + 1] += 1
+            np.cumsum(indptr, out=indptr)
         return CSR(indptr, items, values)
     bits = _bucket_bits(n, n_users)
     n_buckets = (n_users + (1 << bits) - 1) >> bits
@@ -77,16 +155,17 @@ def group_by_user(codes: np.ndarray, n_users: int, items: np.ndarray, values: np
     step = (n + n_chunks - 1) // n_chunks
     chunks = [(c * step, min(n, (c + 1) * step)) for c in range(n_chunks)]
     indptr = np.zeros(n_users + 1, dtype=np.int64)
-    out_items = np.empty(n, dtype=np.int64)
-    out_values = np.empty(n, dtype=np.float64)
-    local = np.empty(n, dtype=np.uint16)
+    out_items = fresh(n, np.int64)
+    out_values = fresh(n, np.float64)
+    local = fresh(n, np.uint16)
     # pass 1: rows per (chunk of the input, bucket); then where each chunk's rows of each
     # bucket go: bucket by bucket, chunks in input order (stable)
     counts = np.zeros((n_chunks, n_buckets), dtype=np.int64)
-    run_blocks(_count_buckets, chunks, codes, bits, counts)
+    run_blocks(_count_buckets, chunks, raw, lo, table, mapped, bits, counts)
     bucket_start = _bucket_offsets(counts)
     # pass 2: deal the rows into their buckets, keeping each row's user within the bucket
-    run_blocks(_deal, chunks, codes, items, values, bits, counts, out_items, out_values, local)
+    run_blocks(_deal, chunks, raw, lo, table, mapped, items, values, bits, counts, out_items,
+               out_values, local)
     # pass 3: sort each bucket by user, in place through a scratch copy that stays in cache
     max_rows = int(np.diff(bucket_start).max(initial=0))
     run_blocks(_sort_buckets, block_bounds(n_buckets), bucket_start, bits, max_rows, local,
@@ -105,19 +184,35 @@ def _bucket_bits(n_rows: int, n_users: int) -> int:
     return bits
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _code(raw: np.ndarray, i: int, lo: int, table: np.ndarray, mapped: bool) -> int:
+    """Row ``i``'s user code (see :class:`Codes`)."""
+    return table[raw[i] - lo] if mapped else raw[i] - lo
+
+
 @numba.njit(cache=True, nogil=True)
-def _is_sorted(codes: np.ndarray) -> bool:
-    for i in range(1, len(codes)):  # noqa: SIM110 (numba compiles no generator in all())
-        if codes[i] < codes[i - 1]:
+def _is_sorted(raw: np.ndarray, lo: int, table: np.ndarray, mapped: bool) -> bool:
+    previous = _code(raw, 0, lo, table, mapped) if len(raw) else 0
+    for i in range(1, len(raw)):
+        code = _code(raw, i, lo, table, mapped)
+        if code < previous:
             return False
+        previous = code
     return True
 
 
 @numba.njit(cache=True, nogil=True)
-def _count_buckets(chunk: int, lo: int, hi: int, codes: np.ndarray, bits: int,
-                   counts: np.ndarray) -> None:
-    for i in range(lo, hi):
-        counts[chunk, codes[i] >> bits] += 1
+def _count_users(raw: np.ndarray, lo: int, table: np.ndarray, mapped: bool,
+                 out: np.ndarray) -> None:
+    for i in range(len(raw)):
+        out[_code(raw, i, lo, table, mapped) + 1] += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _count_buckets(chunk: int, first: int, stop: int, raw: np.ndarray, lo: int,
+                   table: np.ndarray, mapped: bool, bits: int, counts: np.ndarray) -> None:
+    for i in range(first, stop):
+        counts[chunk, _code(raw, i, lo, table, mapped) >> bits] += 1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -138,12 +233,12 @@ def _bucket_offsets(counts: np.ndarray) -> np.ndarray:
 
 
 @numba.njit(cache=True, nogil=True)
-def _deal(chunk: int, lo: int, hi: int, codes: np.ndarray, items: np.ndarray,
-          values: np.ndarray, bits: int, counts: np.ndarray, out_items: np.ndarray,
-          out_values: np.ndarray, local: np.ndarray) -> None:
+def _deal(chunk: int, first: int, stop: int, raw: np.ndarray, lo: int, table: np.ndarray,
+          mapped: bool, items: np.ndarray, values: np.ndarray, bits: int, counts: np.ndarray,
+          out_items: np.ndarray, out_values: np.ndarray, local: np.ndarray) -> None:
     low = (1 << bits) - 1
-    for i in range(lo, hi):
-        u = codes[i]
+    for i in range(first, stop):
+        u = _code(raw, i, lo, table, mapped)
         b = u >> bits
         pos = counts[chunk, b]
         counts[chunk, b] = pos + 1

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from receval.data.columns import IdArray
+from receval.data.csr import Codes
 from receval.exceptions import ReceValError
 from receval.parallel import block_bounds, run_blocks
 
@@ -78,11 +79,24 @@ def encode_users(
         >>> t.tolist(), p.tolist(), d.decode(np.arange(n)).tolist()
         ([0, 2], [2, 1], [10, 20, 30])
     """
+    t, p, d, n = user_codes(truth, predictions)
+    return t.codes(), p.codes(), d, n
+
+
+def user_codes(truth: IdArray, predictions: IdArray) -> tuple[Codes, Codes, Dictionary, int]:
+    """The codes of :func:`encode_users`, as each row's id read through a table (no column of
+    codes is written: :func:`~receval.data.csr.group_by_user` reads them as it groups).
+
+    Example:
+        >>> t, p, d, n = user_codes(np.array([10, 30]), np.array([30, 20]))
+        >>> t.codes().tolist(), p.codes().tolist(), n
+        ([0, 2], [2, 1], 3)
+    """
     check_same_kind(truth, predictions, "user")
     if isinstance(truth, np.ndarray) and isinstance(predictions, np.ndarray):
         return _encode_ints(truth, predictions)
     # int32 user codes (as for integer ids): half the memory of int64 for every row
-    return _encode_strings(truth, predictions, small_codes=True)
+    return _string_codes(truth, predictions, small_codes=True)
 
 
 def encode_items(
@@ -116,6 +130,15 @@ def _encode_strings(
         >>> t.tolist(), p.tolist(), d.ids.tolist(), n
         ([1, 0], [2, 0, 2], ['a', 'b', 'c'], 3)
     """
+    t, p, d, n = _string_codes(truth, predictions, small_codes)
+    return t.codes(), p.codes(), d, n
+
+
+def _string_codes(
+    truth: IdArray, predictions: IdArray, small_codes: bool = False
+) -> tuple[Codes, Codes, Dictionary, int]:
+    """:func:`_encode_strings`' codes as each row's dictionary index read through the codes of
+    its dictionary's values."""
     t_values, t_index = _used_dictionary(truth)
     p_values, p_index = _used_dictionary(predictions)
     uniques = pc.unique(pa.concat_arrays([t_values, p_values]))
@@ -127,9 +150,9 @@ def _encode_strings(
     return t, p, Dictionary(ids), len(ids)
 
 
-def _used_dictionary(arr: IdArray) -> tuple[pa.Array, np.ndarray]:
+def _used_dictionary(arr: IdArray) -> tuple[pa.Array, Codes]:
     """The distinct values of ``arr`` (only those some row uses) and each row's index into
-    the full dictionary."""
+    them (its index into the full dictionary, read through a table when some are unused)."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     if not isinstance(arr, pa.DictionaryArray):
@@ -143,37 +166,42 @@ def _used_dictionary(arr: IdArray) -> tuple[pa.Array, np.ndarray]:
     if not used.all():
         values = values.filter(pa.array(used))
         # the filtered dictionary keeps its order: old index -> new index
-        remap = np.cumsum(used, dtype=np.int64) - 1
-        index = remap[index]
-    return values, index
+        return values, Codes(index, 0, np.cumsum(used, dtype=np.int64) - 1)
+    return values, Codes(index)
 
 
-def _recode(values: pa.Array, index: np.ndarray, uniques: pa.Array,
-            dtype: type = np.int64) -> np.ndarray:
+def _recode(values: pa.Array, index: Codes, uniques: pa.Array, dtype: type = np.int64) -> Codes:
     """Each row's code among the sorted ``uniques``, via its dictionary's codes."""
     codes = pc.index_in(values, value_set=uniques).to_numpy(zero_copy_only=False)
-    return codes.astype(dtype)[index]
+    codes = codes.astype(dtype)
+    # one table from the row's dictionary index straight to its code
+    return Codes(index.raw, 0, codes if index.table is None else codes[index.table])
 
 
-def _encode_ints(
-    truth: np.ndarray, predictions: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, Dictionary, int]:
+def _encode_ints(truth: np.ndarray, predictions: np.ndarray
+                 ) -> tuple[Codes, Codes, Dictionary, int]:
     lo, hi = _min_max(truth, predictions)
     span = hi - lo + 1
     if span <= _DENSE_FACTOR * (len(truth) + len(predictions)) + 1024:
-        # ids in a narrow range: mark the ones present, number them in order, look them up
+        # ids in a narrow range: mark the ones present, number them in order; each row's
+        # code is read through this table when the rows are grouped
         present = np.zeros(span, dtype=np.uint8)
         _mark(truth, lo, present)
         _mark(predictions, lo, present)
         ids = np.flatnonzero(present).astype(np.int64) + lo
         # int32 codes (when they fit) halve the memory traffic of grouping by user
         dtype = np.int32 if len(ids) < 2**31 else np.int64
+        if len(ids) == span:  # every id in the range is used: its code is the id - lo
+            return (Codes(truth, lo, None, dtype), Codes(predictions, lo, None, dtype),
+                    Dictionary(ids), len(ids))
+        # gaps: written out once (a table lookup in each pass of grouping costs more)
         table = np.cumsum(present, dtype=dtype) - 1
-        return (_lookup(truth, lo, table), _lookup(predictions, lo, table), Dictionary(ids),
-                len(ids))
+        return (Codes(Codes(truth, lo, table).codes()),
+                Codes(Codes(predictions, lo, table).codes()), Dictionary(ids), len(ids))
     ids, inverse = np.unique(np.concatenate([truth, predictions]), return_inverse=True)
     inverse = inverse.astype(np.int64)
-    return inverse[: len(truth)], inverse[len(truth) :], Dictionary(ids), len(ids)
+    return (Codes(inverse[: len(truth)]), Codes(inverse[len(truth) :]), Dictionary(ids),
+            len(ids))
 
 
 def _min_max(a: np.ndarray, b: np.ndarray) -> tuple[int, int]:
@@ -209,18 +237,3 @@ def _mark_block(block: int, start: int, stop: int, values: np.ndarray, lo: int,
     # threads may write the same byte at once: they all write 1
     for i in range(start, stop):
         present[values[i] - lo] = 1
-
-
-def _lookup(values: np.ndarray, lo: int, table: np.ndarray) -> np.ndarray:
-    """``table[values - lo]``, into an array numpy allocates (huge pages: cheap to fill)."""
-    out = np.empty(len(values), dtype=table.dtype)
-    run_blocks(_lookup_block, block_bounds(len(values), min_size=1 << 16), values, lo, table,
-               out)
-    return out
-
-
-@numba.njit(cache=True, nogil=True)
-def _lookup_block(block: int, start: int, stop: int, values: np.ndarray, lo: int,
-                  table: np.ndarray, out: np.ndarray) -> None:
-    for i in range(start, stop):
-        out[i] = table[values[i] - lo]
