@@ -78,3 +78,34 @@ def test_the_variant_follows_every_option_that_prunes_a_path() -> None:
     assert kernel_variant(_request(Options(relevance_threshold="user_mean"), {"hits"})).user_mean
     assert not kernel_variant(_request(Options(relevance_threshold=3), {"hits"})).user_mean
     assert isinstance(PLAIN_VARIANT, KernelVariant)
+
+
+# after the demo (the documented step after installing), in the same cache: a plain evaluate
+# with integer ids and one with text ids, and how many functions numba compiled for them
+_AFTER_DEMO = r"""
+import json, warnings
+import pandas as pd
+from numba.core import event
+import receval
+from receval.demo import run_demo
+run_demo(n_users=200, n_items=100)
+counts = {}
+kinds = (("int", [7, 7, 9], [11, 12, 13]), ("text", ["u", "u", "v"], ["p", "q", "r"]))
+for kind, user, item in kinds:
+    truth = pd.DataFrame({"user": user[:2], "item": item[:2]})
+    preds = pd.DataFrame({"user": user, "item": item, "score": [0.9, 0.8, 0.7]})
+    with event.install_recorder("numba:compile") as rec, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        receval.evaluate(truth, preds, ["P@10", "R@10", "nDCG@10", "MAP@10"])
+    counts[kind] = sorted(ev.data["dispatcher"].py_func.__name__ for _, ev in rec.buffer
+                          if ev.is_start)
+print(json.dumps(counts))
+"""
+
+
+def test_after_the_demo_nothing_is_left_to_compile(tmp_path: Path) -> None:
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", _AFTER_DEMO], env=env, capture_output=True,
+                          text=True, check=True, timeout=900)
+    counts = json.loads(done.stdout.strip().splitlines()[-1])
+    assert counts == {"int": [], "text": []}

@@ -160,6 +160,23 @@ class DemoRun:
     seed: int
 
 
+def _compile_id_kinds() -> None:
+    """Tiny evaluations with integer ids (dense, with gaps) and with text ids, so that the demo (the
+    documented step after installing) leaves numba's cache holding the grouping code of both
+    kinds of id, not only the kind of the demo's own tables (benchmarks/bench_first_run.py:
+    nothing left to compile after it)."""
+    import warnings
+
+    # integer ids dense (read as id - min) and with gaps (through a table), and text ids
+    kinds = (([1, 1, 2], [1, 2, 3]), ([1, 1, 3], [1, 2, 5]), (["a", "a", "b"], ["x", "y", "z"]))
+    for user, item in kinds:
+        truth = pd.DataFrame({"user": user[:2], "item": item[:2]})
+        preds = pd.DataFrame({"user": user, "item": item, "score": [0.9, 0.8, 0.7]})
+        with warnings.catch_warnings():  # nothing of it is shown
+            warnings.simplefilter("ignore")
+            evaluate(truth, preds, ["P@1"])
+
+
 def run_demo(seed: int = 7, *, n_users: int = 2000, n_items: int = 1000) -> DemoRun:
     """The whole workflow: generate, split (per user, by time), train the popularity floor and
     the item-item model, evaluate both against the test rows with the training rows in the
@@ -190,5 +207,6 @@ def run_demo(seed: int = 7, *, n_users: int = 2000, n_items: int = 1000) -> Demo
     comparison = compare(None, {"popular": results["popular"],
                                 "item-item": results["item-item"]},
                          list(COMPARED), baseline="popular", seed=seed)
+    _compile_id_kinds()
     return DemoRun(ratings=ratings, split=split, predictions=predictions, results=results,
                    comparison=comparison, seed=seed)
