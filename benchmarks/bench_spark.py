@@ -152,11 +152,26 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str,
     return out
 
 
+def grouped_by_user(truth: Any, preds: Any) -> Any:
+    """Both sides' rows grouped by user as the engine groups them (side flag, user, item,
+    score; ``collect_list`` per column): the bare shuffle every Spark evaluator pays."""
+    from pyspark.sql import functions as F
+
+    union = truth.select(F.lit(0).cast("byte").alias("s"), F.col("user").alias("u"),
+                         F.col("item").alias("i"), F.lit(None).cast("double").alias("pv")
+                         ).unionByName(preds.select(F.lit(1).cast("byte").alias("s"),
+                                                    F.col("user").alias("u"),
+                                                    F.col("item").alias("i"),
+                                                    F.col("score").alias("pv")))
+    return union.groupBy("u").agg(F.collect_list("s").alias("l_s"),
+                                     F.collect_list("i").alias("l_i"),
+                                     F.collect_list("pv").alias("l_pv"))
+
+
 def bare_shuffle(spark: Any, t_path: str, p_path: str, master: str) -> dict:
     """The floor: the engine's shuffle by user of the same columns (side flag, user, item,
     score; ``collect_list`` per column, as ``receval.spark.engine._run`` packs them) with no
     evaluation, written to the ``noop`` sink, under the partitions receval picked."""
-    from pyspark.sql import functions as F
 
     from receval.spark.engine import _shuffle_partitions, auto_partitions
 
@@ -164,15 +179,7 @@ def bare_shuffle(spark: Any, t_path: str, p_path: str, master: str) -> dict:
     start = time.perf_counter()
     parts = auto_partitions(truth.count() + preds.count(),
                             spark.sparkContext.defaultParallelism)
-    union = truth.select(F.lit(0).cast("byte").alias("s"), F.col("user").alias("u"),
-                         F.col("item").alias("i"), F.lit(None).cast("double").alias("pv")
-                         ).unionByName(preds.select(F.lit(1).cast("byte").alias("s"),
-                                                    F.col("user").alias("u"),
-                                                    F.col("item").alias("i"),
-                                                    F.col("score").alias("pv")))
-    grouped = union.groupBy("u").agg(F.collect_list("s").alias("l_s"),
-                                     F.collect_list("i").alias("l_i"),
-                                     F.collect_list("pv").alias("l_pv"))
+    grouped = grouped_by_user(truth, preds)
     with _shuffle_partitions(spark, parts):
         grouped.write.format("noop").mode("overwrite").save()
     seconds = time.perf_counter() - start

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_spark import METRICS, write_data
+from bench_spark import METRICS, grouped_by_user, write_data
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -67,7 +67,6 @@ def main() -> None:
     warnings.simplefilter("ignore")
     import pyarrow as pa
     from pyspark.sql import SparkSession
-    from pyspark.sql import functions as F
 
     import receval
     from receval.spark.engine import _shuffle_partitions
@@ -82,15 +81,7 @@ def main() -> None:
              .config("spark.sql.execution.arrow.maxRecordsPerBatch", "200000").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     truth, preds = spark.read.parquet(t_path), spark.read.parquet(p_path)
-    union = truth.select(F.lit(0).cast("byte").alias("s"), F.col("user").alias("u"),
-                         F.col("item").alias("i"), F.lit(None).cast("double").alias("pv")
-                         ).unionByName(preds.select(F.lit(1).cast("byte").alias("s"),
-                                                    F.col("user").alias("u"),
-                                                    F.col("item").alias("i"),
-                                                    F.col("score").alias("pv")))
-    grouped = union.groupBy("u").agg(F.collect_list("s").alias("l_s"),
-                                     F.collect_list("i").alias("l_i"),
-                                     F.collect_list("pv").alias("l_pv"))
+    grouped = grouped_by_user(truth, preds)
 
     def count(batches: Iterator[Any]) -> Iterator[Any]:
         yield pa.RecordBatch.from_arrays([pa.array([sum(b.num_rows for b in batches)])], ["n"])
