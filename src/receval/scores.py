@@ -373,11 +373,9 @@ class _Excluded:
     pairs: int
     unknown: int
 
-    def row_lengths_left(self, n_items: int) -> np.ndarray:
-        """Cumulative counts of the items left per row (``indptr`` of the lists); the pairs
-        are distinct (:func:`_read_exclude`)."""
-        left = n_items - np.diff(self.indptr)
-        return np.concatenate([[0], np.cumsum(left)])
+    def items_left(self, n_items: int) -> np.ndarray:
+        """Per row, the items left to rank (the pairs are distinct: :func:`_read_exclude`)."""
+        return n_items - np.diff(self.indptr)
 
     def keys(self, n_items: int) -> np.ndarray:
         rows = np.repeat(np.arange(len(self.indptr) - 1), np.diff(self.indptr))
@@ -486,7 +484,7 @@ def _judge_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, optio
     truth_rows = rows_of_user
     # a row is a user "in the predictions" when something of it is left to rank (as in the
     # long table of its scores outside ``exclude``)
-    listed_row = np.diff(excluded.row_lengths_left(source.n_items)) > 0
+    listed_row = excluded.items_left(source.n_items) > 0
     in_pred = (truth_rows >= 0) & listed_row[np.maximum(truth_rows, 0)]
     with_truth = truth_rows[in_truth & (truth_rows >= 0)]
     extra = np.setdiff1d(np.flatnonzero(listed_row), with_truth)
