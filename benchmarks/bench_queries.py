@@ -50,6 +50,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -113,22 +114,37 @@ def write_inputs(data: Path, n_users: int, items: int, relevant: int, seed: int,
     import pyarrow.parquet as pq
 
     truth_path, pred_path = data / "truth.parquet", data / "preds.parquet"
+
+    def block(first: int) -> list[tuple[str, Any, int]]:
+        truth, pred = generate(min(BLOCK_USERS, n_users - first), items, relevant, seed, first)
+        tables = []
+        for name, frame in (("truth", truth), ("preds", pred)):
+            if order == "by-user":  # blocks are consecutive users: sorted overall
+                frame = frame.sort_values("user", kind="stable", ignore_index=True)
+            if ids == "string":
+                frame = as_string_ids(frame)
+            tables.append((name, pa.Table.from_pandas(frame, preserve_index=False), len(frame)))
+        return tables
+
+    # blocks generated on threads (numpy and Arrow release the GIL), a few ahead of the
+    # writer, and written in order: the same files as one block after another
+    ahead = max(1, min(8, (os.cpu_count() or 1) - 1))
+    starts = list(range(0, n_users, BLOCK_USERS))
     writers: dict[str, Any] = {}
     rows = {"truth": 0, "preds": 0}
+    paths = {"truth": truth_path, "preds": pred_path}
     try:
-        for first in range(0, n_users, BLOCK_USERS):
-            truth, pred = generate(min(BLOCK_USERS, n_users - first), items, relevant, seed,
-                                   first)
-            for name, frame, path in (("truth", truth, truth_path), ("preds", pred, pred_path)):
-                if order == "by-user":  # blocks are consecutive users: sorted overall
-                    frame = frame.sort_values("user", kind="stable", ignore_index=True)
-                if ids == "string":
-                    frame = as_string_ids(frame)
-                table = pa.Table.from_pandas(frame, preserve_index=False)
-                if name not in writers:
-                    writers[name] = pq.ParquetWriter(path, table.schema)
-                writers[name].write_table(table, row_group_size=1 << 20)  # pandas' default
-                rows[name] += len(frame)
+        with ThreadPoolExecutor(ahead) as pool:
+            pending = {i: pool.submit(block, starts[i]) for i in range(min(ahead, len(starts)))}
+            for index in range(len(starts)):
+                tables = pending.pop(index).result()  # popped: the block is freed once written
+                if index + ahead < len(starts):
+                    pending[index + ahead] = pool.submit(block, starts[index + ahead])
+                for name, table, n_rows in tables:
+                    if name not in writers:
+                        writers[name] = pq.ParquetWriter(paths[name], table.schema)
+                    writers[name].write_table(table, row_group_size=1 << 20)  # pandas' default
+                    rows[name] += n_rows
     finally:
         for writer in writers.values():
             writer.close()
