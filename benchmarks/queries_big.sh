@@ -12,8 +12,8 @@ mkdir -p "$OUT"
 if compgen -G ".whl/*.tar.xz" > /dev/null; then
   mkdir -p /tmp/site
   for pack in .whl/*.tar.xz; do tar -xJf "$pack" -C /tmp/site; done
-  export PYTHONPATH=/tmp/site
 fi
+if [ -d /tmp/site ]; then export PYTHONPATH=/tmp/site; fi
 export PYTHONPATH=$PWD/src:$PWD/benchmarks:${PYTHONPATH:-}
 export PYTHONUNBUFFERED=1 NUMBA_CACHE_DIR=/tmp/numba-cache
 DATA=${DATA:-/tmp/queries_big_data}
@@ -22,7 +22,8 @@ SMALL=${SMALL:-1000000} LARGE=${LARGE:-5000000}  # users
   date -u; nproc; free -g | head -2
   python3 -c "import sys, numpy, pandas, numba, pyarrow, duckdb, polars; print(sys.version.split()[0], \
 'numpy', numpy.__version__, 'pandas', pandas.__version__, 'numba', numba.__version__, 'pyarrow', \
-pyarrow.__version__, 'duckdb', duckdb.__version__, 'polars', polars.__version__)"
+pyarrow.__version__, 'duckdb', duckdb.__version__, 'polars', polars.__version__); \
+import receval" || exit 1
   echo "== $SMALL users, every tool"
   timeout "${ONE_M_S:-150}" python3 benchmarks/bench_queries.py --users "$SMALL" --repeat 1 \
     --data-dir "$DATA/1m" --out "$OUT/queries_1m.json"

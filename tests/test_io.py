@@ -126,16 +126,40 @@ def test_parquet_reads_only_the_wanted_columns(tmp_path: Path,
     pq.write_table(pa.table({"uid": [1, 1], "iid": ["a", "b"], "pred": [0.1, 0.2],
                              "blob": ["x" * 100, "y" * 100]}), p)
     seen: list[list[str]] = []
-    original = pq.ParquetFile.read_row_group
+    original = pq.ParquetFile.read_row_groups
 
     def spy(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         seen.append(kwargs["columns"])
         return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(pq.ParquetFile, "read_row_group", spy)
+    monkeypatch.setattr(pq.ParquetFile, "read_row_groups", spy)
     table = io.read_predictions(p, user_col="uid", item_col="iid", score_col="pred")
     assert table.column_names == ["user", "item", "score"]
     assert seen == [["uid", "iid", "pred"]]
+
+
+def test_parquet_decodes_as_many_row_groups_at_once_as_arrow_has_threads(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # one row group per read left most cores idle on a 16-core machine (issue 24)
+    p = tmp_path / "p.parquet"
+    pq.write_table(pa.table({"user": list(range(10)), "item": list(range(10)),
+                             "score": [0.5] * 10}), p, row_group_size=2)
+    reads: list[list[int]] = []
+    original = pq.ParquetFile.read_row_groups
+
+    def spy(self, row_groups, *args, **kwargs):  # type: ignore[no-untyped-def]
+        reads.append(list(row_groups))
+        return original(self, row_groups, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_groups", spy)
+    threads = pa.cpu_count()
+    pa.set_cpu_count(3)
+    try:
+        table = io.read_predictions(p)
+    finally:
+        pa.set_cpu_count(threads)
+    assert reads == [[0, 1, 2], [3, 4]]
+    assert table.column("user").to_pylist() == list(range(10))
 
 
 def test_jsonl_ignores_other_fields(tmp_path: Path) -> None:
