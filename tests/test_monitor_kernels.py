@@ -66,14 +66,7 @@ def test_judge_rows_skips_negative_codes_and_no_value() -> None:
     assert early.tolist() == [False, False, False]
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_list_rows_numbers_lists_in_order_of_first_appearance(seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    runs = rng.integers(1, 5, 300)  # run lengths; a (user, served) may come back later
-    user = np.repeat(rng.integers(0, 20, 300), runs)
-    served = np.repeat(rng.integers(0, 5, 300), runs)
-    judged = np.where(rng.random(len(user)) < 0.3, 1.0, np.nan)
-    found = list_rows(user, served, judged)
+def _list_rows_reference(user, served, judged):
     codes: dict[tuple[int, int], int] = {}
     first, counts, starts = [], [], []
     for i, pair in enumerate(zip(user.tolist(), served.tolist(), strict=True)):
@@ -84,12 +77,47 @@ def test_list_rows_numbers_lists_in_order_of_first_appearance(seed: int) -> None
             first.append(i)
             counts.append(0)
         counts[codes[pair]] += int(not np.isnan(judged[i]))
-    assert found.code.tolist() == [codes[p] for p in zip(user.tolist(), served.tolist(),
-                                                           strict=True)]
+    return [codes[p] for p in zip(user.tolist(), served.tolist(), strict=True)], first, \
+        counts, starts
+
+
+def _check_list_rows(user, served, judged):
+    found = list_rows(user, served, judged)
+    code, first, counts, starts = _list_rows_reference(user, served, judged)
+    assert found.code.tolist() == code
     assert found.first.tolist() == first
     assert found.judged.tolist() == counts
     assert found.starts.tolist() == starts
-    assert len(starts) > len(first)  # some list came back in a later run
+    return found
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_list_rows_numbers_lists_in_order_of_first_appearance(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    runs = rng.integers(1, 5, 300)  # run lengths; a (user, served) may come back later
+    user = np.repeat(rng.integers(0, 20, 300), runs)
+    served = np.repeat(rng.integers(0, 5, 300), runs)
+    judged = np.where(rng.random(len(user)) < 0.3, 1.0, np.nan)
+    found = _check_list_rows(user, served, judged)
+    assert len(found.starts) > len(found.first)  # some list came back in a later run
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_list_rows_with_each_users_lists_in_time_order(seed: int) -> None:
+    # a log written day by day: each user's runs in served order (the per-user path), a list
+    # split into runs with other users' rows between them, user ids far from 0; then the
+    # same log with one run moved back in time late in it (the hash table from the start)
+    rng = np.random.default_rng(seed)
+    n_runs = 400
+    user = rng.integers(10**9, 10**9 + 30, n_runs)
+    served = np.sort(rng.integers(0, 60, n_runs))  # equal times: one list in several runs
+    runs = rng.integers(1, 5, n_runs)
+    judged = np.where(rng.random(int(runs.sum())) < 0.3, 1.0, np.nan)
+    found = _check_list_rows(np.repeat(user, runs), np.repeat(served, runs), judged)
+    assert len(found.starts) > len(found.first)
+    late = served.copy()
+    late[350] = late[0] - 1  # before this user's... every user's lists: goes back in time
+    _check_list_rows(np.repeat(user, runs), np.repeat(late, runs), judged)
 
 
 def test_repeats_in_runs_short_and_long_runs() -> None:

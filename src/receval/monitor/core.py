@@ -527,18 +527,19 @@ class _Run:
         imps = _concat(st.pending, imps)
         fb = _concat(st.feedback, fb)
         judged, _, early = _judge(imps, fb, self.span)
-        lists, starts = self._lists(imps, judged)
+        # each row's list: lists are numbered 0..n-1, their index
+        lists, starts, row_list = self._lists(imps, judged)
         if self.options.get("duplicates", "error") == "error" and not _one_run_each(
                 imps, starts, len(lists)):
-            _refuse_repeated_items(imps, n_pending)
+            _refuse_repeated_items(imps, row_list, n_pending)
         closed_now = lists["served"].to_numpy() < mark
-        row_list = imps["list"].to_numpy()  # lists are numbered 0..n-1: their index
         # counted once, when its list closes (all the feedback that could be early is in)
         closing_rows = closed_now[row_list]
         tally["before_served"] += int((closing_rows & early & np.isnan(judged)).sum())
         buckets = dict(st.buckets)
-        self._fold(buckets, imps, judged, lists[closed_now])
-        open_parts = self._evaluate_groups(imps, judged, lists[~closed_now], closed=False)
+        self._fold(buckets, imps, row_list, judged, lists[closed_now])
+        open_parts = self._evaluate_groups(imps, row_list, judged, lists[~closed_now],
+                                           closed=False)
         rows = list(st.closed_rows)
         comparisons = list(st.closed_comparisons)
         # per step bucket (the window itself for calendar windows): closed lists + open ones
@@ -591,7 +592,7 @@ class _Run:
         new_state = None
         if keep:
             in_pending = ~closed_now[row_list]
-            pending = imps[in_pending].drop(columns="list")
+            pending = imps[in_pending]
             # closed lists' impressions that feedback of a later run could still have judged
             recent = imps[~in_pending & (imps["served"].to_numpy() >= mark - self.span)]
             closed = _concat(st.closed, recent[["user", "item", "served"]])
@@ -626,10 +627,11 @@ class _Run:
                                     **{n: np.array([], float) for n in self.names}}))
 
     def _lists(self, imps: pd.DataFrame,
-               judged: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
-        """One row per list (user, served): its variant, window and judged impressions; sets
-        ``imps["list"]`` (list codes in the order of first appearance, the index of the lists).
-        Also the first row of each run of rows of one list."""
+               judged: np.ndarray) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+        """One row per list (user, served): its variant (with a variant column), window and
+        judged impressions; the first row of each run of rows of one list; and each row's list
+        (codes in the order of first appearance, the index of the lists), kept out of ``imps``
+        (a column there would be a copy of 8 bytes a row)."""
         user, served = imps["user"].to_numpy(), imps["served"].to_numpy(dtype=np.int64)
         if pd.api.types.is_integer_dtype(imps["user"]):
             user_code = user.astype(np.int64, copy=False)
@@ -641,7 +643,6 @@ class _Run:
                                   np.diff(starts, append=len(imps)))
         found = list_rows(user_code, served, judged)
         codes = found.code
-        imps["list"] = codes
         n = len(found.first)
         first = found.first
         lists = pd.DataFrame({"user": user[first] if n else [],
@@ -657,24 +658,24 @@ class _Run:
                     f"impressions: column {self.variant_col!r} differs within one served "
                     f"list (user {plain(imps['user'].iloc[row])!r}) at row {row} "
                     f"({int(differs.sum())} rows differ from their list's first row)")
-        else:
-            lists["variant"] = None
         served = lists["served"].to_numpy(dtype=np.int64)
         lists["window"] = served - np.mod(served - self.origin, self.step)
-        return lists, found.starts
+        return lists, found.starts, codes
 
     def _fold(self, buckets: dict[tuple[int, Any], Bucket], imps: pd.DataFrame,
-              judged: np.ndarray, lists: pd.DataFrame) -> None:
+              row_list: np.ndarray, judged: np.ndarray, lists: pd.DataFrame) -> None:
         """Evaluate the lists that just closed and add them to their windows' sums."""
-        for key, part in self._evaluate_groups(imps, judged, lists, closed=True).items():
+        for key, part in self._evaluate_groups(imps, row_list, judged, lists,
+                                               closed=True).items():
             old = buckets.get(key) or self._empty_bucket()
             buckets[key] = Bucket(old.sums.merge(part.sums), _concat(old.values, part.values),
                                   old.evaluated + part.evaluated, old.unjudged + part.unjudged)
 
-    def _evaluate_groups(self, imps: pd.DataFrame, judged: np.ndarray, lists: pd.DataFrame,
-                         closed: bool) -> dict[tuple[int, Any], Bucket]:
+    def _evaluate_groups(self, imps: pd.DataFrame, row_list: np.ndarray, judged: np.ndarray,
+                         lists: pd.DataFrame, closed: bool) -> dict[tuple[int, Any], Bucket]:
         """Per (window, variant): the counted lists evaluated; ``unjudged`` = lists not counted
-        (short of ``min_feedback``; by default, open lists without feedback)."""
+        (short of ``min_feedback``; by default, open lists without feedback). ``row_list``:
+        each row's list."""
         out: dict[tuple[int, Any], Bucket] = {}
         if not len(lists):
             return out
@@ -682,9 +683,8 @@ class _Run:
         if self.min_feedback is None and closed:
             counted[:] = True  # no feedback once the period is over: nothing was relevant
         list_ids = lists.index.to_numpy()
-        row_list = imps["list"].to_numpy()
         group_of = np.full(int(row_list.max()) + 1, -1, np.int64)
-        groups = lists.groupby(["window", "variant"], dropna=False, sort=False).indices
+        groups = _groups(lists, self.variant_col is not None)
         keys: list[tuple[int, Any]] = []
         for g, (key, where) in enumerate(groups.items()):
             keys.append((int(key[0]), _variant(key[1])))
@@ -985,6 +985,25 @@ def _align_ids(st: State, imps: pd.DataFrame,
     return imps, fb
 
 
+def _groups(lists: pd.DataFrame, by_variant: bool) -> dict[tuple[Any, Any], np.ndarray]:
+    """The lists' positions per (window, variant), groups in the order of first appearance
+    and positions ascending: ``lists.groupby(["window", "variant"], sort=False).indices``
+    (missing variants kept). Without a variant column, grouped by the window alone (pandas
+    would group an object column of ``None`` too, the slow part at millions of lists).
+
+    Example:
+        >>> lists = pd.DataFrame({"window": [7, 3, 7]})
+        >>> {k: v.tolist() for k, v in _groups(lists, False).items()}
+        {(7, None): [0, 2], (3, None): [1]}
+    """
+    if by_variant:
+        return lists.groupby(["window", "variant"], dropna=False, sort=False).indices
+    codes, windows = pd.factorize(lists["window"].to_numpy(dtype=np.int64), sort=False)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(windows) + 1))
+    return {(int(windows[g]), None): order[bounds[g]:bounds[g + 1]] for g in range(len(windows))}
+
+
 def _one_run_each(imps: pd.DataFrame, starts: np.ndarray, n_lists: int) -> bool:
     """Whether every list is one run of rows with integer items and no item twice: then
     :func:`_refuse_repeated_items` has nothing to find (a numba pass over the runs instead of
@@ -994,12 +1013,12 @@ def _one_run_each(imps: pd.DataFrame, starts: np.ndarray, n_lists: int) -> bool:
     return not repeats_in_runs(starts, imps["item"].to_numpy())
 
 
-def _refuse_repeated_items(imps: pd.DataFrame, n_pending: int) -> None:
+def _refuse_repeated_items(imps: pd.DataFrame, row_list: np.ndarray, n_pending: int) -> None:
     """An item served twice in one list (user, served_at): one line naming the first repeat
-    (its row in this run's impressions) and how many there are. ``imps["list"]``: the list
-    codes of :meth:`_Run._lists`; the pending rows were checked by the run that read them, so
-    only the lists holding new rows are."""
-    lists = imps["list"].to_numpy(dtype=np.int64)
+    (its row in this run's impressions) and how many there are. ``row_list``: each row's list
+    (the codes of :meth:`_Run._lists`); the pending rows were checked by the run that read
+    them, so only the lists holding new rows are."""
+    lists = row_list.astype(np.int64, copy=False)
     rows = np.arange(len(imps))
     if n_pending:
         touched = np.zeros(int(lists.max(initial=0)) + 1, dtype=bool)

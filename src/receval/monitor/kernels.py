@@ -22,6 +22,8 @@ from receval.parallel import block_bounds, run_blocks
 
 #: the low bits of a (user, item) key kept in the prefilter bitmap (2 MB)
 _BITMAP_BITS = 24
+#: how many more users than rows a range of user ids may span for the per-user arrays
+_DENSE_USERS = 1 << 20
 #: the fewest rows a block of work on a thread gets
 _MIN_BLOCK_ROWS = 1 << 18
 
@@ -182,24 +184,73 @@ def list_rows(user: np.ndarray, served: np.ndarray, judged: np.ndarray) -> Lists
     """
     user = user.astype(np.int64, copy=False)
     served = served.astype(np.int64, copy=False)
-    n_runs = _count_runs(user, served)
-    size = 1
-    while size < 2 * n_runs:
-        size *= 2
+    n_runs, low, high = _count_runs(user, served)
     codes = np.empty(len(user), dtype=np.int64)
     starts = np.empty(n_runs, dtype=np.int64)
     first = np.empty(n_runs, dtype=np.int64)
     counts = np.empty(n_runs, dtype=np.int64)
-    n = _list_rows_loop(user, served, judged, size, codes, starts, first, counts)
+    n = -1
+    if n_runs and high - low < len(user) + _DENSE_USERS:
+        # users in a small range (integer ids, text ids' codes): a served time per user
+        # instead of a hash table of every list, while each user's lists come in time order
+        n = _list_rows_dense(user, served, judged, low, high - low + 1, codes, starts, first,
+                             counts)
+    if n < 0:  # a user's list served before one of theirs already seen: the hash table
+        size = 1
+        while size < 2 * n_runs:
+            size *= 2
+        n = _list_rows_loop(user, served, judged, size, codes, starts, first, counts)
     return Lists(codes, first[:n].copy(), counts[:n].copy(), starts)
 
 
 @numba.njit(cache=True, nogil=True)
-def _count_runs(user: np.ndarray, served: np.ndarray) -> int:  # pragma: no cover - numba
+def _count_runs(user: np.ndarray,
+                served: np.ndarray) -> tuple[int, int, int]:  # pragma: no cover - numba
+    # the runs of rows of one (user, served), and the users' range
     n = 0
+    low = high = user[0] if user.size else 0
     for i in range(user.size):
         if i == 0 or user[i] != user[i - 1] or served[i] != served[i - 1]:
             n += 1
+            low = min(low, user[i])
+            high = max(high, user[i])
+    return n, low, high
+
+
+@numba.njit(cache=True, nogil=True)
+def _list_rows_dense(user: np.ndarray, served: np.ndarray, judged: np.ndarray, low: int,
+                     n_users: int, codes: np.ndarray, starts: np.ndarray, first: np.ndarray,
+                     counts: np.ndarray) -> int:  # pragma: no cover - numba
+    # :func:`_list_rows_loop` for logs where each user's runs come in served order (a run
+    # starts the user's latest list or a later one): the latest list of each user is all
+    # there is to look up. -1 at the first run that goes back in time (the caller then
+    # numbers the lists with the hash table from the start).
+    latest = np.empty(n_users, dtype=np.int64)
+    latest_code = np.full(n_users, -1, dtype=np.int64)
+    n = 0
+    r = 0
+    code = -1
+    for i in range(user.size):
+        if i == 0 or user[i] != user[i - 1] or served[i] != served[i - 1]:
+            starts[r] = i
+            r += 1
+            u = user[i] - low
+            s = served[i]
+            c = latest_code[u]
+            if c < 0 or s > latest[u]:
+                latest[u] = s
+                latest_code[u] = n
+                first[n] = i
+                counts[n] = 0
+                code = n
+                n += 1
+            elif s == latest[u]:
+                code = c
+            else:
+                return -1
+        codes[i] = code
+        if not np.isnan(judged[i]):
+            counts[code] += 1
     return n
 
 
