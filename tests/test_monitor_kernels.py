@@ -37,12 +37,16 @@ def _judge_reference(user, item, served, fb_user, fb_item, at, value, span):
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_judge_rows_matches_the_definition(seed: int) -> None:
+@pytest.mark.parametrize(("spread", "fb_users"), [(1, 7), (1, 2), (10**12, 7)])
+def test_judge_rows_matches_the_definition(seed: int, spread: int, fb_users: int) -> None:
+    # users 0..6 (keys looked up among their user's keys), two users with feedback (75 keys
+    # each: sorted by key as one block; impressions of users without any), or 10**12 apart
+    # (more users than per-user arrays would hold: the open-addressing table)
     rng = np.random.default_rng(seed)
     n, m, span = 400, 150, 5
-    user, item = rng.integers(0, 6, n), rng.integers(0, 8, n)
+    user, item = rng.integers(0, 6, n) * spread, rng.integers(0, 8, n)
     served = rng.integers(0, 30, n)
-    fb_user, fb_item = rng.integers(0, 7, m), rng.integers(0, 9, m)
+    fb_user, fb_item = rng.integers(0, fb_users, m) * spread, rng.integers(0, 9, m)
     at = rng.integers(0, 40, m)
     value = rng.integers(1, 4, m).astype(float)  # equal values: the first one is kept
     width = 9

@@ -58,9 +58,16 @@ def judge_rows(imp: PairKeys, served: np.ndarray, fb_key: np.ndarray, at: np.nda
     early = np.zeros(len(served), dtype=np.bool_)
     if not len(served) or not len(fb_key):
         return out, judging, early
+    fb_key = fb_key.astype(np.int64, copy=False)
+    width = max(1, int(imp.width))
+    n_users = int(fb_key.max()) // width + 1
+    dense = int(fb_key.min()) >= 0 and n_users <= len(served) + len(fb_key) + _DENSE_USERS
     # feedback by key; equal keys in row order, so the largest value is found in the order
     # a merge on the key lists them (the first of equal values kept)
-    order = np.argsort(fb_key, kind="stable")
+    if dense:  # keys of a few users: a counting sort by user, then by key within each
+        order, user_start = _order_by_user(fb_key, width, n_users)
+    else:
+        order = np.argsort(fb_key, kind="stable")
     sorted_key = fb_key[order]
     # what a match reads, side by side in key order: one cache line per feedback row
     rows = np.empty((len(order), 3), dtype=np.int64)
@@ -68,27 +75,71 @@ def judge_rows(imp: PairKeys, served: np.ndarray, fb_key: np.ndarray, at: np.nda
     rows[:, 1] = order
     if value is not None:
         rows[:, 2] = value[order].view(np.int64)
-    bits, table = _key_index(sorted_key)
+    bits = _key_bits(sorted_key)
     # blocks of impressions on the threads: each writes its rows' values; a feedback row two
     # blocks judge is marked True by both
-    run_blocks(_judge_loop, block_bounds(len(served), _MIN_BLOCK_ROWS), imp.user, imp.item,
-               np.int64(imp.user_low), np.int64(imp.item_low), np.int64(imp.width), served,
-               rows, value is not None, span, bits, table, out, judging, early)
+    blocks = block_bounds(len(served), _MIN_BLOCK_ROWS)
+    common = (imp.user, imp.item, np.int64(imp.user_low), np.int64(imp.item_low),
+              np.int64(imp.width), served, rows, value is not None, span, bits)
+    if dense:  # a key is looked up among its user's keys (a few, side by side)
+        run_blocks(_judge_dense_loop, blocks, *common, sorted_key, user_start, out, judging,
+                   early)
+    else:  # an open-addressing table of the keys
+        run_blocks(_judge_loop, blocks, *common, _key_table(sorted_key), out, judging, early)
     return out, judging, early
 
 
-def _key_index(sorted_key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A packed bitmap of the keys' low bits (most impressions have no feedback: one bit read
-    in 2 MB that stay in cache rules them out) and an open-addressing table from each
-    distinct key to its first and last position in ``sorted_key`` (key, first, end side by
-    side: one cache line per lookup)."""
+@numba.njit(cache=True, nogil=True)
+def _order_by_user(fb_key: np.ndarray, width: int,
+                   n_users: int) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - numba
+    # np.argsort(fb_key, kind="stable") for keys user * width + item: rows counted into their
+    # user's segment in row order, then each segment sorted by key (stable); and where each
+    # user's segment starts
+    starts = np.zeros(n_users + 1, dtype=np.int64)
+    for j in range(fb_key.size):
+        starts[fb_key[j] // width + 1] += 1
+    for u in range(n_users):
+        starts[u + 1] += starts[u]
+    slot = starts[:-1].copy()
+    order = np.empty(fb_key.size, dtype=np.int64)
+    for j in range(fb_key.size):
+        u = fb_key[j] // width
+        order[slot[u]] = j
+        slot[u] += 1
+    for u in range(n_users):
+        a, b = starts[u], starts[u + 1]
+        if b - a <= 32:  # insertion sort: stable, and cheapest for a few keys
+            for x in range(a + 1, b):
+                j = order[x]
+                key = fb_key[j]
+                y = x - 1
+                while y >= a and fb_key[order[y]] > key:
+                    order[y + 1] = order[y]
+                    y -= 1
+                order[y + 1] = j
+        else:
+            segment = order[a:b].copy()
+            order[a:b] = segment[np.argsort(fb_key[segment], kind="mergesort")]
+    return order, starts
+
+
+def _key_bits(sorted_key: np.ndarray) -> np.ndarray:
+    """A packed bitmap of the keys' low bits: most impressions have no feedback, and one bit
+    read in 2 MB that stay in cache rules them out."""
     bits = np.zeros(1 << (_BITMAP_BITS - 3), dtype=np.uint8)
+    _bits_loop(sorted_key, bits)
+    return bits
+
+
+def _key_table(sorted_key: np.ndarray) -> np.ndarray:
+    """An open-addressing table from each distinct key to its first and last position in
+    ``sorted_key`` (key, first, end side by side: one cache line per lookup)."""
     size = 1
     while size < 2 * len(sorted_key):
         size *= 2
     table = np.full((size, 3), -1, dtype=np.int64)
-    _index_loop(sorted_key, bits, table)
-    return bits, table
+    _index_loop(sorted_key, table)
+    return table
 
 
 @numba.njit(cache=True, nogil=True)
@@ -98,9 +149,15 @@ def _slot(key: np.int64, mask: np.uint64) -> np.uint64:  # pragma: no cover - nu
 
 
 @numba.njit(cache=True, nogil=True)
-def _index_loop(sorted_key: np.ndarray, bits: np.ndarray,
-                table: np.ndarray) -> None:  # pragma: no cover - numba
+def _bits_loop(keys: np.ndarray, bits: np.ndarray) -> None:  # pragma: no cover - numba
     low = np.int64(bits.size * 8 - 1)
+    for key in keys:
+        b = key & low
+        bits[b >> 3] |= np.uint8(1 << (b & 7))
+
+
+@numba.njit(cache=True, nogil=True)
+def _index_loop(sorted_key: np.ndarray, table: np.ndarray) -> None:  # pragma: no cover - numba
     mask = np.uint64(table.shape[0] - 1)
     n = sorted_key.size
     j = 0
@@ -109,8 +166,6 @@ def _index_loop(sorted_key: np.ndarray, bits: np.ndarray,
         end = j + 1
         while end < n and sorted_key[end] == key:
             end += 1
-        b = key & low
-        bits[b >> 3] |= np.uint8(1 << (b & 7))
         h = _slot(key, mask)
         while table[h, 1] >= 0:
             h = (h + np.uint64(1)) & mask
@@ -126,6 +181,7 @@ def _judge_loop(block: int, lo: int, hi: int, user: np.ndarray, item: np.ndarray
                 rows: np.ndarray, has_value: bool, span: int, bits: np.ndarray,
                 table: np.ndarray, out: np.ndarray, judging: np.ndarray,
                 early: np.ndarray) -> None:  # pragma: no cover - numba
+    # a key's feedback rows found in the open-addressing table (``_key_table``)
     low = np.int64(bits.size * 8 - 1)
     mask = np.uint64(table.shape[0] - 1)
     values = rows[:, 2].view(np.float64) if has_value else np.zeros(0)
@@ -143,20 +199,64 @@ def _judge_loop(block: int, lo: int, hi: int, user: np.ndarray, item: np.ndarray
             h = (h + np.uint64(1)) & mask
         if table[h, 1] < 0:
             continue
-        s = served[i]
-        found = False
-        best = np.nan
-        for j in range(table[h, 1], table[h, 2]):
-            a = rows[j, 0]
-            if s - span <= a and a < s:
-                early[i] = True
-            if s <= a and a <= s + span:
-                judging[rows[j, 1]] = True
-                if has_value and (not found or values[j] > best):
-                    best = values[j]
-                    found = True
-        if found:
-            out[i] = best
+        _match(i, table[h, 1], table[h, 2], served[i], rows, values, has_value, span, out,
+               judging, early)
+
+
+@numba.njit(cache=True, nogil=True)
+def _judge_dense_loop(block: int, lo: int, hi: int, user: np.ndarray, item: np.ndarray,
+                      user_low: np.int64, item_low: np.int64, width: np.int64,
+                      served: np.ndarray, rows: np.ndarray, has_value: bool, span: int,
+                      bits: np.ndarray, sorted_key: np.ndarray, user_start: np.ndarray,
+                      out: np.ndarray, judging: np.ndarray,
+                      early: np.ndarray) -> None:  # pragma: no cover - numba
+    # :func:`_judge_loop` with the key found by a binary search among its user's keys
+    # (``user_start``: where each user's keys start in ``sorted_key``)
+    low = np.int64(bits.size * 8 - 1)
+    n_users = user_start.size - 1
+    values = rows[:, 2].view(np.float64) if has_value else np.zeros(0)
+    for i in range(lo, hi):
+        u = user[i] - user_low
+        it = item[i] - item_low
+        if u < 0 or it < 0 or u >= n_users:
+            continue
+        key = u * width + it
+        b = key & low
+        if not (bits[b >> 3] >> (b & 7)) & 1:
+            continue
+        a = user_start[u]
+        z = user_start[u + 1]
+        while a < z:  # the first of the user's keys >= key
+            mid = (a + z) >> 1
+            if sorted_key[mid] < key:
+                a = mid + 1
+            else:
+                z = mid
+        end = a
+        while end < user_start[u + 1] and sorted_key[end] == key:
+            end += 1
+        if end > a:
+            _match(i, a, end, served[i], rows, values, has_value, span, out, judging, early)
+
+
+@numba.njit(cache=True, nogil=True)
+def _match(i: int, first: int, end: int, s: np.int64, rows: np.ndarray, values: np.ndarray,
+           has_value: bool, span: int, out: np.ndarray, judging: np.ndarray,
+           early: np.ndarray) -> None:  # pragma: no cover - numba
+    # impression ``i`` (served at ``s``) against the feedback rows ``first:end`` of its key
+    found = False
+    best = np.nan
+    for j in range(first, end):
+        a = rows[j, 0]
+        if s - span <= a and a < s:
+            early[i] = True
+        if s <= a and a <= s + span:
+            judging[rows[j, 1]] = True
+            if has_value and (not found or values[j] > best):
+                best = values[j]
+                found = True
+    if found:
+        out[i] = best
 
 
 class Lists(NamedTuple):
