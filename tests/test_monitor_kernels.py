@@ -183,3 +183,24 @@ def test_group_columns_groups_four_columns_in_row_order() -> None:
         assert b_out[part].tolist() == rows
         np.testing.assert_array_equal(x_out[part], x[rows])
         np.testing.assert_array_equal(y_out[part], y[rows])
+
+
+def test_group_columns_in_blocks_on_threads_keeps_row_order() -> None:
+    # enough rows for several blocks of work: each group's rows in row order across blocks
+    rng = np.random.default_rng(8)
+    n = 700_000
+    group_of = rng.integers(-1, 5, 3000)
+    row_key = np.sort(rng.integers(0, 3000, n))  # a group's rows spread over every block
+    a, b = rng.integers(0, 10**12, n), np.arange(n)
+    x, y = rng.random(n), np.where(rng.random(n) < 0.5, np.nan, 1.0)
+    bounds, (a_out, b_out), (x_out, y_out) = group_columns(group_of, row_key, 5, (a, b), (x, y))
+    for g in range(5):
+        rows = np.flatnonzero(group_of[row_key] == g)
+        part = slice(bounds[g], bounds[g + 1])
+        np.testing.assert_array_equal(b_out[part], rows)
+        np.testing.assert_array_equal(a_out[part], a[rows])
+        np.testing.assert_array_equal(x_out[part], x[rows])
+        np.testing.assert_array_equal(y_out[part], y[rows])
+    assert bounds[-1] == int((group_of[row_key] >= 0).sum())
+    empty = group_columns(group_of, row_key[:0], 0, (a[:0], b[:0]), (x[:0], y[:0]))
+    assert empty[0].tolist() == [0]

@@ -537,9 +537,9 @@ class _Run:
         closing_rows = closed_now[row_list]
         tally["before_served"] += int((closing_rows & early & np.isnan(judged)).sum())
         buckets = dict(st.buckets)
-        self._fold(buckets, imps, row_list, judged, lists[closed_now])
-        open_parts = self._evaluate_groups(imps, row_list, judged, lists[~closed_now],
-                                           closed=False)
+        closed_parts, open_parts = self._evaluate_groups(imps, row_list, judged, lists,
+                                                         closed_now)
+        self._fold(buckets, closed_parts)
         rows = list(st.closed_rows)
         comparisons = list(st.closed_comparisons)
         # per step bucket (the window itself for calendar windows): closed lists + open ones
@@ -662,35 +662,37 @@ class _Run:
         lists["window"] = served - np.mod(served - self.origin, self.step)
         return lists, found.starts, codes
 
-    def _fold(self, buckets: dict[tuple[int, Any], Bucket], imps: pd.DataFrame,
-              row_list: np.ndarray, judged: np.ndarray, lists: pd.DataFrame) -> None:
-        """Evaluate the lists that just closed and add them to their windows' sums."""
-        for key, part in self._evaluate_groups(imps, row_list, judged, lists,
-                                               closed=True).items():
+    def _fold(self, buckets: dict[tuple[int, Any], Bucket],
+              parts: dict[tuple[int, Any], Bucket]) -> None:
+        """Add the lists that just closed (evaluated: ``parts``) to their windows' sums."""
+        for key, part in parts.items():
             old = buckets.get(key) or self._empty_bucket()
             buckets[key] = Bucket(old.sums.merge(part.sums), _concat(old.values, part.values),
                                   old.evaluated + part.evaluated, old.unjudged + part.unjudged)
 
     def _evaluate_groups(self, imps: pd.DataFrame, row_list: np.ndarray, judged: np.ndarray,
-                         lists: pd.DataFrame, closed: bool) -> dict[tuple[int, Any], Bucket]:
-        """Per (window, variant): the counted lists evaluated; ``unjudged`` = lists not counted
-        (short of ``min_feedback``; by default, open lists without feedback). ``row_list``:
-        each row's list."""
-        out: dict[tuple[int, Any], Bucket] = {}
-        if not len(lists):
-            return out
-        counted = lists["judged"].to_numpy() >= (self.min_feedback or 1)
-        if self.min_feedback is None and closed:
-            counted[:] = True  # no feedback once the period is over: nothing was relevant
-        list_ids = lists.index.to_numpy()
-        group_of = np.full(int(row_list.max()) + 1, -1, np.int64)
-        groups = _groups(lists, self.variant_col is not None)
+                         lists: pd.DataFrame, closed: np.ndarray
+                         ) -> tuple[dict[tuple[int, Any], Bucket], dict[tuple[int, Any], Bucket]]:
+        """Per (window, variant), the closed lists' buckets and the open ones': the counted
+        lists evaluated; ``unjudged`` = lists not counted (short of ``min_feedback``; by
+        default, open lists without feedback). ``row_list``: each row's list; ``closed``:
+        whether each list is."""
+        sides = []  # closed, then open: (lists, groups, counted, their first group number)
+        group_of = np.full(len(lists), -1, np.int64)
         keys: list[tuple[int, Any]] = []
-        for g, (key, where) in enumerate(groups.items()):
-            keys.append((int(key[0]), _variant(key[1])))
-            group_of[list_ids[where[counted[where]]]] = g
-        # each group's rows in row order (a counting sort), and only the columns evaluate
-        # reads: no copy of the impressions per group
+        for is_closed, mask in ((True, closed), (False, ~closed)):
+            part = lists[mask]
+            counted = part["judged"].to_numpy() >= (self.min_feedback or 1)
+            if self.min_feedback is None and is_closed:
+                counted[:] = True  # no feedback once the period is over: nothing was relevant
+            groups = _groups(part, self.variant_col is not None) if len(part) else {}
+            list_ids = part.index.to_numpy()
+            sides.append((part, groups, counted, len(keys)))
+            for key, where in groups.items():
+                group_of[list_ids[where[counted[where]]]] = len(keys)
+                keys.append((int(key[0]), _variant(key[1])))
+        # each group's rows in row order (a counting sort), closed and open lists in one
+        # pass, and only the columns evaluate reads: no copy of the impressions per group
         item = imps["item"].to_numpy()
         if imps["item"].dtype == np.int64:  # one pass writes the four columns
             bounds, (lists_col, items), (order, values) = group_columns(
@@ -701,24 +703,29 @@ class _Run:
             grouped, bounds = group_order(group_of, row_list, len(keys))
             lists_col, items = row_list[grouped], item[grouped]
             order, values = imps["order"].to_numpy()[grouped], judged[grouped]
-        for g, where in enumerate(groups.values()):
-            use = where[counted[where]]
-            unjudged = int(len(where) - len(use))
-            if not len(use):
-                bucket = self._empty_bucket()
-                out[keys[g]] = Bucket(bucket.sums, bucket.values, 0, unjudged)
-                continue
-            part = slice(bounds[g], bounds[g + 1])
+        out: list[dict[tuple[int, Any], Bucket]] = []
+        for part, groups, counted, first_group in sides:
+            side: dict[tuple[int, Any], Bucket] = {}
+            for g, where in enumerate(groups.values(), start=first_group):
+                use = where[counted[where]]
+                unjudged = int(len(where) - len(use))
+                if not len(use):
+                    bucket = self._empty_bucket()
+                    side[keys[g]] = Bucket(bucket.sums, bucket.values, 0, unjudged)
+                    continue
+                rows_of = slice(bounds[g], bounds[g + 1])
 
-            def rows(g: int = g) -> np.ndarray:  # the group's rows of imps (for a message)
-                if grouped is not None:
-                    return grouped[bounds[g]:bounds[g + 1]]
-                return np.flatnonzero(group_of[row_list] == g)
+                def rows(g: int = g) -> np.ndarray:  # the group's rows of imps (for a message)
+                    if grouped is not None:
+                        return grouped[bounds[g]:bounds[g + 1]]
+                    return np.flatnonzero(group_of[row_list] == g)
 
-            out[keys[g]] = self._evaluate(
-                imps, rows, {"list": lists_col[part], "item": items[part],
-                             "order": order[part]}, values[part], lists.iloc[use], unjudged)
-        return out
+                side[keys[g]] = self._evaluate(
+                    imps, rows, {"list": lists_col[rows_of], "item": items[rows_of],
+                                 "order": order[rows_of]}, values[rows_of], part.iloc[use],
+                    unjudged)
+            out.append(side)
+        return out[0], out[1]
 
     def _evaluate(self, imps: pd.DataFrame, rows: Callable[[], np.ndarray],
                   columns: dict[str, np.ndarray], judged: np.ndarray, lists: pd.DataFrame,

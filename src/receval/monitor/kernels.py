@@ -490,26 +490,43 @@ def group_columns(group_of: np.ndarray, row_key: np.ndarray, n_groups: int,
         >>> bounds.tolist(), i[0].tolist(), f[1].tolist()
         ([0, 1, 3], [7, 5, 8], [0.7, 0.5, 0.8])
     """
-    bounds = np.zeros(n_groups + 1, dtype=np.int64)
     group_of = group_of.astype(np.int64, copy=False)
     row_key = row_key.astype(np.int64, copy=False)
-    _group_counts(group_of, row_key, bounds)
+    # blocks of rows on the threads: each counts its rows per group, then writes them from
+    # its own first slot in each group (groups in order, blocks in row order within a group)
+    blocks = block_bounds(len(row_key), _MIN_BLOCK_ROWS)
+    counts = np.zeros((max(1, len(blocks)), n_groups), dtype=np.int64)
+    run_blocks(_block_counts, blocks, group_of, row_key, counts)
+    ends = np.cumsum(counts.T.ravel())  # group-major: group g, block b at g * blocks + b
+    slots = (ends - counts.T.ravel()).reshape(n_groups, counts.shape[0]).T.copy()
+    bounds = np.zeros(n_groups + 1, dtype=np.int64)
+    bounds[1:] = ends[counts.shape[0] - 1::counts.shape[0]]
     n = int(bounds[-1])
     out_i = [np.empty(n, dtype=np.int64) for _ in range(2)]
     out_f = [np.empty(n, dtype=np.float64) for _ in range(2)]
-    _columns_loop(group_of, row_key, bounds[:-1].copy(),
-                  ints[0].astype(np.int64, copy=False), ints[1].astype(np.int64, copy=False),
-                  floats[0].astype(np.float64, copy=False),
-                  floats[1].astype(np.float64, copy=False), *out_i, *out_f)
+    run_blocks(_columns_loop, blocks, group_of, row_key, slots,
+               ints[0].astype(np.int64, copy=False), ints[1].astype(np.int64, copy=False),
+               floats[0].astype(np.float64, copy=False),
+               floats[1].astype(np.float64, copy=False), *out_i, *out_f)
     return bounds, out_i, out_f
 
 
 @numba.njit(cache=True, nogil=True)
-def _columns_loop(group_of: np.ndarray, row_key: np.ndarray, next_slot: np.ndarray,
-                  a: np.ndarray, b: np.ndarray, x: np.ndarray, y: np.ndarray,
-                  a_out: np.ndarray, b_out: np.ndarray, x_out: np.ndarray,
+def _block_counts(block: int, lo: int, hi: int, group_of: np.ndarray, row_key: np.ndarray,
+                  counts: np.ndarray) -> None:  # pragma: no cover - numba
+    for i in range(lo, hi):
+        g = group_of[row_key[i]]
+        if g >= 0:
+            counts[block, g] += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _columns_loop(block: int, lo: int, hi: int, group_of: np.ndarray, row_key: np.ndarray,
+                  slots: np.ndarray, a: np.ndarray, b: np.ndarray, x: np.ndarray,
+                  y: np.ndarray, a_out: np.ndarray, b_out: np.ndarray, x_out: np.ndarray,
                   y_out: np.ndarray) -> None:  # pragma: no cover - numba
-    for i in range(row_key.size):
+    next_slot = slots[block]  # this block's next slot in each group
+    for i in range(lo, hi):
         g = group_of[row_key[i]]
         if g >= 0:
             slot = next_slot[g]
