@@ -13,6 +13,7 @@ from receval.monitor.kernels import (
     PairKeys,
     group_columns,
     group_order,
+    judge_and_count,
     judge_rows,
     list_rows,
     repeats_in_runs,
@@ -57,6 +58,16 @@ def test_judge_rows_matches_the_definition(seed: int, spread: int, fb_users: int
     assert judging.tolist() == ref[1]
     assert early.tolist() == ref[2]
     assert early.any() and judging.any() and not np.isnan(out).all()
+    # the count instead of the flags: rows served before a time, with early feedback and no
+    # value
+    for before in (0, 15, 31):
+        out2, judging2, n_early = judge_and_count(PairKeys(user, item, 0, 0, width), served,
+                                                  fb_user * width + fb_item, at, value, span,
+                                                  before)
+        np.testing.assert_array_equal(out2, out)
+        assert judging2.tolist() == ref[1]
+        assert n_early == sum(e and s < before and math.isnan(v)
+                              for e, s, v in zip(ref[2], served, ref[0], strict=True))
 
 
 def test_judge_rows_skips_negative_codes_and_no_value() -> None:

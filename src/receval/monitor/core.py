@@ -81,6 +81,7 @@ from receval.monitor.kernels import (
     PairKeys,
     group_columns,
     group_order,
+    judge_and_count,
     judge_rows,
     list_rows,
     repeats_in_runs,
@@ -526,16 +527,16 @@ class _Run:
         n_pending = len(st.pending)
         imps = _concat(st.pending, imps)
         fb = _concat(st.feedback, fb)
-        judged, _, early = _judge(imps, fb, self.span)
+        # the impressions with feedback dated before serving are counted once, when their
+        # list closes (all the feedback that could be early is in): rows served before the mark
+        judged, _, before_served = _judge(imps, fb, self.span, before=mark)
         # each row's list: lists are numbered 0..n-1, their index
         lists, starts, row_list = self._lists(imps, judged)
         if self.options.get("duplicates", "error") == "error" and not _one_run_each(
                 imps, starts, len(lists)):
             _refuse_repeated_items(imps, row_list, n_pending)
         closed_now = lists["served"].to_numpy() < mark
-        # counted once, when its list closes (all the feedback that could be early is in)
-        closing_rows = closed_now[row_list]
-        tally["before_served"] += int((closing_rows & early & np.isnan(judged)).sum())
+        tally["before_served"] += before_served
         buckets = dict(st.buckets)
         closed_parts, open_parts = self._evaluate_groups(imps, row_list, judged, lists,
                                                          closed_now)
@@ -933,21 +934,24 @@ def _pair_keys(imps: pd.DataFrame, fb: pd.DataFrame) -> tuple[PairKeys, np.ndarr
                     items.get_indexer(imps["item"]).astype(np.int64), 0, 0, width), fb_key
 
 
-def _judge(imps: pd.DataFrame, fb: pd.DataFrame,
-           span: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _judge(imps: pd.DataFrame, fb: pd.DataFrame, span: int,
+           before: int | None = None) -> tuple[np.ndarray, np.ndarray, Any]:
     """Each impression's value: the largest value of the feedback of its (user, item) with
     ``served <= at <= served + span`` (docs/semantics.md section 14: the end
     included); NaN when
     there is none. Also whether each feedback row judges an impression, and whether each
     impression has feedback of its (user, item) dated at most ``span`` before it was served
-    (such feedback never judges it: it is counted, see :func:`monitor`).
+    (such feedback never judges it: it is counted, see :func:`monitor`); with ``before``,
+    instead of these flags, how many impressions served before ``before`` have such feedback
+    and no value.
 
     Only the impressions whose (user, item) has feedback are joined: both sides' pairs get one
     integer code (hash lookups into the feedback's users and items), so the join is small
     (:func:`receval.monitor.kernels.judge_rows`).
     """
     if not len(imps) or not len(fb):
-        return np.full(len(imps), np.nan), np.zeros(len(fb), bool), np.zeros(len(imps), bool)
+        return np.full(len(imps), np.nan), np.zeros(len(fb), bool), \
+            np.zeros(len(imps), bool) if before is None else 0
     for col in ("user", "item"):  # _align_ids gave them one type
         if pd.api.types.is_numeric_dtype(imps[col]) != pd.api.types.is_numeric_dtype(fb[col]):
             raise ReceValError(f"impressions and feedback hold {col} ids of different types "
@@ -955,10 +959,12 @@ def _judge(imps: pd.DataFrame, fb: pd.DataFrame,
     imp_keys, fb_key = _pair_keys(imps, fb)
     # one pass: a bitmap of the feedback keys' low bits, then a hash lookup into the feedback
     # for the few impressions it lets through
-    return judge_rows(imp_keys, imps["served"].to_numpy(dtype=np.int64), fb_key,
-                      fb["at"].to_numpy(dtype=np.int64),
-                      fb["value"].to_numpy(dtype=np.float64) if "value" in fb.columns else None,
-                      span)
+    args = (imp_keys, imps["served"].to_numpy(dtype=np.int64), fb_key,
+            fb["at"].to_numpy(dtype=np.int64),
+            fb["value"].to_numpy(dtype=np.float64) if "value" in fb.columns else None, span)
+    if before is None:
+        return judge_rows(*args)
+    return judge_and_count(*args, before)
 
 
 def _id_kind(series: pd.Series) -> str:

@@ -53,11 +53,41 @@ def judge_rows(imp: PairKeys, served: np.ndarray, fb_key: np.ndarray, at: np.nda
         >>> out.tolist(), judging.tolist(), early.tolist()
         ([1.0, 3.0, nan], [True, True], [True, False, False])
     """
+    early = np.zeros(len(served), dtype=np.bool_)
+    out, judging, _ = _judge_all(imp, served, fb_key, at, value, span, early, 0)
+    return out, judging, early
+
+
+def judge_and_count(imp: PairKeys, served: np.ndarray, fb_key: np.ndarray, at: np.ndarray,
+                    value: np.ndarray | None, span: int,
+                    before: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`judge_rows`'s values and judging flags, and instead of the early flags (one a
+    row), how many impressions served before ``before`` have feedback dated before serving
+    (``served - span <= at < served``) and no value.
+
+    Example:
+        >>> imp = PairKeys(np.array([0, 0, 0]), np.array([5, 5, 5]), 0, 0, 10)
+        >>> out, judging, n = judge_and_count(imp, np.array([8, 0, 9]),
+        ...     np.array([5, 5]), np.array([12, 4]), np.array([1.0, 3.0]), 5, 9)
+        >>> out.tolist(), judging.tolist(), n
+        ([1.0, 3.0, 1.0], [True, True], 0)
+        >>> judge_and_count(imp, np.array([8, 0, 9]), np.array([5]), np.array([4]),
+        ...                 np.array([3.0]), 5, 9)[2]
+        1
+    """
+    return _judge_all(imp, served, fb_key, at, value, span, np.zeros(0, dtype=np.bool_),
+                      before)
+
+
+def _judge_all(imp: PairKeys, served: np.ndarray, fb_key: np.ndarray, at: np.ndarray,
+               value: np.ndarray | None, span: int, early: np.ndarray,
+               before: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The join: values and judging flags; the early flags written into ``early`` (unless
+    it is empty: then counted for the rows served before ``before`` without a value)."""
     out = np.full(len(served), np.nan)
     judging = np.zeros(len(fb_key), dtype=np.bool_)
-    early = np.zeros(len(served), dtype=np.bool_)
     if not len(served) or not len(fb_key):
-        return out, judging, early
+        return out, judging, 0
     fb_key = fb_key.astype(np.int64, copy=False)
     width = max(1, int(imp.width))
     n_users = int(fb_key.max()) // width + 1
@@ -79,14 +109,15 @@ def judge_rows(imp: PairKeys, served: np.ndarray, fb_key: np.ndarray, at: np.nda
     # blocks of impressions on the threads: each writes its rows' values; a feedback row two
     # blocks judge is marked True by both
     blocks = block_bounds(len(served), _MIN_BLOCK_ROWS)
+    n_early = np.zeros(max(1, len(blocks)), dtype=np.int64)  # per block
     common = (imp.user, imp.item, np.int64(imp.user_low), np.int64(imp.item_low),
               np.int64(imp.width), served, rows, value is not None, span, bits)
+    ends = (out, judging, early, np.int64(before), n_early)
     if dense:  # a key is looked up among its user's keys (a few, side by side)
-        run_blocks(_judge_dense_loop, blocks, *common, sorted_key, user_start, out, judging,
-                   early)
+        run_blocks(_judge_dense_loop, blocks, *common, sorted_key, user_start, *ends)
     else:  # an open-addressing table of the keys
-        run_blocks(_judge_loop, blocks, *common, _key_table(sorted_key), out, judging, early)
-    return out, judging, early
+        run_blocks(_judge_loop, blocks, *common, _key_table(sorted_key), *ends)
+    return out, judging, int(n_early.sum())
 
 
 @numba.njit(cache=True, nogil=True)
@@ -179,8 +210,8 @@ def _index_loop(sorted_key: np.ndarray, table: np.ndarray) -> None:  # pragma: n
 def _judge_loop(block: int, lo: int, hi: int, user: np.ndarray, item: np.ndarray,
                 user_low: np.int64, item_low: np.int64, width: np.int64, served: np.ndarray,
                 rows: np.ndarray, has_value: bool, span: int, bits: np.ndarray,
-                table: np.ndarray, out: np.ndarray, judging: np.ndarray,
-                early: np.ndarray) -> None:  # pragma: no cover - numba
+                table: np.ndarray, out: np.ndarray, judging: np.ndarray, early: np.ndarray,
+                before: np.int64, n_early: np.ndarray) -> None:  # pragma: no cover - numba
     # a key's feedback rows found in the open-addressing table (``_key_table``)
     low = np.int64(bits.size * 8 - 1)
     mask = np.uint64(table.shape[0] - 1)
@@ -199,8 +230,9 @@ def _judge_loop(block: int, lo: int, hi: int, user: np.ndarray, item: np.ndarray
             h = (h + np.uint64(1)) & mask
         if table[h, 1] < 0:
             continue
-        _match(i, table[h, 1], table[h, 2], served[i], rows, values, has_value, span, out,
-               judging, early)
+        if _match(i, table[h, 1], table[h, 2], served[i], rows, values, has_value, span, out,
+                  judging):
+            _early(block, i, served, out, early, before, n_early)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -208,8 +240,8 @@ def _judge_dense_loop(block: int, lo: int, hi: int, user: np.ndarray, item: np.n
                       user_low: np.int64, item_low: np.int64, width: np.int64,
                       served: np.ndarray, rows: np.ndarray, has_value: bool, span: int,
                       bits: np.ndarray, sorted_key: np.ndarray, user_start: np.ndarray,
-                      out: np.ndarray, judging: np.ndarray,
-                      early: np.ndarray) -> None:  # pragma: no cover - numba
+                      out: np.ndarray, judging: np.ndarray, early: np.ndarray,
+                      before: np.int64, n_early: np.ndarray) -> None:  # pragma: no cover
     # :func:`_judge_loop` with the key found by a binary search among its user's keys
     # (``user_start``: where each user's keys start in ``sorted_key``)
     low = np.int64(bits.size * 8 - 1)
@@ -235,21 +267,34 @@ def _judge_dense_loop(block: int, lo: int, hi: int, user: np.ndarray, item: np.n
         end = a
         while end < user_start[u + 1] and sorted_key[end] == key:
             end += 1
-        if end > a:
-            _match(i, a, end, served[i], rows, values, has_value, span, out, judging, early)
+        if end > a and _match(i, a, end, served[i], rows, values, has_value, span, out,
+                              judging):
+            _early(block, i, served, out, early, before, n_early)
+
+
+@numba.njit(cache=True, nogil=True)
+def _early(block: int, i: int, served: np.ndarray, out: np.ndarray, early: np.ndarray,
+           before: np.int64, n_early: np.ndarray) -> None:  # pragma: no cover - numba
+    # impression ``i`` has feedback dated before it was served: flagged, or counted
+    if early.size:
+        early[i] = True
+    elif served[i] < before and np.isnan(out[i]):
+        n_early[block] += 1
 
 
 @numba.njit(cache=True, nogil=True)
 def _match(i: int, first: int, end: int, s: np.int64, rows: np.ndarray, values: np.ndarray,
-           has_value: bool, span: int, out: np.ndarray, judging: np.ndarray,
-           early: np.ndarray) -> None:  # pragma: no cover - numba
-    # impression ``i`` (served at ``s``) against the feedback rows ``first:end`` of its key
+           has_value: bool, span: int, out: np.ndarray,
+           judging: np.ndarray) -> bool:  # pragma: no cover - numba
+    # impression ``i`` (served at ``s``) against the feedback rows ``first:end`` of its key;
+    # whether one of them is dated before serving (within ``span``)
     found = False
+    is_early = False
     best = np.nan
     for j in range(first, end):
         a = rows[j, 0]
         if s - span <= a and a < s:
-            early[i] = True
+            is_early = True
         if s <= a and a <= s + span:
             judging[rows[j, 1]] = True
             if has_value and (not found or values[j] > best):
@@ -257,6 +302,7 @@ def _match(i: int, first: int, end: int, s: np.int64, rows: np.ndarray, values: 
                 found = True
     if found:
         out[i] = best
+    return is_early
 
 
 class Lists(NamedTuple):
