@@ -99,12 +99,14 @@ def _judge_all(imp: PairKeys, served: np.ndarray, fb_key: np.ndarray, at: np.nda
     else:
         order = np.argsort(fb_key, kind="stable")
     sorted_key = fb_key[order]
-    # what a match reads, side by side in key order: one cache line per feedback row
-    rows = np.empty((len(order), 3), dtype=np.int64)
-    rows[:, 0] = at[order]
-    rows[:, 1] = order
+    # what a lookup and a match read, side by side in key order: the key, time, row and
+    # value of each feedback row, a user's few rows in a few cache lines
+    rows = np.empty((len(order), 4), dtype=np.int64)
+    rows[:, 0] = sorted_key
+    rows[:, 1] = at[order]
+    rows[:, 2] = order
     if value is not None:
-        rows[:, 2] = value[order].view(np.int64)
+        rows[:, 3] = value[order].view(np.int64)
     bits = _key_bits(sorted_key)
     # blocks of impressions on the threads: each writes its rows' values; a feedback row two
     # blocks judge is marked True by both
@@ -114,7 +116,7 @@ def _judge_all(imp: PairKeys, served: np.ndarray, fb_key: np.ndarray, at: np.nda
               np.int64(imp.width), served, rows, value is not None, span, bits)
     ends = (out, judging, early, np.int64(before), n_early)
     if dense:  # a key is looked up among its user's keys (a few, side by side)
-        run_blocks(_judge_dense_loop, blocks, *common, sorted_key, user_start, *ends)
+        run_blocks(_judge_dense_loop, blocks, *common, user_start, *ends)
     else:  # an open-addressing table of the keys
         run_blocks(_judge_loop, blocks, *common, _key_table(sorted_key), *ends)
     return out, judging, int(n_early.sum())
@@ -215,7 +217,7 @@ def _judge_loop(block: int, lo: int, hi: int, user: np.ndarray, item: np.ndarray
     # a key's feedback rows found in the open-addressing table (``_key_table``)
     low = np.int64(bits.size * 8 - 1)
     mask = np.uint64(table.shape[0] - 1)
-    values = rows[:, 2].view(np.float64) if has_value else np.zeros(0)
+    values = rows[:, 3].view(np.float64) if has_value else np.zeros(0)
     for i in range(lo, hi):
         u = user[i] - user_low
         it = item[i] - item_low
@@ -239,14 +241,14 @@ def _judge_loop(block: int, lo: int, hi: int, user: np.ndarray, item: np.ndarray
 def _judge_dense_loop(block: int, lo: int, hi: int, user: np.ndarray, item: np.ndarray,
                       user_low: np.int64, item_low: np.int64, width: np.int64,
                       served: np.ndarray, rows: np.ndarray, has_value: bool, span: int,
-                      bits: np.ndarray, sorted_key: np.ndarray, user_start: np.ndarray,
-                      out: np.ndarray, judging: np.ndarray, early: np.ndarray,
-                      before: np.int64, n_early: np.ndarray) -> None:  # pragma: no cover
-    # :func:`_judge_loop` with the key found by a binary search among its user's keys
-    # (``user_start``: where each user's keys start in ``sorted_key``)
+                      bits: np.ndarray, user_start: np.ndarray, out: np.ndarray,
+                      judging: np.ndarray, early: np.ndarray, before: np.int64,
+                      n_early: np.ndarray) -> None:  # pragma: no cover - numba
+    # :func:`_judge_loop` with the key found among its user's keys (``user_start``: where
+    # each user's rows start in ``rows``, sorted by key)
     low = np.int64(bits.size * 8 - 1)
     n_users = user_start.size - 1
-    values = rows[:, 2].view(np.float64) if has_value else np.zeros(0)
+    values = rows[:, 3].view(np.float64) if has_value else np.zeros(0)
     for i in range(lo, hi):
         u = user[i] - user_low
         it = item[i] - item_low
@@ -258,14 +260,17 @@ def _judge_dense_loop(block: int, lo: int, hi: int, user: np.ndarray, item: np.n
             continue
         a = user_start[u]
         z = user_start[u + 1]
-        while a < z:  # the first of the user's keys >= key
+        while z - a > 16:  # a binary search down to a few keys (a user with many)
             mid = (a + z) >> 1
-            if sorted_key[mid] < key:
+            if rows[mid, 0] < key:
                 a = mid + 1
             else:
                 z = mid
+        z = user_start[u + 1]
+        while a < z and rows[a, 0] < key:  # the first of the user's keys >= key
+            a += 1
         end = a
-        while end < user_start[u + 1] and sorted_key[end] == key:
+        while end < z and rows[end, 0] == key:
             end += 1
         if end > a and _match(i, a, end, served[i], rows, values, has_value, span, out,
                               judging):
@@ -292,11 +297,11 @@ def _match(i: int, first: int, end: int, s: np.int64, rows: np.ndarray, values: 
     is_early = False
     best = np.nan
     for j in range(first, end):
-        a = rows[j, 0]
+        a = rows[j, 1]
         if s - span <= a and a < s:
             is_early = True
         if s <= a and a <= s + span:
-            judging[rows[j, 1]] = True
+            judging[rows[j, 2]] = True
             if has_value and (not found or values[j] > best):
                 best = values[j]
                 found = True
