@@ -11,12 +11,12 @@ import pytest
 
 from receval.monitor.kernels import (
     PairKeys,
-    group_columns,
     group_order,
     judge_and_count,
     judge_rows,
     list_rows,
     repeats_in_runs,
+    window_columns,
 )
 
 
@@ -180,38 +180,41 @@ def test_judge_rows_in_blocks_on_threads_matches_a_merge() -> None:
     assert set(np.flatnonzero(early)) == set(before["row"])
 
 
-def test_group_columns_groups_four_columns_in_row_order() -> None:
+def _check_window_columns(group_of, row_list, n_groups, item, order, judged):
+    out = window_columns(group_of, row_list, n_groups, item, order, judged)
+    for g in range(n_groups):
+        rows = np.flatnonzero(group_of[row_list] == g)
+        part = slice(out.bounds[g], out.bounds[g + 1])
+        np.testing.assert_array_equal(out.list[part], row_list[rows])
+        np.testing.assert_array_equal(out.item[part], item[rows])
+        np.testing.assert_array_equal(out.order[part], order[rows])
+        rows = rows[~np.isnan(judged[rows])]
+        part = slice(out.truth_bounds[g], out.truth_bounds[g + 1])
+        np.testing.assert_array_equal(out.truth_list[part], row_list[rows])
+        np.testing.assert_array_equal(out.truth_item[part], item[rows])
+        np.testing.assert_array_equal(out.truth_value[part], judged[rows])
+    assert out.bounds[-1] == int((group_of[row_list] >= 0).sum())
+    return out
+
+
+def test_window_columns_groups_the_columns_in_row_order() -> None:
     rng = np.random.default_rng(5)
     group_of = rng.integers(-1, 3, 40)
-    row_key = rng.integers(0, 40, 500)
-    a, b = rng.integers(0, 10**12, 500), np.arange(500)
-    x, y = rng.random(500), np.where(rng.random(500) < 0.5, np.nan, 1.0)
-    bounds, (a_out, b_out), (x_out, y_out) = group_columns(group_of, row_key, 3, (a, b), (x, y))
-    for g in range(3):
-        rows = [i for i in range(500) if group_of[row_key[i]] == g]
-        part = slice(bounds[g], bounds[g + 1])
-        assert a_out[part].tolist() == a[rows].tolist()
-        assert b_out[part].tolist() == rows
-        np.testing.assert_array_equal(x_out[part], x[rows])
-        np.testing.assert_array_equal(y_out[part], y[rows])
+    row_list = rng.integers(0, 40, 500)
+    item, order = rng.integers(0, 10**12, 500), rng.random(500)
+    judged = np.where(rng.random(500) < 0.5, np.nan, rng.random(500))
+    out = _check_window_columns(group_of, row_list, 3, item, order, judged)
+    assert 0 < out.truth_bounds[-1] < out.bounds[-1]
 
 
-def test_group_columns_in_blocks_on_threads_keeps_row_order() -> None:
+def test_window_columns_in_blocks_on_threads_keeps_row_order() -> None:
     # enough rows for several blocks of work: each group's rows in row order across blocks
     rng = np.random.default_rng(8)
     n = 700_000
     group_of = rng.integers(-1, 5, 3000)
-    row_key = np.sort(rng.integers(0, 3000, n))  # a group's rows spread over every block
-    a, b = rng.integers(0, 10**12, n), np.arange(n)
-    x, y = rng.random(n), np.where(rng.random(n) < 0.5, np.nan, 1.0)
-    bounds, (a_out, b_out), (x_out, y_out) = group_columns(group_of, row_key, 5, (a, b), (x, y))
-    for g in range(5):
-        rows = np.flatnonzero(group_of[row_key] == g)
-        part = slice(bounds[g], bounds[g + 1])
-        np.testing.assert_array_equal(b_out[part], rows)
-        np.testing.assert_array_equal(a_out[part], a[rows])
-        np.testing.assert_array_equal(x_out[part], x[rows])
-        np.testing.assert_array_equal(y_out[part], y[rows])
-    assert bounds[-1] == int((group_of[row_key] >= 0).sum())
-    empty = group_columns(group_of, row_key[:0], 0, (a[:0], b[:0]), (x[:0], y[:0]))
-    assert empty[0].tolist() == [0]
+    row_list = np.sort(rng.integers(0, 3000, n))  # a group's rows spread over every block
+    item, order = rng.integers(0, 10**12, n), rng.random(n)
+    judged = np.where(rng.random(n) < 0.9, np.nan, rng.integers(1, 6, n).astype(float))
+    _check_window_columns(group_of, row_list, 5, item, order, judged)
+    empty = window_columns(group_of, row_list[:0], 0, item[:0], order[:0], judged[:0])
+    assert empty.bounds.tolist() == [0] and empty.truth_bounds.tolist() == [0]

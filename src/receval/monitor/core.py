@@ -79,12 +79,13 @@ from receval.monitor.inputs import UNITS, read_feedback, read_impressions
 from receval.monitor.intervals import resampled_means
 from receval.monitor.kernels import (
     PairKeys,
-    group_columns,
+    WindowColumns,
     group_order,
     judge_and_count,
     judge_rows,
     list_rows,
     repeats_in_runs,
+    window_columns,
 )
 from receval.monitor.outputs import jsonable as _jsonable  # the writers: monitor/outputs.py
 from receval.monitor.outputs import records as _records
@@ -695,15 +696,18 @@ class _Run:
         # each group's rows in row order (a counting sort), closed and open lists in one
         # pass, and only the columns evaluate reads: no copy of the impressions per group
         item = imps["item"].to_numpy()
-        if imps["item"].dtype == np.int64:  # one pass writes the four columns
-            bounds, (lists_col, items), (order, values) = group_columns(
-                group_of, row_list, len(keys), (row_list, item),
-                (imps["order"].to_numpy(), judged))
+        if imps["item"].dtype == np.int64:  # one pass writes the six columns
+            cols = window_columns(group_of, row_list, len(keys), item,
+                                  imps["order"].to_numpy(), judged)
             grouped = None
         else:
             grouped, bounds = group_order(group_of, row_list, len(keys))
-            lists_col, items = row_list[grouped], item[grouped]
-            order, values = imps["order"].to_numpy()[grouped], judged[grouped]
+            values = judged[grouped]
+            has = ~np.isnan(values)
+            truth_bounds = np.concatenate([[0], np.cumsum(has)])[bounds]
+            cols = WindowColumns(bounds, row_list[grouped], item[grouped],
+                                 imps["order"].to_numpy()[grouped], truth_bounds,
+                                 row_list[grouped][has], item[grouped][has], values[has])
         out: list[dict[tuple[int, Any], Bucket]] = []
         for part, groups, counted, first_group in sides:
             side: dict[tuple[int, Any], Bucket] = {}
@@ -714,32 +718,33 @@ class _Run:
                     bucket = self._empty_bucket()
                     side[keys[g]] = Bucket(bucket.sums, bucket.values, 0, unjudged)
                     continue
-                rows_of = slice(bounds[g], bounds[g + 1])
+                p = slice(cols.bounds[g], cols.bounds[g + 1])
+                t = slice(cols.truth_bounds[g], cols.truth_bounds[g + 1])
 
                 def rows(g: int = g) -> np.ndarray:  # the group's rows of imps (for a message)
                     if grouped is not None:
-                        return grouped[bounds[g]:bounds[g + 1]]
+                        return grouped[cols.bounds[g]:cols.bounds[g + 1]]
                     return np.flatnonzero(group_of[row_list] == g)
 
                 side[keys[g]] = self._evaluate(
-                    imps, rows, {"list": lists_col[rows_of], "item": items[rows_of],
-                                 "order": order[rows_of]}, values[rows_of], part.iloc[use],
-                    unjudged)
+                    imps, rows, {"list": cols.list[p], "item": cols.item[p],
+                                 "order": cols.order[p]},
+                    {"user": cols.truth_list[t], "item": cols.truth_item[t],
+                     "rating": cols.truth_value[t]}, part.iloc[use], unjudged)
             out.append(side)
         return out[0], out[1]
 
     def _evaluate(self, imps: pd.DataFrame, rows: Callable[[], np.ndarray],
-                  columns: dict[str, np.ndarray], judged: np.ndarray, lists: pd.DataFrame,
-                  unjudged: int) -> Bucket:
+                  columns: dict[str, np.ndarray], truth_columns: dict[str, np.ndarray],
+                  lists: pd.DataFrame, unjudged: int) -> Bucket:
         """receval.evaluate on these lists, each list one user (its id: the list's row in
         ``lists``); the per-list values come back with the list's user and time. ``columns``:
         the ``list``, ``item`` and ``order`` of the lists' impressions (``rows()`` of
-        ``imps``, asked for an error message only)."""
-        has = ~np.isnan(judged)
-        truth = pd.DataFrame({"user": columns["list"][has],
-                              "item": columns["item"][has], "rating": judged[has]}, copy=False)
+        ``imps``, asked for an error message only); ``truth_columns``: the ``user`` (list),
+        ``item`` and ``rating`` of those judged."""
+        truth = pd.DataFrame(truth_columns, copy=False)
         options = window_options({"users": "predictions", **self.options}, lists)
-        if not has.any() and options["users"] in ("predictions", "union"):
+        if not len(truth) and options["users"] in ("predictions", "union"):
             # closed lists without any feedback: evaluate refuses an empty truth, so one row
             # for list -1 (no list has it; users="predictions" leaves it out of every mean)
             truth = pd.DataFrame({"user": [-1], "item": columns["item"][:1],

@@ -528,61 +528,101 @@ def _group_loop(group_of: np.ndarray, row_key: np.ndarray, next_slot: np.ndarray
             next_slot[g] += 1
 
 
-def group_columns(group_of: np.ndarray, row_key: np.ndarray, n_groups: int,
-                  ints: tuple[np.ndarray, np.ndarray], floats: tuple[np.ndarray, np.ndarray]
-                  ) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
-    """:func:`group_order`'s grouping applied to two int64 and two float64 columns in the
-    same pass: each column with its rows grouped (row order within a group), and the groups'
-    bounds; no array of row numbers, no gather per column.
+class WindowColumns(NamedTuple):
+    """The columns one evaluation per group reads, grouped (row order within a group): the
+    predictions' ``list``, ``item`` and ``order`` (group ``g``: ``bounds[g]:bounds[g + 1]``)
+    and the truth's (the rows with a value): ``truth_list``, ``truth_item``,
+    ``truth_value`` (``truth_bounds``)."""
+
+    bounds: np.ndarray
+    list: np.ndarray
+    item: np.ndarray
+    order: np.ndarray
+    truth_bounds: np.ndarray
+    truth_list: np.ndarray
+    truth_item: np.ndarray
+    truth_value: np.ndarray
+
+
+def window_columns(group_of: np.ndarray, row_list: np.ndarray, n_groups: int,
+                   item: np.ndarray, order: np.ndarray, judged: np.ndarray) -> WindowColumns:
+    """:func:`group_order`'s grouping (``group_of[row_list]``) applied in one pass to the
+    rows' list, item and order, and to the list, item and value of the rows with a value
+    (``judged`` not NaN): no array of row numbers, no gather per column, no mask per group.
 
     Example:
-        >>> bounds, i, f = group_columns(np.array([1, -1, 0]), np.array([0, 1, 2, 0]), 2,
-        ...     (np.array([5, 6, 7, 8]), np.arange(4)), (np.array([.5, .6, .7, .8]),) * 2)
-        >>> bounds.tolist(), i[0].tolist(), f[1].tolist()
-        ([0, 1, 3], [7, 5, 8], [0.7, 0.5, 0.8])
+        >>> nan = float("nan")
+        >>> out = window_columns(np.array([1, -1, 0]), np.array([0, 1, 2, 0]), 2,
+        ...     np.array([5, 6, 7, 8]), np.array([1.0, 1.0, 1.0, 2.0]),
+        ...     np.array([4.0, 3.0, nan, nan]))
+        >>> out.bounds.tolist(), out.list.tolist(), out.item.tolist(), out.order.tolist()
+        ([0, 1, 3], [2, 0, 0], [7, 5, 8], [1.0, 1.0, 2.0])
+        >>> out.truth_bounds.tolist(), out.truth_item.tolist(), out.truth_value.tolist()
+        ([0, 0, 1], [5], [4.0])
     """
     group_of = group_of.astype(np.int64, copy=False)
-    row_key = row_key.astype(np.int64, copy=False)
+    row_list = row_list.astype(np.int64, copy=False)
+    judged = judged.astype(np.float64, copy=False)
     # blocks of rows on the threads: each counts its rows per group, then writes them from
     # its own first slot in each group (groups in order, blocks in row order within a group)
-    blocks = block_bounds(len(row_key), _MIN_BLOCK_ROWS)
-    counts = np.zeros((max(1, len(blocks)), n_groups), dtype=np.int64)
-    run_blocks(_block_counts, blocks, group_of, row_key, counts)
+    blocks = block_bounds(len(row_list), _MIN_BLOCK_ROWS)
+    counts = np.zeros((2, max(1, len(blocks)), n_groups), dtype=np.int64)
+    run_blocks(_block_counts, blocks, group_of, row_list, judged, counts)
+    slots, bounds = _block_slots(counts[0])
+    truth_slots, truth_bounds = _block_slots(counts[1])
+    n, n_truth = int(bounds[-1]), int(truth_bounds[-1])
+    out = WindowColumns(bounds, np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
+                        np.empty(n, dtype=np.float64), truth_bounds,
+                        np.empty(n_truth, dtype=np.int64), np.empty(n_truth, dtype=np.int64),
+                        np.empty(n_truth, dtype=np.float64))
+    run_blocks(_columns_loop, blocks, group_of, row_list, slots, truth_slots,
+               item.astype(np.int64, copy=False), order.astype(np.float64, copy=False),
+               judged, *out[1:4], *out[5:])
+    return out
+
+
+def _block_slots(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each block's first slot in each group (``counts[block, group]``: its rows there),
+    groups in order and blocks in order within a group; and the groups' bounds."""
+    n_blocks, n_groups = counts.shape
     ends = np.cumsum(counts.T.ravel())  # group-major: group g, block b at g * blocks + b
-    slots = (ends - counts.T.ravel()).reshape(n_groups, counts.shape[0]).T.copy()
+    slots = (ends - counts.T.ravel()).reshape(n_groups, n_blocks).T.copy()
     bounds = np.zeros(n_groups + 1, dtype=np.int64)
-    bounds[1:] = ends[counts.shape[0] - 1::counts.shape[0]]
-    n = int(bounds[-1])
-    out_i = [np.empty(n, dtype=np.int64) for _ in range(2)]
-    out_f = [np.empty(n, dtype=np.float64) for _ in range(2)]
-    run_blocks(_columns_loop, blocks, group_of, row_key, slots,
-               ints[0].astype(np.int64, copy=False), ints[1].astype(np.int64, copy=False),
-               floats[0].astype(np.float64, copy=False),
-               floats[1].astype(np.float64, copy=False), *out_i, *out_f)
-    return bounds, out_i, out_f
+    bounds[1:] = ends[n_blocks - 1::n_blocks]
+    return slots, bounds
 
 
 @numba.njit(cache=True, nogil=True)
-def _block_counts(block: int, lo: int, hi: int, group_of: np.ndarray, row_key: np.ndarray,
-                  counts: np.ndarray) -> None:  # pragma: no cover - numba
+def _block_counts(block: int, lo: int, hi: int, group_of: np.ndarray, row_list: np.ndarray,
+                  judged: np.ndarray, counts: np.ndarray) -> None:  # pragma: no cover - numba
     for i in range(lo, hi):
-        g = group_of[row_key[i]]
+        g = group_of[row_list[i]]
         if g >= 0:
-            counts[block, g] += 1
+            counts[0, block, g] += 1
+            if not np.isnan(judged[i]):
+                counts[1, block, g] += 1
 
 
 @numba.njit(cache=True, nogil=True)
-def _columns_loop(block: int, lo: int, hi: int, group_of: np.ndarray, row_key: np.ndarray,
-                  slots: np.ndarray, a: np.ndarray, b: np.ndarray, x: np.ndarray,
-                  y: np.ndarray, a_out: np.ndarray, b_out: np.ndarray, x_out: np.ndarray,
-                  y_out: np.ndarray) -> None:  # pragma: no cover - numba
+def _columns_loop(block: int, lo: int, hi: int, group_of: np.ndarray, row_list: np.ndarray,
+                  slots: np.ndarray, truth_slots: np.ndarray, item: np.ndarray,
+                  order: np.ndarray, judged: np.ndarray, list_out: np.ndarray,
+                  item_out: np.ndarray, order_out: np.ndarray, truth_list: np.ndarray,
+                  truth_item: np.ndarray,
+                  truth_value: np.ndarray) -> None:  # pragma: no cover - numba
     next_slot = slots[block]  # this block's next slot in each group
+    next_truth = truth_slots[block]
     for i in range(lo, hi):
-        g = group_of[row_key[i]]
+        g = group_of[row_list[i]]
         if g >= 0:
             slot = next_slot[g]
-            a_out[slot] = a[i]
-            b_out[slot] = b[i]
-            x_out[slot] = x[i]
-            y_out[slot] = y[i]
+            list_out[slot] = row_list[i]
+            item_out[slot] = item[i]
+            order_out[slot] = order[i]
             next_slot[g] = slot + 1
+            if not np.isnan(judged[i]):
+                slot = next_truth[g]
+                truth_list[slot] = row_list[i]
+                truth_item[slot] = item[i]
+                truth_value[slot] = judged[i]
+                next_truth[g] = slot + 1
