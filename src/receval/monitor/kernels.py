@@ -95,10 +95,10 @@ def _judge_all(imp: PairKeys, served: np.ndarray, fb_key: np.ndarray, at: np.nda
     # feedback by key; equal keys in row order, so the largest value is found in the order
     # a merge on the key lists them (the first of equal values kept)
     if dense:  # keys of a few users: a counting sort by user, then by key within each
-        order, user_start = _order_by_user(fb_key, width, n_users)
+        order, sorted_key, user_start = _order_by_user(fb_key, width, n_users)
     else:
         order = np.argsort(fb_key, kind="stable")
-    sorted_key = fb_key[order]
+        sorted_key = fb_key[order]
     # what a lookup and a match read, side by side in key order: the key, time, row and
     # value of each feedback row, a user's few rows in a few cache lines
     rows = np.empty((len(order), 4), dtype=np.int64)
@@ -123,11 +123,11 @@ def _judge_all(imp: PairKeys, served: np.ndarray, fb_key: np.ndarray, at: np.nda
 
 
 @numba.njit(cache=True, nogil=True)
-def _order_by_user(fb_key: np.ndarray, width: int,
-                   n_users: int) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - numba
-    # np.argsort(fb_key, kind="stable") for keys user * width + item: rows counted into their
-    # user's segment in row order, then each segment sorted by key (stable); and where each
-    # user's segment starts
+def _order_by_user(fb_key: np.ndarray, width: int, n_users: int
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - numba
+    # np.argsort(fb_key, kind="stable") for keys user * width + item, the keys in that order,
+    # and where each user's segment starts: rows counted into their user's segment in row
+    # order (key and row side by side), then each segment sorted by key (stable)
     starts = np.zeros(n_users + 1, dtype=np.int64)
     for j in range(fb_key.size):
         starts[fb_key[j] // width + 1] += 1
@@ -135,25 +135,30 @@ def _order_by_user(fb_key: np.ndarray, width: int,
         starts[u + 1] += starts[u]
     slot = starts[:-1].copy()
     order = np.empty(fb_key.size, dtype=np.int64)
+    keys = np.empty(fb_key.size, dtype=np.int64)
     for j in range(fb_key.size):
         u = fb_key[j] // width
         order[slot[u]] = j
+        keys[slot[u]] = fb_key[j]
         slot[u] += 1
     for u in range(n_users):
         a, b = starts[u], starts[u + 1]
         if b - a <= 32:  # insertion sort: stable, and cheapest for a few keys
             for x in range(a + 1, b):
                 j = order[x]
-                key = fb_key[j]
+                key = keys[x]
                 y = x - 1
-                while y >= a and fb_key[order[y]] > key:
+                while y >= a and keys[y] > key:
                     order[y + 1] = order[y]
+                    keys[y + 1] = keys[y]
                     y -= 1
                 order[y + 1] = j
+                keys[y + 1] = key
         else:
-            segment = order[a:b].copy()
-            order[a:b] = segment[np.argsort(fb_key[segment], kind="mergesort")]
-    return order, starts
+            by_key = np.argsort(keys[a:b], kind="mergesort")
+            order[a:b] = order[a:b][by_key]
+            keys[a:b] = keys[a:b][by_key]
+    return order, keys, starts
 
 
 def _key_bits(sorted_key: np.ndarray) -> np.ndarray:
