@@ -99,7 +99,8 @@ def _list_rows_reference(user, served, judged):
 def _check_list_rows(user, served, judged):
     found = list_rows(user, served, judged)
     code, first, counts, starts = _list_rows_reference(user, served, judged)
-    assert found.code.tolist() == code
+    assert found.codes(len(user)).tolist() == code
+    assert found.run_code.tolist() == [code[i] for i in starts]
     assert found.first.tolist() == first
     assert found.judged.tolist() == counts
     assert found.starts.tolist() == starts
@@ -181,7 +182,9 @@ def test_judge_rows_in_blocks_on_threads_matches_a_merge() -> None:
 
 
 def _check_window_columns(group_of, row_list, n_groups, item, order, judged):
-    out = window_columns(group_of, row_list, n_groups, item, order, judged)
+    # the rows' lists given by runs (a list may come back in a later run)
+    starts = np.flatnonzero(np.diff(row_list, prepend=-1) != 0)
+    out = window_columns(group_of, row_list[starts], starts, n_groups, item, order, judged)
     for g in range(n_groups):
         rows = np.flatnonzero(group_of[row_list] == g)
         part = slice(out.bounds[g], out.bounds[g + 1])
@@ -211,10 +214,12 @@ def test_window_columns_in_blocks_on_threads_keeps_row_order() -> None:
     # enough rows for several blocks of work: each group's rows in row order across blocks
     rng = np.random.default_rng(8)
     n = 700_000
-    group_of = rng.integers(-1, 5, 3000)
-    row_list = np.sort(rng.integers(0, 3000, n))  # a group's rows spread over every block
+    group_of = rng.integers(-1, 5, 200_000)
+    # 190k runs of rows of one list (several blocks of runs); a group's rows in every block
+    row_list = np.sort(rng.integers(0, 200_000, n))
     item, order = rng.integers(0, 10**12, n), rng.random(n)
     judged = np.where(rng.random(n) < 0.9, np.nan, rng.integers(1, 6, n).astype(float))
     _check_window_columns(group_of, row_list, 5, item, order, judged)
-    empty = window_columns(group_of, row_list[:0], 0, item[:0], order[:0], judged[:0])
+    empty = window_columns(group_of, row_list[:0], row_list[:0], 0, item[:0], order[:0],
+                           judged[:0])
     assert empty.bounds.tolist() == [0] and empty.truth_bounds.tolist() == [0]

@@ -78,6 +78,7 @@ from receval.monitor.fairness import fairness_specs, window_options
 from receval.monitor.inputs import UNITS, read_feedback, read_impressions
 from receval.monitor.intervals import resampled_means
 from receval.monitor.kernels import (
+    Lists,
     PairKeys,
     WindowColumns,
     group_order,
@@ -531,15 +532,15 @@ class _Run:
         # the impressions with feedback dated before serving are counted once, when their
         # list closes (all the feedback that could be early is in): rows served before the mark
         judged, _, before_served = _judge(imps, fb, self.span, before=mark)
-        # each row's list: lists are numbered 0..n-1, their index
-        lists, starts, row_list = self._lists(imps, judged)
+        # the lists, numbered 0..n-1 (their index), and each run of rows' list
+        lists, found = self._lists(imps, judged)
         if self.options.get("duplicates", "error") == "error" and not _one_run_each(
-                imps, starts, len(lists)):
-            _refuse_repeated_items(imps, row_list, n_pending)
+                imps, found.starts, len(lists)):
+            _refuse_repeated_items(imps, found.codes(len(imps)), n_pending)
         closed_now = lists["served"].to_numpy() < mark
         tally["before_served"] += before_served
         buckets = dict(st.buckets)
-        closed_parts, open_parts = self._evaluate_groups(imps, row_list, judged, lists,
+        closed_parts, open_parts = self._evaluate_groups(imps, found, judged, lists,
                                                          closed_now)
         self._fold(buckets, closed_parts)
         rows = list(st.closed_rows)
@@ -593,7 +594,7 @@ class _Run:
                               if c["window_start"] + self.width <= mark]
         new_state = None
         if keep:
-            in_pending = ~closed_now[row_list]
+            in_pending = ~closed_now[found.codes(len(imps))]
             pending = imps[in_pending]
             # closed lists' impressions that feedback of a later run could still have judged
             recent = imps[~in_pending & (imps["served"].to_numpy() >= mark - self.span)]
@@ -628,12 +629,11 @@ class _Run:
                       pd.DataFrame({"user": [], "served": np.array([], np.int64),
                                     **{n: np.array([], float) for n in self.names}}))
 
-    def _lists(self, imps: pd.DataFrame,
-               judged: np.ndarray) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    def _lists(self, imps: pd.DataFrame, judged: np.ndarray) -> tuple[pd.DataFrame, Lists]:
         """One row per list (user, served): its variant (with a variant column), window and
-        judged impressions; the first row of each run of rows of one list; and each row's list
-        (codes in the order of first appearance, the index of the lists), kept out of ``imps``
-        (a column there would be a copy of 8 bytes a row)."""
+        judged impressions; and :class:`receval.monitor.kernels.Lists`: the first row of each
+        run of rows of one list and its list (codes in the order of first appearance, the
+        index of the lists), not a code per row (8 bytes a row, rarely needed whole)."""
         user, served = imps["user"].to_numpy(), imps["served"].to_numpy(dtype=np.int64)
         if pd.api.types.is_integer_dtype(imps["user"]):
             user_code = user.astype(np.int64, copy=False)
@@ -644,7 +644,6 @@ class _Run:
             user_code = np.repeat(pd.factorize(user[starts])[0].astype(np.int64),
                                   np.diff(starts, append=len(imps)))
         found = list_rows(user_code, served, judged)
-        codes = found.code
         n = len(found.first)
         first = found.first
         lists = pd.DataFrame({"user": user[first] if n else [],
@@ -653,7 +652,7 @@ class _Run:
         if self.variant_col is not None:
             variant = imps["variant"].to_numpy()
             lists["variant"] = variant[first] if n else []
-            differs = variant != lists["variant"].to_numpy()[codes]
+            differs = variant != lists["variant"].to_numpy()[found.codes(len(imps))]
             if differs.any():
                 row = int(np.flatnonzero(differs)[0])
                 raise ReceValError(
@@ -662,7 +661,7 @@ class _Run:
                     f"({int(differs.sum())} rows differ from their list's first row)")
         served = lists["served"].to_numpy(dtype=np.int64)
         lists["window"] = served - np.mod(served - self.origin, self.step)
-        return lists, found.starts, codes
+        return lists, found
 
     def _fold(self, buckets: dict[tuple[int, Any], Bucket],
               parts: dict[tuple[int, Any], Bucket]) -> None:
@@ -672,12 +671,12 @@ class _Run:
             buckets[key] = Bucket(old.sums.merge(part.sums), _concat(old.values, part.values),
                                   old.evaluated + part.evaluated, old.unjudged + part.unjudged)
 
-    def _evaluate_groups(self, imps: pd.DataFrame, row_list: np.ndarray, judged: np.ndarray,
+    def _evaluate_groups(self, imps: pd.DataFrame, found: Lists, judged: np.ndarray,
                          lists: pd.DataFrame, closed: np.ndarray
                          ) -> tuple[dict[tuple[int, Any], Bucket], dict[tuple[int, Any], Bucket]]:
         """Per (window, variant), the closed lists' buckets and the open ones': the counted
         lists evaluated; ``unjudged`` = lists not counted (short of ``min_feedback``; by
-        default, open lists without feedback). ``row_list``: each row's list; ``closed``:
+        default, open lists without feedback). ``found``: the rows' lists; ``closed``:
         whether each list is."""
         sides = []  # closed, then open: (lists, groups, counted, their first group number)
         group_of = np.full(len(lists), -1, np.int64)
@@ -697,10 +696,11 @@ class _Run:
         # pass, and only the columns evaluate reads: no copy of the impressions per group
         item = imps["item"].to_numpy()
         if imps["item"].dtype == np.int64:  # one pass writes the six columns
-            cols = window_columns(group_of, row_list, len(keys), item,
+            cols = window_columns(group_of, found.run_code, found.starts, len(keys), item,
                                   imps["order"].to_numpy(), judged)
             grouped = None
         else:
+            row_list = found.codes(len(imps))
             grouped, bounds = group_order(group_of, row_list, len(keys))
             values = judged[grouped]
             has = ~np.isnan(values)
@@ -724,7 +724,7 @@ class _Run:
                 def rows(g: int = g) -> np.ndarray:  # the group's rows of imps (for a message)
                     if grouped is not None:
                         return grouped[cols.bounds[g]:cols.bounds[g + 1]]
-                    return np.flatnonzero(group_of[row_list] == g)
+                    return np.flatnonzero(group_of[found.codes(len(imps))] == g)
 
                 side[keys[g]] = self._evaluate(
                     imps, rows, {"list": cols.list[p], "item": cols.item[p],

@@ -316,14 +316,25 @@ def _match(i: int, first: int, end: int, s: np.int64, rows: np.ndarray, values: 
 
 
 class Lists(NamedTuple):
-    """The served lists of :func:`list_rows`: each row's list ``code`` (numbered in the order
-    of first appearance), each list's ``first`` row and number of ``judged`` rows, and the
-    first row of each run of rows of one list (``starts``)."""
+    """The served lists of :func:`list_rows`: each run of rows' list ``run_code`` (numbered
+    in the order of first appearance), each list's ``first`` row and number of ``judged``
+    rows, and the first row of each run of rows of one list (``starts``). A list's code per
+    row is :meth:`codes` (a column the batch run never needs whole)."""
 
-    code: np.ndarray
+    run_code: np.ndarray
     first: np.ndarray
     judged: np.ndarray
     starts: np.ndarray
+
+    def codes(self, n_rows: int) -> np.ndarray:
+        """Each of the ``n_rows`` rows' list code.
+
+        Example:
+            >>> Lists(np.array([0, 1, 0]), np.array([0, 2]), np.array([0, 0]),
+            ...       np.array([0, 2, 3])).codes(5).tolist()
+            [0, 0, 1, 0, 0]
+        """
+        return np.repeat(self.run_code, np.diff(self.starts, append=n_rows))
 
 
 def list_rows(user: np.ndarray, served: np.ndarray, judged: np.ndarray) -> Lists:
@@ -335,13 +346,13 @@ def list_rows(user: np.ndarray, served: np.ndarray, judged: np.ndarray) -> Lists
         >>> nan = float("nan")
         >>> lists = list_rows(np.array([1, 1, 2, 1]), np.array([7, 7, 7, 7]),
         ...                   np.array([1.0, nan, nan, 2.0]))
-        >>> [v.tolist() for v in lists]
-        [[0, 0, 1, 0], [0, 2], [2, 0], [0, 2, 3]]
+        >>> [v.tolist() for v in lists], lists.codes(4).tolist()
+        ([[0, 1, 0], [0, 2], [2, 0], [0, 2, 3]], [0, 0, 1, 0])
     """
     user = user.astype(np.int64, copy=False)
     served = served.astype(np.int64, copy=False)
     n_runs, low, high = _count_runs(user, served)
-    codes = np.empty(len(user), dtype=np.int64)
+    codes = np.empty(n_runs, dtype=np.int64)  # each run's list
     starts = np.empty(n_runs, dtype=np.int64)
     first = np.empty(n_runs, dtype=np.int64)
     counts = np.empty(n_runs, dtype=np.int64)
@@ -404,7 +415,7 @@ def _list_rows_dense(user: np.ndarray, served: np.ndarray, judged: np.ndarray, l
                 code = c
             else:
                 return -1
-        codes[i] = code
+            codes[r - 1] = code
         if not np.isnan(judged[i]):
             counts[code] += 1
     return n
@@ -445,7 +456,7 @@ def _list_rows_loop(user: np.ndarray, served: np.ndarray, judged: np.ndarray, si
                     code = c
                     break
                 h = (h + np.uint64(1)) & mask
-        codes[i] = code
+            codes[r - 1] = code
         if not np.isnan(judged[i]):
             counts[code] += 1
     return n
@@ -549,30 +560,34 @@ class WindowColumns(NamedTuple):
     truth_value: np.ndarray
 
 
-def window_columns(group_of: np.ndarray, row_list: np.ndarray, n_groups: int,
-                   item: np.ndarray, order: np.ndarray, judged: np.ndarray) -> WindowColumns:
-    """:func:`group_order`'s grouping (``group_of[row_list]``) applied in one pass to the
-    rows' list, item and order, and to the list, item and value of the rows with a value
-    (``judged`` not NaN): no array of row numbers, no gather per column, no mask per group.
+def window_columns(group_of: np.ndarray, run_code: np.ndarray, starts: np.ndarray,
+                   n_groups: int, item: np.ndarray, order: np.ndarray,
+                   judged: np.ndarray) -> WindowColumns:
+    """The rows grouped by their list's group (``group_of[list]``, none when negative; the
+    rows' lists by runs: ``run_code[r]`` from row ``starts[r]`` to the next run's), row
+    order within a group, in one pass: the rows' list, item and order, and the list, item
+    and value of the rows with a value (``judged`` not NaN). No array of row numbers or of
+    the rows' lists, no gather per column, no mask per group.
 
     Example:
         >>> nan = float("nan")
-        >>> out = window_columns(np.array([1, -1, 0]), np.array([0, 1, 2, 0]), 2,
-        ...     np.array([5, 6, 7, 8]), np.array([1.0, 1.0, 1.0, 2.0]),
-        ...     np.array([4.0, 3.0, nan, nan]))
+        >>> out = window_columns(np.array([1, -1, 0]), np.array([0, 1, 2, 0]),
+        ...     np.array([0, 1, 2, 3]), 2, np.array([5, 6, 7, 8]),
+        ...     np.array([1.0, 1.0, 1.0, 2.0]), np.array([4.0, 3.0, nan, nan]))
         >>> out.bounds.tolist(), out.list.tolist(), out.item.tolist(), out.order.tolist()
         ([0, 1, 3], [2, 0, 0], [7, 5, 8], [1.0, 1.0, 2.0])
         >>> out.truth_bounds.tolist(), out.truth_item.tolist(), out.truth_value.tolist()
         ([0, 0, 1], [5], [4.0])
     """
     group_of = group_of.astype(np.int64, copy=False)
-    row_list = row_list.astype(np.int64, copy=False)
+    run_code = run_code.astype(np.int64, copy=False)
+    starts = starts.astype(np.int64, copy=False)
     judged = judged.astype(np.float64, copy=False)
-    # blocks of rows on the threads: each counts its rows per group, then writes them from
+    # blocks of runs on the threads: each counts its rows per group, then writes them from
     # its own first slot in each group (groups in order, blocks in row order within a group)
-    blocks = block_bounds(len(row_list), _MIN_BLOCK_ROWS)
+    blocks = block_bounds(len(starts), _MIN_BLOCK_ROWS // 8)
     counts = np.zeros((2, max(1, len(blocks)), n_groups), dtype=np.int64)
-    run_blocks(_block_counts, blocks, group_of, row_list, judged, counts)
+    run_blocks(_block_counts, blocks, group_of, run_code, starts, judged, counts)
     slots, bounds = _block_slots(counts[0])
     truth_slots, truth_bounds = _block_slots(counts[1])
     n, n_truth = int(bounds[-1]), int(truth_bounds[-1])
@@ -580,7 +595,7 @@ def window_columns(group_of: np.ndarray, row_list: np.ndarray, n_groups: int,
                         np.empty(n, dtype=np.float64), truth_bounds,
                         np.empty(n_truth, dtype=np.int64), np.empty(n_truth, dtype=np.int64),
                         np.empty(n_truth, dtype=np.float64))
-    run_blocks(_columns_loop, blocks, group_of, row_list, slots, truth_slots,
+    run_blocks(_columns_loop, blocks, group_of, run_code, starts, slots, truth_slots,
                item.astype(np.int64, copy=False), order.astype(np.float64, copy=False),
                judged, *out[1:4], *out[5:])
     return out
@@ -597,37 +612,46 @@ def _block_slots(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return slots, bounds
 
 
+
+
 @numba.njit(cache=True, nogil=True)
-def _block_counts(block: int, lo: int, hi: int, group_of: np.ndarray, row_list: np.ndarray,
-                  judged: np.ndarray, counts: np.ndarray) -> None:  # pragma: no cover - numba
-    for i in range(lo, hi):
-        g = group_of[row_list[i]]
+def _block_counts(block: int, lo: int, hi: int, group_of: np.ndarray, run_code: np.ndarray,
+                  starts: np.ndarray, judged: np.ndarray,
+                  counts: np.ndarray) -> None:  # pragma: no cover - numba
+    for r in range(lo, hi):
+        g = group_of[run_code[r]]
         if g >= 0:
-            counts[0, block, g] += 1
-            if not np.isnan(judged[i]):
-                counts[1, block, g] += 1
+            end = starts[r + 1] if r + 1 < starts.size else judged.size
+            counts[0, block, g] += end - starts[r]
+            for i in range(starts[r], end):
+                if not np.isnan(judged[i]):
+                    counts[1, block, g] += 1
 
 
 @numba.njit(cache=True, nogil=True)
-def _columns_loop(block: int, lo: int, hi: int, group_of: np.ndarray, row_list: np.ndarray,
-                  slots: np.ndarray, truth_slots: np.ndarray, item: np.ndarray,
-                  order: np.ndarray, judged: np.ndarray, list_out: np.ndarray,
-                  item_out: np.ndarray, order_out: np.ndarray, truth_list: np.ndarray,
-                  truth_item: np.ndarray,
+def _columns_loop(block: int, lo: int, hi: int, group_of: np.ndarray, run_code: np.ndarray,
+                  starts: np.ndarray, slots: np.ndarray, truth_slots: np.ndarray,
+                  item: np.ndarray, order: np.ndarray, judged: np.ndarray,
+                  list_out: np.ndarray, item_out: np.ndarray, order_out: np.ndarray,
+                  truth_list: np.ndarray, truth_item: np.ndarray,
                   truth_value: np.ndarray) -> None:  # pragma: no cover - numba
     next_slot = slots[block]  # this block's next slot in each group
     next_truth = truth_slots[block]
-    for i in range(lo, hi):
-        g = group_of[row_list[i]]
-        if g >= 0:
+    for r in range(lo, hi):
+        code = run_code[r]
+        g = group_of[code]
+        if g < 0:
+            continue
+        end = starts[r + 1] if r + 1 < starts.size else judged.size
+        for i in range(starts[r], end):
             slot = next_slot[g]
-            list_out[slot] = row_list[i]
+            list_out[slot] = code
             item_out[slot] = item[i]
             order_out[slot] = order[i]
             next_slot[g] = slot + 1
             if not np.isnan(judged[i]):
                 slot = next_truth[g]
-                truth_list[slot] = row_list[i]
+                truth_list[slot] = code
                 truth_item[slot] = item[i]
                 truth_value[slot] = judged[i]
                 next_truth[g] = slot + 1
