@@ -11,6 +11,7 @@ import pytest
 
 from receval.monitor.kernels import (
     PairKeys,
+    by_time_then_user,
     group_order,
     judge_and_count,
     judge_rows,
@@ -223,3 +224,12 @@ def test_window_columns_in_blocks_on_threads_keeps_row_order() -> None:
     empty = window_columns(group_of, row_list[:0], row_list[:0], 0, item[:0], order[:0],
                            judged[:0])
     assert empty.bounds.tolist() == [0] and empty.truth_bounds.tolist() == [0]
+
+
+@pytest.mark.parametrize("times", [3, 50, 5000])
+def test_by_time_then_user_is_lexsort(times: int) -> None:
+    # many rows of one time (sorted as a block), a few, or one; equal pairs in row order
+    rng = np.random.default_rng(times)
+    served = rng.integers(0, times, 4000) * 10**9
+    user = rng.integers(-50, 50, 4000)
+    np.testing.assert_array_equal(by_time_then_user(served, user), np.lexsort((user, served)))

@@ -81,6 +81,7 @@ from receval.monitor.kernels import (
     Lists,
     PairKeys,
     WindowColumns,
+    by_time_then_user,
     group_order,
     judge_and_count,
     judge_rows,
@@ -575,7 +576,13 @@ class _Run:
                 sums = sums.merge(other[0])
             values = pd.concat([p[1] for p in parts], ignore_index=True) if len(parts) > 1 \
                 else parts[0][1]
-            values = values.sort_values(["served", "user"], kind="stable", ignore_index=True)
+            if values["user"].dtype == np.int64:  # by time, then the few of a time by user
+                values = values.take(by_time_then_user(values["served"].to_numpy(),
+                                                       values["user"].to_numpy()))
+                values = values.reset_index(drop=True)
+            else:
+                values = values.sort_values(["served", "user"], kind="stable",
+                                            ignore_index=True)
             evaluated = sum(p[2] for p in parts)
             waiting = sum(p[3] for p in parts)
             unjudged = sum(p[4] for p in parts)
