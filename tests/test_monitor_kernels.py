@@ -11,11 +11,13 @@ import pytest
 
 from receval.monitor.kernels import (
     PairKeys,
-    group_columns,
+    by_time_then_user,
     group_order,
+    judge_and_count,
     judge_rows,
     list_rows,
     repeats_in_runs,
+    window_columns,
 )
 
 
@@ -37,12 +39,16 @@ def _judge_reference(user, item, served, fb_user, fb_item, at, value, span):
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_judge_rows_matches_the_definition(seed: int) -> None:
+@pytest.mark.parametrize(("spread", "fb_users"), [(1, 7), (1, 2), (10**12, 7)])
+def test_judge_rows_matches_the_definition(seed: int, spread: int, fb_users: int) -> None:
+    # users 0..6 (keys looked up among their user's keys), two users with feedback (75 keys
+    # each: sorted by key as one block; impressions of users without any), or 10**12 apart
+    # (more users than per-user arrays would hold: the open-addressing table)
     rng = np.random.default_rng(seed)
     n, m, span = 400, 150, 5
-    user, item = rng.integers(0, 6, n), rng.integers(0, 8, n)
+    user, item = rng.integers(0, 6, n) * spread, rng.integers(0, 8, n)
     served = rng.integers(0, 30, n)
-    fb_user, fb_item = rng.integers(0, 7, m), rng.integers(0, 9, m)
+    fb_user, fb_item = rng.integers(0, fb_users, m) * spread, rng.integers(0, 9, m)
     at = rng.integers(0, 40, m)
     value = rng.integers(1, 4, m).astype(float)  # equal values: the first one is kept
     width = 9
@@ -53,6 +59,16 @@ def test_judge_rows_matches_the_definition(seed: int) -> None:
     assert judging.tolist() == ref[1]
     assert early.tolist() == ref[2]
     assert early.any() and judging.any() and not np.isnan(out).all()
+    # the count instead of the flags: rows served before a time, with early feedback and no
+    # value
+    for before in (0, 15, 31):
+        out2, judging2, n_early = judge_and_count(PairKeys(user, item, 0, 0, width), served,
+                                                  fb_user * width + fb_item, at, value, span,
+                                                  before)
+        np.testing.assert_array_equal(out2, out)
+        assert judging2.tolist() == ref[1]
+        assert n_early == sum(e and s < before and math.isnan(v)
+                              for e, s, v in zip(ref[2], served, ref[0], strict=True))
 
 
 def test_judge_rows_skips_negative_codes_and_no_value() -> None:
@@ -66,14 +82,7 @@ def test_judge_rows_skips_negative_codes_and_no_value() -> None:
     assert early.tolist() == [False, False, False]
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_list_rows_numbers_lists_in_order_of_first_appearance(seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    runs = rng.integers(1, 5, 300)  # run lengths; a (user, served) may come back later
-    user = np.repeat(rng.integers(0, 20, 300), runs)
-    served = np.repeat(rng.integers(0, 5, 300), runs)
-    judged = np.where(rng.random(len(user)) < 0.3, 1.0, np.nan)
-    found = list_rows(user, served, judged)
+def _list_rows_reference(user, served, judged):
     codes: dict[tuple[int, int], int] = {}
     first, counts, starts = [], [], []
     for i, pair in enumerate(zip(user.tolist(), served.tolist(), strict=True)):
@@ -84,12 +93,48 @@ def test_list_rows_numbers_lists_in_order_of_first_appearance(seed: int) -> None
             first.append(i)
             counts.append(0)
         counts[codes[pair]] += int(not np.isnan(judged[i]))
-    assert found.code.tolist() == [codes[p] for p in zip(user.tolist(), served.tolist(),
-                                                           strict=True)]
+    return [codes[p] for p in zip(user.tolist(), served.tolist(), strict=True)], first, \
+        counts, starts
+
+
+def _check_list_rows(user, served, judged):
+    found = list_rows(user, served, judged)
+    code, first, counts, starts = _list_rows_reference(user, served, judged)
+    assert found.codes(len(user)).tolist() == code
+    assert found.run_code.tolist() == [code[i] for i in starts]
     assert found.first.tolist() == first
     assert found.judged.tolist() == counts
     assert found.starts.tolist() == starts
-    assert len(starts) > len(first)  # some list came back in a later run
+    return found
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_list_rows_numbers_lists_in_order_of_first_appearance(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    runs = rng.integers(1, 5, 300)  # run lengths; a (user, served) may come back later
+    user = np.repeat(rng.integers(0, 20, 300), runs)
+    served = np.repeat(rng.integers(0, 5, 300), runs)
+    judged = np.where(rng.random(len(user)) < 0.3, 1.0, np.nan)
+    found = _check_list_rows(user, served, judged)
+    assert len(found.starts) > len(found.first)  # some list came back in a later run
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_list_rows_with_each_users_lists_in_time_order(seed: int) -> None:
+    # a log written day by day: each user's runs in served order (the per-user path), a list
+    # split into runs with other users' rows between them, user ids far from 0; then the
+    # same log with one run moved back in time late in it (the hash table from the start)
+    rng = np.random.default_rng(seed)
+    n_runs = 400
+    user = rng.integers(10**9, 10**9 + 30, n_runs)
+    served = np.sort(rng.integers(0, 60, n_runs))  # equal times: one list in several runs
+    runs = rng.integers(1, 5, n_runs)
+    judged = np.where(rng.random(int(runs.sum())) < 0.3, 1.0, np.nan)
+    found = _check_list_rows(np.repeat(user, runs), np.repeat(served, runs), judged)
+    assert len(found.starts) > len(found.first)
+    late = served.copy()
+    late[350] = late[0] - 1  # before this user's... every user's lists: goes back in time
+    _check_list_rows(np.repeat(user, runs), np.repeat(late, runs), judged)
 
 
 def test_repeats_in_runs_short_and_long_runs() -> None:
@@ -137,17 +182,54 @@ def test_judge_rows_in_blocks_on_threads_matches_a_merge() -> None:
     assert set(np.flatnonzero(early)) == set(before["row"])
 
 
-def test_group_columns_groups_four_columns_in_row_order() -> None:
+def _check_window_columns(group_of, row_list, n_groups, item, order, judged):
+    # the rows' lists given by runs (a list may come back in a later run)
+    starts = np.flatnonzero(np.diff(row_list, prepend=-1) != 0)
+    out = window_columns(group_of, row_list[starts], starts, n_groups, item, order, judged)
+    for g in range(n_groups):
+        rows = np.flatnonzero(group_of[row_list] == g)
+        part = slice(out.bounds[g], out.bounds[g + 1])
+        np.testing.assert_array_equal(out.list[part], row_list[rows])
+        np.testing.assert_array_equal(out.item[part], item[rows])
+        np.testing.assert_array_equal(out.order[part], order[rows])
+        rows = rows[~np.isnan(judged[rows])]
+        part = slice(out.truth_bounds[g], out.truth_bounds[g + 1])
+        np.testing.assert_array_equal(out.truth_list[part], row_list[rows])
+        np.testing.assert_array_equal(out.truth_item[part], item[rows])
+        np.testing.assert_array_equal(out.truth_value[part], judged[rows])
+    assert out.bounds[-1] == int((group_of[row_list] >= 0).sum())
+    return out
+
+
+def test_window_columns_groups_the_columns_in_row_order() -> None:
     rng = np.random.default_rng(5)
     group_of = rng.integers(-1, 3, 40)
-    row_key = rng.integers(0, 40, 500)
-    a, b = rng.integers(0, 10**12, 500), np.arange(500)
-    x, y = rng.random(500), np.where(rng.random(500) < 0.5, np.nan, 1.0)
-    bounds, (a_out, b_out), (x_out, y_out) = group_columns(group_of, row_key, 3, (a, b), (x, y))
-    for g in range(3):
-        rows = [i for i in range(500) if group_of[row_key[i]] == g]
-        part = slice(bounds[g], bounds[g + 1])
-        assert a_out[part].tolist() == a[rows].tolist()
-        assert b_out[part].tolist() == rows
-        np.testing.assert_array_equal(x_out[part], x[rows])
-        np.testing.assert_array_equal(y_out[part], y[rows])
+    row_list = rng.integers(0, 40, 500)
+    item, order = rng.integers(0, 10**12, 500), rng.random(500)
+    judged = np.where(rng.random(500) < 0.5, np.nan, rng.random(500))
+    out = _check_window_columns(group_of, row_list, 3, item, order, judged)
+    assert 0 < out.truth_bounds[-1] < out.bounds[-1]
+
+
+def test_window_columns_in_blocks_on_threads_keeps_row_order() -> None:
+    # enough rows for several blocks of work: each group's rows in row order across blocks
+    rng = np.random.default_rng(8)
+    n = 700_000
+    group_of = rng.integers(-1, 5, 200_000)
+    # 190k runs of rows of one list (several blocks of runs); a group's rows in every block
+    row_list = np.sort(rng.integers(0, 200_000, n))
+    item, order = rng.integers(0, 10**12, n), rng.random(n)
+    judged = np.where(rng.random(n) < 0.9, np.nan, rng.integers(1, 6, n).astype(float))
+    _check_window_columns(group_of, row_list, 5, item, order, judged)
+    empty = window_columns(group_of, row_list[:0], row_list[:0], 0, item[:0], order[:0],
+                           judged[:0])
+    assert empty.bounds.tolist() == [0] and empty.truth_bounds.tolist() == [0]
+
+
+@pytest.mark.parametrize("times", [3, 50, 5000])
+def test_by_time_then_user_is_lexsort(times: int) -> None:
+    # many rows of one time (sorted as a block), a few, or one; equal pairs in row order
+    rng = np.random.default_rng(times)
+    served = rng.integers(0, times, 4000) * 10**9
+    user = rng.integers(-50, 50, 4000)
+    np.testing.assert_array_equal(by_time_then_user(served, user), np.lexsort((user, served)))

@@ -78,12 +78,16 @@ from receval.monitor.fairness import fairness_specs, window_options
 from receval.monitor.inputs import UNITS, read_feedback, read_impressions
 from receval.monitor.intervals import resampled_means
 from receval.monitor.kernels import (
+    Lists,
     PairKeys,
-    group_columns,
+    WindowColumns,
+    by_time_then_user,
     group_order,
+    judge_and_count,
     judge_rows,
     list_rows,
     repeats_in_runs,
+    window_columns,
 )
 from receval.monitor.outputs import jsonable as _jsonable  # the writers: monitor/outputs.py
 from receval.monitor.outputs import records as _records
@@ -526,19 +530,20 @@ class _Run:
         n_pending = len(st.pending)
         imps = _concat(st.pending, imps)
         fb = _concat(st.feedback, fb)
-        judged, _, early = _judge(imps, fb, self.span)
-        lists, starts = self._lists(imps, judged)
+        # the impressions with feedback dated before serving are counted once, when their
+        # list closes (all the feedback that could be early is in): rows served before the mark
+        judged, _, before_served = _judge(imps, fb, self.span, before=mark)
+        # the lists, numbered 0..n-1 (their index), and each run of rows' list
+        lists, found = self._lists(imps, judged)
         if self.options.get("duplicates", "error") == "error" and not _one_run_each(
-                imps, starts, len(lists)):
-            _refuse_repeated_items(imps, n_pending)
+                imps, found.starts, len(lists)):
+            _refuse_repeated_items(imps, found.codes(len(imps)), n_pending)
         closed_now = lists["served"].to_numpy() < mark
-        row_list = imps["list"].to_numpy()  # lists are numbered 0..n-1: their index
-        # counted once, when its list closes (all the feedback that could be early is in)
-        closing_rows = closed_now[row_list]
-        tally["before_served"] += int((closing_rows & early & np.isnan(judged)).sum())
+        tally["before_served"] += before_served
         buckets = dict(st.buckets)
-        self._fold(buckets, imps, judged, lists[closed_now])
-        open_parts = self._evaluate_groups(imps, judged, lists[~closed_now], closed=False)
+        closed_parts, open_parts = self._evaluate_groups(imps, found, judged, lists,
+                                                         closed_now)
+        self._fold(buckets, closed_parts)
         rows = list(st.closed_rows)
         comparisons = list(st.closed_comparisons)
         # per step bucket (the window itself for calendar windows): closed lists + open ones
@@ -571,7 +576,13 @@ class _Run:
                 sums = sums.merge(other[0])
             values = pd.concat([p[1] for p in parts], ignore_index=True) if len(parts) > 1 \
                 else parts[0][1]
-            values = values.sort_values(["served", "user"], kind="stable", ignore_index=True)
+            if values["user"].dtype == np.int64:  # by time, then the few of a time by user
+                values = values.take(by_time_then_user(values["served"].to_numpy(),
+                                                       values["user"].to_numpy()))
+                values = values.reset_index(drop=True)
+            else:
+                values = values.sort_values(["served", "user"], kind="stable",
+                                            ignore_index=True)
             evaluated = sum(p[2] for p in parts)
             waiting = sum(p[3] for p in parts)
             unjudged = sum(p[4] for p in parts)
@@ -590,8 +601,8 @@ class _Run:
                               if c["window_start"] + self.width <= mark]
         new_state = None
         if keep:
-            in_pending = ~closed_now[row_list]
-            pending = imps[in_pending].drop(columns="list")
+            in_pending = ~closed_now[found.codes(len(imps))]
+            pending = imps[in_pending]
             # closed lists' impressions that feedback of a later run could still have judged
             recent = imps[~in_pending & (imps["served"].to_numpy() >= mark - self.span)]
             closed = _concat(st.closed, recent[["user", "item", "served"]])
@@ -625,11 +636,11 @@ class _Run:
                       pd.DataFrame({"user": [], "served": np.array([], np.int64),
                                     **{n: np.array([], float) for n in self.names}}))
 
-    def _lists(self, imps: pd.DataFrame,
-               judged: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
-        """One row per list (user, served): its variant, window and judged impressions; sets
-        ``imps["list"]`` (list codes in the order of first appearance, the index of the lists).
-        Also the first row of each run of rows of one list."""
+    def _lists(self, imps: pd.DataFrame, judged: np.ndarray) -> tuple[pd.DataFrame, Lists]:
+        """One row per list (user, served): its variant (with a variant column), window and
+        judged impressions; and :class:`receval.monitor.kernels.Lists`: the first row of each
+        run of rows of one list and its list (codes in the order of first appearance, the
+        index of the lists), not a code per row (8 bytes a row, rarely needed whole)."""
         user, served = imps["user"].to_numpy(), imps["served"].to_numpy(dtype=np.int64)
         if pd.api.types.is_integer_dtype(imps["user"]):
             user_code = user.astype(np.int64, copy=False)
@@ -640,8 +651,6 @@ class _Run:
             user_code = np.repeat(pd.factorize(user[starts])[0].astype(np.int64),
                                   np.diff(starts, append=len(imps)))
         found = list_rows(user_code, served, judged)
-        codes = found.code
-        imps["list"] = codes
         n = len(found.first)
         first = found.first
         lists = pd.DataFrame({"user": user[first] if n else [],
@@ -650,88 +659,99 @@ class _Run:
         if self.variant_col is not None:
             variant = imps["variant"].to_numpy()
             lists["variant"] = variant[first] if n else []
-            differs = variant != lists["variant"].to_numpy()[codes]
+            differs = variant != lists["variant"].to_numpy()[found.codes(len(imps))]
             if differs.any():
                 row = int(np.flatnonzero(differs)[0])
                 raise ReceValError(
                     f"impressions: column {self.variant_col!r} differs within one served "
                     f"list (user {plain(imps['user'].iloc[row])!r}) at row {row} "
                     f"({int(differs.sum())} rows differ from their list's first row)")
-        else:
-            lists["variant"] = None
         served = lists["served"].to_numpy(dtype=np.int64)
         lists["window"] = served - np.mod(served - self.origin, self.step)
-        return lists, found.starts
+        return lists, found
 
-    def _fold(self, buckets: dict[tuple[int, Any], Bucket], imps: pd.DataFrame,
-              judged: np.ndarray, lists: pd.DataFrame) -> None:
-        """Evaluate the lists that just closed and add them to their windows' sums."""
-        for key, part in self._evaluate_groups(imps, judged, lists, closed=True).items():
+    def _fold(self, buckets: dict[tuple[int, Any], Bucket],
+              parts: dict[tuple[int, Any], Bucket]) -> None:
+        """Add the lists that just closed (evaluated: ``parts``) to their windows' sums."""
+        for key, part in parts.items():
             old = buckets.get(key) or self._empty_bucket()
             buckets[key] = Bucket(old.sums.merge(part.sums), _concat(old.values, part.values),
                                   old.evaluated + part.evaluated, old.unjudged + part.unjudged)
 
-    def _evaluate_groups(self, imps: pd.DataFrame, judged: np.ndarray, lists: pd.DataFrame,
-                         closed: bool) -> dict[tuple[int, Any], Bucket]:
-        """Per (window, variant): the counted lists evaluated; ``unjudged`` = lists not counted
-        (short of ``min_feedback``; by default, open lists without feedback)."""
-        out: dict[tuple[int, Any], Bucket] = {}
-        if not len(lists):
-            return out
-        counted = lists["judged"].to_numpy() >= (self.min_feedback or 1)
-        if self.min_feedback is None and closed:
-            counted[:] = True  # no feedback once the period is over: nothing was relevant
-        list_ids = lists.index.to_numpy()
-        row_list = imps["list"].to_numpy()
-        group_of = np.full(int(row_list.max()) + 1, -1, np.int64)
-        groups = lists.groupby(["window", "variant"], dropna=False, sort=False).indices
+    def _evaluate_groups(self, imps: pd.DataFrame, found: Lists, judged: np.ndarray,
+                         lists: pd.DataFrame, closed: np.ndarray
+                         ) -> tuple[dict[tuple[int, Any], Bucket], dict[tuple[int, Any], Bucket]]:
+        """Per (window, variant), the closed lists' buckets and the open ones': the counted
+        lists evaluated; ``unjudged`` = lists not counted (short of ``min_feedback``; by
+        default, open lists without feedback). ``found``: the rows' lists; ``closed``:
+        whether each list is."""
+        sides = []  # closed, then open: (lists, groups, counted, their first group number)
+        group_of = np.full(len(lists), -1, np.int64)
         keys: list[tuple[int, Any]] = []
-        for g, (key, where) in enumerate(groups.items()):
-            keys.append((int(key[0]), _variant(key[1])))
-            group_of[list_ids[where[counted[where]]]] = g
-        # each group's rows in row order (a counting sort), and only the columns evaluate
-        # reads: no copy of the impressions per group
+        for is_closed, mask in ((True, closed), (False, ~closed)):
+            part = lists[mask]
+            counted = part["judged"].to_numpy() >= (self.min_feedback or 1)
+            if self.min_feedback is None and is_closed:
+                counted[:] = True  # no feedback once the period is over: nothing was relevant
+            groups = _groups(part, self.variant_col is not None) if len(part) else {}
+            list_ids = part.index.to_numpy()
+            sides.append((part, groups, counted, len(keys)))
+            for key, where in groups.items():
+                group_of[list_ids[where[counted[where]]]] = len(keys)
+                keys.append((int(key[0]), _variant(key[1])))
+        # each group's rows in row order (a counting sort), closed and open lists in one
+        # pass, and only the columns evaluate reads: no copy of the impressions per group
         item = imps["item"].to_numpy()
-        if imps["item"].dtype == np.int64:  # one pass writes the four columns
-            bounds, (lists_col, items), (order, values) = group_columns(
-                group_of, row_list, len(keys), (row_list, item),
-                (imps["order"].to_numpy(), judged))
+        if imps["item"].dtype == np.int64:  # one pass writes the six columns
+            cols = window_columns(group_of, found.run_code, found.starts, len(keys), item,
+                                  imps["order"].to_numpy(), judged)
             grouped = None
         else:
+            row_list = found.codes(len(imps))
             grouped, bounds = group_order(group_of, row_list, len(keys))
-            lists_col, items = row_list[grouped], item[grouped]
-            order, values = imps["order"].to_numpy()[grouped], judged[grouped]
-        for g, where in enumerate(groups.values()):
-            use = where[counted[where]]
-            unjudged = int(len(where) - len(use))
-            if not len(use):
-                bucket = self._empty_bucket()
-                out[keys[g]] = Bucket(bucket.sums, bucket.values, 0, unjudged)
-                continue
-            part = slice(bounds[g], bounds[g + 1])
+            values = judged[grouped]
+            has = ~np.isnan(values)
+            truth_bounds = np.concatenate([[0], np.cumsum(has)])[bounds]
+            cols = WindowColumns(bounds, row_list[grouped], item[grouped],
+                                 imps["order"].to_numpy()[grouped], truth_bounds,
+                                 row_list[grouped][has], item[grouped][has], values[has])
+        out: list[dict[tuple[int, Any], Bucket]] = []
+        for part, groups, counted, first_group in sides:
+            side: dict[tuple[int, Any], Bucket] = {}
+            for g, where in enumerate(groups.values(), start=first_group):
+                use = where[counted[where]]
+                unjudged = int(len(where) - len(use))
+                if not len(use):
+                    bucket = self._empty_bucket()
+                    side[keys[g]] = Bucket(bucket.sums, bucket.values, 0, unjudged)
+                    continue
+                p = slice(cols.bounds[g], cols.bounds[g + 1])
+                t = slice(cols.truth_bounds[g], cols.truth_bounds[g + 1])
 
-            def rows(g: int = g) -> np.ndarray:  # the group's rows of imps (for a message)
-                if grouped is not None:
-                    return grouped[bounds[g]:bounds[g + 1]]
-                return np.flatnonzero(group_of[row_list] == g)
+                def rows(g: int = g) -> np.ndarray:  # the group's rows of imps (for a message)
+                    if grouped is not None:
+                        return grouped[cols.bounds[g]:cols.bounds[g + 1]]
+                    return np.flatnonzero(group_of[found.codes(len(imps))] == g)
 
-            out[keys[g]] = self._evaluate(
-                imps, rows, {"list": lists_col[part], "item": items[part],
-                             "order": order[part]}, values[part], lists.iloc[use], unjudged)
-        return out
+                side[keys[g]] = self._evaluate(
+                    imps, rows, {"list": cols.list[p], "item": cols.item[p],
+                                 "order": cols.order[p]},
+                    {"user": cols.truth_list[t], "item": cols.truth_item[t],
+                     "rating": cols.truth_value[t]}, part.iloc[use], unjudged)
+            out.append(side)
+        return out[0], out[1]
 
     def _evaluate(self, imps: pd.DataFrame, rows: Callable[[], np.ndarray],
-                  columns: dict[str, np.ndarray], judged: np.ndarray, lists: pd.DataFrame,
-                  unjudged: int) -> Bucket:
+                  columns: dict[str, np.ndarray], truth_columns: dict[str, np.ndarray],
+                  lists: pd.DataFrame, unjudged: int) -> Bucket:
         """receval.evaluate on these lists, each list one user (its id: the list's row in
         ``lists``); the per-list values come back with the list's user and time. ``columns``:
         the ``list``, ``item`` and ``order`` of the lists' impressions (``rows()`` of
-        ``imps``, asked for an error message only)."""
-        has = ~np.isnan(judged)
-        truth = pd.DataFrame({"user": columns["list"][has],
-                              "item": columns["item"][has], "rating": judged[has]}, copy=False)
+        ``imps``, asked for an error message only); ``truth_columns``: the ``user`` (list),
+        ``item`` and ``rating`` of those judged."""
+        truth = pd.DataFrame(truth_columns, copy=False)
         options = window_options({"users": "predictions", **self.options}, lists)
-        if not has.any() and options["users"] in ("predictions", "union"):
+        if not len(truth) and options["users"] in ("predictions", "union"):
             # closed lists without any feedback: evaluate refuses an empty truth, so one row
             # for list -1 (no list has it; users="predictions" leaves it out of every mean)
             truth = pd.DataFrame({"user": [-1], "item": columns["item"][:1],
@@ -926,21 +946,24 @@ def _pair_keys(imps: pd.DataFrame, fb: pd.DataFrame) -> tuple[PairKeys, np.ndarr
                     items.get_indexer(imps["item"]).astype(np.int64), 0, 0, width), fb_key
 
 
-def _judge(imps: pd.DataFrame, fb: pd.DataFrame,
-           span: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _judge(imps: pd.DataFrame, fb: pd.DataFrame, span: int,
+           before: int | None = None) -> tuple[np.ndarray, np.ndarray, Any]:
     """Each impression's value: the largest value of the feedback of its (user, item) with
     ``served <= at <= served + span`` (docs/semantics.md section 14: the end
     included); NaN when
     there is none. Also whether each feedback row judges an impression, and whether each
     impression has feedback of its (user, item) dated at most ``span`` before it was served
-    (such feedback never judges it: it is counted, see :func:`monitor`).
+    (such feedback never judges it: it is counted, see :func:`monitor`); with ``before``,
+    instead of these flags, how many impressions served before ``before`` have such feedback
+    and no value.
 
     Only the impressions whose (user, item) has feedback are joined: both sides' pairs get one
     integer code (hash lookups into the feedback's users and items), so the join is small
     (:func:`receval.monitor.kernels.judge_rows`).
     """
     if not len(imps) or not len(fb):
-        return np.full(len(imps), np.nan), np.zeros(len(fb), bool), np.zeros(len(imps), bool)
+        return np.full(len(imps), np.nan), np.zeros(len(fb), bool), \
+            np.zeros(len(imps), bool) if before is None else 0
     for col in ("user", "item"):  # _align_ids gave them one type
         if pd.api.types.is_numeric_dtype(imps[col]) != pd.api.types.is_numeric_dtype(fb[col]):
             raise ReceValError(f"impressions and feedback hold {col} ids of different types "
@@ -948,10 +971,12 @@ def _judge(imps: pd.DataFrame, fb: pd.DataFrame,
     imp_keys, fb_key = _pair_keys(imps, fb)
     # one pass: a bitmap of the feedback keys' low bits, then a hash lookup into the feedback
     # for the few impressions it lets through
-    return judge_rows(imp_keys, imps["served"].to_numpy(dtype=np.int64), fb_key,
-                      fb["at"].to_numpy(dtype=np.int64),
-                      fb["value"].to_numpy(dtype=np.float64) if "value" in fb.columns else None,
-                      span)
+    args = (imp_keys, imps["served"].to_numpy(dtype=np.int64), fb_key,
+            fb["at"].to_numpy(dtype=np.int64),
+            fb["value"].to_numpy(dtype=np.float64) if "value" in fb.columns else None, span)
+    if before is None:
+        return judge_rows(*args)
+    return judge_and_count(*args, before)
 
 
 def _id_kind(series: pd.Series) -> str:
@@ -985,6 +1010,25 @@ def _align_ids(st: State, imps: pd.DataFrame,
     return imps, fb
 
 
+def _groups(lists: pd.DataFrame, by_variant: bool) -> dict[tuple[Any, Any], np.ndarray]:
+    """The lists' positions per (window, variant), groups in the order of first appearance
+    and positions ascending: ``lists.groupby(["window", "variant"], sort=False).indices``
+    (missing variants kept). Without a variant column, grouped by the window alone (pandas
+    would group an object column of ``None`` too, the slow part at millions of lists).
+
+    Example:
+        >>> lists = pd.DataFrame({"window": [7, 3, 7]})
+        >>> {k: v.tolist() for k, v in _groups(lists, False).items()}
+        {(7, None): [0, 2], (3, None): [1]}
+    """
+    if by_variant:
+        return lists.groupby(["window", "variant"], dropna=False, sort=False).indices
+    codes, windows = pd.factorize(lists["window"].to_numpy(dtype=np.int64), sort=False)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(windows) + 1))
+    return {(int(windows[g]), None): order[bounds[g]:bounds[g + 1]] for g in range(len(windows))}
+
+
 def _one_run_each(imps: pd.DataFrame, starts: np.ndarray, n_lists: int) -> bool:
     """Whether every list is one run of rows with integer items and no item twice: then
     :func:`_refuse_repeated_items` has nothing to find (a numba pass over the runs instead of
@@ -994,12 +1038,12 @@ def _one_run_each(imps: pd.DataFrame, starts: np.ndarray, n_lists: int) -> bool:
     return not repeats_in_runs(starts, imps["item"].to_numpy())
 
 
-def _refuse_repeated_items(imps: pd.DataFrame, n_pending: int) -> None:
+def _refuse_repeated_items(imps: pd.DataFrame, row_list: np.ndarray, n_pending: int) -> None:
     """An item served twice in one list (user, served_at): one line naming the first repeat
-    (its row in this run's impressions) and how many there are. ``imps["list"]``: the list
-    codes of :meth:`_Run._lists`; the pending rows were checked by the run that read them, so
-    only the lists holding new rows are."""
-    lists = imps["list"].to_numpy(dtype=np.int64)
+    (its row in this run's impressions) and how many there are. ``row_list``: each row's list
+    (the codes of :meth:`_Run._lists`); the pending rows were checked by the run that read
+    them, so only the lists holding new rows are."""
+    lists = row_list.astype(np.int64, copy=False)
     rows = np.arange(len(imps))
     if n_pending:
         touched = np.zeros(int(lists.max(initial=0)) + 1, dtype=bool)

@@ -188,9 +188,11 @@ def times(series: pd.Series, side: str, name: str, unit: str | None = None) -> n
         else:
             ticks = series.to_numpy().astype(np.int64)
             per = UNITS.get(np.datetime_data(series.to_numpy().dtype)[0], 1)
-        _bad(side, name, (ticks < -(-TIME_MIN // per)) | (ticks > TIME_MAX // per), series,
-             f"is outside the supported times {RANGE_TEXT}")
-        return ticks * per
+        low, high = -(-TIME_MIN // per), TIME_MAX // per
+        if len(ticks) and (ticks.min() < low or ticks.max() > high):  # rare: then the rows
+            _bad(side, name, (ticks < low) | (ticks > high), series,
+                 f"is outside the supported times {RANGE_TEXT}")
+        return ticks * per if per != 1 else ticks  # nanoseconds: no copy
     parsed = pd.to_datetime(series, utc=True, errors="coerce", format="ISO8601")
     _bad(side, name, parsed.isna().to_numpy(), series,
          f"is not a time (ISO 8601 expected) within {RANGE_TEXT}")

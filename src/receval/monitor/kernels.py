@@ -22,6 +22,8 @@ from receval.parallel import block_bounds, run_blocks
 
 #: the low bits of a (user, item) key kept in the prefilter bitmap (2 MB)
 _BITMAP_BITS = 24
+#: how many more users than rows a range of user ids may span for the per-user arrays
+_DENSE_USERS = 1 << 20
 #: the fewest rows a block of work on a thread gets
 _MIN_BLOCK_ROWS = 1 << 18
 
@@ -51,42 +53,131 @@ def judge_rows(imp: PairKeys, served: np.ndarray, fb_key: np.ndarray, at: np.nda
         >>> out.tolist(), judging.tolist(), early.tolist()
         ([1.0, 3.0, nan], [True, True], [True, False, False])
     """
-    out = np.full(len(served), np.nan)
-    judging = np.zeros(len(fb_key), dtype=np.bool_)
     early = np.zeros(len(served), dtype=np.bool_)
-    if not len(served) or not len(fb_key):
-        return out, judging, early
-    # feedback by key; equal keys in row order, so the largest value is found in the order
-    # a merge on the key lists them (the first of equal values kept)
-    order = np.argsort(fb_key, kind="stable")
-    sorted_key = fb_key[order]
-    # what a match reads, side by side in key order: one cache line per feedback row
-    rows = np.empty((len(order), 3), dtype=np.int64)
-    rows[:, 0] = at[order]
-    rows[:, 1] = order
-    if value is not None:
-        rows[:, 2] = value[order].view(np.int64)
-    bits, table = _key_index(sorted_key)
-    # blocks of impressions on the threads: each writes its rows' values; a feedback row two
-    # blocks judge is marked True by both
-    run_blocks(_judge_loop, block_bounds(len(served), _MIN_BLOCK_ROWS), imp.user, imp.item,
-               np.int64(imp.user_low), np.int64(imp.item_low), np.int64(imp.width), served,
-               rows, value is not None, span, bits, table, out, judging, early)
+    out, judging, _ = _judge_all(imp, served, fb_key, at, value, span, early, 0)
     return out, judging, early
 
 
-def _key_index(sorted_key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A packed bitmap of the keys' low bits (most impressions have no feedback: one bit read
-    in 2 MB that stay in cache rules them out) and an open-addressing table from each
-    distinct key to its first and last position in ``sorted_key`` (key, first, end side by
-    side: one cache line per lookup)."""
+def judge_and_count(imp: PairKeys, served: np.ndarray, fb_key: np.ndarray, at: np.ndarray,
+                    value: np.ndarray | None, span: int,
+                    before: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`judge_rows`'s values and judging flags, and instead of the early flags (one a
+    row), how many impressions served before ``before`` have feedback dated before serving
+    (``served - span <= at < served``) and no value.
+
+    Example:
+        >>> imp = PairKeys(np.array([0, 0, 0]), np.array([5, 5, 5]), 0, 0, 10)
+        >>> out, judging, n = judge_and_count(imp, np.array([8, 0, 9]),
+        ...     np.array([5, 5]), np.array([12, 4]), np.array([1.0, 3.0]), 5, 9)
+        >>> out.tolist(), judging.tolist(), n
+        ([1.0, 3.0, 1.0], [True, True], 0)
+        >>> judge_and_count(imp, np.array([8, 0, 9]), np.array([5]), np.array([4]),
+        ...                 np.array([3.0]), 5, 9)[2]
+        1
+    """
+    return _judge_all(imp, served, fb_key, at, value, span, np.zeros(0, dtype=np.bool_),
+                      before)
+
+
+def _judge_all(imp: PairKeys, served: np.ndarray, fb_key: np.ndarray, at: np.ndarray,
+               value: np.ndarray | None, span: int, early: np.ndarray,
+               before: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The join: values and judging flags; the early flags written into ``early`` (unless
+    it is empty: then counted for the rows served before ``before`` without a value)."""
+    out = np.full(len(served), np.nan)
+    judging = np.zeros(len(fb_key), dtype=np.bool_)
+    if not len(served) or not len(fb_key):
+        return out, judging, 0
+    fb_key = fb_key.astype(np.int64, copy=False)
+    width = max(1, int(imp.width))
+    n_users = int(fb_key.max()) // width + 1
+    dense = int(fb_key.min()) >= 0 and n_users <= len(served) + len(fb_key) + _DENSE_USERS
+    # feedback by key; equal keys in row order, so the largest value is found in the order
+    # a merge on the key lists them (the first of equal values kept)
+    if dense:  # keys of a few users: a counting sort by user, then by key within each
+        order, sorted_key, user_start = _order_by_user(fb_key, width, n_users)
+    else:
+        order = np.argsort(fb_key, kind="stable")
+        sorted_key = fb_key[order]
+    # what a lookup and a match read, side by side in key order: the key, time, row and
+    # value of each feedback row, a user's few rows in a few cache lines
+    rows = np.empty((len(order), 4), dtype=np.int64)
+    rows[:, 0] = sorted_key
+    rows[:, 1] = at[order]
+    rows[:, 2] = order
+    if value is not None:
+        rows[:, 3] = value[order].view(np.int64)
+    bits = _key_bits(sorted_key)
+    # blocks of impressions on the threads: each writes its rows' values; a feedback row two
+    # blocks judge is marked True by both
+    blocks = block_bounds(len(served), _MIN_BLOCK_ROWS)
+    n_early = np.zeros(max(1, len(blocks)), dtype=np.int64)  # per block
+    common = (imp.user, imp.item, np.int64(imp.user_low), np.int64(imp.item_low),
+              np.int64(imp.width), served, rows, value is not None, span, bits)
+    ends = (out, judging, early, np.int64(before), n_early)
+    if dense:  # a key is looked up among its user's keys (a few, side by side)
+        run_blocks(_judge_dense_loop, blocks, *common, user_start, *ends)
+    else:  # an open-addressing table of the keys
+        run_blocks(_judge_loop, blocks, *common, _key_table(sorted_key), *ends)
+    return out, judging, int(n_early.sum())
+
+
+@numba.njit(cache=True, nogil=True)
+def _order_by_user(fb_key: np.ndarray, width: int, n_users: int
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - numba
+    # np.argsort(fb_key, kind="stable") for keys user * width + item, the keys in that order,
+    # and where each user's segment starts: rows counted into their user's segment in row
+    # order (key and row side by side), then each segment sorted by key (stable)
+    starts = np.zeros(n_users + 1, dtype=np.int64)
+    for j in range(fb_key.size):
+        starts[fb_key[j] // width + 1] += 1
+    for u in range(n_users):
+        starts[u + 1] += starts[u]
+    slot = starts[:-1].copy()
+    order = np.empty(fb_key.size, dtype=np.int64)
+    keys = np.empty(fb_key.size, dtype=np.int64)
+    for j in range(fb_key.size):
+        u = fb_key[j] // width
+        order[slot[u]] = j
+        keys[slot[u]] = fb_key[j]
+        slot[u] += 1
+    for u in range(n_users):
+        a, b = starts[u], starts[u + 1]
+        if b - a <= 32:  # insertion sort: stable, and cheapest for a few keys
+            for x in range(a + 1, b):
+                j = order[x]
+                key = keys[x]
+                y = x - 1
+                while y >= a and keys[y] > key:
+                    order[y + 1] = order[y]
+                    keys[y + 1] = keys[y]
+                    y -= 1
+                order[y + 1] = j
+                keys[y + 1] = key
+        else:
+            by_key = np.argsort(keys[a:b], kind="mergesort")
+            order[a:b] = order[a:b][by_key]
+            keys[a:b] = keys[a:b][by_key]
+    return order, keys, starts
+
+
+def _key_bits(sorted_key: np.ndarray) -> np.ndarray:
+    """A packed bitmap of the keys' low bits: most impressions have no feedback, and one bit
+    read in 2 MB that stay in cache rules them out."""
     bits = np.zeros(1 << (_BITMAP_BITS - 3), dtype=np.uint8)
+    _bits_loop(sorted_key, bits)
+    return bits
+
+
+def _key_table(sorted_key: np.ndarray) -> np.ndarray:
+    """An open-addressing table from each distinct key to its first and last position in
+    ``sorted_key`` (key, first, end side by side: one cache line per lookup)."""
     size = 1
     while size < 2 * len(sorted_key):
         size *= 2
     table = np.full((size, 3), -1, dtype=np.int64)
-    _index_loop(sorted_key, bits, table)
-    return bits, table
+    _index_loop(sorted_key, table)
+    return table
 
 
 @numba.njit(cache=True, nogil=True)
@@ -96,9 +187,15 @@ def _slot(key: np.int64, mask: np.uint64) -> np.uint64:  # pragma: no cover - nu
 
 
 @numba.njit(cache=True, nogil=True)
-def _index_loop(sorted_key: np.ndarray, bits: np.ndarray,
-                table: np.ndarray) -> None:  # pragma: no cover - numba
+def _bits_loop(keys: np.ndarray, bits: np.ndarray) -> None:  # pragma: no cover - numba
     low = np.int64(bits.size * 8 - 1)
+    for key in keys:
+        b = key & low
+        bits[b >> 3] |= np.uint8(1 << (b & 7))
+
+
+@numba.njit(cache=True, nogil=True)
+def _index_loop(sorted_key: np.ndarray, table: np.ndarray) -> None:  # pragma: no cover - numba
     mask = np.uint64(table.shape[0] - 1)
     n = sorted_key.size
     j = 0
@@ -107,8 +204,6 @@ def _index_loop(sorted_key: np.ndarray, bits: np.ndarray,
         end = j + 1
         while end < n and sorted_key[end] == key:
             end += 1
-        b = key & low
-        bits[b >> 3] |= np.uint8(1 << (b & 7))
         h = _slot(key, mask)
         while table[h, 1] >= 0:
             h = (h + np.uint64(1)) & mask
@@ -122,11 +217,12 @@ def _index_loop(sorted_key: np.ndarray, bits: np.ndarray,
 def _judge_loop(block: int, lo: int, hi: int, user: np.ndarray, item: np.ndarray,
                 user_low: np.int64, item_low: np.int64, width: np.int64, served: np.ndarray,
                 rows: np.ndarray, has_value: bool, span: int, bits: np.ndarray,
-                table: np.ndarray, out: np.ndarray, judging: np.ndarray,
-                early: np.ndarray) -> None:  # pragma: no cover - numba
+                table: np.ndarray, out: np.ndarray, judging: np.ndarray, early: np.ndarray,
+                before: np.int64, n_early: np.ndarray) -> None:  # pragma: no cover - numba
+    # a key's feedback rows found in the open-addressing table (``_key_table``)
     low = np.int64(bits.size * 8 - 1)
     mask = np.uint64(table.shape[0] - 1)
-    values = rows[:, 2].view(np.float64) if has_value else np.zeros(0)
+    values = rows[:, 3].view(np.float64) if has_value else np.zeros(0)
     for i in range(lo, hi):
         u = user[i] - user_low
         it = item[i] - item_low
@@ -141,31 +237,104 @@ def _judge_loop(block: int, lo: int, hi: int, user: np.ndarray, item: np.ndarray
             h = (h + np.uint64(1)) & mask
         if table[h, 1] < 0:
             continue
-        s = served[i]
-        found = False
-        best = np.nan
-        for j in range(table[h, 1], table[h, 2]):
-            a = rows[j, 0]
-            if s - span <= a and a < s:
-                early[i] = True
-            if s <= a and a <= s + span:
-                judging[rows[j, 1]] = True
-                if has_value and (not found or values[j] > best):
-                    best = values[j]
-                    found = True
-        if found:
-            out[i] = best
+        if _match(i, table[h, 1], table[h, 2], served[i], rows, values, has_value, span, out,
+                  judging):
+            _early(block, i, served, out, early, before, n_early)
+
+
+@numba.njit(cache=True, nogil=True)
+def _judge_dense_loop(block: int, lo: int, hi: int, user: np.ndarray, item: np.ndarray,
+                      user_low: np.int64, item_low: np.int64, width: np.int64,
+                      served: np.ndarray, rows: np.ndarray, has_value: bool, span: int,
+                      bits: np.ndarray, user_start: np.ndarray, out: np.ndarray,
+                      judging: np.ndarray, early: np.ndarray, before: np.int64,
+                      n_early: np.ndarray) -> None:  # pragma: no cover - numba
+    # :func:`_judge_loop` with the key found among its user's keys (``user_start``: where
+    # each user's rows start in ``rows``, sorted by key)
+    low = np.int64(bits.size * 8 - 1)
+    n_users = user_start.size - 1
+    values = rows[:, 3].view(np.float64) if has_value else np.zeros(0)
+    for i in range(lo, hi):
+        u = user[i] - user_low
+        it = item[i] - item_low
+        if u < 0 or it < 0 or u >= n_users:
+            continue
+        key = u * width + it
+        b = key & low
+        if not (bits[b >> 3] >> (b & 7)) & 1:
+            continue
+        a = user_start[u]
+        z = user_start[u + 1]
+        while z - a > 16:  # a binary search down to a few keys (a user with many)
+            mid = (a + z) >> 1
+            if rows[mid, 0] < key:
+                a = mid + 1
+            else:
+                z = mid
+        z = user_start[u + 1]
+        while a < z and rows[a, 0] < key:  # the first of the user's keys >= key
+            a += 1
+        end = a
+        while end < z and rows[end, 0] == key:
+            end += 1
+        if end > a and _match(i, a, end, served[i], rows, values, has_value, span, out,
+                              judging):
+            _early(block, i, served, out, early, before, n_early)
+
+
+@numba.njit(cache=True, nogil=True)
+def _early(block: int, i: int, served: np.ndarray, out: np.ndarray, early: np.ndarray,
+           before: np.int64, n_early: np.ndarray) -> None:  # pragma: no cover - numba
+    # impression ``i`` has feedback dated before it was served: flagged, or counted
+    if early.size:
+        early[i] = True
+    elif served[i] < before and np.isnan(out[i]):
+        n_early[block] += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _match(i: int, first: int, end: int, s: np.int64, rows: np.ndarray, values: np.ndarray,
+           has_value: bool, span: int, out: np.ndarray,
+           judging: np.ndarray) -> bool:  # pragma: no cover - numba
+    # impression ``i`` (served at ``s``) against the feedback rows ``first:end`` of its key;
+    # whether one of them is dated before serving (within ``span``)
+    found = False
+    is_early = False
+    best = np.nan
+    for j in range(first, end):
+        a = rows[j, 1]
+        if s - span <= a and a < s:
+            is_early = True
+        if s <= a and a <= s + span:
+            judging[rows[j, 2]] = True
+            if has_value and (not found or values[j] > best):
+                best = values[j]
+                found = True
+    if found:
+        out[i] = best
+    return is_early
 
 
 class Lists(NamedTuple):
-    """The served lists of :func:`list_rows`: each row's list ``code`` (numbered in the order
-    of first appearance), each list's ``first`` row and number of ``judged`` rows, and the
-    first row of each run of rows of one list (``starts``)."""
+    """The served lists of :func:`list_rows`: each run of rows' list ``run_code`` (numbered
+    in the order of first appearance), each list's ``first`` row and number of ``judged``
+    rows, and the first row of each run of rows of one list (``starts``). A list's code per
+    row is :meth:`codes` (a column the batch run never needs whole)."""
 
-    code: np.ndarray
+    run_code: np.ndarray
     first: np.ndarray
     judged: np.ndarray
     starts: np.ndarray
+
+    def codes(self, n_rows: int) -> np.ndarray:
+        """Each of the ``n_rows`` rows' list code.
+
+        Example:
+            >>> Lists(np.array([0, 1, 0]), np.array([0, 2]), np.array([0, 0]),
+            ...       np.array([0, 2, 3])).codes(5).tolist()
+            [0, 0, 1, 0, 0]
+        """
+        return np.repeat(self.run_code, np.diff(self.starts, append=n_rows))
 
 
 def list_rows(user: np.ndarray, served: np.ndarray, judged: np.ndarray) -> Lists:
@@ -177,29 +346,78 @@ def list_rows(user: np.ndarray, served: np.ndarray, judged: np.ndarray) -> Lists
         >>> nan = float("nan")
         >>> lists = list_rows(np.array([1, 1, 2, 1]), np.array([7, 7, 7, 7]),
         ...                   np.array([1.0, nan, nan, 2.0]))
-        >>> [v.tolist() for v in lists]
-        [[0, 0, 1, 0], [0, 2], [2, 0], [0, 2, 3]]
+        >>> [v.tolist() for v in lists], lists.codes(4).tolist()
+        ([[0, 1, 0], [0, 2], [2, 0], [0, 2, 3]], [0, 0, 1, 0])
     """
     user = user.astype(np.int64, copy=False)
     served = served.astype(np.int64, copy=False)
-    n_runs = _count_runs(user, served)
-    size = 1
-    while size < 2 * n_runs:
-        size *= 2
-    codes = np.empty(len(user), dtype=np.int64)
+    n_runs, low, high = _count_runs(user, served)
+    codes = np.empty(n_runs, dtype=np.int64)  # each run's list
     starts = np.empty(n_runs, dtype=np.int64)
     first = np.empty(n_runs, dtype=np.int64)
     counts = np.empty(n_runs, dtype=np.int64)
-    n = _list_rows_loop(user, served, judged, size, codes, starts, first, counts)
+    n = -1
+    if n_runs and high - low < len(user) + _DENSE_USERS:
+        # users in a small range (integer ids, text ids' codes): a served time per user
+        # instead of a hash table of every list, while each user's lists come in time order
+        n = _list_rows_dense(user, served, judged, low, high - low + 1, codes, starts, first,
+                             counts)
+    if n < 0:  # a user's list served before one of theirs already seen: the hash table
+        size = 1
+        while size < 2 * n_runs:
+            size *= 2
+        n = _list_rows_loop(user, served, judged, size, codes, starts, first, counts)
     return Lists(codes, first[:n].copy(), counts[:n].copy(), starts)
 
 
 @numba.njit(cache=True, nogil=True)
-def _count_runs(user: np.ndarray, served: np.ndarray) -> int:  # pragma: no cover - numba
+def _count_runs(user: np.ndarray,
+                served: np.ndarray) -> tuple[int, int, int]:  # pragma: no cover - numba
+    # the runs of rows of one (user, served), and the users' range
     n = 0
+    low = high = user[0] if user.size else 0
     for i in range(user.size):
         if i == 0 or user[i] != user[i - 1] or served[i] != served[i - 1]:
             n += 1
+            low = min(low, user[i])
+            high = max(high, user[i])
+    return n, low, high
+
+
+@numba.njit(cache=True, nogil=True)
+def _list_rows_dense(user: np.ndarray, served: np.ndarray, judged: np.ndarray, low: int,
+                     n_users: int, codes: np.ndarray, starts: np.ndarray, first: np.ndarray,
+                     counts: np.ndarray) -> int:  # pragma: no cover - numba
+    # :func:`_list_rows_loop` for logs where each user's runs come in served order (a run
+    # starts the user's latest list or a later one): the latest list of each user is all
+    # there is to look up. -1 at the first run that goes back in time (the caller then
+    # numbers the lists with the hash table from the start).
+    latest = np.empty(n_users, dtype=np.int64)
+    latest_code = np.full(n_users, -1, dtype=np.int64)
+    n = 0
+    r = 0
+    code = -1
+    for i in range(user.size):
+        if i == 0 or user[i] != user[i - 1] or served[i] != served[i - 1]:
+            starts[r] = i
+            r += 1
+            u = user[i] - low
+            s = served[i]
+            c = latest_code[u]
+            if c < 0 or s > latest[u]:
+                latest[u] = s
+                latest_code[u] = n
+                first[n] = i
+                counts[n] = 0
+                code = n
+                n += 1
+            elif s == latest[u]:
+                code = c
+            else:
+                return -1
+            codes[r - 1] = code
+        if not np.isnan(judged[i]):
+            counts[code] += 1
     return n
 
 
@@ -238,7 +456,7 @@ def _list_rows_loop(user: np.ndarray, served: np.ndarray, judged: np.ndarray, si
                     code = c
                     break
                 h = (h + np.uint64(1)) & mask
-        codes[i] = code
+            codes[r - 1] = code
         if not np.isnan(judged[i]):
             counts[code] += 1
     return n
@@ -326,44 +544,153 @@ def _group_loop(group_of: np.ndarray, row_key: np.ndarray, next_slot: np.ndarray
             next_slot[g] += 1
 
 
-def group_columns(group_of: np.ndarray, row_key: np.ndarray, n_groups: int,
-                  ints: tuple[np.ndarray, np.ndarray], floats: tuple[np.ndarray, np.ndarray]
-                  ) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
-    """:func:`group_order`'s grouping applied to two int64 and two float64 columns in the
-    same pass: each column with its rows grouped (row order within a group), and the groups'
-    bounds; no array of row numbers, no gather per column.
+def by_time_then_user(served: np.ndarray, user: np.ndarray) -> np.ndarray:
+    """The order of rows by ``served``, then by ``user`` (int64 each), equal pairs in row
+    order: ``np.lexsort((user, served))``, with one sort by time and the few rows of one time
+    sorted by user.
 
     Example:
-        >>> bounds, i, f = group_columns(np.array([1, -1, 0]), np.array([0, 1, 2, 0]), 2,
-        ...     (np.array([5, 6, 7, 8]), np.arange(4)), (np.array([.5, .6, .7, .8]),) * 2)
-        >>> bounds.tolist(), i[0].tolist(), f[1].tolist()
-        ([0, 1, 3], [7, 5, 8], [0.7, 0.5, 0.8])
+        >>> by_time_then_user(np.array([5, 3, 5, 3]), np.array([2, 9, 1, 9])).tolist()
+        [1, 3, 2, 0]
     """
-    bounds = np.zeros(n_groups + 1, dtype=np.int64)
-    group_of = group_of.astype(np.int64, copy=False)
-    row_key = row_key.astype(np.int64, copy=False)
-    _group_counts(group_of, row_key, bounds)
-    n = int(bounds[-1])
-    out_i = [np.empty(n, dtype=np.int64) for _ in range(2)]
-    out_f = [np.empty(n, dtype=np.float64) for _ in range(2)]
-    _columns_loop(group_of, row_key, bounds[:-1].copy(),
-                  ints[0].astype(np.int64, copy=False), ints[1].astype(np.int64, copy=False),
-                  floats[0].astype(np.float64, copy=False),
-                  floats[1].astype(np.float64, copy=False), *out_i, *out_f)
-    return bounds, out_i, out_f
+    order = np.argsort(served, kind="stable")
+    _users_within_times(served.astype(np.int64, copy=False), user.astype(np.int64, copy=False),
+                        order)
+    return order
 
 
 @numba.njit(cache=True, nogil=True)
-def _columns_loop(group_of: np.ndarray, row_key: np.ndarray, next_slot: np.ndarray,
-                  a: np.ndarray, b: np.ndarray, x: np.ndarray, y: np.ndarray,
-                  a_out: np.ndarray, b_out: np.ndarray, x_out: np.ndarray,
-                  y_out: np.ndarray) -> None:  # pragma: no cover - numba
-    for i in range(row_key.size):
-        g = group_of[row_key[i]]
+def _users_within_times(served: np.ndarray, user: np.ndarray,
+                        order: np.ndarray) -> None:  # pragma: no cover - numba
+    # each run of rows of one time (in ``order``) sorted by user, stable
+    n = order.size
+    a = 0
+    while a < n:
+        b = a + 1
+        while b < n and served[order[b]] == served[order[a]]:
+            b += 1
+        if b - a > 32:
+            run = order[a:b].copy()
+            order[a:b] = run[np.argsort(user[run], kind="mergesort")]
+        else:
+            for x in range(a + 1, b):
+                j = order[x]
+                y = x - 1
+                while y >= a and user[order[y]] > user[j]:
+                    order[y + 1] = order[y]
+                    y -= 1
+                order[y + 1] = j
+        a = b
+
+
+class WindowColumns(NamedTuple):
+    """The columns one evaluation per group reads, grouped (row order within a group): the
+    predictions' ``list``, ``item`` and ``order`` (group ``g``: ``bounds[g]:bounds[g + 1]``)
+    and the truth's (the rows with a value): ``truth_list``, ``truth_item``,
+    ``truth_value`` (``truth_bounds``)."""
+
+    bounds: np.ndarray
+    list: np.ndarray
+    item: np.ndarray
+    order: np.ndarray
+    truth_bounds: np.ndarray
+    truth_list: np.ndarray
+    truth_item: np.ndarray
+    truth_value: np.ndarray
+
+
+def window_columns(group_of: np.ndarray, run_code: np.ndarray, starts: np.ndarray,
+                   n_groups: int, item: np.ndarray, order: np.ndarray,
+                   judged: np.ndarray) -> WindowColumns:
+    """The rows grouped by their list's group (``group_of[list]``, none when negative; the
+    rows' lists by runs: ``run_code[r]`` from row ``starts[r]`` to the next run's), row
+    order within a group, in one pass: the rows' list, item and order, and the list, item
+    and value of the rows with a value (``judged`` not NaN). No array of row numbers or of
+    the rows' lists, no gather per column, no mask per group.
+
+    Example:
+        >>> nan = float("nan")
+        >>> out = window_columns(np.array([1, -1, 0]), np.array([0, 1, 2, 0]),
+        ...     np.array([0, 1, 2, 3]), 2, np.array([5, 6, 7, 8]),
+        ...     np.array([1.0, 1.0, 1.0, 2.0]), np.array([4.0, 3.0, nan, nan]))
+        >>> out.bounds.tolist(), out.list.tolist(), out.item.tolist(), out.order.tolist()
+        ([0, 1, 3], [2, 0, 0], [7, 5, 8], [1.0, 1.0, 2.0])
+        >>> out.truth_bounds.tolist(), out.truth_item.tolist(), out.truth_value.tolist()
+        ([0, 0, 1], [5], [4.0])
+    """
+    group_of = group_of.astype(np.int64, copy=False)
+    run_code = run_code.astype(np.int64, copy=False)
+    starts = starts.astype(np.int64, copy=False)
+    judged = judged.astype(np.float64, copy=False)
+    # blocks of runs on the threads: each counts its rows per group, then writes them from
+    # its own first slot in each group (groups in order, blocks in row order within a group)
+    blocks = block_bounds(len(starts), _MIN_BLOCK_ROWS // 8)
+    counts = np.zeros((2, max(1, len(blocks)), n_groups), dtype=np.int64)
+    run_blocks(_block_counts, blocks, group_of, run_code, starts, judged, counts)
+    slots, bounds = _block_slots(counts[0])
+    truth_slots, truth_bounds = _block_slots(counts[1])
+    n, n_truth = int(bounds[-1]), int(truth_bounds[-1])
+    out = WindowColumns(bounds, np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
+                        np.empty(n, dtype=np.float64), truth_bounds,
+                        np.empty(n_truth, dtype=np.int64), np.empty(n_truth, dtype=np.int64),
+                        np.empty(n_truth, dtype=np.float64))
+    run_blocks(_columns_loop, blocks, group_of, run_code, starts, slots, truth_slots,
+               item.astype(np.int64, copy=False), order.astype(np.float64, copy=False),
+               judged, *out[1:4], *out[5:])
+    return out
+
+
+def _block_slots(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each block's first slot in each group (``counts[block, group]``: its rows there),
+    groups in order and blocks in order within a group; and the groups' bounds."""
+    n_blocks, n_groups = counts.shape
+    ends = np.cumsum(counts.T.ravel())  # group-major: group g, block b at g * blocks + b
+    slots = (ends - counts.T.ravel()).reshape(n_groups, n_blocks).T.copy()
+    bounds = np.zeros(n_groups + 1, dtype=np.int64)
+    bounds[1:] = ends[n_blocks - 1::n_blocks]
+    return slots, bounds
+
+
+
+
+@numba.njit(cache=True, nogil=True)
+def _block_counts(block: int, lo: int, hi: int, group_of: np.ndarray, run_code: np.ndarray,
+                  starts: np.ndarray, judged: np.ndarray,
+                  counts: np.ndarray) -> None:  # pragma: no cover - numba
+    for r in range(lo, hi):
+        g = group_of[run_code[r]]
         if g >= 0:
+            end = starts[r + 1] if r + 1 < starts.size else judged.size
+            counts[0, block, g] += end - starts[r]
+            for i in range(starts[r], end):
+                if not np.isnan(judged[i]):
+                    counts[1, block, g] += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _columns_loop(block: int, lo: int, hi: int, group_of: np.ndarray, run_code: np.ndarray,
+                  starts: np.ndarray, slots: np.ndarray, truth_slots: np.ndarray,
+                  item: np.ndarray, order: np.ndarray, judged: np.ndarray,
+                  list_out: np.ndarray, item_out: np.ndarray, order_out: np.ndarray,
+                  truth_list: np.ndarray, truth_item: np.ndarray,
+                  truth_value: np.ndarray) -> None:  # pragma: no cover - numba
+    next_slot = slots[block]  # this block's next slot in each group
+    next_truth = truth_slots[block]
+    for r in range(lo, hi):
+        code = run_code[r]
+        g = group_of[code]
+        if g < 0:
+            continue
+        end = starts[r + 1] if r + 1 < starts.size else judged.size
+        for i in range(starts[r], end):
             slot = next_slot[g]
-            a_out[slot] = a[i]
-            b_out[slot] = b[i]
-            x_out[slot] = x[i]
-            y_out[slot] = y[i]
+            list_out[slot] = code
+            item_out[slot] = item[i]
+            order_out[slot] = order[i]
             next_slot[g] = slot + 1
+            if not np.isnan(judged[i]):
+                slot = next_truth[g]
+                truth_list[slot] = code
+                truth_item[slot] = item[i]
+                truth_value[slot] = judged[i]
+                next_truth[g] = slot + 1
