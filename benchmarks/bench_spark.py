@@ -11,18 +11,24 @@ random scores) and ``--relevant`` truth items per user (half of them among the p
   needs built from the same long tables (groupBy + collect_list of the items sorted by score:
   "convert"), then one ``evaluate`` per metric ("compute").
 * Spark's own bare shuffle by user of the same columns (the floor receval's Spark plan is
-  measured against, issue 24: within 1.5x): both sides' columns unioned with a side flag and
-  grouped by user with ``collect_list`` exactly as the engine's ``columns`` plan does, written
-  to Spark's ``noop`` sink (every row computed, nothing stored), on every master.
+  measured against, issue 24: within 1.5x): both sides' columns unioned and grouped by user
+  with one ``collect_list`` per side and column exactly as the engine's ``columns`` plan does,
+  written to Spark's ``noop`` sink (every row computed, nothing stored), on every master.
 * receval's local engine on the same Parquet files (read by receval, numba on every core).
 
     python benchmarks/bench_spark.py --users 200000 1000000 --masters 'local[2]' 'local[1]'
 
-How the cost per user scales with workers (one executor process per worker, 1 core each;
-``local-cluster`` needs no cluster, only the pip-installed pyspark):
+How the cost per user scales with workers (``local-cluster[workers, cores, MB]``: one
+executor process per worker, its heap the worker's MB, ``spark.executor.memory`` set from the
+master; ``local-cluster`` needs no cluster, only the pip-installed pyspark). At 1M users within
+a 24 GB machine: 1 and 2 executors of 1 core and 3 GB, 4 of 1.5 GB (plus a Python worker of
+about 0.5 GB each and the 2 GB driver, which runs no task here):
 
-    python benchmarks/bench_spark.py --users 200000 --no-mllib --masters \
-        'local-cluster[1,1,4096]' 'local-cluster[2,1,4096]' 'local-cluster[4,1,4096]'
+    python benchmarks/bench_spark.py --users 1000000 --no-mllib --memory 2g --masters \
+        'local-cluster[1,1,3072]' 'local-cluster[2,1,3072]' 'local-cluster[4,1,1536]'
+
+(On a 2-core machine 4 executors of 1 core are oversubscribed: that run measures the cost of
+more tasks than cores, not scaling.)
 
 Prints one JSON object per measure and a summary table; ``--out`` saves them.
 """
@@ -32,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -93,7 +100,11 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str,
 
     import receval
 
-    spark = (SparkSession.builder.master(master).appName("bench-spark")
+    builder = SparkSession.builder
+    cluster = re.fullmatch(r"local-cluster\[\s*\d+\s*,\s*\d+\s*,\s*(\d+)\s*\]", master)
+    if cluster:  # each executor's heap: its worker's memory (Spark's default is 1 GB)
+        builder = builder.config("spark.executor.memory", f"{cluster.group(1)}m")
+    spark = (builder.master(master).appName("bench-spark")
              .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
              .config("spark.driver.memory", memory)
              .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="bench_spark_wh_"))
@@ -117,6 +128,8 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str,
                     "shuffles": getattr(r, "shuffles", None)})
         print(json.dumps(out[-1]), flush=True)
     out.append(bare_shuffle(spark, t_path, p_path, master))
+    print(json.dumps(out[-1]), flush=True)
+    out.append(bare_shuffle(spark, t_path, p_path, master, to_python=True))
     print(json.dumps(out[-1]), flush=True)
     if buckets:
         out.append(bucketed(spark, t_path, p_path, master, buckets))
@@ -152,9 +165,11 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str,
     return out
 
 
-def grouped_by_user(truth: Any, preds: Any) -> Any:
-    """Both sides' rows grouped by user as the engine groups them (side flag, user, item,
-    score; ``collect_list`` per column): the bare shuffle every Spark evaluator pays."""
+def grouped_by_user(truth: Any, preds: Any, flags: bool = False) -> Any:
+    """Both sides' rows grouped by user as the engine groups them (one ``collect_list`` per
+    side and column: the truth's items, the predictions' items and scores): the bare shuffle
+    every Spark evaluator pays. ``flags``: as the engine grouped them before stop 21 (one
+    list of side flags, one of items, one of scores)."""
     from pyspark.sql import functions as F
 
     union = truth.select(F.lit(0).cast("byte").alias("s"), F.col("user").alias("u"),
@@ -163,17 +178,35 @@ def grouped_by_user(truth: Any, preds: Any) -> Any:
                                                     F.col("user").alias("u"),
                                                     F.col("item").alias("i"),
                                                     F.col("score").alias("pv")))
-    return union.groupBy("u").agg(F.collect_list("s").alias("l_s"),
-                                     F.collect_list("i").alias("l_i"),
+    if flags:
+        return union.groupBy("u").agg(F.collect_list("s").alias("l_s"),
+                                         F.collect_list("i").alias("l_i"),
+                                         F.collect_list("pv").alias("l_pv"))
+    side = F.col("s")
+    return union.groupBy("u").agg(F.collect_list(F.when(side == 0, F.col("i"))).alias("l0_i"),
+                                     F.collect_list(F.when(side == 1, F.col("i"))).alias("l1_i"),
                                      F.collect_list("pv").alias("l_pv"))
 
 
-def bare_shuffle(spark: Any, t_path: str, p_path: str, master: str) -> dict:
-    """The floor: the engine's shuffle by user of the same columns (side flag, user, item,
-    score; ``collect_list`` per column, as ``receval.spark.engine._run`` packs them) with no
-    evaluation, written to the ``noop`` sink, under the partitions receval picked."""
+def bare_shuffle(spark: Any, t_path: str, p_path: str, master: str,
+                 to_python: bool = False) -> dict:
+    """The floor: the engine's shuffle by user of the same columns (user, item, score; one
+    ``collect_list`` per side and column, as ``receval.spark.engine._run`` packs them) with
+    no evaluation, written to the ``noop`` sink, under the partitions receval picked.
+    ``to_python``: the grouped rows sent to Python workers that only count them (a
+    ``mapInArrow`` doing nothing, in the engine's Arrow batches): the floor of any evaluation
+    in Python."""
+    import pyarrow as pa
 
     from receval.spark.engine import _shuffle_partitions, auto_partitions
+
+    try:  # receval >= stop 21: the engine's Arrow batches
+        from receval.spark.engine import ARROW_BATCH_USERS, _arrow_batches
+    except ImportError:
+        ARROW_BATCH_USERS, _arrow_batches = 0, None
+
+    def count(batches: Any) -> Any:
+        yield pa.RecordBatch.from_arrays([pa.array([sum(b.num_rows for b in batches)])], ["n"])
 
     truth, preds = spark.read.parquet(t_path), spark.read.parquet(p_path)
     start = time.perf_counter()
@@ -181,7 +214,13 @@ def bare_shuffle(spark: Any, t_path: str, p_path: str, master: str) -> dict:
                             spark.sparkContext.defaultParallelism)
     grouped = grouped_by_user(truth, preds)
     with _shuffle_partitions(spark, parts):
-        grouped.write.format("noop").mode("overwrite").save()
+        if not to_python:
+            grouped.write.format("noop").mode("overwrite").save()
+        elif _arrow_batches is None:
+            grouped.mapInArrow(count, "n long").collect()
+        else:
+            with _arrow_batches(spark, ARROW_BATCH_USERS):
+                grouped.mapInArrow(count, "n long").collect()
     seconds = time.perf_counter() - start
     try:  # the Exchange nodes of its plan (receval >= stop 20)
         from receval.spark.engine import count_shuffles
@@ -190,7 +229,8 @@ def bare_shuffle(spark: Any, t_path: str, p_path: str, master: str) -> dict:
             shuffles: int | None = count_shuffles(grouped)
     except ImportError:
         shuffles = None
-    return {"tool": "spark-bare-shuffle", "master": master, "run": "once",
+    return {"tool": "spark-bare-to-python" if to_python else "spark-bare-shuffle",
+            "master": master, "run": "once",
             "seconds": seconds, "partitions": parts, "shuffles": shuffles}
 
 
@@ -281,7 +321,7 @@ def summary(rows: list[dict[str, Any]]) -> None:
               f"{r['seconds']:>8.1f} {1e6 * r['seconds'] / r['size']:>8.1f}")
     # the issue's targets: RankingEvaluator / receval >= 2; receval / bare shuffle <= 1.5
     print(f"\n{'users':>9} {'master':<24} {'RankingEvaluator/receval':>25} "
-          f"{'receval/bare shuffle':>21}")
+          f"{'receval/bare shuffle':>21} {'RE/bare':>8} {'RE/bare+to-python':>18}")
     def seconds(size: int, master: str, tool: str, run: str) -> float | None:
         found = [r["seconds"] for r in rows if r["size"] == size and r["master"] == master
                  and r["tool"] == tool and r["run"] == run]
@@ -292,11 +332,15 @@ def summary(rows: list[dict[str, Any]]) -> None:
             warm = seconds(size, master, "receval-spark", "warm")
             mllib = seconds(size, master, "spark-ml-RankingEvaluator", "once")
             bare = seconds(size, master, "spark-bare-shuffle", "once")
+            sent = seconds(size, master, "spark-bare-to-python", "once")
             if warm is None:
                 continue
-            print(f"{size:>9} {master:<24} "
-                  f"{'-' if mllib is None else f'{mllib / warm:.2f}x':>25} "
-                  f"{'-' if bare is None else f'{warm / bare:.2f}x':>21}")
+
+            def ratio(a: float | None, b: float | None, width: int) -> str:
+                return f"{'-' if a is None or b is None else f'{a / b:.2f}x':>{width}}"
+
+            print(f"{size:>9} {master:<24} {ratio(mllib, warm, 25)} {ratio(warm, bare, 21)} "
+                  f"{ratio(mllib, bare, 8)} {ratio(mllib, sent, 18)}")
 
 
 if __name__ == "__main__":

@@ -401,25 +401,30 @@ def _run(spark: Any, union: Any, task: _Task, out_schema: Any, metric_names: lis
         # rows where they are together): far fewer rows through the exchange
         shuffled = union.groupBy("u").agg(F.collect_list(F.struct(*names)).alias("r"))
     else:
-        # collect_list skips nulls: the side flag and the ids are collected as they are
-        # (``g`` counts the nulls that would shift them: then the struct plan is run), the
-        # rating (null on prediction rows, maybe on truth rows) wrapped in one-item arrays
+        # one list per side and column: ``l0_i`` the truth's items, ``l1_i`` the predictions',
+        # ``l2_i`` the training rows' (a side flag list would cost a list element per row
+        # through the aggregation and the Arrow transfer); collect_list skips nulls (``when``
+        # is null on the other sides): the ids are collected as they are (``g`` counts the
+        # nulls that would shift them: then the struct plan is run), the rating (maybe null on
+        # truth rows) wrapped in one-item arrays
         side = F.col("s")
         shifting = F.col("i").isNull()
-        aggs = [F.collect_list("s").alias("l_s"), F.collect_list("i").alias("l_i")]
+        flags = (0, 1, 2) if task.history else (0, 1)
+        aggs = [F.collect_list(F.when(side == f, F.col("i"))).alias(f"l{f}_i") for f in flags]
         if "tv" in names:
             aggs.append(F.collect_list(F.when(side == 0, F.array("tv"))).alias("a_tv"))
         if "pv" in names:
             aggs.append(F.collect_list("pv").alias("l_pv"))
             shifting = shifting | ((side == 1) & F.col("pv").isNull())
         if "o" in names:
-            aggs.append(F.collect_list("o").alias("l_o"))
+            aggs += [F.collect_list(F.when(side == f, F.col("o"))).alias(f"l{f}_o")
+                     for f in flags]
             shifting = shifting | F.col("o").isNull()
         aggs.append(F.count_if(shifting).alias("g"))
         shuffled = union.groupBy("u").agg(*aggs)
     mapped = shuffled.mapInArrow(task, out_schema)
     cached = None
-    with _shuffle_partitions(spark, parts):
+    with _shuffle_partitions(spark, parts), _arrow_batches(spark, ARROW_BATCH_USERS):
         shuffles = count_shuffles(mapped)
         if sopts["per_user"]:
             from pyspark import StorageLevel
@@ -472,6 +477,29 @@ def _shuffle_partitions(spark: Any, parts: int | None) -> Iterator[None]:
                 spark.conf.unset(k)
             else:
                 spark.conf.set(k, v)
+
+
+#: users (rows of packed lists) per Arrow batch sent to the partitions' Python workers
+#: (``spark.sql.execution.arrow.maxRecordsPerBatch`` while the evaluation job runs): at 1M
+#: users x 120 rows, 2,000 a batch took 5 to 8 CPU seconds less than 200,000 a batch (the
+#: JVM writes each batch's lists into buffers that stay in cache; issue 24)
+ARROW_BATCH_USERS = 2_000
+
+
+@contextlib.contextmanager
+def _arrow_batches(spark: Any, users: int) -> Iterator[None]:
+    """``users`` rows per Arrow batch while the query runs (the session's setting restored
+    after)."""
+    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, str(users))
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)
 
 
 #: rows (truth + predictions) per shuffle partition above which ``partitions="auto"`` adds a
@@ -733,7 +761,9 @@ class _Task:
         per_user = None
         start = time.perf_counter()
         try:
-            result = self._evaluate(truth, preds, _history(sides[2]) if self.history else None)
+            with _task_threads(context.cpus() if context else None):
+                result = self._evaluate(truth, preds,
+                                        _history(sides[2]) if self.history else None)
             meta["exposure"] = result.counts.pop("exposure", None)
             meta["counts"] = result.counts
             meta["sums"] = _with_first_ids(result, self.row_firsts).to_dict()
@@ -865,24 +895,37 @@ def _has_ties(preds: pa.Table) -> bool:
 
 
 def _columns_sides(table: pa.Table) -> tuple[list[pa.Table], int]:
-    """The truth and prediction rows (``u``, ``i``, ``tv``/``pv``, ``o``) from one row per user
-    of lists (``columns`` mode), each side in its rows' order; and the number of rows."""
+    """The truth, prediction and training rows (``u``, ``i``, ``tv``/``pv``, ``o``) from one
+    row per user of lists, one list per side and column (``columns`` mode: ``l0_i``, ``l1_i``,
+    ``l2_i``, ``l0_o``, ...), each side in its rows' order; and the number of rows.
+
+    Example:
+        >>> packed = pa.table({"u": [7, 3], "l0_i": [[1], [2, 4]], "l1_i": [[5, 6], []],
+        ...                    "l_pv": [[0.5, 0.25], []]})
+        >>> sides, n = _columns_sides(packed)
+        >>> sides[0].to_pydict(), sides[1].to_pydict(), sides[2].num_rows, n
+        ({'u': [7, 3, 3], 'i': [1, 2, 4]}, {'u': [7, 7], 'i': [5, 6], 'pv': [0.5, 0.25]}, 0, 5)
+    """
     lists = {c: table.column(c).combine_chunks() for c in table.column_names
-             if c.startswith(("l_", "a_"))}
-    flags = pc.list_flatten(lists["l_s"]).to_numpy(zero_copy_only=False)
-    users = table.column("u").combine_chunks().take(pc.list_parent_indices(lists["l_s"]))
-    shared = {"u": users, "i": pc.list_flatten(lists["l_i"])}
-    if "l_o" in lists:
-        shared["o"] = pc.list_flatten(lists["l_o"])
+             if c.startswith(("l", "a_"))}
+    users = table.column("u").combine_chunks()
     sides = []
     for f in (0, 1, 2):
-        keep = pa.array(flags == f)
-        sides.append({k: v.filter(keep) for k, v in shared.items()})
+        items = lists.get(f"l{f}_i")
+        if items is None:
+            sides.append({"u": users.slice(0, 0), "i": lists["l0_i"].values.slice(0, 0)})
+            if "l0_o" in lists:
+                sides[-1]["o"] = lists["l0_o"].values.slice(0, 0)
+            continue
+        side = {"u": users.take(pc.list_parent_indices(items)), "i": pc.list_flatten(items)}
+        if f"l{f}_o" in lists:
+            side["o"] = pc.list_flatten(lists[f"l{f}_o"])
+        sides.append(side)
     if "a_tv" in lists:
         sides[0]["tv"] = pc.list_flatten(pc.list_flatten(lists["a_tv"]))
     if "l_pv" in lists:
         sides[1]["pv"] = pc.list_flatten(lists["l_pv"])
-    return [pa.table(side) for side in sides], len(flags)
+    return [pa.table(side) for side in sides], sum(len(side["i"]) for side in sides)
 
 
 def _unpacked(table: pa.Table) -> pa.Table:
@@ -896,6 +939,33 @@ def _unpacked(table: pa.Table) -> pa.Table:
 
 
 _SEEN: list[bool] = []
+
+
+@contextlib.contextmanager
+def _task_threads(cpus: int | None) -> Iterator[None]:
+    """The local plan on the task's cores (``spark.task.cpus``, 1 by default), not every core
+    of the machine: the executor runs a task on each of its cores at once.
+
+    Example:
+        >>> import numba
+        >>> before = numba.get_num_threads()
+        >>> with _task_threads(1):
+        ...     numba.get_num_threads()
+        1
+        >>> numba.get_num_threads() == before
+        True
+    """
+    import numba
+
+    before = numba.get_num_threads()
+    if cpus is None or cpus >= before:
+        yield
+        return
+    numba.set_num_threads(max(int(cpus), 1))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
 
 
 def _first_in_process() -> bool:
