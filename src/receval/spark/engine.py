@@ -87,8 +87,9 @@ class SparkResult(Result):
     """
 
     _cached: Any = field(default=None, repr=False, compare=False)
-    #: per partition: its id, the worker's pid, its rows, the seconds the local plan took and
-    #: whether it was the worker's first (where the kernels load or compile)
+    #: per partition: its id, the worker's pid, its rows, the seconds the local plan took,
+    #: whether it was the worker's first (where the kernels load or compile), the seconds
+    #: before it (unpacking), the Arrow batches it received and the threads it ran on
     tasks: list[dict[str, Any]] = field(default_factory=list, repr=False, compare=False)
     #: Spark's log level while receval collects the per-user values (``log_level``)
     _log_level: str = field(default="ERROR", repr=False, compare=False)
@@ -727,6 +728,7 @@ class _Task:
         got = [b for b in batches if b.num_rows]
         if not got:
             return
+        import numba
         from pyspark import TaskContext
 
         context = TaskContext.get()
@@ -760,8 +762,10 @@ class _Task:
                                 "rating_range": _finite_range(truth, tv)}
         per_user = None
         start = time.perf_counter()
+        threads = None
         try:
             with _task_threads(context.cpus() if context else None):
+                threads = int(numba.get_num_threads())
                 result = self._evaluate(truth, preds,
                                         _history(sides[2]) if self.history else None)
             meta["exposure"] = result.counts.pop("exposure", None)
@@ -780,7 +784,8 @@ class _Task:
         meta["task"] = {"partition": meta["partition"], "pid": os.getpid(),
                         "rows": n_rows, "seconds": time.perf_counter() - start,
                         "first_in_process": _first_in_process(),
-                        "unpack_seconds": start - began}
+                        "unpack_seconds": start - began, "batches": len(got),
+                        "threads": threads}
         if self.per_user and per_user is not None and len(per_user):
             yield self._rows(per_user)
         yield self._meta_batch(meta)
