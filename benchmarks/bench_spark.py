@@ -56,6 +56,25 @@ FAMILIES = ("P", "R", "F1", "AP", "nDCG", "RR", "Hit", "hits", "DCG")
 METRICS = [f"{f}@{k}" for f in FAMILIES for k in KS]
 
 
+def tree_cpu(root: int) -> float:
+    """CPU seconds (user + system, with reaped children) of ``root`` and its descendants (the
+    JVM and its Python workers; Linux /proc: 0 elsewhere)."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    todo, total = [root], 0.0
+    while todo:
+        pid = todo.pop()
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += sum(int(x) for x in fields[11:15]) / tick
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children") as f:
+                    todo += [int(x) for x in f.read().split()]
+        except OSError:  # a process that ended meanwhile
+            continue
+    return total
+
+
 def write_data(folder: Path, users: int, preds: int, relevant: int, seed: int = 0,
                chunk: int = 50_000) -> tuple[Path, Path]:
     """Parquet truth and predictions, written in chunks of users (bounded memory)."""
@@ -114,10 +133,10 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str,
     out: list[dict] = []
     users = pq.ParquetFile(t_path).metadata.num_rows
     for run in ("first", "warm"):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), tree_cpu(os.getpid())
         r = receval.evaluate(t_path, p_path, METRICS, engine="spark",
                              spark_options={"per_user": False}, silence=["ties"])
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, tree_cpu(os.getpid()) - cpu
         first = [t["seconds"] for t in r.tasks if t["first_in_process"]]
         later = [t["seconds"] for t in r.tasks if not t["first_in_process"]]
         out.append({"tool": "receval-spark", "master": master, "run": run,
@@ -125,7 +144,7 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str,
                     "partitions": len(r.tasks), "first_task_s": max(first, default=None),
                     "later_task_s_median": float(np.median(later)) if later else None,
                     "nDCG@10": r.summary["nDCG@10"], "truth_rows": users,
-                    "shuffles": getattr(r, "shuffles", None)})
+                    "shuffles": getattr(r, "shuffles", None), "cpu_s": cpu})
         print(json.dumps(out[-1]), flush=True)
     out.append(bare_shuffle(spark, t_path, p_path, master))
     print(json.dumps(out[-1]), flush=True)
@@ -137,7 +156,7 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str,
     if mllib:
         from pyspark.ml.evaluation import RankingEvaluator
 
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), tree_cpu(os.getpid())
         truth = spark.read.parquet(t_path)
         preds = spark.read.parquet(p_path)
         ranked = preds.groupBy("user").agg(F.sort_array(F.collect_list(F.struct(
@@ -158,7 +177,7 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str,
         compute = time.perf_counter() - start
         out.append({"tool": "spark-ml-RankingEvaluator", "master": master, "run": "once",
                     "seconds": convert + compute, "convert_s": convert, "compute_s": compute,
-                    "ndcgAtK": values["ndcgAtK"]})
+                    "ndcgAtK": values["ndcgAtK"], "cpu_s": tree_cpu(os.getpid()) - cpu})
         print(json.dumps(out[-1]), flush=True)
         data.unpersist()
     spark.stop()
@@ -209,7 +228,7 @@ def bare_shuffle(spark: Any, t_path: str, p_path: str, master: str,
         yield pa.RecordBatch.from_arrays([pa.array([sum(b.num_rows for b in batches)])], ["n"])
 
     truth, preds = spark.read.parquet(t_path), spark.read.parquet(p_path)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), tree_cpu(os.getpid())
     parts = auto_partitions(truth.count() + preds.count(),
                             spark.sparkContext.defaultParallelism)
     grouped = grouped_by_user(truth, preds)
@@ -221,7 +240,7 @@ def bare_shuffle(spark: Any, t_path: str, p_path: str, master: str,
         else:
             with _arrow_batches(spark, ARROW_BATCH_USERS):
                 grouped.mapInArrow(count, "n long").collect()
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, tree_cpu(os.getpid()) - cpu
     try:  # the Exchange nodes of its plan (receval >= stop 20)
         from receval.spark.engine import count_shuffles
 
@@ -231,7 +250,7 @@ def bare_shuffle(spark: Any, t_path: str, p_path: str, master: str,
         shuffles = None
     return {"tool": "spark-bare-to-python" if to_python else "spark-bare-shuffle",
             "master": master, "run": "once",
-            "seconds": seconds, "partitions": parts, "shuffles": shuffles}
+            "seconds": seconds, "partitions": parts, "shuffles": shuffles, "cpu_s": cpu}
 
 
 def bucketed(spark: Any, t_path: str, p_path: str, master: str, buckets: int) -> dict:

@@ -28,26 +28,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_spark import METRICS, grouped_by_user, write_data
-
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def tree_cpu(root: int) -> float:
-    """CPU seconds (user + system, with reaped children) of ``root`` and its descendants."""
-    todo, total = [root], 0.0
-    while todo:
-        pid = todo.pop()
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += sum(int(x) for x in fields[11:15]) / TICK
-            for task in os.listdir(f"/proc/{pid}/task"):
-                with open(f"/proc/{pid}/task/{task}/children") as f:
-                    todo += [int(x) for x in f.read().split()]
-        except OSError:  # a process that ended meanwhile
-            continue
-    return total
+from bench_spark import METRICS, grouped_by_user, tree_cpu, write_data
 
 
 def measure(name: str, fn: Callable[[], Any]) -> None:
