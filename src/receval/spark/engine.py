@@ -46,6 +46,7 @@ from receval.result import Counts, RecordedOptions, Result
 from receval.scalars import plain
 from receval.spark import beyond as spark_beyond
 from receval.spark.failures import Stage, log_level, spark_call
+from receval.spark.footers import Footers, read_footers
 from receval.spark.session import get_session
 from receval.spark.training import ROW, SparkTrain
 from receval.spark.training import record as record_train
@@ -89,7 +90,8 @@ class SparkResult(Result):
     _cached: Any = field(default=None, repr=False, compare=False)
     #: per partition: its id, the worker's pid, its rows, the seconds the local plan took,
     #: whether it was the worker's first (where the kernels load or compile), the seconds
-    #: before it (unpacking), the Arrow batches it received and the threads it ran on
+    #: before it (unpacking), the Arrow batches it received, the threads it ran on and whether
+    #: the shuffle counted its users' nulls (``null_check``: not where the footers say none)
     tasks: list[dict[str, Any]] = field(default_factory=list, repr=False, compare=False)
     #: Spark's log level while receval collects the per-user values (``log_level``)
     _log_level: str = field(default="ERROR", repr=False, compare=False)
@@ -248,9 +250,14 @@ def _evaluate_spark(
             pred_df = trained.kept(pred_df, wp)
     lean = trained is not None and not sopts["per_user"]
     sopts["per_user"] = sopts["per_user"] or lean  # the audit counts the evaluated users
+    # local Parquet paths: their footers give the rows and the columns without nulls (no
+    # counting job, no per-row null check in the shuffle); with train=, rows are excluded
+    # and joined: counted and checked by Spark
+    feet = (read_footers(truth), read_footers(predictions)) if train is None else (None, None)
     if sopts["partitions"] == "auto":  # two counts (cheap: Parquet footers, local frames)
-        sopts["partitions"] = auto_partitions(truth_df.count() + pred_df.count(),
-                                              spark.sparkContext.defaultParallelism)
+        rows = (feet[0].rows + feet[1].rows if feet[0] is not None and feet[1] is not None
+                else truth_df.count() + pred_df.count())
+        sopts["partitions"] = auto_partitions(rows, spark.sparkContext.defaultParallelism)
     elif sopts["partitions"] == "spark":
         sopts["partitions"] = None
     ordered = sopts["order_by"] is not None or not all(
@@ -287,6 +294,8 @@ def _evaluate_spark(
         union, task = _union(truth_df, pred_df, wt, wp,
                              sopts["order_by"] if with_order else None, with_order, history)
         task = dataclasses.replace(task, fn=partition_fn, metrics=metric_list, kwargs=kwargs,
+                                   null_free=_null_free(feet, task, sopts["order_by"]
+                                                        if with_order else None),
                                    n_metrics=len(per_user_names),
                                    row_firsts=frozenset(s.name for s in specs),
                                    per_user=sopts["per_user"],
@@ -421,7 +430,8 @@ def _run(spark: Any, union: Any, task: _Task, out_schema: Any, metric_names: lis
             aggs += [F.collect_list(F.when(side == f, F.col("o"))).alias(f"l{f}_o")
                      for f in flags]
             shifting = shifting | F.col("o").isNull()
-        aggs.append(F.count_if(shifting).alias("g"))
+        if not task.null_free:  # the footers do not say that no packed column has a null
+            aggs.append(F.count_if(shifting).alias("g"))
         shuffled = union.groupBy("u").agg(*aggs)
     mapped = shuffled.mapInArrow(task, out_schema)
     cached = None
@@ -670,7 +680,8 @@ def _union(truth: Any, preds: Any, wt: Wanted, wp: Wanted, order_by: str | None,
     t_side = one_side(truth, 0, wt, F.col(t_value) if t_value else None, none_p)
     p_side = one_side(preds, 1, wp, none_t, F.col(p_value) if p_value else None)
     task = _Task(names=(wt.user, wt.item, t_value, wp.user, wp.item, p_value), ordered=ordered,
-                 history=history is not None)
+                 history=history is not None,
+                 packed=((wt.item,), tuple(c for c in (wp.item, p_value) if c is not None)))
     union = t_side.unionByName(p_side)
     if history is not None:
         cols = [F.lit(2).cast("byte").alias("s"), F.col("u").cast(u_type).alias("u"),
@@ -723,6 +734,12 @@ class _Task:
     #: the metrics whose first undefined user is a row of the partition's per-user values
     #: (the accuracy metrics; the beyond-accuracy sums name the user already)
     row_firsts: frozenset[str] = frozenset()
+    #: the inputs' Parquet footers say that no packed id, score or order column holds a null:
+    #: the shuffle counts no nulls per user (``g``)
+    null_free: bool = False
+    #: the columns the packed lists read: item ids per side, the score (or rank), the order
+    #: column (set by :func:`_union`)
+    packed: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         got = [b for b in batches if b.num_rows]
@@ -735,8 +752,8 @@ class _Task:
         partition = context.partitionId() if context else 0
         began = time.perf_counter()
         table = pa.Table.from_batches(got)
-        if "g" in table.column_names:
-            if pc.sum(table.column("g")).as_py():
+        if "r" not in table.column_names:  # columns mode
+            if "g" in table.column_names and pc.sum(table.column("g")).as_py():
                 yield self._meta_batch({"partition": partition, "retry": "nulls"})
                 return
             sides, n_rows = _columns_sides(table)
@@ -785,7 +802,7 @@ class _Task:
                         "rows": n_rows, "seconds": time.perf_counter() - start,
                         "first_in_process": _first_in_process(),
                         "unpack_seconds": start - began, "batches": len(got),
-                        "threads": threads}
+                        "threads": threads, "null_check": "g" in table.column_names}
         if self.per_user and per_user is not None and len(per_user):
             yield self._rows(per_user)
         yield self._meta_batch(meta)
@@ -846,6 +863,25 @@ class _Task:
                 lows.append(found[0])
                 highs.append(found[1])
         return (min(lows), max(highs)) if lows else None
+
+
+def _null_free(feet: tuple[Footers | None, Footers | None], task: _Task,
+               order_by: str | None) -> bool:
+    """Whether both inputs' footers say that no column the lists pack (the items, the score
+    or rank, ``order_by``) holds a null; no training rows travel with the users' rows.
+
+    Example:
+        >>> f = Footers(rows=3, no_nulls=frozenset({"user", "item", "score"}))
+        >>> task = _Task(names=(), ordered=False, packed=(("item",), ("item", "score")))
+        >>> _null_free((f, f), task, None), _null_free((f, f), task, "t"), _null_free((f, None), task, None)
+        (True, False, False)
+    """  # noqa: E501
+    truth, preds = feet
+    if truth is None or preds is None or task.history:
+        return False
+    t_cols, p_cols = task.packed
+    extra = () if order_by is None else (order_by,)
+    return (set(t_cols + extra) <= truth.no_nulls) and (set(p_cols + extra) <= preds.no_nulls)
 
 
 def _history(side: pa.Table) -> pa.Table:
