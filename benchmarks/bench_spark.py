@@ -39,6 +39,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -120,13 +121,14 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str,
     import receval
 
     builder = SparkSession.builder
+    warehouse = tempfile.mkdtemp(prefix="bench_spark_wh_")  # removed at the end
     cluster = re.fullmatch(r"local-cluster\[\s*\d+\s*,\s*\d+\s*,\s*(\d+)\s*\]", master)
     if cluster:  # each executor's heap: its worker's memory (Spark's default is 1 GB)
         builder = builder.config("spark.executor.memory", f"{cluster.group(1)}m")
     spark = (builder.master(master).appName("bench-spark")
              .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
              .config("spark.driver.memory", memory)
-             .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="bench_spark_wh_"))
+             .config("spark.sql.warehouse.dir", warehouse)
              .config("spark.sql.execution.arrow.maxRecordsPerBatch", "200000")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
@@ -181,6 +183,7 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str,
         print(json.dumps(out[-1]), flush=True)
         data.unpersist()
     spark.stop()
+    shutil.rmtree(warehouse, ignore_errors=True)
     return out
 
 
@@ -270,8 +273,12 @@ def bucketed(spark: Any, t_path: str, p_path: str, master: str, buckets: int) ->
     start = time.perf_counter()
     r = receval.evaluate(truth, preds, METRICS, engine="spark",
                          spark_options={"per_user": False}, silence=["ties"])
+    seconds = time.perf_counter() - start
+    for name in ("truth_b", "preds_b"):
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+    shutil.rmtree(folder, ignore_errors=True)  # the bucketed copies of the inputs
     return {"tool": "receval-spark-bucketed", "master": master, "run": "warm",
-            "seconds": time.perf_counter() - start, "partitions": len(r.tasks),
+            "seconds": seconds, "partitions": len(r.tasks),
             "shuffles": getattr(r, "shuffles", None), "nDCG@10": r.summary["nDCG@10"]}
 
 
