@@ -11,18 +11,24 @@ random scores) and ``--relevant`` truth items per user (half of them among the p
   needs built from the same long tables (groupBy + collect_list of the items sorted by score:
   "convert"), then one ``evaluate`` per metric ("compute").
 * Spark's own bare shuffle by user of the same columns (the floor receval's Spark plan is
-  measured against, issue 24: within 1.5x): both sides' columns unioned with a side flag and
-  grouped by user with ``collect_list`` exactly as the engine's ``columns`` plan does, written
-  to Spark's ``noop`` sink (every row computed, nothing stored), on every master.
+  measured against, issue 24: within 1.5x): both sides' columns unioned and grouped by user
+  with one ``collect_list`` per side and column exactly as the engine's ``columns`` plan does,
+  written to Spark's ``noop`` sink (every row computed, nothing stored), on every master.
 * receval's local engine on the same Parquet files (read by receval, numba on every core).
 
     python benchmarks/bench_spark.py --users 200000 1000000 --masters 'local[2]' 'local[1]'
 
-How the cost per user scales with workers (one executor process per worker, 1 core each;
-``local-cluster`` needs no cluster, only the pip-installed pyspark):
+How the cost per user scales with workers (``local-cluster[workers, cores, MB]``: one
+executor process per worker, its heap the worker's MB, ``spark.executor.memory`` set from the
+master; ``local-cluster`` needs no cluster, only the pip-installed pyspark). At 1M users within
+a 24 GB machine: 1 and 2 executors of 1 core and 3 GB, 4 of 1.5 GB (plus a Python worker of
+about 0.5 GB each and the 2 GB driver, which runs no task here):
 
-    python benchmarks/bench_spark.py --users 200000 --no-mllib --masters \
-        'local-cluster[1,1,4096]' 'local-cluster[2,1,4096]' 'local-cluster[4,1,4096]'
+    python benchmarks/bench_spark.py --users 1000000 --no-mllib --memory 2g --masters \
+        'local-cluster[1,1,3072]' 'local-cluster[2,1,3072]' 'local-cluster[4,1,1536]'
+
+(On a 2-core machine 4 executors of 1 core are oversubscribed: that run measures the cost of
+more tasks than cores, not scaling.)
 
 Prints one JSON object per measure and a summary table; ``--out`` saves them.
 """
@@ -32,6 +38,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -47,6 +55,25 @@ import pyarrow.parquet as pq
 KS = (1, 5, 10, 20, 50, 100)
 FAMILIES = ("P", "R", "F1", "AP", "nDCG", "RR", "Hit", "hits", "DCG")
 METRICS = [f"{f}@{k}" for f in FAMILIES for k in KS]
+
+
+def tree_cpu(root: int) -> float:
+    """CPU seconds (user + system, with reaped children) of ``root`` and its descendants (the
+    JVM and its Python workers; Linux /proc: 0 elsewhere)."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    todo, total = [root], 0.0
+    while todo:
+        pid = todo.pop()
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += sum(int(x) for x in fields[11:15]) / tick
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children") as f:
+                    todo += [int(x) for x in f.read().split()]
+        except OSError:  # a process that ended meanwhile
+            continue
+    return total
 
 
 def write_data(folder: Path, users: int, preds: int, relevant: int, seed: int = 0,
@@ -93,20 +120,25 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str,
 
     import receval
 
-    spark = (SparkSession.builder.master(master).appName("bench-spark")
+    builder = SparkSession.builder
+    warehouse = tempfile.mkdtemp(prefix="bench_spark_wh_")  # removed at the end
+    cluster = re.fullmatch(r"local-cluster\[\s*\d+\s*,\s*\d+\s*,\s*(\d+)\s*\]", master)
+    if cluster:  # each executor's heap: its worker's memory (Spark's default is 1 GB)
+        builder = builder.config("spark.executor.memory", f"{cluster.group(1)}m")
+    spark = (builder.master(master).appName("bench-spark")
              .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
              .config("spark.driver.memory", memory)
-             .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="bench_spark_wh_"))
+             .config("spark.sql.warehouse.dir", warehouse)
              .config("spark.sql.execution.arrow.maxRecordsPerBatch", "200000")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     out: list[dict] = []
     users = pq.ParquetFile(t_path).metadata.num_rows
     for run in ("first", "warm"):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), tree_cpu(os.getpid())
         r = receval.evaluate(t_path, p_path, METRICS, engine="spark",
                              spark_options={"per_user": False}, silence=["ties"])
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, tree_cpu(os.getpid()) - cpu
         first = [t["seconds"] for t in r.tasks if t["first_in_process"]]
         later = [t["seconds"] for t in r.tasks if not t["first_in_process"]]
         out.append({"tool": "receval-spark", "master": master, "run": run,
@@ -114,9 +146,11 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str,
                     "partitions": len(r.tasks), "first_task_s": max(first, default=None),
                     "later_task_s_median": float(np.median(later)) if later else None,
                     "nDCG@10": r.summary["nDCG@10"], "truth_rows": users,
-                    "shuffles": getattr(r, "shuffles", None)})
+                    "shuffles": getattr(r, "shuffles", None), "cpu_s": cpu})
         print(json.dumps(out[-1]), flush=True)
     out.append(bare_shuffle(spark, t_path, p_path, master))
+    print(json.dumps(out[-1]), flush=True)
+    out.append(bare_shuffle(spark, t_path, p_path, master, to_python=True))
     print(json.dumps(out[-1]), flush=True)
     if buckets:
         out.append(bucketed(spark, t_path, p_path, master, buckets))
@@ -124,7 +158,7 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str,
     if mllib:
         from pyspark.ml.evaluation import RankingEvaluator
 
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), tree_cpu(os.getpid())
         truth = spark.read.parquet(t_path)
         preds = spark.read.parquet(p_path)
         ranked = preds.groupBy("user").agg(F.sort_array(F.collect_list(F.struct(
@@ -145,16 +179,19 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str,
         compute = time.perf_counter() - start
         out.append({"tool": "spark-ml-RankingEvaluator", "master": master, "run": "once",
                     "seconds": convert + compute, "convert_s": convert, "compute_s": compute,
-                    "ndcgAtK": values["ndcgAtK"]})
+                    "ndcgAtK": values["ndcgAtK"], "cpu_s": tree_cpu(os.getpid()) - cpu})
         print(json.dumps(out[-1]), flush=True)
         data.unpersist()
     spark.stop()
+    shutil.rmtree(warehouse, ignore_errors=True)
     return out
 
 
-def grouped_by_user(truth: Any, preds: Any) -> Any:
-    """Both sides' rows grouped by user as the engine groups them (side flag, user, item,
-    score; ``collect_list`` per column): the bare shuffle every Spark evaluator pays."""
+def grouped_by_user(truth: Any, preds: Any, flags: bool = False) -> Any:
+    """Both sides' rows grouped by user as the engine groups them (one ``collect_list`` per
+    side and column: the truth's items, the predictions' items and scores): the bare shuffle
+    every Spark evaluator pays. ``flags``: as the engine grouped them before stop 21 (one
+    list of side flags, one of items, one of scores)."""
     from pyspark.sql import functions as F
 
     union = truth.select(F.lit(0).cast("byte").alias("s"), F.col("user").alias("u"),
@@ -163,26 +200,51 @@ def grouped_by_user(truth: Any, preds: Any) -> Any:
                                                     F.col("user").alias("u"),
                                                     F.col("item").alias("i"),
                                                     F.col("score").alias("pv")))
-    return union.groupBy("u").agg(F.collect_list("s").alias("l_s"),
-                                     F.collect_list("i").alias("l_i"),
+    if flags:
+        return union.groupBy("u").agg(F.collect_list("s").alias("l_s"),
+                                         F.collect_list("i").alias("l_i"),
+                                         F.collect_list("pv").alias("l_pv"))
+    side = F.col("s")
+    return union.groupBy("u").agg(F.collect_list(F.when(side == 0, F.col("i"))).alias("l0_i"),
+                                     F.collect_list(F.when(side == 1, F.col("i"))).alias("l1_i"),
                                      F.collect_list("pv").alias("l_pv"))
 
 
-def bare_shuffle(spark: Any, t_path: str, p_path: str, master: str) -> dict:
-    """The floor: the engine's shuffle by user of the same columns (side flag, user, item,
-    score; ``collect_list`` per column, as ``receval.spark.engine._run`` packs them) with no
-    evaluation, written to the ``noop`` sink, under the partitions receval picked."""
+def bare_shuffle(spark: Any, t_path: str, p_path: str, master: str,
+                 to_python: bool = False) -> dict:
+    """The floor: the engine's shuffle by user of the same columns (user, item, score; one
+    ``collect_list`` per side and column, as ``receval.spark.engine._run`` packs them) with
+    no evaluation, written to the ``noop`` sink, under the partitions receval picked.
+    ``to_python``: the grouped rows sent to Python workers that only count them (a
+    ``mapInArrow`` doing nothing, in the engine's Arrow batches): the floor of any evaluation
+    in Python."""
+    import pyarrow as pa
 
     from receval.spark.engine import _shuffle_partitions, auto_partitions
 
+    try:  # receval >= stop 21: the engine's Arrow batches
+        from receval.spark.engine import ARROW_BATCH_USERS, _arrow_batches
+    except ImportError:
+        ARROW_BATCH_USERS, _arrow_batches = 0, None
+
+    def count(batches: Any) -> Any:
+        yield pa.RecordBatch.from_arrays([pa.array([sum(b.num_rows for b in batches)])], ["n"])
+
     truth, preds = spark.read.parquet(t_path), spark.read.parquet(p_path)
-    start = time.perf_counter()
-    parts = auto_partitions(truth.count() + preds.count(),
-                            spark.sparkContext.defaultParallelism)
+    parts = auto_partitions(pq.ParquetFile(t_path).metadata.num_rows
+                            + pq.ParquetFile(p_path).metadata.num_rows,
+                            spark.sparkContext.defaultParallelism)  # not timed: no job
+    start, cpu = time.perf_counter(), tree_cpu(os.getpid())
     grouped = grouped_by_user(truth, preds)
     with _shuffle_partitions(spark, parts):
-        grouped.write.format("noop").mode("overwrite").save()
-    seconds = time.perf_counter() - start
+        if not to_python:
+            grouped.write.format("noop").mode("overwrite").save()
+        elif _arrow_batches is None:
+            grouped.mapInArrow(count, "n long").collect()
+        else:
+            with _arrow_batches(spark, ARROW_BATCH_USERS):
+                grouped.mapInArrow(count, "n long").collect()
+    seconds, cpu = time.perf_counter() - start, tree_cpu(os.getpid()) - cpu
     try:  # the Exchange nodes of its plan (receval >= stop 20)
         from receval.spark.engine import count_shuffles
 
@@ -190,8 +252,9 @@ def bare_shuffle(spark: Any, t_path: str, p_path: str, master: str) -> dict:
             shuffles: int | None = count_shuffles(grouped)
     except ImportError:
         shuffles = None
-    return {"tool": "spark-bare-shuffle", "master": master, "run": "once",
-            "seconds": seconds, "partitions": parts, "shuffles": shuffles}
+    return {"tool": "spark-bare-to-python" if to_python else "spark-bare-shuffle",
+            "master": master, "run": "once",
+            "seconds": seconds, "partitions": parts, "shuffles": shuffles, "cpu_s": cpu}
 
 
 def bucketed(spark: Any, t_path: str, p_path: str, master: str, buckets: int) -> dict:
@@ -210,8 +273,12 @@ def bucketed(spark: Any, t_path: str, p_path: str, master: str, buckets: int) ->
     start = time.perf_counter()
     r = receval.evaluate(truth, preds, METRICS, engine="spark",
                          spark_options={"per_user": False}, silence=["ties"])
+    seconds = time.perf_counter() - start
+    for name in ("truth_b", "preds_b"):
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+    shutil.rmtree(folder, ignore_errors=True)  # the bucketed copies of the inputs
     return {"tool": "receval-spark-bucketed", "master": master, "run": "warm",
-            "seconds": time.perf_counter() - start, "partitions": len(r.tasks),
+            "seconds": seconds, "partitions": len(r.tasks),
             "shuffles": getattr(r, "shuffles", None), "nDCG@10": r.summary["nDCG@10"]}
 
 
@@ -281,7 +348,7 @@ def summary(rows: list[dict[str, Any]]) -> None:
               f"{r['seconds']:>8.1f} {1e6 * r['seconds'] / r['size']:>8.1f}")
     # the issue's targets: RankingEvaluator / receval >= 2; receval / bare shuffle <= 1.5
     print(f"\n{'users':>9} {'master':<24} {'RankingEvaluator/receval':>25} "
-          f"{'receval/bare shuffle':>21}")
+          f"{'receval/bare shuffle':>21} {'RE/bare':>8} {'RE/bare+to-python':>18}")
     def seconds(size: int, master: str, tool: str, run: str) -> float | None:
         found = [r["seconds"] for r in rows if r["size"] == size and r["master"] == master
                  and r["tool"] == tool and r["run"] == run]
@@ -292,11 +359,15 @@ def summary(rows: list[dict[str, Any]]) -> None:
             warm = seconds(size, master, "receval-spark", "warm")
             mllib = seconds(size, master, "spark-ml-RankingEvaluator", "once")
             bare = seconds(size, master, "spark-bare-shuffle", "once")
+            sent = seconds(size, master, "spark-bare-to-python", "once")
             if warm is None:
                 continue
-            print(f"{size:>9} {master:<24} "
-                  f"{'-' if mllib is None else f'{mllib / warm:.2f}x':>25} "
-                  f"{'-' if bare is None else f'{warm / bare:.2f}x':>21}")
+
+            def ratio(a: float | None, b: float | None, width: int) -> str:
+                return f"{'-' if a is None or b is None else f'{a / b:.2f}x':>{width}}"
+
+            print(f"{size:>9} {master:<24} {ratio(mllib, warm, 25)} {ratio(warm, bare, 21)} "
+                  f"{ratio(mllib, bare, 8)} {ratio(mllib, sent, 18)}")
 
 
 if __name__ == "__main__":

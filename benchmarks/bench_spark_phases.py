@@ -4,7 +4,7 @@ from /proc: on a loaded machine wall times vary 2x between repeats, CPU seconds 
 On the Parquet files of ``bench_spark.py`` (``--data``), in one ``local[2]`` session, each
 measure repeated (``--repeat``) after a warm-up:
 
-* ``bare``: the engine's grouping by user (side flag, user, item, score; ``collect_list`` per
+* ``bare``: the engine's grouping by user (user, item, score; one ``collect_list`` per side and
   column) to Spark's ``noop`` sink;
 * ``to-python``: the same grouped rows fed to a ``mapInArrow`` that only counts them (the
   JVM -> Arrow -> Python transfer);
@@ -28,26 +28,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_spark import METRICS, grouped_by_user, write_data
-
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def tree_cpu(root: int) -> float:
-    """CPU seconds (user + system, with reaped children) of ``root`` and its descendants."""
-    todo, total = [root], 0.0
-    while todo:
-        pid = todo.pop()
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += sum(int(x) for x in fields[11:15]) / TICK
-            for task in os.listdir(f"/proc/{pid}/task"):
-                with open(f"/proc/{pid}/task/{task}/children") as f:
-                    todo += [int(x) for x in f.read().split()]
-        except OSError:  # a process that ended meanwhile
-            continue
-    return total
+from bench_spark import METRICS, grouped_by_user, tree_cpu, write_data
 
 
 def measure(name: str, fn: Callable[[], Any]) -> None:
@@ -63,13 +44,21 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, nargs="+", default=[24, 6])
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--data", default="/tmp/bspark")
+    ap.add_argument("--batch", type=int, default=None,
+                    help="users per Arrow batch of the no-op consumers (default: the engine's)")
+    ap.add_argument("--memory", default="8g", help="spark.driver.memory")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     import pyarrow as pa
     from pyspark.sql import SparkSession
 
     import receval
-    from receval.spark.engine import _shuffle_partitions
+    from receval.spark.engine import (
+        ARROW_BATCH_USERS,
+        _arrow_batches,
+        _columns_sides,
+        _shuffle_partitions,
+    )
 
     folder = Path(args.data)
     folder.mkdir(parents=True, exist_ok=True)
@@ -77,8 +66,8 @@ def main() -> None:
     spark = (SparkSession.builder.master("local[2]").appName("bench-spark-phases")
              .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
              .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.driver.memory", "8g")
-             .config("spark.sql.execution.arrow.maxRecordsPerBatch", "200000").getOrCreate())
+             .config("spark.driver.memory", args.memory)
+             .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     truth, preds = spark.read.parquet(t_path), spark.read.parquet(p_path)
     grouped = grouped_by_user(truth, preds)
@@ -86,15 +75,27 @@ def main() -> None:
     def count(batches: Iterator[Any]) -> Iterator[Any]:
         yield pa.RecordBatch.from_arrays([pa.array([sum(b.num_rows for b in batches)])], ["n"])
 
+    def unpack(batches: Iterator[Any]) -> Iterator[Any]:
+        table = pa.Table.from_batches([b for b in batches if b.num_rows])
+        n = _columns_sides(table)[1] if table.num_rows else 0
+        yield pa.RecordBatch.from_arrays([pa.array([n])], ["n"])
+
     def evaluate(parts: int) -> Any:
-        return receval.evaluate(t_path, p_path, METRICS, engine="spark", silence=["ties"],
-                                spark_options={"per_user": False, "partitions": parts})
+        r = receval.evaluate(t_path, p_path, METRICS, engine="spark", silence=["ties"],
+                             spark_options={"per_user": False, "partitions": parts})
+        # the partitions' own Python work: unpacking the lists, then the local plan
+        print(f"{'':<16} {len(r.tasks)} partitions: unpack "
+              f"{sum(t.get('unpack_seconds', 0) for t in r.tasks):6.2f} s, local plan "
+              f"{sum(t['seconds'] for t in r.tasks):6.2f} s (summed over the partitions)")
+        return r
 
     evaluate(args.partitions[0])  # warm-up: Python workers, kernels, the JVM's JIT
     for _ in range(args.repeat):
         with _shuffle_partitions(spark, args.partitions[0]):
             measure("bare", lambda: grouped.write.format("noop").mode("overwrite").save())
-            measure("to-python", lambda: grouped.mapInArrow(count, "n long").collect())
+            with _arrow_batches(spark, args.batch or ARROW_BATCH_USERS):
+                measure("to-python", lambda: grouped.mapInArrow(count, "n long").collect())
+                measure("+ unpack", lambda: grouped.mapInArrow(unpack, "n long").collect())
         for parts in args.partitions:
             measure(f"receval p={parts}", lambda parts=parts: evaluate(parts))
     spark.stop()

@@ -2,9 +2,10 @@
 
 Both sides go through one shuffle by user (none where Spark knows both are partitioned by
 user alike: tables bucketed by it into as many buckets; ``SparkResult.shuffles``): the columns
-read (user, item, rating or score, and an order column) are unioned with a side flag and
-grouped by the user id (``collect_list``: Spark's partial aggregation packs each user's rows
-before the exchange), and
+read (user, item, rating or score, and an order column) are unioned and grouped by the user
+id (one ``collect_list`` per side and column: Spark's partial aggregation packs each user's
+rows before the exchange; local Parquet inputs are first read from their footers,
+:mod:`receval.spark.footers`), and
 each partition runs the ordinary local plan (:func:`receval.evaluation.evaluate_partition`,
 numba kernels included) in ``mapInArrow``. A partition emits its per-user rows, its exact
 sums (:class:`receval.accumulate.Accumulator`, JSON) and its integer counts; the driver merges

@@ -46,6 +46,7 @@ from receval.result import Counts, RecordedOptions, Result
 from receval.scalars import plain
 from receval.spark import beyond as spark_beyond
 from receval.spark.failures import Stage, log_level, spark_call
+from receval.spark.footers import Footers, read_footers
 from receval.spark.session import get_session
 from receval.spark.training import ROW, SparkTrain
 from receval.spark.training import record as record_train
@@ -87,8 +88,10 @@ class SparkResult(Result):
     """
 
     _cached: Any = field(default=None, repr=False, compare=False)
-    #: per partition: its id, the worker's pid, its rows, the seconds the local plan took and
-    #: whether it was the worker's first (where the kernels load or compile)
+    #: per partition: its id, the worker's pid, its rows, the seconds the local plan took,
+    #: whether it was the worker's first (where the kernels load or compile), the seconds
+    #: before it (unpacking), the Arrow batches it received, the threads it ran on and whether
+    #: the shuffle counted its users' nulls (``null_check``: not where the footers say none)
     tasks: list[dict[str, Any]] = field(default_factory=list, repr=False, compare=False)
     #: Spark's log level while receval collects the per-user values (``log_level``)
     _log_level: str = field(default="ERROR", repr=False, compare=False)
@@ -247,9 +250,14 @@ def _evaluate_spark(
             pred_df = trained.kept(pred_df, wp)
     lean = trained is not None and not sopts["per_user"]
     sopts["per_user"] = sopts["per_user"] or lean  # the audit counts the evaluated users
+    # local Parquet paths: their footers give the rows and the columns without nulls (no
+    # counting job, no per-row null check in the shuffle); with train=, rows are excluded
+    # and joined: counted and checked by Spark
+    feet = (read_footers(truth), read_footers(predictions)) if train is None else (None, None)
     if sopts["partitions"] == "auto":  # two counts (cheap: Parquet footers, local frames)
-        sopts["partitions"] = auto_partitions(truth_df.count() + pred_df.count(),
-                                              spark.sparkContext.defaultParallelism)
+        rows = (feet[0].rows + feet[1].rows if feet[0] is not None and feet[1] is not None
+                else truth_df.count() + pred_df.count())
+        sopts["partitions"] = auto_partitions(rows, spark.sparkContext.defaultParallelism)
     elif sopts["partitions"] == "spark":
         sopts["partitions"] = None
     ordered = sopts["order_by"] is not None or not all(
@@ -286,6 +294,8 @@ def _evaluate_spark(
         union, task = _union(truth_df, pred_df, wt, wp,
                              sopts["order_by"] if with_order else None, with_order, history)
         task = dataclasses.replace(task, fn=partition_fn, metrics=metric_list, kwargs=kwargs,
+                                   null_free=_null_free(feet, task, sopts["order_by"]
+                                                        if with_order else None),
                                    n_metrics=len(per_user_names),
                                    row_firsts=frozenset(s.name for s in specs),
                                    per_user=sopts["per_user"],
@@ -401,25 +411,31 @@ def _run(spark: Any, union: Any, task: _Task, out_schema: Any, metric_names: lis
         # rows where they are together): far fewer rows through the exchange
         shuffled = union.groupBy("u").agg(F.collect_list(F.struct(*names)).alias("r"))
     else:
-        # collect_list skips nulls: the side flag and the ids are collected as they are
-        # (``g`` counts the nulls that would shift them: then the struct plan is run), the
-        # rating (null on prediction rows, maybe on truth rows) wrapped in one-item arrays
+        # one list per side and column: ``l0_i`` the truth's items, ``l1_i`` the predictions',
+        # ``l2_i`` the training rows' (a side flag list would cost a list element per row
+        # through the aggregation and the Arrow transfer); collect_list skips nulls (``when``
+        # is null on the other sides): the ids are collected as they are (``g`` counts the
+        # nulls that would shift them: then the struct plan is run), the rating (maybe null on
+        # truth rows) wrapped in one-item arrays
         side = F.col("s")
         shifting = F.col("i").isNull()
-        aggs = [F.collect_list("s").alias("l_s"), F.collect_list("i").alias("l_i")]
+        flags = (0, 1, 2) if task.history else (0, 1)
+        aggs = [F.collect_list(F.when(side == f, F.col("i"))).alias(f"l{f}_i") for f in flags]
         if "tv" in names:
             aggs.append(F.collect_list(F.when(side == 0, F.array("tv"))).alias("a_tv"))
         if "pv" in names:
             aggs.append(F.collect_list("pv").alias("l_pv"))
             shifting = shifting | ((side == 1) & F.col("pv").isNull())
         if "o" in names:
-            aggs.append(F.collect_list("o").alias("l_o"))
+            aggs += [F.collect_list(F.when(side == f, F.col("o"))).alias(f"l{f}_o")
+                     for f in flags]
             shifting = shifting | F.col("o").isNull()
-        aggs.append(F.count_if(shifting).alias("g"))
+        if not task.null_free:  # the footers do not say that no packed column has a null
+            aggs.append(F.count_if(shifting).alias("g"))
         shuffled = union.groupBy("u").agg(*aggs)
     mapped = shuffled.mapInArrow(task, out_schema)
     cached = None
-    with _shuffle_partitions(spark, parts):
+    with _shuffle_partitions(spark, parts), _arrow_batches(spark, ARROW_BATCH_USERS):
         shuffles = count_shuffles(mapped)
         if sopts["per_user"]:
             from pyspark import StorageLevel
@@ -472,6 +488,29 @@ def _shuffle_partitions(spark: Any, parts: int | None) -> Iterator[None]:
                 spark.conf.unset(k)
             else:
                 spark.conf.set(k, v)
+
+
+#: users (rows of packed lists) per Arrow batch sent to the partitions' Python workers
+#: (``spark.sql.execution.arrow.maxRecordsPerBatch`` while the evaluation job runs): at 1M
+#: users x 120 rows, 2,000 a batch took 5 to 8 CPU seconds less than 200,000 a batch (the
+#: JVM writes each batch's lists into buffers that stay in cache; issue 24)
+ARROW_BATCH_USERS = 2_000
+
+
+@contextlib.contextmanager
+def _arrow_batches(spark: Any, users: int) -> Iterator[None]:
+    """``users`` rows per Arrow batch while the query runs (the session's setting restored
+    after)."""
+    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, str(users))
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)
 
 
 #: rows (truth + predictions) per shuffle partition above which ``partitions="auto"`` adds a
@@ -641,7 +680,8 @@ def _union(truth: Any, preds: Any, wt: Wanted, wp: Wanted, order_by: str | None,
     t_side = one_side(truth, 0, wt, F.col(t_value) if t_value else None, none_p)
     p_side = one_side(preds, 1, wp, none_t, F.col(p_value) if p_value else None)
     task = _Task(names=(wt.user, wt.item, t_value, wp.user, wp.item, p_value), ordered=ordered,
-                 history=history is not None)
+                 history=history is not None,
+                 packed=((wt.item,), tuple(c for c in (wp.item, p_value) if c is not None)))
     union = t_side.unionByName(p_side)
     if history is not None:
         cols = [F.lit(2).cast("byte").alias("s"), F.col("u").cast(u_type).alias("u"),
@@ -694,19 +734,26 @@ class _Task:
     #: the metrics whose first undefined user is a row of the partition's per-user values
     #: (the accuracy metrics; the beyond-accuracy sums name the user already)
     row_firsts: frozenset[str] = frozenset()
+    #: the inputs' Parquet footers say that no packed id, score or order column holds a null:
+    #: the shuffle counts no nulls per user (``g``)
+    null_free: bool = False
+    #: the columns the packed lists read: item ids per side, the score (or rank), the order
+    #: column (set by :func:`_union`)
+    packed: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         got = [b for b in batches if b.num_rows]
         if not got:
             return
+        import numba
         from pyspark import TaskContext
 
         context = TaskContext.get()
         partition = context.partitionId() if context else 0
         began = time.perf_counter()
         table = pa.Table.from_batches(got)
-        if "g" in table.column_names:
-            if pc.sum(table.column("g")).as_py():
+        if "r" not in table.column_names:  # columns mode
+            if "g" in table.column_names and pc.sum(table.column("g")).as_py():
                 yield self._meta_batch({"partition": partition, "retry": "nulls"})
                 return
             sides, n_rows = _columns_sides(table)
@@ -732,8 +779,12 @@ class _Task:
                                 "rating_range": _finite_range(truth, tv)}
         per_user = None
         start = time.perf_counter()
+        threads = None
         try:
-            result = self._evaluate(truth, preds, _history(sides[2]) if self.history else None)
+            with _task_threads(context.cpus() if context else None):
+                threads = int(numba.get_num_threads())
+                result = self._evaluate(truth, preds,
+                                        _history(sides[2]) if self.history else None)
             meta["exposure"] = result.counts.pop("exposure", None)
             meta["counts"] = result.counts
             meta["sums"] = _with_first_ids(result, self.row_firsts).to_dict()
@@ -750,7 +801,8 @@ class _Task:
         meta["task"] = {"partition": meta["partition"], "pid": os.getpid(),
                         "rows": n_rows, "seconds": time.perf_counter() - start,
                         "first_in_process": _first_in_process(),
-                        "unpack_seconds": start - began}
+                        "unpack_seconds": start - began, "batches": len(got),
+                        "threads": threads, "null_check": "g" in table.column_names}
         if self.per_user and per_user is not None and len(per_user):
             yield self._rows(per_user)
         yield self._meta_batch(meta)
@@ -813,6 +865,25 @@ class _Task:
         return (min(lows), max(highs)) if lows else None
 
 
+def _null_free(feet: tuple[Footers | None, Footers | None], task: _Task,
+               order_by: str | None) -> bool:
+    """Whether both inputs' footers say that no column the lists pack (the items, the score
+    or rank, ``order_by``) holds a null; no training rows travel with the users' rows.
+
+    Example:
+        >>> f = Footers(rows=3, no_nulls=frozenset({"user", "item", "score"}))
+        >>> task = _Task(names=(), ordered=False, packed=(("item",), ("item", "score")))
+        >>> _null_free((f, f), task, None), _null_free((f, f), task, "t"), _null_free((f, None), task, None)
+        (True, False, False)
+    """  # noqa: E501
+    truth, preds = feet
+    if truth is None or preds is None or task.history:
+        return False
+    t_cols, p_cols = task.packed
+    extra = () if order_by is None else (order_by,)
+    return (set(t_cols + extra) <= truth.no_nulls) and (set(p_cols + extra) <= preds.no_nulls)
+
+
 def _history(side: pa.Table) -> pa.Table:
     """The training rows of a partition (``s`` 2) as a ``u``, ``i`` table."""
     return pa.table({"u": side.column("u"), "i": side.column("i")})
@@ -865,24 +936,37 @@ def _has_ties(preds: pa.Table) -> bool:
 
 
 def _columns_sides(table: pa.Table) -> tuple[list[pa.Table], int]:
-    """The truth and prediction rows (``u``, ``i``, ``tv``/``pv``, ``o``) from one row per user
-    of lists (``columns`` mode), each side in its rows' order; and the number of rows."""
+    """The truth, prediction and training rows (``u``, ``i``, ``tv``/``pv``, ``o``) from one
+    row per user of lists, one list per side and column (``columns`` mode: ``l0_i``, ``l1_i``,
+    ``l2_i``, ``l0_o``, ...), each side in its rows' order; and the number of rows.
+
+    Example:
+        >>> packed = pa.table({"u": [7, 3], "l0_i": [[1], [2, 4]], "l1_i": [[5, 6], []],
+        ...                    "l_pv": [[0.5, 0.25], []]})
+        >>> sides, n = _columns_sides(packed)
+        >>> sides[0].to_pydict(), sides[1].to_pydict(), sides[2].num_rows, n
+        ({'u': [7, 3, 3], 'i': [1, 2, 4]}, {'u': [7, 7], 'i': [5, 6], 'pv': [0.5, 0.25]}, 0, 5)
+    """
     lists = {c: table.column(c).combine_chunks() for c in table.column_names
-             if c.startswith(("l_", "a_"))}
-    flags = pc.list_flatten(lists["l_s"]).to_numpy(zero_copy_only=False)
-    users = table.column("u").combine_chunks().take(pc.list_parent_indices(lists["l_s"]))
-    shared = {"u": users, "i": pc.list_flatten(lists["l_i"])}
-    if "l_o" in lists:
-        shared["o"] = pc.list_flatten(lists["l_o"])
+             if c.startswith(("l", "a_"))}
+    users = table.column("u").combine_chunks()
     sides = []
     for f in (0, 1, 2):
-        keep = pa.array(flags == f)
-        sides.append({k: v.filter(keep) for k, v in shared.items()})
+        items = lists.get(f"l{f}_i")
+        if items is None:
+            sides.append({"u": users.slice(0, 0), "i": lists["l0_i"].values.slice(0, 0)})
+            if "l0_o" in lists:
+                sides[-1]["o"] = lists["l0_o"].values.slice(0, 0)
+            continue
+        side = {"u": users.take(pc.list_parent_indices(items)), "i": pc.list_flatten(items)}
+        if f"l{f}_o" in lists:
+            side["o"] = pc.list_flatten(lists[f"l{f}_o"])
+        sides.append(side)
     if "a_tv" in lists:
         sides[0]["tv"] = pc.list_flatten(pc.list_flatten(lists["a_tv"]))
     if "l_pv" in lists:
         sides[1]["pv"] = pc.list_flatten(lists["l_pv"])
-    return [pa.table(side) for side in sides], len(flags)
+    return [pa.table(side) for side in sides], sum(len(side["i"]) for side in sides)
 
 
 def _unpacked(table: pa.Table) -> pa.Table:
@@ -896,6 +980,33 @@ def _unpacked(table: pa.Table) -> pa.Table:
 
 
 _SEEN: list[bool] = []
+
+
+@contextlib.contextmanager
+def _task_threads(cpus: int | None) -> Iterator[None]:
+    """The local plan on the task's cores (``spark.task.cpus``, 1 by default), not every core
+    of the machine: the executor runs a task on each of its cores at once.
+
+    Example:
+        >>> import numba
+        >>> before = numba.get_num_threads()
+        >>> with _task_threads(1):
+        ...     numba.get_num_threads()
+        1
+        >>> numba.get_num_threads() == before
+        True
+    """
+    import numba
+
+    before = numba.get_num_threads()
+    if cpus is None or cpus >= before:
+        yield
+        return
+    numba.set_num_threads(max(int(cpus), 1))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
 
 
 def _first_in_process() -> bool:
