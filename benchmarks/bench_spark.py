@@ -112,7 +112,7 @@ def write_data(folder: Path, users: int, preds: int, relevant: int, seed: int = 
 
 
 def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str,
-              buckets: int = 0) -> list[dict]:
+              buckets: int = 0, rounds: int = 1) -> list[dict]:
     """In this process: one SparkSession on ``master``; receval (twice: the first run pays
     for the Python workers and the kernels), then RankingEvaluator."""
     warnings.simplefilter("ignore")
@@ -135,7 +135,8 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str,
     spark.sparkContext.setLogLevel("ERROR")
     out: list[dict] = []
     users = pq.ParquetFile(t_path).metadata.num_rows
-    for run in ("first", "warm"):
+
+    def timed_receval(run: str) -> None:
         start, cpu = time.perf_counter(), tree_cpu(os.getpid())
         r = receval.evaluate(t_path, p_path, METRICS, engine="spark",
                              spark_options={"per_user": False}, silence=["ties"])
@@ -149,13 +150,21 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str,
                     "nDCG@10": r.summary["nDCG@10"], "truth_rows": users,
                     "shuffles": getattr(r, "shuffles", None), "cpu_s": cpu})
         print(json.dumps(out[-1]), flush=True)
-    out.append(bare_shuffle(spark, t_path, p_path, master))
-    print(json.dumps(out[-1]), flush=True)
-    out.append(bare_shuffle(spark, t_path, p_path, master, to_python=True))
-    print(json.dumps(out[-1]), flush=True)
-    # the same rows packed the pre-stop-21 way (a side-flag list): the floor is the cheaper
-    out.append(bare_shuffle(spark, t_path, p_path, master, flags=True))
-    print(json.dumps(out[-1]), flush=True)
+
+    def timed_bare() -> None:
+        for options in ({}, {"to_python": True}, {"flags": True}):
+            # flags: the rows packed the pre-stop-21 way (a side-flag list); the floor is
+            # the cheaper packing
+            out.append(bare_shuffle(spark, t_path, p_path, master, **options))
+            print(json.dumps(out[-1]), flush=True)
+
+    timed_receval("first")
+    # rounds of receval and the bare shuffles, alternating: each round's JVM is as warm for
+    # one as for the other (a single pass timed receval on a colder JVM than the shuffles
+    # that followed it); the summary takes the medians
+    for _ in range(rounds):
+        timed_receval("warm")
+        timed_bare()
     if buckets:
         out.append(bucketed(spark, t_path, p_path, master, buckets))
         print(json.dumps(out[-1]), flush=True)
@@ -310,12 +319,15 @@ def main() -> None:
                     help="also receval on both sides bucketed by user into this many buckets")
     ap.add_argument("--data", default=None, help="folder for the Parquet files (kept)")
     ap.add_argument("--out", default=None, help="write every measure to this JSON file")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="rounds of receval (warm) and the bare shuffles, alternating; "
+                         "the summary takes the medians")
     ap.add_argument("--child", nargs=4, metavar=("MASTER", "TRUTH", "PREDS", "MLLIB"),
                     help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         master, t_path, p_path, mllib = args.child
-        run_spark(master, t_path, p_path, mllib == "1", args.memory, args.buckets)
+        run_spark(master, t_path, p_path, mllib == "1", args.memory, args.buckets, args.rounds)
         return
     folder = Path(args.data or tempfile.mkdtemp(prefix="bench_spark_"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -325,7 +337,7 @@ def main() -> None:
         for i, master in enumerate(args.masters):
             child = subprocess.run(
                 [sys.executable, __file__, "--memory", args.memory, "--buckets",
-                 str(args.buckets), "--child", master,
+                 str(args.buckets), "--rounds", str(args.rounds), "--child", master,
                  str(t_path), str(p_path), "0" if args.no_mllib or i else "1"],
                 capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
             found = [json.loads(line) for line in child.stdout.splitlines()
@@ -358,7 +370,7 @@ def summary(rows: list[dict[str, Any]]) -> None:
     def seconds(size: int, master: str, tool: str, run: str) -> float | None:
         found = [r["seconds"] for r in rows if r["size"] == size and r["master"] == master
                  and r["tool"] == tool and r["run"] == run]
-        return found[0] if found else None
+        return float(np.median(found)) if found else None  # rounds: the median
 
     for size in sorted({r["size"] for r in rows}):
         for master in dict.fromkeys(r["master"] for r in rows if r["master"] != "-"):
