@@ -469,16 +469,11 @@ def count_shuffles(frame: Any) -> int:
 
 
 @contextlib.contextmanager
-def _shuffle_partitions(spark: Any, parts: int | None) -> Iterator[None]:
-    """``parts`` shuffle partitions, not coalesced, while the query is planned and run (the
-    ``partitions`` option; the session's settings are restored after)."""
-    if parts is None:
-        yield
-        return
-    keys = {"spark.sql.shuffle.partitions": str(parts),
-            "spark.sql.adaptive.coalescePartitions.enabled": "false"}
-    before = {k: spark.conf.get(k, None) for k in keys}
-    for k, v in keys.items():
+def _session_conf(spark: Any, settings: dict[str, str]) -> Iterator[None]:
+    """``settings`` in the session's SQL configuration while the query is planned and run;
+    the session's own values (or their absence) restored after."""
+    before = {k: spark.conf.get(k, None) for k in settings}
+    for k, v in settings.items():
         spark.conf.set(k, v)
     try:
         yield
@@ -488,6 +483,18 @@ def _shuffle_partitions(spark: Any, parts: int | None) -> Iterator[None]:
                 spark.conf.unset(k)
             else:
                 spark.conf.set(k, v)
+
+
+@contextlib.contextmanager
+def _shuffle_partitions(spark: Any, parts: int | None) -> Iterator[None]:
+    """``parts`` shuffle partitions, not coalesced, while the query is planned and run (the
+    ``partitions`` option; the session's settings are restored after)."""
+    if parts is None:
+        yield
+        return
+    with _session_conf(spark, {"spark.sql.shuffle.partitions": str(parts),
+                               "spark.sql.adaptive.coalescePartitions.enabled": "false"}):
+        yield
 
 
 #: users (rows of packed lists) per Arrow batch sent to the partitions' Python workers
@@ -501,16 +508,8 @@ ARROW_BATCH_USERS = 2_000
 def _arrow_batches(spark: Any, users: int) -> Iterator[None]:
     """``users`` rows per Arrow batch while the query runs (the session's setting restored
     after)."""
-    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
-    before = spark.conf.get(key, None)
-    spark.conf.set(key, str(users))
-    try:
+    with _session_conf(spark, {"spark.sql.execution.arrow.maxRecordsPerBatch": str(users)}):
         yield
-    finally:
-        if before is None:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, before)
 
 
 #: rows (truth + predictions) per shuffle partition above which ``partitions="auto"`` adds a
