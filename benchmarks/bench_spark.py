@@ -159,12 +159,16 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str,
             print(json.dumps(out[-1]), flush=True)
 
     timed_receval("first")
-    # rounds of receval and the bare shuffles, alternating: each round's JVM is as warm for
-    # one as for the other (a single pass timed receval on a colder JVM than the shuffles
-    # that followed it); the summary takes the medians
-    for _ in range(rounds):
-        timed_receval("warm")
-        timed_bare()
+    # rounds of receval and the bare shuffles, alternating, and which goes first alternating
+    # too: each round's JVM is as warm for one as for the other (a single pass timed receval
+    # on a colder JVM than the shuffles that followed it); the summary takes the medians
+    for n in range(rounds):
+        if n % 2:
+            timed_bare()
+            timed_receval("warm")
+        else:
+            timed_receval("warm")
+            timed_bare()
     if buckets:
         out.append(bucketed(spark, t_path, p_path, master, buckets))
         print(json.dumps(out[-1]), flush=True)

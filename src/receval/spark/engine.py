@@ -46,7 +46,7 @@ from receval.result import Counts, RecordedOptions, Result
 from receval.scalars import plain
 from receval.spark import beyond as spark_beyond
 from receval.spark.failures import Stage, log_level, spark_call
-from receval.spark.footers import Footers, read_footers
+from receval.spark.footers import Footers, read_footers, spark_schema
 from receval.spark.session import get_session
 from receval.spark.training import ROW, SparkTrain
 from receval.spark.training import record as record_train
@@ -223,8 +223,11 @@ def _evaluate_spark(
         spark = get_session(sopts["master"])
     stack.enter_context(log_level(spark, sopts["log_level"]))
     stage.name = "reading the truth and predictions"
-    truth_df, pred_df = _as_frame(truth, spark, "truth"), _as_frame(predictions, spark,
-                                                                      "predictions")
+    # local Parquet paths: their footers give the rows, the columns without nulls and the
+    # schema (no counting job, no per-row null check in the shuffle, no inference by Spark)
+    found = (read_footers(truth), read_footers(predictions))
+    truth_df = _as_frame(truth, spark, "truth", found[0])
+    pred_df = _as_frame(predictions, spark, "predictions", found[1])
     wt = Wanted.truth(user_col=columns.get("user_col", "user"),
                       item_col=columns.get("item_col", "item"),
                       rating_col=columns.get("rating_col", "rating"),
@@ -241,7 +244,8 @@ def _evaluate_spark(
     trained, read_preds = None, pred_df
     if train is not None:  # the exclusion: an anti-join before the shuffle
         trained = SparkTrain.read(
-            train["train"], lambda source, side: _as_frame(source, spark, side),
+            train["train"],
+            lambda source, side: _as_frame(source, spark, side, read_footers(source)),
             user_col=wt.user, item_col=wt.item, timestamp_col=train["timestamp_col"],
             columns=train["train_columns"], exclude=train["exclude_train"],
             truth_timestamp=(columns.get("truth_columns") or {}).get(
@@ -250,10 +254,8 @@ def _evaluate_spark(
             pred_df = trained.kept(pred_df, wp)
     lean = trained is not None and not sopts["per_user"]
     sopts["per_user"] = sopts["per_user"] or lean  # the audit counts the evaluated users
-    # local Parquet paths: their footers give the rows and the columns without nulls (no
-    # counting job, no per-row null check in the shuffle); with train=, rows are excluded
-    # and joined: counted and checked by Spark
-    feet = (read_footers(truth), read_footers(predictions)) if train is None else (None, None)
+    # with train=, rows are excluded and joined: counted and checked by Spark
+    feet = found if train is None else (None, None)
     if sopts["partitions"] == "auto":  # two counts (cheap: Parquet footers, local frames)
         rows = (feet[0].rows + feet[1].rows if feet[0] is not None and feet[1] is not None
                 else truth_df.count() + pred_df.count())
@@ -568,8 +570,10 @@ def _is_frame(obj: Any) -> bool:
     return type(obj).__module__.startswith("pyspark.") and hasattr(obj, "mapInArrow")
 
 
-def _as_frame(source: Any, spark: Any, side: str) -> Any:
-    """A Spark DataFrame: as given, a Parquet path read by Spark, or a local frame sent."""
+def _as_frame(source: Any, spark: Any, side: str, footers: Footers | None = None) -> Any:
+    """A Spark DataFrame: as given, a Parquet path read by Spark (with the schema its
+    ``footers`` state, when they state one Spark would infer the same: :func:`spark_schema`),
+    or a local frame sent."""
     if _is_frame(source):
         return source
     if isinstance(source, str | os.PathLike):
@@ -581,7 +585,8 @@ def _as_frame(source: Any, spark: Any, side: str) -> Any:
             raise ReceValError(f"engine='spark' reads {side} from Parquet (a .parquet file or "
                                f"a folder of them); got {path!r}: convert it, or pass a Spark "
                                "DataFrame")
-        return spark.read.parquet(path)
+        schema = spark_schema(footers)
+        return (spark.read if schema is None else spark.read.schema(schema)).parquet(path)
     if isinstance(source, pa.Table):
         source = source.to_pandas()
     if isinstance(source, dict):
