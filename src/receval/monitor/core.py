@@ -517,7 +517,8 @@ class _Run:
             closed_hit = np.zeros(len(fb), dtype=bool)
             near = np.flatnonzero(fb["at"].to_numpy() < old_mark + self.span)
             if len(near) and len(st.closed):
-                _, closed_hit[near] = _judge(st.closed, fb.iloc[near], self.span)
+                _, judging = _judge(st.closed, fb.iloc[near], self.span)
+                closed_hit[near] = judging
             late_parts.append(fb[closed_hit].assign(reason="list_closed"))
             tally["feedback"] += int(late_fb.sum()) + int(closed_hit.sum())
         times = [t for t in (st.max_time,
