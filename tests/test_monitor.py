@@ -628,6 +628,30 @@ def test_variant_must_be_constant_within_a_list():
         receval.monitor(imp, _fb([(1, 1, 1.0, T0)]), "P@1", variant_col="variant")
 
 
+@pytest.mark.parametrize(("wide", "built"), [(True, 1), (False, 0)])
+def test_the_rows_list_codes_are_built_at_most_once_per_run(monkeypatch, tmp_path, wide, built):
+    # a list code per row (8 bytes a row) is read by the variant check, the repeated-item
+    # check and the grouping of text items, and the next state: built once when all of them
+    # need it, never when none does (integer items, no variant, no state)
+    from receval.monitor import kernels
+
+    calls = []
+    build = kernels._codes_per_row
+
+    def counted(*args):
+        calls.append(len(args[0]))
+        return build(*args)
+
+    monkeypatch.setattr(kernels, "_codes_per_row", counted)
+    imp, fb = _logs(variants=wide)
+    kw = {}
+    if wide:
+        imp["item"], fb["item"] = "i" + imp["item"].astype(str), "i" + fb["item"].astype(str)
+        kw = {"variant_col": "variant", "state": tmp_path / "s.sqlite"}
+    m = receval.monitor(imp, fb, "P@5", n_resamples=0, relevance_threshold=4, **kw)
+    assert len(calls) == built and m.counts["impressions_read"] == len(imp)
+
+
 # --- command line ----------------------------------------------------------------------------
 
 

@@ -14,7 +14,6 @@ from receval.monitor.kernels import (
     by_time_then_user,
     group_order,
     judge_and_count,
-    judge_rows,
     list_rows,
     repeats_in_runs,
     window_columns,
@@ -38,9 +37,15 @@ def _judge_reference(user, item, served, fb_user, fb_item, at, value, span):
     return out, judging, early
 
 
+def _count_reference(early, served, values, before):
+    # impressions served before ``before`` with feedback dated before serving and no value
+    return sum(e and s < before and math.isnan(v)
+               for e, s, v in zip(early, served.tolist(), values, strict=True))
+
+
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize(("spread", "fb_users"), [(1, 7), (1, 2), (10**12, 7)])
-def test_judge_rows_matches_the_definition(seed: int, spread: int, fb_users: int) -> None:
+def test_judge_and_count_matches_the_definition(seed: int, spread: int, fb_users: int) -> None:
     # users 0..6 (keys looked up among their user's keys), two users with feedback (75 keys
     # each: sorted by key as one block; impressions of users without any), or 10**12 apart
     # (more users than per-user arrays would hold: the open-addressing table)
@@ -52,34 +57,38 @@ def test_judge_rows_matches_the_definition(seed: int, spread: int, fb_users: int
     at = rng.integers(0, 40, m)
     value = rng.integers(1, 4, m).astype(float)  # equal values: the first one is kept
     width = 9
-    out, judging, early = judge_rows(PairKeys(user, item, 0, 0, width), served,
-                                     fb_user * width + fb_item, at, value, span)
     ref = _judge_reference(user, item, served, fb_user, fb_item, at, value, span)
-    np.testing.assert_array_equal(out, np.array(ref[0]))
-    assert judging.tolist() == ref[1]
-    assert early.tolist() == ref[2]
-    assert early.any() and judging.any() and not np.isnan(out).all()
-    # the count instead of the flags: rows served before a time, with early feedback and no
-    # value
-    for before in (0, 15, 31):
-        out2, judging2, n_early = judge_and_count(PairKeys(user, item, 0, 0, width), served,
-                                                  fb_user * width + fb_item, at, value, span,
-                                                  before)
-        np.testing.assert_array_equal(out2, out)
-        assert judging2.tolist() == ref[1]
-        assert n_early == sum(e and s < before and math.isnan(v)
-                              for e, s, v in zip(ref[2], served, ref[0], strict=True))
+    counts = []
+    # the rows served before a time (none, some, all; the earliest int64: none counted)
+    for before in (np.iinfo(np.int64).min, 0, 15, 31):
+        out, judging, n_early = judge_and_count(PairKeys(user, item, 0, 0, width), served,
+                                                fb_user * width + fb_item, at, value, span,
+                                                before)
+        np.testing.assert_array_equal(out, np.array(ref[0]))
+        assert judging.tolist() == ref[1]
+        assert n_early == _count_reference(ref[2], served, ref[0], before)
+        counts.append(n_early)
+    assert judging.any() and not np.isnan(out).all()
+    assert counts[0] == 0 and 0 < counts[2] < counts[3]  # the mark splits the early rows
 
 
-def test_judge_rows_skips_negative_codes_and_no_value() -> None:
-    # a user or item the feedback does not hold (-1) never matches; without values only the
-    # judging and early flags are found
-    keys = PairKeys(np.array([0, -1, 0]), np.array([1, 1, -1]), 0, 0, 2)
-    out, judging, early = judge_rows(keys, np.array([0, 0, 0]), np.array([1]), np.array([0]),
-                                     None, 1)
+@pytest.mark.parametrize("far_user", [False, True])
+def test_judge_and_count_skips_negative_codes_and_no_value(far_user: bool) -> None:
+    # a user or item the feedback does not hold (-1) never matches, even where its key would
+    # equal a feedback key (-1 * 2 + 3 == 1 * 2 - 1 == 1); without values no impression has
+    # one, so every early one served before the mark is counted. With a feedback user far
+    # off (more users than per-user arrays hold), keys are looked up in the hash table.
+    keys = PairKeys(np.array([0, -1, 1, 0]), np.array([1, 3, -1, 1]), 0, 0, 2)
+    served = np.array([0, 5, 5, 5])
+    fb_key, at = np.array([1, 1]), np.array([0, 3])
+    if far_user:
+        fb_key, at = np.append(fb_key, 2 * 2**21), np.append(at, 0)
+    out, judging, n_early = judge_and_count(keys, served, fb_key, at, None, 4, 6)
     assert np.isnan(out).all()
-    assert judging.tolist() == [True]
-    assert early.tolist() == [False, False, False]
+    # both judge row 0; row 3 was served after one (3: early)
+    assert judging.tolist() == [True, True] + [False] * far_user
+    assert n_early == 1
+    assert judge_and_count(keys, served, fb_key, at, None, 4, 5).n_early == 0
 
 
 def _list_rows_reference(user, served, judged):
@@ -100,7 +109,8 @@ def _list_rows_reference(user, served, judged):
 def _check_list_rows(user, served, judged):
     found = list_rows(user, served, judged)
     code, first, counts, starts = _list_rows_reference(user, served, judged)
-    assert found.codes(len(user)).tolist() == code
+    assert found.codes.tolist() == code
+    assert found.codes is found.codes  # built once
     assert found.run_code.tolist() == [code[i] for i in starts]
     assert found.first.tolist() == first
     assert found.judged.tolist() == counts
@@ -157,7 +167,7 @@ def test_group_order_is_flatnonzero_per_group() -> None:
     assert bounds[-1] == int((group_of[row_key] >= 0).sum())
 
 
-def test_judge_rows_in_blocks_on_threads_matches_a_merge() -> None:
+def test_judge_and_count_in_blocks_on_threads_matches_a_merge() -> None:
     # enough impressions for several blocks of work: the same values as a pandas merge
     import pandas as pd
 
@@ -167,19 +177,23 @@ def test_judge_rows_in_blocks_on_threads_matches_a_merge() -> None:
                         "served": rng.integers(0, 1000, n), "row": np.arange(n)})
     fb = pd.DataFrame({"user": rng.integers(0, 3000, m), "item": rng.integers(0, 200, m),
                        "at": rng.integers(0, 1100, m), "value": rng.random(m), "f": np.arange(m)})
-    out, judging, early = judge_rows(
-        PairKeys(imp["user"].to_numpy(), imp["item"].to_numpy(), 0, 0, 200),
-        imp["served"].to_numpy(), fb["user"].to_numpy() * 200 + fb["item"].to_numpy(),
-        fb["at"].to_numpy(), fb["value"].to_numpy(), span)
     pairs = imp.merge(fb, on=["user", "item"])
     hit = pairs[(pairs["served"] <= pairs["at"]) & (pairs["at"] <= pairs["served"] + span)]
     best = hit.groupby("row")["value"].max()
     expected = np.full(n, np.nan)
     expected[best.index.to_numpy()] = best.to_numpy()
-    np.testing.assert_array_equal(out, expected)
-    assert set(np.flatnonzero(judging)) == set(hit["f"])
-    before = pairs[(pairs["served"] - span <= pairs["at"]) & (pairs["at"] < pairs["served"])]
-    assert set(np.flatnonzero(early)) == set(before["row"])
+    early = pairs[(pairs["served"] - span <= pairs["at"]) & (pairs["at"] < pairs["served"])]
+    early_rows = np.unique(early["row"].to_numpy())
+    for before in (500, 1000):
+        out, judging, n_early = judge_and_count(
+            PairKeys(imp["user"].to_numpy(), imp["item"].to_numpy(), 0, 0, 200),
+            imp["served"].to_numpy(), fb["user"].to_numpy() * 200 + fb["item"].to_numpy(),
+            fb["at"].to_numpy(), fb["value"].to_numpy(), span, before)
+        np.testing.assert_array_equal(out, expected)
+        assert set(np.flatnonzero(judging)) == set(hit["f"])
+        counted = early_rows[(imp["served"].to_numpy()[early_rows] < before)
+                             & np.isnan(expected[early_rows])]
+        assert n_early == len(counted) > 0
 
 
 def _check_window_columns(group_of, row_list, n_groups, item, order, judged):

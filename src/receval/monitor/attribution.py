@@ -30,8 +30,7 @@ def attribute(imps: pd.DataFrame, fb: pd.DataFrame, span: int
         ([3.0, nan], [True, True, False])
     """
     imps, fb = _align_ids(State(params={}), imps.copy(), fb.copy())
-    values, judging, _ = _judge(imps, fb, span)
-    return values, judging
+    return _judge(imps, fb, span)
 
 
 def one_zone(sides: list[tuple[str, str, str | None]]) -> str | None:

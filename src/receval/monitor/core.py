@@ -78,13 +78,13 @@ from receval.monitor.fairness import fairness_specs, window_options
 from receval.monitor.inputs import UNITS, read_feedback, read_impressions
 from receval.monitor.intervals import resampled_means
 from receval.monitor.kernels import (
+    Judged,
     Lists,
     PairKeys,
     WindowColumns,
     by_time_then_user,
     group_order,
     judge_and_count,
-    judge_rows,
     list_rows,
     repeats_in_runs,
     window_columns,
@@ -517,7 +517,8 @@ class _Run:
             closed_hit = np.zeros(len(fb), dtype=bool)
             near = np.flatnonzero(fb["at"].to_numpy() < old_mark + self.span)
             if len(near) and len(st.closed):
-                closed_hit[near] = _judge(st.closed, fb.iloc[near], self.span)[1]
+                _, judging = _judge(st.closed, fb.iloc[near], self.span)
+                closed_hit[near] = judging
             late_parts.append(fb[closed_hit].assign(reason="list_closed"))
             tally["feedback"] += int(late_fb.sum()) + int(closed_hit.sum())
         times = [t for t in (st.max_time,
@@ -532,12 +533,12 @@ class _Run:
         fb = _concat(st.feedback, fb)
         # the impressions with feedback dated before serving are counted once, when their
         # list closes (all the feedback that could be early is in): rows served before the mark
-        judged, _, before_served = _judge(imps, fb, self.span, before=mark)
+        judged, _, before_served = _judge_and_count(imps, fb, self.span, before=mark)
         # the lists, numbered 0..n-1 (their index), and each run of rows' list
         lists, found = self._lists(imps, judged)
         if self.options.get("duplicates", "error") == "error" and not _one_run_each(
                 imps, found.starts, len(lists)):
-            _refuse_repeated_items(imps, found.codes(len(imps)), n_pending)
+            _refuse_repeated_items(imps, found.codes, n_pending)
         closed_now = lists["served"].to_numpy() < mark
         tally["before_served"] += before_served
         buckets = dict(st.buckets)
@@ -601,7 +602,7 @@ class _Run:
                               if c["window_start"] + self.width <= mark]
         new_state = None
         if keep:
-            in_pending = ~closed_now[found.codes(len(imps))]
+            in_pending = ~closed_now[found.codes]
             pending = imps[in_pending]
             # closed lists' impressions that feedback of a later run could still have judged
             recent = imps[~in_pending & (imps["served"].to_numpy() >= mark - self.span)]
@@ -640,7 +641,8 @@ class _Run:
         """One row per list (user, served): its variant (with a variant column), window and
         judged impressions; and :class:`receval.monitor.kernels.Lists`: the first row of each
         run of rows of one list and its list (codes in the order of first appearance, the
-        index of the lists), not a code per row (8 bytes a row, rarely needed whole)."""
+        index of the lists); a code per row only when a path asks for it (``Lists.codes``: 8
+        bytes a row, rarely needed whole; built once per run)."""
         user, served = imps["user"].to_numpy(), imps["served"].to_numpy(dtype=np.int64)
         if pd.api.types.is_integer_dtype(imps["user"]):
             user_code = user.astype(np.int64, copy=False)
@@ -659,7 +661,7 @@ class _Run:
         if self.variant_col is not None:
             variant = imps["variant"].to_numpy()
             lists["variant"] = variant[first] if n else []
-            differs = variant != lists["variant"].to_numpy()[found.codes(len(imps))]
+            differs = variant != lists["variant"].to_numpy()[found.codes]
             if differs.any():
                 row = int(np.flatnonzero(differs)[0])
                 raise ReceValError(
@@ -707,7 +709,7 @@ class _Run:
                                   imps["order"].to_numpy(), judged)
             grouped = None
         else:
-            row_list = found.codes(len(imps))
+            row_list = found.codes
             grouped, bounds = group_order(group_of, row_list, len(keys))
             values = judged[grouped]
             has = ~np.isnan(values)
@@ -731,7 +733,7 @@ class _Run:
                 def rows(g: int = g) -> np.ndarray:  # the group's rows of imps (for a message)
                     if grouped is not None:
                         return grouped[cols.bounds[g]:cols.bounds[g + 1]]
-                    return np.flatnonzero(group_of[found.codes(len(imps))] == g)
+                    return np.flatnonzero(group_of[found.codes] == g)
 
                 side[keys[g]] = self._evaluate(
                     imps, rows, {"list": cols.list[p], "item": cols.item[p],
@@ -946,24 +948,27 @@ def _pair_keys(imps: pd.DataFrame, fb: pd.DataFrame) -> tuple[PairKeys, np.ndarr
                     items.get_indexer(imps["item"]).astype(np.int64), 0, 0, width), fb_key
 
 
-def _judge(imps: pd.DataFrame, fb: pd.DataFrame, span: int,
-           before: int | None = None) -> tuple[np.ndarray, np.ndarray, Any]:
+def _judge(imps: pd.DataFrame, fb: pd.DataFrame, span: int) -> tuple[np.ndarray, np.ndarray]:
     """Each impression's value: the largest value of the feedback of its (user, item) with
-    ``served <= at <= served + span`` (docs/semantics.md section 14: the end
-    included); NaN when
-    there is none. Also whether each feedback row judges an impression, and whether each
-    impression has feedback of its (user, item) dated at most ``span`` before it was served
-    (such feedback never judges it: it is counted, see :func:`monitor`); with ``before``,
-    instead of these flags, how many impressions served before ``before`` have such feedback
-    and no value.
+    ``served <= at <= served + span`` (docs/semantics.md section 14: the end included); NaN
+    when there is none. Also whether each feedback row judges an impression.
+    """
+    judged = _judge_and_count(imps, fb, span, before=np.iinfo(np.int64).min)  # none counted
+    return judged.values, judged.judging
+
+
+def _judge_and_count(imps: pd.DataFrame, fb: pd.DataFrame, span: int, before: int) -> Judged:
+    """:func:`_judge`'s values and judging flags, and how many impressions served before
+    ``before`` have feedback of their (user, item) dated at most ``span`` before they were
+    served (such feedback never judges them: they are counted, see :func:`monitor`) and no
+    value.
 
     Only the impressions whose (user, item) has feedback are joined: both sides' pairs get one
     integer code (hash lookups into the feedback's users and items), so the join is small
-    (:func:`receval.monitor.kernels.judge_rows`).
+    (:func:`receval.monitor.kernels.judge_and_count`).
     """
     if not len(imps) or not len(fb):
-        return np.full(len(imps), np.nan), np.zeros(len(fb), bool), \
-            np.zeros(len(imps), bool) if before is None else 0
+        return Judged(np.full(len(imps), np.nan), np.zeros(len(fb), bool), 0)
     for col in ("user", "item"):  # _align_ids gave them one type
         if pd.api.types.is_numeric_dtype(imps[col]) != pd.api.types.is_numeric_dtype(fb[col]):
             raise ReceValError(f"impressions and feedback hold {col} ids of different types "
@@ -971,12 +976,10 @@ def _judge(imps: pd.DataFrame, fb: pd.DataFrame, span: int,
     imp_keys, fb_key = _pair_keys(imps, fb)
     # one pass: a bitmap of the feedback keys' low bits, then a hash lookup into the feedback
     # for the few impressions it lets through
-    args = (imp_keys, imps["served"].to_numpy(dtype=np.int64), fb_key,
-            fb["at"].to_numpy(dtype=np.int64),
-            fb["value"].to_numpy(dtype=np.float64) if "value" in fb.columns else None, span)
-    if before is None:
-        return judge_rows(*args)
-    return judge_and_count(*args, before)
+    return judge_and_count(imp_keys, imps["served"].to_numpy(dtype=np.int64), fb_key,
+                           fb["at"].to_numpy(dtype=np.int64),
+                           fb["value"].to_numpy(dtype=np.float64) if "value" in fb.columns
+                           else None, span, before)
 
 
 def _id_kind(series: pd.Series) -> str:

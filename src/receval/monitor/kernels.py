@@ -1,8 +1,8 @@
 """The monitor's passes over the impressions, one numba loop each (no temporary per row).
 
-- :func:`judge_rows`: the join of the impressions with the feedback of their (user, item)
-  (each impression's largest value within the attribution period, the feedback rows that judge
-  one, the impressions with feedback dated before serving);
+- :func:`judge_and_count`: the join of the impressions with the feedback of their (user,
+  item) (each impression's largest value within the attribution period, the feedback rows that
+  judge one, how many impressions have feedback dated before serving);
 - :func:`list_rows`: one code per served list (user, time), in the order of first appearance;
 - :func:`repeats_in_runs`: whether a list held in one run of rows serves an item twice;
 - :func:`group_order`: the rows grouped by a small code, in row order within each group.
@@ -13,6 +13,8 @@ them); they only avoid its passes and temporaries.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import cached_property
 from typing import NamedTuple
 
 import numba
@@ -39,31 +41,23 @@ class PairKeys(NamedTuple):
     width: int
 
 
-def judge_rows(imp: PairKeys, served: np.ndarray, fb_key: np.ndarray, at: np.ndarray,
-               value: np.ndarray | None, span: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each impression's largest feedback value dated ``served <= at <= served + span`` (NaN
-    without one), whether each feedback row judges an impression, and whether each impression
-    has feedback dated ``served - span <= at < served``. Keys: one int64 per (user, item),
-    equal exactly when the pairs are (:class:`PairKeys` for the impressions).
+class Judged(NamedTuple):
+    """What :func:`judge_and_count` finds: each impression's value, whether each feedback row
+    judges an impression, and how many impressions served before the mark have feedback
+    dated before serving and no value."""
 
-    Example:
-        >>> imp = PairKeys(np.array([0, 0, -1]), np.array([5, 5, 5]), 0, 0, 10)
-        >>> out, judging, early = judge_rows(imp, np.array([8, 0, 0]),
-        ...     np.array([5, 5]), np.array([12, 4]), np.array([1.0, 3.0]), 5)
-        >>> out.tolist(), judging.tolist(), early.tolist()
-        ([1.0, 3.0, nan], [True, True], [True, False, False])
-    """
-    early = np.zeros(len(served), dtype=np.bool_)
-    out, judging, _ = _judge_all(imp, served, fb_key, at, value, span, early, 0)
-    return out, judging, early
+    values: np.ndarray
+    judging: np.ndarray
+    n_early: int
 
 
 def judge_and_count(imp: PairKeys, served: np.ndarray, fb_key: np.ndarray, at: np.ndarray,
-                    value: np.ndarray | None, span: int,
-                    before: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """:func:`judge_rows`'s values and judging flags, and instead of the early flags (one a
-    row), how many impressions served before ``before`` have feedback dated before serving
-    (``served - span <= at < served``) and no value.
+                    value: np.ndarray | None, span: int, before: int) -> Judged:
+    """Each impression's largest feedback value dated ``served <= at <= served + span`` (NaN
+    without one), whether each feedback row judges an impression, and how many impressions
+    served before ``before`` have feedback dated ``served - span <= at < served`` and no
+    value (the earliest int64 time: none counted). Keys: one int64 per (user, item), equal
+    exactly when the pairs are (:class:`PairKeys` for the impressions).
 
     Example:
         >>> imp = PairKeys(np.array([0, 0, 0]), np.array([5, 5, 5]), 0, 0, 10)
@@ -72,22 +66,13 @@ def judge_and_count(imp: PairKeys, served: np.ndarray, fb_key: np.ndarray, at: n
         >>> out.tolist(), judging.tolist(), n
         ([1.0, 3.0, 1.0], [True, True], 0)
         >>> judge_and_count(imp, np.array([8, 0, 9]), np.array([5]), np.array([4]),
-        ...                 np.array([3.0]), 5, 9)[2]
+        ...                 np.array([3.0]), 5, 9).n_early
         1
     """
-    return _judge_all(imp, served, fb_key, at, value, span, np.zeros(0, dtype=np.bool_),
-                      before)
-
-
-def _judge_all(imp: PairKeys, served: np.ndarray, fb_key: np.ndarray, at: np.ndarray,
-               value: np.ndarray | None, span: int, early: np.ndarray,
-               before: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """The join: values and judging flags; the early flags written into ``early`` (unless
-    it is empty: then counted for the rows served before ``before`` without a value)."""
     out = np.full(len(served), np.nan)
     judging = np.zeros(len(fb_key), dtype=np.bool_)
     if not len(served) or not len(fb_key):
-        return out, judging, 0
+        return Judged(out, judging, 0)
     fb_key = fb_key.astype(np.int64, copy=False)
     width = max(1, int(imp.width))
     n_users = int(fb_key.max()) // width + 1
@@ -114,12 +99,12 @@ def _judge_all(imp: PairKeys, served: np.ndarray, fb_key: np.ndarray, at: np.nda
     n_early = np.zeros(max(1, len(blocks)), dtype=np.int64)  # per block
     common = (imp.user, imp.item, np.int64(imp.user_low), np.int64(imp.item_low),
               np.int64(imp.width), served, rows, value is not None, span, bits)
-    ends = (out, judging, early, np.int64(before), n_early)
+    ends = (out, judging, np.int64(before), n_early)
     if dense:  # a key is looked up among its user's keys (a few, side by side)
         run_blocks(_judge_dense_loop, blocks, *common, user_start, *ends)
     else:  # an open-addressing table of the keys
         run_blocks(_judge_loop, blocks, *common, _key_table(sorted_key), *ends)
-    return out, judging, int(n_early.sum())
+    return Judged(out, judging, int(n_early.sum()))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -217,8 +202,8 @@ def _index_loop(sorted_key: np.ndarray, table: np.ndarray) -> None:  # pragma: n
 def _judge_loop(block: int, lo: int, hi: int, user: np.ndarray, item: np.ndarray,
                 user_low: np.int64, item_low: np.int64, width: np.int64, served: np.ndarray,
                 rows: np.ndarray, has_value: bool, span: int, bits: np.ndarray,
-                table: np.ndarray, out: np.ndarray, judging: np.ndarray, early: np.ndarray,
-                before: np.int64, n_early: np.ndarray) -> None:  # pragma: no cover - numba
+                table: np.ndarray, out: np.ndarray, judging: np.ndarray, before: np.int64,
+                n_early: np.ndarray) -> None:  # pragma: no cover - numba
     # a key's feedback rows found in the open-addressing table (``_key_table``)
     low = np.int64(bits.size * 8 - 1)
     mask = np.uint64(table.shape[0] - 1)
@@ -239,7 +224,7 @@ def _judge_loop(block: int, lo: int, hi: int, user: np.ndarray, item: np.ndarray
             continue
         if _match(i, table[h, 1], table[h, 2], served[i], rows, values, has_value, span, out,
                   judging):
-            _early(block, i, served, out, early, before, n_early)
+            _count_early(block, i, served, out, before, n_early)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -247,7 +232,7 @@ def _judge_dense_loop(block: int, lo: int, hi: int, user: np.ndarray, item: np.n
                       user_low: np.int64, item_low: np.int64, width: np.int64,
                       served: np.ndarray, rows: np.ndarray, has_value: bool, span: int,
                       bits: np.ndarray, user_start: np.ndarray, out: np.ndarray,
-                      judging: np.ndarray, early: np.ndarray, before: np.int64,
+                      judging: np.ndarray, before: np.int64,
                       n_early: np.ndarray) -> None:  # pragma: no cover - numba
     # :func:`_judge_loop` with the key found among its user's keys (``user_start``: where
     # each user's rows start in ``rows``, sorted by key)
@@ -279,16 +264,15 @@ def _judge_dense_loop(block: int, lo: int, hi: int, user: np.ndarray, item: np.n
             end += 1
         if end > a and _match(i, a, end, served[i], rows, values, has_value, span, out,
                               judging):
-            _early(block, i, served, out, early, before, n_early)
+            _count_early(block, i, served, out, before, n_early)
 
 
 @numba.njit(cache=True, nogil=True)
-def _early(block: int, i: int, served: np.ndarray, out: np.ndarray, early: np.ndarray,
-           before: np.int64, n_early: np.ndarray) -> None:  # pragma: no cover - numba
-    # impression ``i`` has feedback dated before it was served: flagged, or counted
-    if early.size:
-        early[i] = True
-    elif served[i] < before and np.isnan(out[i]):
+def _count_early(block: int, i: int, served: np.ndarray, out: np.ndarray, before: np.int64,
+                 n_early: np.ndarray) -> None:  # pragma: no cover - numba
+    # impression ``i`` has feedback dated before it was served: counted when it was served
+    # before the mark and has no value
+    if served[i] < before and np.isnan(out[i]):
         n_early[block] += 1
 
 
@@ -315,26 +299,35 @@ def _match(i: int, first: int, end: int, s: np.int64, rows: np.ndarray, values: 
     return is_early
 
 
-class Lists(NamedTuple):
+@dataclass(frozen=True, eq=False)
+class Lists:
     """The served lists of :func:`list_rows`: each run of rows' list ``run_code`` (numbered
     in the order of first appearance), each list's ``first`` row and number of ``judged``
-    rows, and the first row of each run of rows of one list (``starts``). A list's code per
-    row is :meth:`codes` (a column the batch run never needs whole)."""
+    rows, the first row of each run of rows of one list (``starts``) and the number of rows.
+    A list's code per row is :attr:`codes`: a column the batch run rarely needs whole, so it
+    is built on first use only, then kept for the run's other uses (never written)."""
 
     run_code: np.ndarray
     first: np.ndarray
     judged: np.ndarray
     starts: np.ndarray
+    n_rows: int
 
-    def codes(self, n_rows: int) -> np.ndarray:
-        """Each of the ``n_rows`` rows' list code.
+    @cached_property
+    def codes(self) -> np.ndarray:
+        """Each row's list code.
 
         Example:
             >>> Lists(np.array([0, 1, 0]), np.array([0, 2]), np.array([0, 0]),
-            ...       np.array([0, 2, 3])).codes(5).tolist()
+            ...       np.array([0, 2, 3]), 5).codes.tolist()
             [0, 0, 1, 0, 0]
         """
-        return np.repeat(self.run_code, np.diff(self.starts, append=n_rows))
+        return _codes_per_row(self.run_code, self.starts, self.n_rows)
+
+
+def _codes_per_row(run_code: np.ndarray, starts: np.ndarray, n_rows: int) -> np.ndarray:
+    # each run's code repeated over its rows (``starts``: each run's first row)
+    return np.repeat(run_code, np.diff(starts, append=n_rows))
 
 
 def list_rows(user: np.ndarray, served: np.ndarray, judged: np.ndarray) -> Lists:
@@ -346,8 +339,10 @@ def list_rows(user: np.ndarray, served: np.ndarray, judged: np.ndarray) -> Lists
         >>> nan = float("nan")
         >>> lists = list_rows(np.array([1, 1, 2, 1]), np.array([7, 7, 7, 7]),
         ...                   np.array([1.0, nan, nan, 2.0]))
-        >>> [v.tolist() for v in lists], lists.codes(4).tolist()
-        ([[0, 1, 0], [0, 2], [2, 0], [0, 2, 3]], [0, 0, 1, 0])
+        >>> lists.run_code.tolist(), lists.first.tolist(), lists.judged.tolist()
+        ([0, 1, 0], [0, 2], [2, 0])
+        >>> lists.starts.tolist(), lists.codes.tolist()
+        ([0, 2, 3], [0, 0, 1, 0])
     """
     user = user.astype(np.int64, copy=False)
     served = served.astype(np.int64, copy=False)
@@ -367,7 +362,7 @@ def list_rows(user: np.ndarray, served: np.ndarray, judged: np.ndarray) -> Lists
         while size < 2 * n_runs:
             size *= 2
         n = _list_rows_loop(user, served, judged, size, codes, starts, first, counts)
-    return Lists(codes, first[:n].copy(), counts[:n].copy(), starts)
+    return Lists(codes, first[:n].copy(), counts[:n].copy(), starts, len(user))
 
 
 @numba.njit(cache=True, nogil=True)
