@@ -39,6 +39,9 @@ def start_session(warehouse: Path) -> Any:
         pytest.skip(f"no Java for pyspark: {missing}")
     from pyspark.sql import SparkSession
 
+    left = SparkSession.getActiveSession()
+    if left is not None:  # started by receval for an earlier test (paths, the CLI) and left
+        left.stop()  # running: getOrCreate would return it without this session's settings
     # the partitions' Python workers run this interpreter (its packages, receval on its path)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     session = (SparkSession.builder.master("local[2]").appName("receval-tests")
