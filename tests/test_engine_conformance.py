@@ -30,7 +30,7 @@ pytestmark = pytest.mark.torch_device
 try:
     import torch
 except ImportError:  # the torch tests skip; the long-table engines (spark too) still run
-    torch = None
+    torch = None  # type: ignore[assignment]
 needs_torch = pytest.mark.skipif(torch is None,
                                  reason="the torch engine needs torch (receval[torch])")
 
@@ -236,20 +236,11 @@ LONG_ENGINES = list(receval.dispatch.ENGINES)
 
 
 @pytest.fixture(scope="module")
-def spark():
-    """One local Spark session for the module (the Spark engine's cases only)."""
-    pytest.importorskip("pyspark", reason="the Spark engine needs pyspark (receval[spark])")
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("receval-conformance")
-               .config("spark.ui.enabled", "false")
-               .config("spark.driver.host", "127.0.0.1")
-               .config("spark.sql.shuffle.partitions", "3")
-               .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
+def spark(spark):
+    """The run's Spark session (tests/conftest.py: a skip without pyspark or Java), for the
+    Spark engine's cases only; the frames sent to it are dropped after the module."""
+    yield spark
     _FRAMES.clear()
-    session.stop()
 
 
 _FRAMES: dict[int, tuple[pd.DataFrame, object]] = {}  # pandas frame id -> (it, Spark frame)

@@ -1,9 +1,9 @@
 """The Spark engine (``receval.evaluate(..., engine="spark")``) against the local numba engine.
 
-One local[2] SparkSession for the module (Java 17); small random inputs with heavy ties,
-users on one side only and string or integer ids. Summaries, per-user values and counts are
-compared bit for bit with the local engine run on the same rows (``toPandas()``: the frame's
-order is the ``stable`` order). One test runs on a multi-process cluster
+The run's shared local[2] SparkSession (tests/conftest.py; Java 17); small random inputs with
+heavy ties, users on one side only and string or integer ids. Summaries, per-user values and
+counts are compared bit for bit with the local engine run on the same rows (``toPandas()``: the
+frame's order is the ``stable`` order). One test runs on a multi-process cluster
 (``local-cluster[2,1,1024]``) in a subprocess, so partitions travel to executor processes.
 """
 
@@ -16,7 +16,6 @@ import subprocess
 import sys
 import textwrap
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,20 +32,6 @@ pytestmark = pytest.mark.slow
 METRICS = ["P@1", "P@3", "R@3", "R", "F1@3", "AP@3", "MAP", "nDCG@3", "nDCG", "RR@2", "MRR",
            "Hit@3", "Rprec", "hits@3", "DCG@3", "RMSE", "MAE"]
 QUIET = ["ties", "undefined", "no-threshold", "no-match", "id-mismatch"]
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("receval-engine-spark")
-               .config("spark.ui.enabled", "false")
-               .config("spark.driver.host", "127.0.0.1")
-               .config("spark.sql.shuffle.partitions", "4")
-               .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def _random(seed: int, n_users: int = 40, strings: bool = False) -> tuple[pd.DataFrame,
@@ -85,7 +70,7 @@ def _same(ref: receval.Result, got: Any) -> None:
 
 
 def _both(spark: Any, truth: pd.DataFrame, preds: pd.DataFrame, metrics: list[str],
-          partitions: int | None = 5, **options: Any) -> tuple[receval.Result, Any]:
+          partitions: int | str | None = 5, **options: Any) -> tuple[receval.Result, Any]:
     st, sp = spark.createDataFrame(truth), spark.createDataFrame(preds)
     options.setdefault("silence", QUIET)
     ref = receval.evaluate(st.toPandas(), sp.toPandas(), metrics, **options)
@@ -119,7 +104,7 @@ def test_partitioning_changes_nothing(spark: Any, monkeypatch: pytest.MonkeyPatc
         _same(ref, got)
         assert not isinstance(parts, int) or len(got.tasks) <= parts  # empty ones emit nothing
         assert parts != 9 or len(got.tasks) > 2
-        # auto (the default): a few hundred rows are one partition, not the session's 4
+        # auto (the default): a few hundred rows are one partition, not the session's
         assert parts != "auto" or len(got.tasks) == 1
     monkeypatch.setattr(engine, "_MODE", "struct")  # one list of structs per user
     _same(ref, _both(spark, truth, preds, METRICS, partitions=4, relevance_threshold=2)[1])
@@ -438,17 +423,19 @@ def test_a_killed_worker_is_one_line_naming_the_stage(spark: Any) -> None:
 
     truth, preds = _random(15, n_users=6)
     spark.sparkContext.setLogLevel("WARN")
-    before = _level_now(spark)
-    with pytest.raises(ReceValError, match=r"^Spark failed during the evaluation job \(rows "
-                       r"shuffled by user, each partition evaluated\): .*a Python worker died "
-                       r"\(killed, or out of memory\)") as caught:
-        evaluate_spark(spark.createDataFrame(truth), spark.createDataFrame(preds), ["P@1"],
-                       killed, profile=None, explicit={}, silence=QUIET, spark_options={},
-                       columns={})
-    assert "\n" not in str(caught.value)
-    assert type(caught.value.__cause__).__module__.startswith(("py4j", "pyspark"))
-    assert _level_now(spark) == before == "WARN"
-    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        before = _level_now(spark)
+        with pytest.raises(ReceValError, match=r"^Spark failed during the evaluation job \(rows "
+                           r"shuffled by user, each partition evaluated\): .*a Python worker "
+                           r"died \(killed, or out of memory\)") as caught:
+            evaluate_spark(spark.createDataFrame(truth), spark.createDataFrame(preds), ["P@1"],
+                           killed, profile=None, explicit={}, silence=QUIET, spark_options={},
+                           columns={})
+        assert "\n" not in str(caught.value)
+        assert type(caught.value.__cause__).__module__.startswith(("py4j", "pyspark"))
+        assert _level_now(spark) == before == "WARN"
+    finally:  # the shared session's level, whatever happened
+        spark.sparkContext.setLogLevel("ERROR")
 
 
 def test_cli_spark_failure_is_one_line_without_warn_lines_or_bars(tmp_path: Path) -> None:

@@ -1,17 +1,15 @@
 """The ``spark`` profile against pyspark's MLlib ``RankingMetrics`` (a real local Spark).
 
-One local SparkSession for the module (Java 17). Each user of either input becomes one RDD
-row ``(predicted ids sorted by score, highest first, ties in input order; truth ids)``, with
-an empty array for a side it lacks: Spark averages every row, the profile's
+The run's shared local SparkSession (tests/conftest.py; Java 17). Each user of either input
+becomes one RDD row ``(predicted ids sorted by score, highest first, ties in input order; truth
+ids)``, with an empty array for a side it lacks: Spark averages every row, the profile's
 ``users="union"``. The usual inner join of recommendations and truth is the ``users="both"``
 variant, and an RDD of the truth's users ``users="truth"`` (peer-semantics E4).
 """
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -31,21 +29,6 @@ pytest.importorskip("pyspark")
 pytestmark = pytest.mark.slow
 
 SPARK_METRICS = ("P", "R", "AP", "nDCG")
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("PYSPARK_PYTHON", "python")
-    session = (SparkSession.builder.master("local[1]").appName("receval-profiles")
-               .config("spark.ui.enabled", "false")
-               .config("spark.driver.host", "127.0.0.1")
-               .config("spark.sql.shuffle.partitions", "1")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def spark_eval(spark: Any, truth: Rows, preds: Rows, users: str = "union") -> dict[str, float]:

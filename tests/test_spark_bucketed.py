@@ -3,9 +3,9 @@ by the user column into as many buckets (``bucketBy(n, "user").saveAsTable``) ar
 user where they are read (the evaluation job's plan has no ``Exchange``), and the numbers are
 the local engine's, bit for bit, as on the shuffled path.
 
-One local[2] SparkSession for the module; small random inputs with users on one side only and
-no tied scores (a bucketed scan reads the rows in another order than ``toPandas``, and tied
-scores are ordered by the rows' order under ``ties="stable"``).
+The run's shared local[2] SparkSession (tests/conftest.py); small random inputs with users on
+one side only and no tied scores (a bucketed scan reads the rows in another order than
+``toPandas``, and tied scores are ordered by the rows' order under ``ties="stable"``).
 """
 
 from __future__ import annotations
@@ -26,18 +26,16 @@ pytestmark = pytest.mark.slow
 METRICS = ["P@3", "R@3", "nDCG@3", "MRR", "AP@3"]
 
 
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from pyspark.sql import SparkSession
+TABLES = ("truth_b4", "preds_b4", "truth_b3", "preds_b5")
 
-    warehouse = tmp_path_factory.mktemp("warehouse")  # not ./spark-warehouse
-    session = (SparkSession.builder.master("local[2]").appName("receval-spark-bucketed")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.warehouse.dir", str(warehouse))
-               .config("spark.driver.host", "127.0.0.1").getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+
+@pytest.fixture(scope="module")
+def spark(spark: Any) -> Iterator[Any]:
+    """The run's Spark session (its warehouse in a pytest temporary folder, not
+    ./spark-warehouse); the module's tables dropped after it (their files in tmp_path)."""
+    yield spark
+    for name in TABLES:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
 
 
 def _frames(seed: int = 7, n_users: int = 40) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -2,15 +2,14 @@
 (summary, counts, ``summary_null``, warnings, "no user" errors), ``strata=``, ``train=`` /
 ``exclude_train`` and the beyond-accuracy metrics, bit for bit.
 
-One local[2] SparkSession for the module; small random inputs with ties, graded ratings and
-users on one side only. The local reference reads the Spark frames' ``toPandas()`` (the frame's
-row order is the ``stable`` order of both).
+The run's shared local[2] SparkSession (tests/conftest.py); small random inputs with ties,
+graded ratings and users on one side only. The local reference reads the Spark frames'
+``toPandas()`` (the frame's row order is the ``stable`` order of both).
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -24,20 +23,6 @@ pytest.importorskip("pyspark", reason="the Spark engine needs pyspark (receval[s
 pytestmark = pytest.mark.slow
 
 METRICS = ["P@3", "R@3", "nDCG@3", "MRR", "AP@3", "RMSE"]
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("receval-spark-doors")
-               .config("spark.ui.enabled", "false")
-               .config("spark.driver.host", "127.0.0.1")
-               .config("spark.sql.shuffle.partitions", "4")
-               .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def _random(seed: int, n_users: int = 30) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:

@@ -6,7 +6,6 @@ column, and the numbers are the local engine's, bit for bit.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -32,18 +31,6 @@ def test_list_ties_on_lists_of_one_length() -> None:
     # lists of several lengths: the rows are sorted instead
     assert _list_ties(pa.array([[1.0, 2.0], [1.0, 2.0, 3.0]])) is None
     assert _list_ties(pa.array([[], []], pa.list_(pa.float64()))) is None
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("receval-spark-tie-check")
-               .config("spark.ui.enabled", "false")
-               .config("spark.driver.host", "127.0.0.1").getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 @pytest.mark.slow

@@ -7,13 +7,13 @@ order column.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from spark_session import session_conf
 
 import receval
 
@@ -42,18 +42,6 @@ def test_columns_sides_unpacks_each_side_in_row_order() -> None:
     assert sides[2].to_pydict() == {"u": [2], "i": [30], "o": [6]}
 
 
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("receval-spark-transfer")
-               .config("spark.ui.enabled", "false")
-               .config("spark.driver.host", "127.0.0.1").getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
-
 def _frames(users: int, seed: int = 5) -> tuple[pd.DataFrame, pd.DataFrame]:
     rng = np.random.default_rng(seed)
     preds = pd.DataFrame({"user": np.repeat(np.arange(users), 3),
@@ -70,10 +58,12 @@ def test_batches_of_the_engine_size_and_the_session_setting_restored(spark: Any)
     from receval.spark.engine import ARROW_BATCH_USERS, SparkResult
 
     truth, preds = _frames(2 * ARROW_BATCH_USERS + 500)
-    spark.conf.set(KEY, "100000")  # one batch per partition, were it in force
-    got = receval.evaluate(spark.createDataFrame(truth), spark.createDataFrame(preds), METRICS,
-                           engine="spark", spark_options={"partitions": 1, "per_user": False})
-    assert spark.conf.get(KEY) == "100000"
+    # one batch per partition, were it in force (the shared session's own value put back after)
+    with session_conf(spark, {KEY: "100000"}):
+        got = receval.evaluate(spark.createDataFrame(truth), spark.createDataFrame(preds),
+                               METRICS, engine="spark",
+                               spark_options={"partitions": 1, "per_user": False})
+        assert spark.conf.get(KEY) == "100000"
     assert isinstance(got, SparkResult)
     users = truth["user"].nunique() + len(set(preds["user"]) - set(truth["user"]))
     assert [t["batches"] for t in got.tasks] == [-(-users // ARROW_BATCH_USERS)]
