@@ -4,7 +4,6 @@ same files), and left to Spark for every other type, mixed files and partitioned
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,18 +22,6 @@ PLAIN = pa.table({"i8": pa.array([1, None], pa.int8()), "i16": pa.array([2, 3], 
                   "i32": pa.array([4, 5], pa.int32()), "i64": pa.array([6, None], pa.int64()),
                   "f32": pa.array([0.5, 1.5], pa.float32()), "f64": [0.25, None],
                   "text": ["a", None], "flag": [True, False]})
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("receval-spark-schema")
-               .config("spark.ui.enabled", "false")
-               .config("spark.driver.host", "127.0.0.1").getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def test_plain_columns_get_the_schema_spark_infers(spark: Any, tmp_path: Path) -> None:
