@@ -9,7 +9,8 @@ Spark's default 200 made the cases that leave the partitioning to Spark
 the engine's shuffle several times slower; the numbers do not depend on it (receval's engine
 picks its own partitions unless told to take Spark's, and its numbers are the same on any).
 
-A module that changes a runtime SQL setting does so with :func:`session_conf`; the ``spark``
+A module that changes a runtime SQL setting does so with
+:func:`receval.spark.session.session_conf`; the ``spark``
 fixture also puts back, after each module, any runtime setting the module left changed and
 drops what the module cached, so each module finds the session as the first one did.
 """
@@ -18,8 +19,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -69,20 +68,3 @@ def restore_settings(spark: Any, before: dict[str, str]) -> list[str]:
         else:
             spark.conf.unset(key)
     return changed
-
-
-@contextmanager
-def session_conf(spark: Any, settings: dict[str, str]) -> Iterator[None]:
-    """``settings`` (runtime SQL settings) in force in the block; the session's own values, or
-    their absence, restored after."""
-    before = {k: spark.conf.get(k, None) for k in settings}
-    try:
-        for key, value in settings.items():
-            spark.conf.set(key, value)
-        yield
-    finally:
-        for key, value in before.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from spark_session import session_conf
 
 import receval
+from receval.spark.session import session_conf
 
 pytest.importorskip("pyspark", reason="the Spark engine needs pyspark (receval[spark])")
 

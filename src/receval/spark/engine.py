@@ -47,7 +47,7 @@ from receval.scalars import plain
 from receval.spark import beyond as spark_beyond
 from receval.spark.failures import Stage, log_level, spark_call
 from receval.spark.footers import Footers, read_footers, spark_schema
-from receval.spark.session import get_session
+from receval.spark.session import get_session, session_conf
 from receval.spark.training import ROW, SparkTrain
 from receval.spark.training import record as record_train
 from receval.strata import NONE, Strata, as_mapping, no_match_error, summarise
@@ -471,30 +471,13 @@ def count_shuffles(frame: Any) -> int:
 
 
 @contextlib.contextmanager
-def _session_conf(spark: Any, settings: dict[str, str]) -> Iterator[None]:
-    """``settings`` in the session's SQL configuration while the query is planned and run;
-    the session's own values (or their absence) restored after."""
-    before = {k: spark.conf.get(k, None) for k in settings}
-    for k, v in settings.items():
-        spark.conf.set(k, v)
-    try:
-        yield
-    finally:
-        for k, v in before.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
-
-
-@contextlib.contextmanager
 def _shuffle_partitions(spark: Any, parts: int | None) -> Iterator[None]:
     """``parts`` shuffle partitions, not coalesced, while the query is planned and run (the
     ``partitions`` option; the session's settings are restored after)."""
     if parts is None:
         yield
         return
-    with _session_conf(spark, {"spark.sql.shuffle.partitions": str(parts),
+    with session_conf(spark, {"spark.sql.shuffle.partitions": str(parts),
                                "spark.sql.adaptive.coalescePartitions.enabled": "false"}):
         yield
 
@@ -510,7 +493,7 @@ ARROW_BATCH_USERS = 2_000
 def _arrow_batches(spark: Any, users: int) -> Iterator[None]:
     """``users`` rows per Arrow batch while the query runs (the session's setting restored
     after)."""
-    with _session_conf(spark, {"spark.sql.execution.arrow.maxRecordsPerBatch": str(users)}):
+    with session_conf(spark, {"spark.sql.execution.arrow.maxRecordsPerBatch": str(users)}):
         yield
 
 

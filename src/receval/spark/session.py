@@ -3,8 +3,10 @@ session or a new one on ``master``."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -64,3 +66,32 @@ def get_session(master: str | None = None) -> Any:
     if master is not None:
         builder = builder.master(master)
     return builder.getOrCreate()
+
+
+@contextlib.contextmanager
+def session_conf(spark: Any, settings: dict[str, str]) -> Iterator[None]:
+    """``settings`` (runtime SQL settings) in ``spark``'s configuration within the block; the
+    session's own values, or their absence, restored after (an error in the block included).
+
+    Example:
+        >>> class Conf(dict):  # what a SparkSession's ``conf`` offers, for the example
+        ...     set, unset = dict.__setitem__, dict.pop
+        >>> class Session:
+        ...     conf = Conf({"spark.sql.shuffle.partitions": "200"})
+        >>> with session_conf(Session, {"spark.sql.shuffle.partitions": "6", "x": "1"}):
+        ...     dict(Session.conf)
+        {'spark.sql.shuffle.partitions': '6', 'x': '1'}
+        >>> dict(Session.conf)
+        {'spark.sql.shuffle.partitions': '200'}
+    """
+    before = {k: spark.conf.get(k, None) for k in settings}
+    try:
+        for key, value in settings.items():
+            spark.conf.set(key, value)
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
