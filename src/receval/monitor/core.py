@@ -711,12 +711,11 @@ class _Run:
         else:
             row_list = found.codes
             grouped, bounds = group_order(group_of, row_list, len(keys))
-            values = judged[grouped]
+            lists_g, items_g, values = row_list[grouped], item[grouped], judged[grouped]
             has = ~np.isnan(values)
             truth_bounds = np.concatenate([[0], np.cumsum(has)])[bounds]
-            cols = WindowColumns(bounds, row_list[grouped], item[grouped],
-                                 imps["order"].to_numpy()[grouped], truth_bounds,
-                                 row_list[grouped][has], item[grouped][has], values[has])
+            cols = WindowColumns(bounds, lists_g, items_g, imps["order"].to_numpy()[grouped],
+                                 truth_bounds, lists_g[has], items_g[has], values[has])
         out: list[dict[tuple[int, Any], Bucket]] = []
         for part, groups, counted, first_group in sides:
             side: dict[tuple[int, Any], Bucket] = {}

@@ -646,8 +646,6 @@ def _block_slots(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return slots, bounds
 
 
-
-
 @numba.njit(cache=True, nogil=True)
 def _block_counts(block: int, lo: int, hi: int, group_of: np.ndarray, run_code: np.ndarray,
                   starts: np.ndarray, judged: np.ndarray,

@@ -5,8 +5,8 @@ file's row count and, per column chunk, its null count: the Spark engine then ne
 counting job for ``partitions="auto"``, and no per-row null check in the shuffle (``g``, the
 count of nulls that would shift the packed lists) when no column it packs holds a null;
 and where every file has one schema of plain columns (integers, floats, strings, booleans),
-that schema is handed to Spark's reader, which then reads no footer itself to infer it
-(0.1 s per input, a twentieth of a 200,000-user evaluation). Anything the footers do not
+that schema is handed to Spark's reader, which then infers none (measured on a quiet
+2-core machine: 0.056 s per input, 0.013 s with the schema). Anything the footers do not
 state (no statistics, a remote path, a frame, another column type) is unknown, and the engine
 counts, checks and lets Spark infer as before.
 """
@@ -68,15 +68,15 @@ def read_footers(source: Any) -> Footers | None:
                       for part in p.relative_to(path).parts[:-1])
     try:
         for n, file in enumerate(files):
-            opened = pq.ParquetFile(file)
-            meta = opened.metadata
-            rows += meta.num_rows
-            clean = set(_no_null_columns(meta))
-            no_nulls = clean if no_nulls is None else no_nulls & clean
-            if n == 0:
-                schema = _schema(opened)
-            elif schema is not None and schema != _schema(opened):
-                schema = None
+            with pq.ParquetFile(file) as opened:  # the footer only; the file closed after
+                meta = opened.metadata
+                rows += meta.num_rows
+                clean = set(_no_null_columns(meta))
+                no_nulls = clean if no_nulls is None else no_nulls & clean
+                if n == 0:
+                    schema = _schema(opened)
+                elif schema is not None and schema != _schema(opened):
+                    schema = None
     except (OSError, ValueError, pa.ArrowException):  # not a Parquet footer: unknown
         return None
     return Footers(rows=rows, no_nulls=frozenset(no_nulls or ()),
