@@ -14,6 +14,7 @@ Each warning names the option that handles it and can be silenced by its code
 ``train-future``    many training rows are dated after their user's first test row
 ``empty-reference`` the drift view's reference window has no evaluated list (no band)
 ``weights``         off-policy importance weights blow up (snips, sndr, switch_dr, ``clip=``)
+``debias``          debiased metrics: weights concentrated (``propensity_clip=``), IPS above range
 ==================  =====================================================================
 """
 
@@ -69,11 +70,19 @@ class OffPolicyWeightsWarning(ReceValWarning):
     code = "weights"
 
 
+class DebiasWarning(ReceValWarning):
+    """The debiased metrics' weights 1/propensity are concentrated (``propensity_clip=``), or
+    an IPS value is above its metric's range (``receval.debias``)."""
+
+    code = "debias"
+
+
 WARNINGS: dict[str, type[UserWarning]] = {
     w.code: w
     for w in (RelevanceThresholdWarning, NoMatchWarning, IdMismatchWarning, TiesWarning,
               UndefinedMetricWarning, TrainItemsWarning, TrainOverlapWarning,
-              TrainFutureWarning, EmptyReferenceWarning, OffPolicyWeightsWarning)
+              TrainFutureWarning, EmptyReferenceWarning, OffPolicyWeightsWarning,
+              DebiasWarning)
 }
 #: users with no hit at all above this share, with ids barely shared, suggest mismatched ids
 NO_HIT_SHARE = 0.5
