@@ -274,14 +274,15 @@ def _debiased(top: np.ndarray, n_list: np.ndarray, ptr: np.ndarray, rel_items: n
                 for r in range(j):
                     idcg += (ws[r] if snips else 1.0) / log2_rank[r]
                 out[u, c] = min(num / idcg, 1.0) if snips else num / idcg
-            elif f == 3:  # AP@k: w_i (1 + weight ranked above) / rank
+            elif f == 3:  # AP@k: w_i (1 + weight ranked above) / rank; SNIPS: w_i (w_i + ...)
                 num = 0.0
                 above = 0.0
                 hits = 0
                 for r in range(kk):
                     if hw[r] > 0.0:
-                        num += hw[r] * (1.0 + above) / (r + 1.0)
-                        above += hw[r]
+                        above += hw[r] if snips else 0.0
+                        num += hw[r] * ((0.0 if snips else 1.0) + above) / (r + 1.0)
+                        above += 0.0 if snips else hw[r]
                         hits += 1
                 if ap_norm == 0:
                     den = min(k, m) if cut else m
@@ -302,8 +303,8 @@ def _debiased(top: np.ndarray, n_list: np.ndarray, ptr: np.ndarray, rel_items: n
                 ideal = 0.0  # the heaviest j relevant items at ranks 1..j, heaviest first
                 prefix = 0.0
                 for r in range(j):
-                    ideal += ws[r] * (1.0 + prefix) / (r + 1.0)
                     prefix += ws[r]
+                    ideal += ws[r] * prefix / (r + 1.0)
                 out[u, c] = min(num * (j / ideal) / den, j / den)
             elif f == 4:  # RBP@p over the whole list
                 p = params[c]
