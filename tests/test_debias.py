@@ -471,3 +471,114 @@ def test_evaluate_scores_matches_evaluate_under_the_options(options: dict) -> No
         got = receval.evaluate_scores(truth, scores, METRICS, device=TORCH_DEVICE, **kwargs)
     for name in METRICS:
         assert got.summary[name] == pytest.approx(want.summary[name], rel=1e-12, abs=1e-15)
+
+
+# ---- issue 32: SNIPS forms that are estimators (scale-free, inside the range) ----------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+PROPERTY_METRICS = ["P@3", "R@3", "nDCG@3", "AP@3", "RBP@0.5", "hit@3", "nDCG@10"]
+
+
+@st.composite
+def _small_runs(draw: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A few users, items 0..7; truth rows with a propensity ``p`` in (0, 1]; ranked lists
+    with distinct scores (users without a list included)."""
+    n_users = draw(st.integers(1, 4))
+    truth_rows, pred_rows = [], []
+    for u in range(n_users):
+        items = draw(st.lists(st.integers(0, 7), min_size=1, max_size=6, unique=True))
+        props = draw(st.lists(st.floats(1e-6, 1.0), min_size=len(items), max_size=len(items)))
+        truth_rows += [(u, i, p) for i, p in zip(items, props, strict=True)]
+        listed = draw(st.permutations(range(8)))[:draw(st.integers(0, 8))]
+        pred_rows += [(u, i, float(len(listed) - r)) for r, i in enumerate(listed)]
+    if not pred_rows:
+        pred_rows = [(0, 0, 1.0)]
+    return (pd.DataFrame(truth_rows, columns=["user", "item", "p"]),
+            pd.DataFrame(pred_rows, columns=["user", "item", "score"]))
+
+
+def _quiet(*args: Any, **kwargs: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return receval.evaluate(*args, **kwargs)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(runs=_small_runs(), c=st.sampled_from([1e-6, 0.25, 1.0]))
+def test_snips_under_a_constant_propensity_is_the_plain_metric_exactly(runs: Any,
+                                                                       c: float) -> None:
+    truth, preds = runs
+    truth = truth.assign(p=c)
+    plain = _quiet(truth, preds, PROPERTY_METRICS)
+    got = _quiet(truth, preds, PROPERTY_METRICS, debias="snips", propensity="p")
+    assert got.summary == plain.summary
+    pd.testing.assert_frame_equal(got.per_user, plain.per_user, check_exact=True)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(runs=_small_runs(), clip=st.sampled_from([None, 3.0]))
+def test_snips_stays_inside_the_plain_range_and_matches_the_oracle(runs: Any,
+                                                                   clip: float | None) -> None:
+    truth, preds = runs
+    got = _quiet(truth, preds, PROPERTY_METRICS, debias="snips", propensity="p",
+                 propensity_clip=clip)
+    values = got.per_user[PROPERTY_METRICS].to_numpy()
+    assert ((values >= 0) & (values <= 1)).all()
+    assert got.counts["debias"]["above_range"] == {}
+    specs = [("P", 3, 0.0), ("R", 3, 0.0), ("nDCG", 3, 0.0), ("AP", 3, 0.0),
+             ("RBP", None, 0.5), ("HR", 3, 0.0), ("nDCG", 10, 0.0)]
+    want = oracle.evaluate(_rows(truth, ["user", "item", "p"]),
+                           _rows(preds, ["user", "item", "score"]), specs, snips=True,
+                           clip=clip)
+    for name, spec in zip(PROPERTY_METRICS, specs, strict=True):
+        assert got.summary[name] == pytest.approx(want[spec], rel=1e-9, abs=1e-12), name
+
+
+def test_the_issues_weights_50_and_1() -> None:
+    """Two relevant items weighing 50 (p = 0.02) and 1 (p = 1): normalising by the mean weight
+    gives nDCG 1.2 and hit rate 1.96; the weighted ideal keeps both inside [0, 1]."""
+    truth = pd.DataFrame({"user": [1, 1], "item": ["heavy", "light"], "p": [0.02, 1.0]})
+    heavy_first = pd.DataFrame({"user": [1, 1], "item": ["heavy", "light"],
+                                "score": [2.0, 1.0]})
+    light_first = heavy_first.assign(item=["light", "heavy"])
+    only_light = pd.DataFrame({"user": [1], "item": ["light"], "score": [1.0]})
+    metrics = ["nDCG@2", "hit@2", "P@2", "R@2", "AP@2", "nDCG@1", "P@1"]
+    best = _quiet(truth, heavy_first, metrics, debias="snips", propensity="p").summary
+    assert best == {m: 1.0 for m in metrics}  # the ideal list: every form at its maximum
+    swapped = _quiet(truth, light_first, metrics, debias="snips", propensity="p").summary
+    d1, d2 = 1.0, 1 / np.log2(3)
+    assert swapped["nDCG@2"] == pytest.approx((1 * d1 + 50 * d2) / (50 * d1 + 1 * d2))
+    assert swapped["nDCG@1"] == pytest.approx(1 / 50)
+    assert swapped["P@1"] == pytest.approx(1 / 50)  # the light item where the heavy could be
+    assert swapped["AP@2"] == pytest.approx((1 * 1 / 1 + 50 * 51 / 2) / (50 * 50 + 1 * 51 / 2))
+    assert (swapped["hit@2"], swapped["P@2"], swapped["R@2"]) == (1 / 50, 1.0, 1.0)
+    light = _quiet(truth, only_light, metrics, debias="snips", propensity="p").summary
+    assert light["hit@2"] == pytest.approx(1 / 50) and light["R@2"] == pytest.approx(1 / 51)
+    assert light["P@2"] == pytest.approx(1 / 51 * 2 / 2)
+    ips = _quiet(truth, light_first, metrics, debias="ips", propensity="p")
+    assert ips.summary["hit@2"] == 1.0 and ips.summary["P@2"] == pytest.approx(25.5)
+    assert ips.counts["debias"]["above_range"]["P@2"] == 1
+
+
+def test_weight_diagnostics_and_the_clip_warning() -> None:
+    truth = pd.DataFrame({"user": np.repeat(np.arange(100), 2),
+                          "item": np.tile([0, 1], 100), "p": 1.0})
+    truth.loc[0, "p"] = 1e-4  # one weight of 10,000 among 199 of 1
+    preds = pd.DataFrame({"user": np.arange(100), "item": 0, "score": 1.0})
+    with pytest.warns(receval.checks.DebiasWarning, match=r"propensity_clip="):
+        got = receval.evaluate(truth, preds, ["P@1"], debias="snips", propensity="p")
+    d = got.counts["debias"]
+    w = np.r_[1e4, np.ones(199)]
+    assert d["rows"] == 200 and d["max_weight"] == 1e4 and d["at_clip"] == 0
+    assert d["ess"] == pytest.approx(w.sum() ** 2 / (w ** 2).sum())
+    assert d["max_weight_share"] == pytest.approx(1e4 / w.sum())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # clipped at 2: nothing to say
+        clipped = receval.evaluate(truth, preds, ["P@1"], debias="snips", propensity="p",
+                                   propensity_clip=2.0)
+    assert clipped.counts["debias"]["max_weight"] == 2.0
+    assert clipped.counts["debias"]["at_clip"] == 1
+    uniform = receval.evaluate(truth, preds, ["P@1"], debias="snips", propensity="uniform")
+    assert uniform.counts["debias"]["ess"] == 200.0

@@ -561,19 +561,24 @@ def _replace(result: Result, debias: Debias, specs: list[MetricSpec], options: O
                        options.recall_denominator == "capped", ap_norm,
                        debias.debias == "snips", log2_ranks(longest, DISCOUNT_CODES["log2"]))
     above: dict[str, int] = {}
+    changed = False
     for c, spec in enumerate(specs):
         column = result.per_user[spec.name].to_numpy(dtype=np.float64, copy=True)
         defined = ~np.isnan(values[:, c])
+        if debias.debias == "ips":
+            above[spec.name] = int(np.sum(values[defined, c] > PLAIN_MAX))
+        if not defined.any():  # every user keeps the plain value: so does the summary
+            continue
+        changed = True
         column[defined] = values[defined, c]
         result.per_user[spec.name] = column
-        if debias.debias == "ips":
-            above[spec.name] = int(np.sum(column > PLAIN_MAX))
         if options.empty == "skip":
             kept = column[~np.isnan(column)]
             result.summary[spec.name] = float(np.mean(kept)) if len(kept) else math.nan
         else:
             result.summary[spec.name] = float(np.mean(column)) if len(column) else math.nan
-    result.sums = None  # the exact sums are of the plain metric
+    if changed:
+        result.sums = None  # the exact sums are of the plain metric
     record_diagnostics(result, debias, weights, above)
 
 
