@@ -487,7 +487,7 @@ def diagnostics(weights: np.ndarray, clip: float | None = None) -> dict[str, Any
     Example:
         >>> d = diagnostics(np.array([50.0, 1.0]))
         >>> d["rows"], round(d["ess"], 4), d["max_weight"], round(d["max_weight_share"], 4)
-        (2, 1.0784, 50.0, 0.9804)
+        (2, 1.04, 50.0, 0.9804)
     """
     n = len(weights)
     total = float(np.sum(weights))

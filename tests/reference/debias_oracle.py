@@ -9,8 +9,8 @@ their weights heaviest first, ``top(j) = w_(1) + ... + w_(j)``::
     IPS                                         SNIPS
     P@k    = sum_hits w / k                     sum_hits w / top(j) * j / k,  j = min(k, m)
     R@k    = sum_hits w / m                     sum_hits w / sum_i w_i
-    nDCG@k = sum_hits w / log2(r + 1)           the same over sum_{r <= min(k, m)} w_(r) / log2(r + 1)
-             over IDCG(min(k, m))
+    nDCG@k = sum_hits w / log2(r + 1)           the same over
+             over IDCG(min(k, m))               sum_{r <= min(k, m)} w_(r) / log2(r + 1)
     AP@k   = sum_hits w (1 + w above) / r       AP_w / AP*_w(j) * j / min(k, m),  j = min(k, m),
              / min(k, m)                        AP_w = sum_hits w (w + w above) / r,
                                                 AP*_w(j) = sum_{r <= j} w_(r) top(r) / r

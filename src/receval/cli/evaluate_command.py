@@ -29,7 +29,7 @@ from receval.cli.common import (
     _write_per_user,
     main,
 )
-from receval.cli.debias_flags import debias_options
+from receval.cli.debias_flags import check_one_gamma, debias_options
 from receval.cli.disparity_flag import check_disparity, disparity_option, disparity_tables
 from receval.cli.log_option import _check_log, _log_options, _log_runs
 from receval.cli.options_table import option, shared
@@ -85,6 +85,7 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
 
     asked, beyond = _metric_names(metrics)
     check_disparity(params, fmt)
+    check_one_gamma(params)
     accuracy = [n for n in asked if n not in beyond]
     outputs = _check_output(params, {"--per-user": (per_user, TABLE_SUFFIXES),
                                      "--report": (report, REPORT_SUFFIXES)})
@@ -126,14 +127,9 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
             out.print(shown, highlight=False)
         out.print(tables.options_line(next(iter(models.values()))), style="dim",
                   highlight=False, markup=False)
-        for name, result in models.items():
+        for name, result in models.items():  # the audit: the HTML report shows the same
             prefix = f"{name}: " if len(models) > 1 else ""
-            out.print(Text(safe_text(f"{prefix}{tables.counts_line(result)}")),
-                      style="dim", highlight=False)
-            if "train" in result.counts:
-                from receval.cli.training_text import audit_line
-
-                line = audit_line(result.counts["train"], result.counts["rows"])
+            for line in tables.audit_lines(result):
                 out.print(Text(safe_text(f"{prefix}{line}")), style="dim", highlight=False)
         for name, result in models.items():
             if result.strata is not None:
