@@ -276,6 +276,10 @@ without a relevant item 0); rows: truth 2, predictions 1, none dropped'
     return text + ties_text(result)
 
 
+#: the mark beside a summary value that some users' IPS values push above the range
+ABOVE_RANGE = "\u2021"
+
+
 def train_audit_line(counts: Mapping[str, Any], rows: Mapping[str, Any] | None = None) -> str:
     """The training audit (``Result.counts["train"]``) in one line, as the terminal and the
     HTML report print it; ``rows``
@@ -321,7 +325,8 @@ weight 2 (66.7% of the total), mean weight 1.5'
         return None
     text = (f"debias={d['estimator']} weights: {d['rows']:,} relevant truth rows, effective "
             f"sample size {d['ess']:,.1f}, largest weight {d['max_weight']:,.4g} "
-            f"({100 * d['max_weight_share']:.3g}% of the total), mean weight {d['mean_weight']:,.4g}")
+            f"({100 * d['max_weight_share']:.3g}% of the total), mean weight "
+            f"{d['mean_weight']:,.4g}")
     if d.get("at_clip"):
         text += f", {d['at_clip']:,} at the clip"
     above = {m: n for m, n in d.get("above_range", {}).items() if n}
@@ -353,10 +358,6 @@ relevant item 0); rows', 'train audit']
     if debiased:
         lines.append(debiased)
     return lines
-
-
-#: the mark beside a summary value that some users' IPS values push above the range
-ABOVE_RANGE = "\u2020"
 
 
 def above_range(result: Result, metric: str) -> int:
