@@ -354,7 +354,7 @@ def test_the_doc_example_runs() -> None:
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "debiased-metrics.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", doc, re.S)
-    assert len(blocks) == 3  # the debiased metrics; two propensity-stratified evaluations
+    assert len(blocks) == 4  # the debiased metrics, the diagnostics; two stratified evaluations
     for block in blocks:
         with warnings.catch_warnings():
             warnings.simplefilter("error")

@@ -217,18 +217,31 @@ def _debiased(top: np.ndarray, n_list: np.ndarray, ptr: np.ndarray, rel_items: n
     n_users, width = top.shape
     out = np.full((n_users, len(fam)), np.nan)
     hw = np.zeros(width)
+    most = 1
+    for u in range(n_users):
+        most = max(most, ptr[u + 1] - ptr[u])
+    scaled = np.empty(most)  # SNIPS: the user's weights over their largest, then sorted
+    ascending = np.empty(most)
+    heaviest = np.empty(most)
     for u in range(n_users):
         lo, hi = ptr[u], ptr[u + 1]
         m = hi - lo
         if m == 0:
             continue
-        w = rel_w[lo:hi].copy()
-        wmax = np.max(w)
+        w = rel_w[lo:hi]
+        ws = w  # IPS reads no weighted ideal
         if snips:
+            wmax = np.max(w)
             if wmax == np.min(w):
                 continue  # every SNIPS form is scale-free: the plain value, as computed
-            w = w / wmax  # the heaviest weighs 1 (each form is a ratio: the same value)
-        ws = np.sort(w)[::-1]  # heaviest first: the weighted ideals
+            for t in range(m):  # the heaviest weighs 1 (each form is a ratio: the same value)
+                scaled[t] = w[t] / wmax
+                ascending[t] = scaled[t]
+            ascending[:m].sort()
+            for t in range(m):  # heaviest first: the weighted ideals
+                heaviest[t] = ascending[m - 1 - t]
+            w = scaled[:m]
+            ws = heaviest[:m]
         mine = rel_items[lo:hi]
         order = np.argsort(mine, kind="mergesort")
         sorted_items = mine[order]
