@@ -346,6 +346,19 @@ def test_command_line_flags(tmp_path) -> None:
                                "--format", "json"])
     assert out.exit_code == 0, out.output
     assert f"{want.summary['R@5']:.4f}"[:5] in out.output or "R@5" in out.output
+    # several models, one fitted gamma each: refused (issue 32); one model: the gamma shown
+    two = ["evaluate", "-t", str(tmp_path / "truth.csv"), "-p", str(tmp_path / "a.csv"),
+           "-p", str(tmp_path / "b.csv"), "-m", "R@5", "--train", str(tmp_path / "train.csv"),
+           "--debias", "snips", "--propensity", "popularity:estimate"]
+    out = runner.invoke(main, two)
+    assert out.exit_code == 2 and out.output.count("\n") == 1
+    assert "popularity:estimate with 2 --predictions files" in out.output
+    out = runner.invoke(main, [*base[:-2], "--debias", "snips", "--propensity", "p",
+                               "--propensity-clip", "8"])
+    assert out.exit_code == 0, out.output
+    d = want.counts["debias"]
+    assert (f"debias=snips weights: {d['rows']:,} relevant truth rows, effective sample size "
+            f"{d['ess']:,.1f}") in " ".join(out.stdout.split())
 
 
 def test_the_doc_example_runs() -> None:
