@@ -436,6 +436,11 @@ def test_evaluate_scores_gives_evaluates_numbers_on_the_long_table(
         check_exact=False, rtol=1e-12)
     for key in ("debias", "propensity", "propensity_clip"):
         assert got.options[key] == want.options[key], key
+    g, w = got.counts["debias"], want.counts["debias"]  # the weights' diagnostics, both doors
+    assert {k: g[k] for k in ("estimator", "rows", "at_clip", "above_range")} == \
+        {k: w[k] for k in ("estimator", "rows", "at_clip", "above_range")}
+    for key in ("ess", "max_weight", "max_weight_share", "mean_weight"):
+        assert g[key] == pytest.approx(w[key], rel=1e-12), key
 
 
 def test_evaluate_scores_refuses_in_one_line_as_evaluate_does() -> None:

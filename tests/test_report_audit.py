@@ -85,3 +85,30 @@ def test_the_report_holds_the_terminals_audit_warnings_and_tests(tmp_path: Path,
         assert "debias=ips weights:" in out and "debias=ips weights:" in page
         assert "\u2021: some users' IPS values are above" in out
         assert "\u2021: some users' IPS values are above" in page
+
+
+def test_no_letters_between_models_weighed_with_different_gammas() -> None:
+    """Two models debiased with different gammas (what a gamma fitted to each model's lists
+    gives): neither the terminal's summary nor the report draws a letter between them."""
+    import warnings
+
+    import receval
+    from receval.report.html import render_report
+    from receval.report.tables import marks, summary_lines
+
+    truth = pd.DataFrame({"user": np.repeat(np.arange(40), 2), "item": np.tile([1, 2], 40)})
+    train = pd.DataFrame({"user": 100, "item": [1, 1, 1, 2, 3]})
+    good = pd.DataFrame({"user": np.arange(40), "item": 1, "score": 1.0})
+    bad = pd.DataFrame({"user": np.arange(40), "item": 3, "score": 1.0})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same = {name: receval.evaluate(truth, run, ["P@1"], debias="snips", train=train,
+                                       propensity=("popularity", 1.0))
+                for name, run in (("good", good), ("bad", bad))}
+        mixed = dict(same, bad=receval.evaluate(truth, bad, ["P@1"], debias="snips",
+                                                train=train, propensity=("popularity", 2.0)))
+    assert marks(same).marks[("good", "P@1")] == "b"  # weighed alike: a letter
+    assert marks(mixed) is None
+    assert [type(x).__name__ for x in summary_lines(mixed, 200)] == ["Table"]
+    page = render_report(mixed)
+    assert 'id="significance"' not in page and 'class="sig"' not in page
