@@ -2,21 +2,24 @@
 missing-not-at-random implicit feedback (Yang, Cui, Xuan, Wang, Belongie & Estrin, RecSys 2018).
 
 A relevant truth row ``i`` of user ``u`` was observed with propensity ``p_i``; its weight is
-``w_i = min(1 / p_i, clip)``. Each metric is a sum over the user's relevant items of a
-per-item contribution ``c_i`` (which depends on the ranking) over a denominator ``D``, which
-for R, nDCG and AP depends on the user's relevant count ``|S_u|`` (docs/debiased-metrics.md,
-"The formulas", has every one)::
+``w_i = min(1 / p_i, clip)``. docs/debiased-metrics.md ("The formulas") has every form:
 
-    IPS:   M_u = sum_{i in S*} w_i c_i / D(|S*|)
-    SNIPS: M_u = sum_{i in S*} w_i c_i / D(sum_{i in S*} w_i)
+* IPS weighs each hit by ``w_i`` and keeps the plain denominator (``k``, the observed count
+  ``|S*|``, the ideal DCG of ``min(k, |S*|)`` items): unbiased for P and RBP when the
+  propensities are right in absolute terms, and free to exceed 1 (counted per metric in
+  ``Result.counts["debias"]["above_range"]``, marked in the summary, warned);
+* SNIPS is the weighted value over its weighted maximum (what the user's heaviest relevant
+  items would give in the best list) times the plain metric's maximum for the user: scale-free
+  (weights all equal give the plain metric exactly: such a user keeps the plain value as the
+  engine computed it) and inside the plain range. It normalises within each user, where Yang
+  et al. normalise once over all users.
 
-``S*``: the observed relevant items. The numerator is Yang et al.'s IPS estimate of the
-complete sum over ``S_u``; IPS keeps the observed count in the denominator, SNIPS puts its IPS
-estimate ``sum w_i`` there (the control variate whose expectation is ``|S_u|``), so SNIPS
-recall is ``sum_hits w_i / sum w_i``. P, RBP and hit rate have no count in their denominator:
-their SNIPS is their IPS. With every ``w_i = 1`` both are today's metric. The ranked lists are
-the engine's (``top_items``: ties, thresholds, protocol and duplicates as in every metric), so
-``engine="numba"`` and ``engine="torch"`` give the same numbers.
+With every ``w_i = 1`` both are today's metric. The ranked lists are the engine's
+(``top_items``: ties, thresholds, protocol and duplicates as in every metric), so
+``engine="numba"`` and ``engine="torch"`` give the same numbers. Every debiased result holds
+the weights' diagnostics (:func:`diagnostics`: effective sample size, largest weight and its
+share) in ``Result.counts["debias"]``; concentrated weights are warned, naming
+``propensity_clip=``.
 
 The propensity model: ``"uniform"`` (``p_i = 1``: today's numbers, bit for bit: nothing is
 recomputed), ``("popularity", gamma)`` (Yang et al. eq. 15, ``p_i = (n_i / max n)^((gamma +

@@ -102,7 +102,8 @@ def debias_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="With --debias: clip every weight 1/propensity at W.")(f)
     f = click.option("--debias", type=click.Choice(["ips", "snips"]), default=None,
                      help="Debiased P, R, nDCG, AP, RBP and hit rate (Yang et al. 2018): each "
-                          "relevant item weighted by 1/propensity; snips self-normalises.")(f)
+                          "relevant item weighted by 1/propensity; snips self-normalises per "
+                          "user (inside each metric's range), ips may exceed it (marked).")(f)
     return click.option("--propensity", default=None,
                         metavar="uniform|popularity:G|popularity:estimate|COLUMN",
                         help="With --debias: the propensity of each relevant truth row: "
