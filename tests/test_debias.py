@@ -100,6 +100,7 @@ def test_uniform_propensity_is_todays_numbers_bit_for_bit(debias: str) -> None:
     {}, {"score_threshold": 150.0}, {"protocol": "known"}, {"max_list": 4},
     {"truth_scope": "predicted"}, {"recall_denominator": "capped"},
     {"ap_normalizer": "relevant"}, {"ap_normalizer": "hits"}, {"ap_normalizer": "k"},
+    {"ap_normalizer": "min_returned_relevant"},
     {"precision_denominator": "returned"}, {"relevance_threshold": 3.0},
     {"users": "union", "empty": "skip"}, {"users": "relevant"}, {"ties": "item"},
     {"empty": "one"},
@@ -600,3 +601,19 @@ def test_weight_diagnostics_and_the_clip_warning() -> None:
     assert clipped.counts["debias"]["at_clip"] == 1
     uniform = receval.evaluate(truth, preds, ["P@1"], debias="snips", propensity="uniform")
     assert uniform.counts["debias"]["ess"] == 200.0
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(runs=_small_runs(), options=st.sampled_from([
+    {"recall_denominator": "capped"}, {"precision_denominator": "returned"},
+    {"ap_normalizer": "relevant"}, {"ap_normalizer": "hits"}, {"ap_normalizer": "k"},
+    {"ap_normalizer": "min_returned_relevant"}, {"max_list": 2}, {"users": "both"}]))
+def test_snips_stays_inside_the_range_under_the_options(runs: Any, options: dict) -> None:
+    truth, preds = runs
+    got = _quiet(truth, preds, PROPERTY_METRICS, debias="snips", propensity="p", **options)
+    values = got.per_user[PROPERTY_METRICS].to_numpy()
+    values = values[~np.isnan(values)]
+    assert ((values >= 0) & (values <= 1)).all()
+    constant = _quiet(truth.assign(p=0.25), preds, PROPERTY_METRICS, debias="snips",
+                      propensity="p", **options)
+    assert constant.summary == _quiet(truth, preds, PROPERTY_METRICS, **options).summary
