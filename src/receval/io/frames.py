@@ -41,9 +41,10 @@ FRAME_SOURCE = b"receval.frame_source"
 def read_frame(path: str | Path, side: str, *, ids: Sequence[str] = (), format: str = "auto",
                delimiter: str | None = None, formats: Sequence[str] = ("csv", "tsv",
                                                                         "parquet", "jsonl"),
-               ) -> pa.Table:
+               empty_ok: bool = False) -> pa.Table:
     """Every column of the file at ``path`` as an Arrow table (see the module's rules); the
-    ``ids`` columns narrowed to int64 only when every id is canonical. Every problem is a
+    ``ids`` columns narrowed to int64 only when every id is canonical; a file without rows is
+    an error unless ``empty_ok``. Every problem is a
     one-line :class:`~receval.exceptions.ReceValError` naming the file.
 
     Example:
@@ -86,7 +87,7 @@ def read_frame(path: str | Path, side: str, *, ids: Sequence[str] = (), format: 
         elif name in ids:
             col = narrow(col.combine_chunks())
         table = table.set_column(i, table.field(i).with_type(col.type), col)
-    if table.num_rows == 0:
+    if table.num_rows == 0 and not empty_ok:
         raise ReceValError(f"{side} file {path} has no rows")
     where = {"path": str(source), "kind": "csv" if text else kind,
              "header_lines": 1 if text else 0}

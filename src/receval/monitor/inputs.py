@@ -73,7 +73,7 @@ def _read_path(path: Path, side: str, ids: tuple[str, ...]) -> pd.DataFrame:
     when every one is canonical; ISO times stay text for :func:`times`)."""
     from receval.io.frames import read_frame
 
-    return read_frame(path, side, ids=ids).to_pandas()
+    return read_frame(path, side, ids=ids, empty_ok=True).to_pandas()
 
 
 def _column(frame: pd.DataFrame, name: str, side: str, role: str) -> pd.Series:
