@@ -24,24 +24,17 @@ _KIND: dict[str, numbers.Kind] = {"ess": "count", "max_weight_share": "share",
                                   "support_missing": "count"}
 
 
+#: the id columns of a log, a target and a reward model: read as text, integers only when
+#: every id is canonical (``007`` and ``7`` stay two items, as in ``offpolicy.estimate``)
+ID_COLUMNS = ("request", "item", "user")
+
+
 def _read(path: str, flag: str) -> Any:
-    """A table (CSV, TSV, Parquet or JSON Lines, by suffix) as a pandas frame; one-line
-    errors naming the flag and the file."""
-    import pandas as pd
+    """A table (CSV, TSV, Parquet or JSON Lines) as a pandas frame, through
+    :func:`receval.io.frames.read_frame`; one-line errors naming the file."""
+    from receval.io.frames import read_frame
 
-    from receval.io.source import check_file
-    from receval.io.terminal import one_line
-
-    file = check_file(path, flag.lstrip("-"))
-    name = file.name.lower().removesuffix(".gz")
-    try:
-        if name.endswith(".parquet"):
-            return pd.read_parquet(file)
-        if name.endswith((".jsonl", ".ndjson", ".json")):
-            return pd.read_json(file, lines=True)
-        return pd.read_csv(file, sep="\t" if name.endswith(".tsv") else ",")
-    except (ValueError, pd.errors.ParserError, OSError) as err:
-        raise ReceValError(f"{flag} {path}: {one_line(str(err))[:200]}") from None
+    return read_frame(path, flag.lstrip("-"), ids=ID_COLUMNS).to_pandas()
 
 
 def _targets(specs: tuple[str, ...]) -> dict[str, Any]:
