@@ -13,6 +13,7 @@ from rich.text import Text
 from receval import numbers
 from receval.cli import served_log_flags as flags
 from receval.cli.common import _errors_exit_2, _stdout, main
+from receval.cli.finite import FiniteRange
 from receval.cli.options_table import option, shared
 from receval.exceptions import ReceValError
 from receval.io.terminal import safe_text
@@ -82,13 +83,13 @@ def _targets(specs: tuple[str, ...]) -> dict[str, Any]:
               help="How a score table becomes a distribution.")
 @click.option("--epsilon", type=click.FloatRange(0, 1), default=None,
               help="epsilon of --rule epsilon_greedy.")
-@click.option("--temperature", type=click.FloatRange(0, None, min_open=True), default=None,
+@click.option("--temperature", type=FiniteRange(0, None, min_open=True), default=None,
               help="temperature of --rule softmax / plackett_luce.")
-@click.option("--clip", type=click.FloatRange(0, None, min_open=True), default=None,
+@click.option("--clip", type=FiniteRange(0, None, min_open=True), default=None,
               help="Cap every importance weight at this value.")
-@click.option("--switch-threshold", type=click.FloatRange(0, None, min_open=True), default=10.0,
+@click.option("--switch-threshold", type=FiniteRange(0, None, min_open=True), default=10.0,
               show_default=True, help="switch_dr: rows with a larger weight use the model.")
-@click.option("--shrinkage", type=click.FloatRange(0, None, min_open=True), default=None,
+@click.option("--shrinkage", type=FiniteRange(0, None, min_open=True), default=None,
               help="dros: lambda of the shrunk weights lambda w / (w^2 + lambda).")
 @option("resamples", what="Bootstrap resamples over requests", zero="the normal interval only")
 @shared("confidence", "seed", "format")
