@@ -398,16 +398,38 @@ def monitor(
                     fb = fb.iloc[:0]
             else:
                 applied.add(digest)
+        imps, keys, repeated = _new_lists(store, imps)  # a list fed again is applied once
         out, new_state, late_rows = run.advance(st, imps, fb, zone)
         assert new_state is not None
         new_state.batches = st.batches | applied
         store.write(new_state, names)
+        store.add_lists(keys)
+        out.counts["lists_replayed"] = repeated
         if late_out is not None:
             _write_late(late_rows, late_out)  # before the commit: both or neither
     return out
 
 
 _ZONES = {"aware": "with a time zone", "naive": "without a time zone (naive)"}
+
+
+def _new_lists(store: Any, imps: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, int]:
+    """The impressions without the served lists (user, served time, variant) an earlier run
+    applied, their list keys, and how many lists were dropped (warned)."""
+    from receval.monitor.state import list_keys
+
+    if not len(imps):
+        return imps, np.zeros(0, dtype=np.int64), 0
+    keys = list_keys(imps)
+    seen = store.applied_lists(keys)
+    repeated = int(np.unique(keys[seen]).size)
+    if repeated:
+        from receval.checks import ReplayedListsWarning, warn
+
+        warn(ReplayedListsWarning, f"{repeated} served list(s) of this batch (same user, "
+             "served_at and variant) were applied by an earlier run: skipped, counted once")
+        imps, keys = imps[~seen].reset_index(drop=True), keys[~seen]
+    return imps, keys, repeated
 
 
 def _one_zone(sides: list[tuple[str, str, str | None]]) -> str | None:

@@ -185,6 +185,38 @@ class Store:
         self.con.executemany("INSERT OR REPLACE INTO receval_monitor (key, value) VALUES (?, ?)",
                              list(values.items()))
 
+    def applied_lists(self, keys: np.ndarray) -> np.ndarray:
+        """Which of the served-list ``keys`` (:func:`list_keys`) an earlier run applied.
+
+        Example:
+            >>> import tempfile, pathlib
+            >>> p = pathlib.Path(tempfile.mkdtemp()) / "s.sqlite"
+            >>> with open_state(p) as store:
+            ...     store.add_lists(np.array([5, 7]))
+            >>> with open_state(p) as store:
+            ...     store.applied_lists(np.array([7, 8, 5])).tolist()
+            [True, False, True]
+        """
+        unique = np.unique(keys)
+        if not unique.size:
+            return np.zeros(len(keys), dtype=bool)
+        self.con.execute("CREATE TEMP TABLE IF NOT EXISTS probe (key INTEGER PRIMARY KEY)")
+        self.con.execute("DELETE FROM probe")
+        self.con.executemany("INSERT INTO probe (key) VALUES (?)",
+                             ((int(k),) for k in unique))
+        try:
+            found = np.array([r[0] for r in self.con.execute(
+                "SELECT key FROM applied_lists WHERE key IN (SELECT key FROM probe)")],
+                dtype=np.int64)
+        except sqlite3.DatabaseError as err:
+            raise self.error(f"is damaged or was changed by hand (SQLite: {err})") from None
+        return np.isin(keys, found)
+
+    def add_lists(self, keys: np.ndarray) -> None:
+        """Record the served lists ``keys`` as applied (committed with the state)."""
+        self.con.executemany("INSERT OR IGNORE INTO applied_lists (key) VALUES (?)",
+                             ((int(k),) for k in np.unique(keys)))
+
     def _batches(self) -> list[str]:
         return [r[0] for r in self.con.execute("SELECT hash FROM applied_batches ORDER BY hash")]
 
@@ -264,7 +296,27 @@ def open_state(path: str | Path, lock_timeout: float = 600.0) -> Iterator[Store]
 
 
 _TABLES = ("CREATE TABLE IF NOT EXISTS receval_monitor (key TEXT PRIMARY KEY, value BLOB NOT "
-           "NULL)", "CREATE TABLE IF NOT EXISTS applied_batches (hash TEXT PRIMARY KEY)")
+           "NULL)", "CREATE TABLE IF NOT EXISTS applied_batches (hash TEXT PRIMARY KEY)",
+           "CREATE TABLE IF NOT EXISTS applied_lists (key INTEGER PRIMARY KEY)")
+
+
+def list_keys(imps: pd.DataFrame) -> np.ndarray:
+    """One int64 key per impression row naming its served list: a hash of (user, served time,
+    variant), the same for every row of one list and in every run, so a list fed again in a
+    later batch (a batch repeating part of an earlier one) is recognised and applied once.
+
+    Example:
+        >>> f = pd.DataFrame({"user": [1, 1, 2], "served": [5, 5, 5], "item": [1, 2, 1]})
+        >>> k = list_keys(f)
+        >>> bool(k[0] == k[1]), bool(k[0] == k[2])
+        (True, False)
+    """
+    columns = ["user", "served"] + (["variant"] if "variant" in imps.columns else [])
+    frame = imps[columns].reset_index(drop=True)
+    if "variant" in frame.columns:  # a variant's type varies between files: its text
+        frame["variant"] = frame["variant"].astype(str)
+    hashed = pd.util.hash_pandas_object(frame, index=False).to_numpy(dtype=np.uint64)
+    return hashed.view(np.int64)
 
 
 def _create(path: Path) -> None:
