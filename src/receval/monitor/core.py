@@ -123,7 +123,8 @@ class Monitor:
         counts: the watermark, the largest event time, the late rows ignored
             (``late_impressions_ignored``, ``late_feedback_ignored``), the rows read
             (``impressions_read``, ``feedback_read``, over every run of a state), the log
-            batches fed again and skipped (``batches_replayed``) and the unjudged impressions
+            batches fed again and skipped (``batches_replayed``), the served lists of a batch
+            an earlier run applied, skipped (``lists_replayed``) and the unjudged impressions
             with feedback dated before serving (``impressions_with_feedback_before_serving``).
         options: the parameters of the run.
 
@@ -375,6 +376,7 @@ def monitor(
                confidence, seed, options)
     if state is None:
         out, _, late_rows = run.advance(State(params=params), imps, fb, zone, keep=False)
+        out.counts["lists_replayed"] = 0
         if late_out is not None:
             _write_late(late_rows, late_out)
         return out
