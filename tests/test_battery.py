@@ -264,10 +264,10 @@ CASES: dict[str, Case] = {
                                             "t=target.csv"], 2,
                                            r"^error: log: 1 row\(s\) showing an item its request "
                                            r"already shows"),
-    "offpolicy csv": Case(["offpolicy", "--log", "log.csv", "--target", "=t=target.csv", "--by",
+    "offpolicy csv": Case(["offpolicy", "--log", "log.csv", "--target", "@t=target.csv", "--by",
                            "grp", "-f", "csv", "--resamples", "0"], 0,
                           stdout=lambda out: "\\x09=1" in out and "\\x9b" in out and
-                          "\\u202e" in out and "\n'=t," in out and _no_raw_control(out) and
+                          "\\u202e" in out and ",'@t," in out and _no_raw_control(out) and
                           "\u202e" not in out),
     # --- readers: a truncated gzip is one line, times out of range refused ---------------------
     "offpolicy truncated gzip": Case(["offpolicy", "--log", "log.csv.gz", "--target",
@@ -308,7 +308,7 @@ CASES: dict[str, Case] = {
     "disparity with a catalogue metric only": Case(
         ["evaluate", "-t", "truth.csv", "-p", "a.csv", "-m", "coverage@1", "--strata",
          "strata.csv", "--disparity", "welch"], 2,
-        r"^error: no per-user metric to compare between groups of users \(evaluated: "
+        r"^error: model 'a': no per-user metric to compare between groups of users \(evaluated: "
         r"coverage@1"),
     "parquet integer ids against text ids": Case(
         ["evaluate", "-t", "tt.parquet", "-p", "pp.parquet", "-m", "P@1"], 2,

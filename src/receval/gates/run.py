@@ -83,7 +83,7 @@ def input_paths(config: str | Path) -> list[Path]:
         ['gate.toml', 't.csv', 'p.csv']
     """
     data, _, path = load(config)
-    base = path.parent if path is not None else Path()
+    base = _folder(path)
     found = [Path(config)]
     for key in ("truth", "predictions", "baseline", "train", "strata"):
         value = data.get(key)
@@ -157,11 +157,11 @@ def check(config: str | Path | Mapping[str, Any]) -> Gate:
                     for i, text in enumerate(raw_checks)]
     confidence = _number(data, "confidence", 0.95, lines, low=0.0, high=1.0)
     resamples = int(_number(data, "resamples", 10_000, lines, low=1, integer=True))
-    if resamples > MAX_RESAMPLES:  # compare's cap: the Monte Carlo error is tiny already
+    if data.get("resamples", 0) > MAX_RESAMPLES:  # compare's cap (the integer as written)
         raise ReceValError(f"{lines.key('resamples')}: 'resamples' must be at most "
-                           f"{MAX_RESAMPLES:,}, got {resamples:,}")
+                           f"{MAX_RESAMPLES:,}, got {data['resamples']:,}")
     seed = int(_number(data, "seed", 0, lines, low=0, integer=True))
-    base = path.parent if path is not None else Path()
+    base = _folder(path)
     for key in ("truth", "predictions", "baseline", "train"):
         _check_input(data.get(key), key, lines)
     options = _options(data.get("options", {}), lines)
@@ -237,6 +237,14 @@ def _options(options: Any, lines: _Lines) -> dict[str, Any]:
             raise ReceValError(f"{lines.key(key)}: {key!r} is not an option of "
                                f"receval.evaluate; one of: {', '.join(known)}")
     return dict(options)
+
+
+def _folder(path: Path | None) -> Path:
+    """The folder a gate's relative paths start from: the gate file's, or the working folder
+    for a gate given as a dict or through a pipe (``receval check <(cat gate.toml)``)."""
+    if path is None or seekable(path) != path:
+        return Path()
+    return path.parent
 
 
 def _check_input(value: Any, key: str, lines: _Lines) -> None:
