@@ -121,7 +121,7 @@ def magic(path: Path, n: int = 4) -> bytes:
         >>> magic(p)
         b'PAR1'
     """
-    with path.open("rb") as fh:
+    with seekable(path).open("rb") as fh:
         return fh.read(n)
 
 
@@ -147,6 +147,7 @@ def open_stream(path: Path, side: str) -> tuple[pa.NativeFile, Callable[[], int]
         >>> stream.read(), done()
         (b'a,b\\n', 4)
     """
+    path = seekable(path)
     try:
         raw = pa.OSFile(str(path), "rb")
     except OSError as err:
@@ -165,6 +166,7 @@ def head_text(path: Path, side: str, max_bytes: int = PEEK_BYTES) -> str:
         >>> head_text(p, "truth")
         'a,b\\n1,2'
     """
+    path = seekable(path)
     try:
         if is_gzip(path):
             with gzip.open(path, "rb") as fh:
