@@ -526,7 +526,7 @@ def test_offpolicy_command_keeps_007_and_7_apart(tmp_path: Path) -> None:
     from receval.offpolicy import estimate
 
     log = "request,item,position,reward,propensity\n1,007,1,1,0.5\n2,7,1,0,0.5\n"
-    target = "request,item,position,probability\n1,007,1,1\n2,8,1,1\n"
+    target = "request,item,position,probability\n1,007,1,1\n2,007,1,1\n"
     (tmp_path / "log.csv").write_text(log)
     (tmp_path / "t.csv").write_text(target)
     result = _cli(["offpolicy", "--log", str(tmp_path / "log.csv"), "--target",
@@ -539,7 +539,8 @@ def test_offpolicy_command_keeps_007_and_7_apart(tmp_path: Path) -> None:
     python = estimate(frame, {"t": pd.read_csv(io.StringIO(target), dtype={"item": str})},
                       estimators=["snips"], n_resamples=0).table["value"].iloc[0]
     # the oracle: only request 1's logged item is the target's; weight 1 / 0.5 = 2 on reward 1
-    # over the total weight 2 (request 2's logged item 7 is not the target's 8)
+    # over the total weight 2 (request 2's logged item 7 is not the target's 007; read as one
+    # item, request 2 added weight 2 on reward 0: 0.5)
     assert cli_value == python == 2 * 1 / 2
 
 

@@ -21,8 +21,7 @@ class FiniteRange(click.FloatRange):
         click.exceptions.BadParameter: 'nan' is not a number.
     """
 
-    def convert(self, value: Any, param: click.Parameter | None,
-                ctx: click.Context | None) -> Any:
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = super().convert(value, param, ctx)
         if isinstance(number, float) and math.isnan(number):
             self.fail(f"{value!r} is not a number.", param, ctx)

@@ -15,6 +15,7 @@ Lines columns keep the types the file gives them.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,8 +29,27 @@ from receval.io.ids import narrow
 from receval.io.source import check_file, head_lines, one_line, open_stream
 
 #: the texts a cell of a numeric column reads as missing (pandas' defaults)
-NA_TEXT = ("", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
-           "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null")
+NA_TEXT = (
+    "",
+    "#N/A",
+    "#N/A N/A",
+    "#NA",
+    "-1.#IND",
+    "-1.#QNAN",
+    "-NaN",
+    "-nan",
+    "1.#IND",
+    "1.#QNAN",
+    "<NA>",
+    "N/A",
+    "NA",
+    "NULL",
+    "NaN",
+    "None",
+    "n/a",
+    "nan",
+    "null",
+)
 #: a cell that is an integer as one writes it (no leading zero, no sign on zero, 18 digits)
 _INT = r"^(0|-?[1-9][0-9]{0,17})$"
 #: a cell that is a decimal number as one writes it (no leading zero before other digits)
@@ -38,10 +58,16 @@ _FLOAT = r"^[-+]?(0|[1-9][0-9]*)?(\.[0-9]+)?([eE][-+]?[0-9]+)?$|^[-+]?(inf|Inf|i
 FRAME_SOURCE = b"receval.frame_source"
 
 
-def read_frame(path: str | Path, side: str, *, ids: Sequence[str] = (), format: str = "auto",
-               delimiter: str | None = None, formats: Sequence[str] = ("csv", "tsv",
-                                                                        "parquet", "jsonl"),
-               empty_ok: bool = False) -> pa.Table:
+def read_frame(
+    path: str | os.PathLike[str],
+    side: str,
+    *,
+    ids: Sequence[str] = (),
+    format: str = "auto",
+    delimiter: str | None = None,
+    formats: Sequence[str] = ("csv", "tsv", "parquet", "jsonl"),
+    empty_ok: bool = False,
+) -> pa.Table:
     """Every column of the file at ``path`` as an Arrow table (see the module's rules); the
     ``ids`` columns narrowed to int64 only when every id is canonical; a file without rows is
     an error unless ``empty_ok``. Every problem is a
@@ -55,12 +81,13 @@ def read_frame(path: str | Path, side: str, *, ids: Sequence[str] = (), format: 
         >>> t.to_pydict()
         {'user': [1, 2], 'item': ['007', '7'], 'zip': ['00501', '10001'], 'rating': [4.5, None]}
     """
-    source = check_file(path, side)
+    source = check_file(Path(path), side)
     kind = detect_format(source, side, format)
     if kind not in formats:
         names = ", ".join({"jsonl": "JSON Lines"}.get(f, f.upper()) for f in formats)
-        raise ReceValError(f"{side} file {path}: the {kind} format holds no {side} to read "
-                           f"here; use {names}")
+        raise ReceValError(
+            f"{side} file {path}: the {kind} format holds no {side} to read here; use {names}"
+        )
     try:
         if kind == "parquet":
             import pyarrow.parquet as pq
@@ -89,10 +116,10 @@ def read_frame(path: str | Path, side: str, *, ids: Sequence[str] = (), format: 
         table = table.set_column(i, table.field(i).with_type(col.type), col)
     if table.num_rows == 0 and not empty_ok:
         raise ReceValError(f"{side} file {path} has no rows")
-    where = {"path": str(source), "kind": "csv" if text else kind,
-             "header_lines": 1 if text else 0}
-    return table.replace_schema_metadata({**(table.schema.metadata or {}),
-                                          FRAME_SOURCE: json.dumps(where).encode()})
+    where = {"path": str(source), "kind": "csv" if text else kind, "header_lines": 1 if text else 0}
+    return table.replace_schema_metadata(
+        {**(table.schema.metadata or {}), FRAME_SOURCE: json.dumps(where).encode()}
+    )
 
 
 def _read_text(source: Path, side: str, kind: str, delimiter: str | None) -> pa.Table:
@@ -110,10 +137,14 @@ def _read_text(source: Path, side: str, kind: str, delimiter: str | None) -> pa.
     stream, _ = open_stream(source, side)
     with stream:
         return pacsv.read_csv(
-            stream, parse_options=pacsv.ParseOptions(delimiter=delimiter),
+            stream,
+            parse_options=pacsv.ParseOptions(delimiter=delimiter),
             convert_options=pacsv.ConvertOptions(
-                column_types=dict.fromkeys(names, pa.string()), strings_can_be_null=False,
-                quoted_strings_can_be_null=False))
+                column_types=dict.fromkeys(names, pa.string()),
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
 
 
 def _typed(col: pa.ChunkedArray | pa.Array) -> pa.Array | pa.ChunkedArray:
