@@ -149,7 +149,7 @@ def _read_text(source: Path, side: str, kind: str, delimiter: str | None) -> pa.
 
 def _typed(col: pa.ChunkedArray | pa.Array) -> pa.Array | pa.ChunkedArray:
     """A text column as int64 or float64 when every cell is written as such a number (missing
-    words missing), else unchanged.
+    words missing), else text as read, an empty cell missing.
 
     Example:
         >>> _typed(pa.array(["1", "NA", "3"])).to_pylist()
@@ -158,23 +158,21 @@ def _typed(col: pa.ChunkedArray | pa.Array) -> pa.Array | pa.ChunkedArray:
         ['00501', '10001']
         >>> _typed(pa.array(["4.5", "1", ""])).to_pylist()
         [4.5, 1.0, None]
+        >>> _typed(pa.array(["NA", "", "x"])).to_pylist()
+        ['NA', None, 'x']
     """
     if len(col) == 0 or not pa.types.is_string(col.type):
         return col
     missing = pc.is_in(col, pa.array(NA_TEXT))
     present = pc.filter(col, pc.invert(missing))
-    if len(present) == 0:
-        return col
     for pattern, kind in ((_INT, pa.int64()), (_FLOAT, pa.float64())):
-        if not pc.all(pc.match_substring_regex(present, pattern)).as_py():
-            continue
-        if kind == pa.float64() and pc.any(pc.equal(present, "")).as_py():
+        if len(present) == 0 or not pc.all(pc.match_substring_regex(present, pattern)).as_py():
             continue
         try:
             return _cast(col, missing, kind)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            return col
-    return col
+            break
+    return _cast(col, pc.equal(col, ""), col.type)
 
 
 def _cast(col: pa.ChunkedArray | pa.Array, missing: pa.Array, kind: pa.DataType) -> pa.Array:
