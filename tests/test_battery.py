@@ -106,6 +106,8 @@ BYTES: dict[str, bytes] = {
     "imp.csv.gz": gzip.compress(FILES["imp.csv"].encode())[:-12],
     "tt.parquet": _parquet({"user": ["u1", "u2"], "item": ["i1", "i2"]}),
     "pp.parquet": _parquet({"user": [1, 2], "item": ["i1", "i2"], "score": [1.0, 1.0]}),
+    "e/per_user.parquet": _parquet({"user": ["u1", "u2", "u3"], "item": ["i1"] * 3,
+                                    "score": [1.0] * 3}),
 }
 
 #: what a usage error's one line ends with
@@ -231,6 +233,11 @@ CASES: dict[str, Case] = {
                                    "P@1", "--log", "dvc", "--log-dir", "d"], 2,
                                   r"^error: --log dvc \(metrics\.json\) \S*metrics\.json is "
                                   r"the input file"),
+    "log json onto per_user.parquet": Case(["evaluate", "-t", "truth.csv", "-p",
+                                            "e/per_user.parquet", "-m", "P@1", "--log", "json",
+                                            "--log-dir", "e"], 2,
+                                           r"^error: --log json \(per_user\.parquet\) "
+                                           r"\S*per_user\.parquet is the input file"),
     "check log json onto a gate input": Case(["check", "gate_d.toml", "--log", "json",
                                               "--log-dir", "d"], 2,
                                              r"^error: --log json \(receval\.json\) "
@@ -331,6 +338,7 @@ def _write_inputs(folder: Path) -> None:
         (folder / file).parent.mkdir(parents=True, exist_ok=True)
         (folder / file).write_text(text)
     for file, data in BYTES.items():
+        (folder / file).parent.mkdir(parents=True, exist_ok=True)
         (folder / file).write_bytes(data)
 
 
@@ -634,15 +642,16 @@ def test_state_files_that_are_not_states(tmp_path: Path) -> None:
               r"changed by hand \(SQLite: no such column: value\)")
 
 
-def test_python_refuses_what_the_flags_refuse() -> None:
+def test_python_refuses_what_the_flags_refuse(tmp_path: Path) -> None:
     """lock_timeout=nan, switch_threshold=nan, item_groups={}: one ReceValError each."""
     from receval.monitor.state import open_state
     from receval.offpolicy import estimate
 
+    state = tmp_path / "never-created.sqlite"
     with pytest.raises(ReceValError, match=r"^lock_timeout must be a finite number"), \
-            open_state("never-created.sqlite", lock_timeout=math.nan):
+            open_state(state, lock_timeout=math.nan):
         pass
-    assert not Path("never-created.sqlite").exists()
+    assert not state.exists()
     log = pd.DataFrame({"request": [1], "item": ["a"], "position": [1], "reward": [1.0],
                         "propensity": [0.5]})
     target = pd.DataFrame({"request": [1], "item": ["a"], "position": [1],
