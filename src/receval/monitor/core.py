@@ -405,7 +405,9 @@ def monitor(
         assert new_state is not None
         new_state.batches = st.batches | applied
         store.write(new_state, names)
-        store.add_lists(keys)
+        store.add_lists(keys, imps["served"].to_numpy())
+        if new_state.max_time is not None:  # older lists are late from now on: ignored anyway
+            store.forget_lists(new_state.max_time - run.hold)
         out.counts["lists_replayed"] = repeated
         if late_out is not None:
             _write_late(late_rows, late_out)  # before the commit: both or neither

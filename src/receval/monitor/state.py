@@ -192,7 +192,7 @@ class Store:
             >>> import tempfile, pathlib
             >>> p = pathlib.Path(tempfile.mkdtemp()) / "s.sqlite"
             >>> with open_state(p) as store:
-            ...     store.add_lists(np.array([5, 7]))
+            ...     store.add_lists(np.array([5, 7]), np.array([10, 20]))
             >>> with open_state(p) as store:
             ...     store.applied_lists(np.array([7, 8, 5])).tolist()
             [True, False, True]
@@ -212,10 +212,28 @@ class Store:
             raise self.error(f"is damaged or was changed by hand (SQLite: {err})") from None
         return np.isin(keys, found)
 
-    def add_lists(self, keys: np.ndarray) -> None:
-        """Record the served lists ``keys`` as applied (committed with the state)."""
-        self.con.executemany("INSERT OR IGNORE INTO applied_lists (key) VALUES (?)",
-                             ((int(k),) for k in np.unique(keys)))
+    def add_lists(self, keys: np.ndarray, served: np.ndarray) -> None:
+        """Record the served lists ``keys`` (served at ``served``, int64 ns, one per key) as
+        applied (committed with the state)."""
+        unique, first = np.unique(keys, return_index=True)
+        self.con.executemany("INSERT OR IGNORE INTO applied_lists (key, served) VALUES (?, ?)",
+                             ((int(k), int(t)) for k, t in zip(unique, served[first],
+                                                              strict=True)))
+
+    def forget_lists(self, before: int) -> None:
+        """Forget the lists served before ``before`` (int64 ns): a later run ignores them as
+        late impressions, so their keys are no longer needed (the table stays small).
+
+        Example:
+            >>> import tempfile, pathlib
+            >>> p = pathlib.Path(tempfile.mkdtemp()) / "s.sqlite"
+            >>> with open_state(p) as store:
+            ...     store.add_lists(np.array([5, 7]), np.array([10, 20]))
+            ...     store.forget_lists(15)
+            ...     store.applied_lists(np.array([5, 7])).tolist()
+            [False, True]
+        """
+        self.con.execute("DELETE FROM applied_lists WHERE served < ?", (int(before),))
 
     def _batches(self) -> list[str]:
         return [r[0] for r in self.con.execute("SELECT hash FROM applied_batches ORDER BY hash")]
@@ -297,7 +315,8 @@ def open_state(path: str | Path, lock_timeout: float = 600.0) -> Iterator[Store]
 
 _TABLES = ("CREATE TABLE IF NOT EXISTS receval_monitor (key TEXT PRIMARY KEY, value BLOB NOT "
            "NULL)", "CREATE TABLE IF NOT EXISTS applied_batches (hash TEXT PRIMARY KEY)",
-           "CREATE TABLE IF NOT EXISTS applied_lists (key INTEGER PRIMARY KEY)")
+           "CREATE TABLE IF NOT EXISTS applied_lists (key INTEGER PRIMARY KEY, served INTEGER "
+           "NOT NULL)")
 
 
 def list_keys(imps: pd.DataFrame) -> np.ndarray:
