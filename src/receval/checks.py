@@ -77,12 +77,19 @@ class DebiasWarning(ReceValWarning):
     code = "debias"
 
 
+class ReplayedListsWarning(ReceValWarning):
+    """A monitor batch repeats served lists an earlier run applied (the same user, served time
+    and variant): they are skipped, each list counted once."""
+
+    code = "replayed-lists"
+
+
 WARNINGS: dict[str, type[UserWarning]] = {
     w.code: w
     for w in (RelevanceThresholdWarning, NoMatchWarning, IdMismatchWarning, TiesWarning,
               UndefinedMetricWarning, TrainItemsWarning, TrainOverlapWarning,
               TrainFutureWarning, EmptyReferenceWarning, OffPolicyWeightsWarning,
-              DebiasWarning)
+              DebiasWarning, ReplayedListsWarning)
 }
 #: users with no hit at all above this share, with ids barely shared, suggest mismatched ids
 NO_HIT_SHARE = 0.5
