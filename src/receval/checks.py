@@ -15,6 +15,7 @@ Each warning names the option that handles it and can be silenced by its code
 ``empty-reference`` the drift view's reference window has no evaluated list (no band)
 ``weights``         off-policy importance weights blow up (snips, sndr, switch_dr, ``clip=``)
 ``debias``          debiased metrics: weights concentrated (``propensity_clip=``), IPS above range
+``replayed-lists``  a monitor batch repeats served lists an earlier run applied (counted once)
 ==================  =====================================================================
 """
 
