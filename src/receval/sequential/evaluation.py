@@ -180,9 +180,14 @@ def _per_query(q: Queries, per_user: pd.DataFrame) -> pd.DataFrame:
 
 def _kinds_per_query(q: Queries, query: np.ndarray) -> pd.DataFrame:
     """Per query (in ``query``'s order): its repeat and explore targets."""
-    counts = pd.crosstab(q.truth["query"], q.truth["kind"])
-    counts = counts.reindex(columns=list(KINDS), fill_value=0)
-    return counts.reindex(query, fill_value=0).reset_index(drop=True)
+    n = len(q.queries)
+    ids = q.truth["query"].to_numpy()
+    repeat = (q.truth["kind"] == "repeat").to_numpy()
+    counts = {
+        "repeat": np.bincount(ids[repeat], minlength=n),
+        "explore": np.bincount(ids[~repeat], minlength=n),
+    }
+    return pd.DataFrame({kind: counts[kind][query] for kind in KINDS})
 
 
 def _parts(

@@ -46,6 +46,8 @@ class Queries:
     #: per query: its unit's code and its step
     query_unit: np.ndarray = field(repr=False)
     _history: pd.DataFrame | None = field(default=None, repr=False)
+    _items: pd.Index | None = field(default=None, repr=False)
+    _keys: pd.Index | None = field(default=None, repr=False)
 
     @property
     def history(self) -> pd.DataFrame:
@@ -81,31 +83,22 @@ class Queries:
             >>> q.in_history([0, 0, 1, 1], ["a", "b", "b", "c"]).tolist()
             [True, False, True, False]
         """
-        query = np.asarray(query)
-        pairs = pd.DataFrame(
-            {
-                "query": query,
-                "item": np.asarray(item, dtype=object)
-                if _is_object(self.firsts["item"])
-                else np.asarray(item),
-            }
-        )
+        query = np.asarray(query, dtype=np.int64)
         known = (query >= 0) & (query < len(self.query_unit))
-        codes = np.where(known, query, 0).astype(np.int64)
-        pairs["unit"] = self.query_unit[codes]
-        pairs["step"] = self.queries["step"].to_numpy()[codes]
-        pairs["row"] = np.arange(len(pairs))
-        joined = pairs.merge(
-            self.firsts[["unit", "item", "first"]], on=["unit", "item"], how="inner"
-        )
-        out = np.zeros(len(pairs), dtype=bool)
-        hit = joined["row"].to_numpy()[(joined["first"] < joined["step"]).to_numpy()]
-        out[hit] = True
-        return out & known
-
-
-def _is_object(col: pd.Series) -> bool:
-    return col.dtype == object or pd.api.types.is_string_dtype(col)
+        codes = np.where(known, query, 0)
+        if self._items is None:  # the firsts' items, encoded once; keys (unit, item code)
+            item_codes, uniques = pd.factorize(self.firsts["item"])
+            self._items = pd.Index(uniques)
+            n_codes = max(len(uniques), 1)
+            self._keys = pd.Index(self.firsts["unit"].to_numpy() * n_codes + item_codes)
+        assert self._keys is not None
+        item_code = self._items.get_indexer(np.asarray(item))
+        n_codes = max(len(self._items), 1)
+        keys = self.query_unit[codes] * n_codes + item_code
+        at = self._keys.get_indexer(np.where(item_code >= 0, keys, -1))
+        first = self.firsts["first"].to_numpy()[np.maximum(at, 0)]
+        step = self.queries["step"].to_numpy()[codes]
+        return known & (item_code >= 0) & (at >= 0) & (first < step)
 
 
 def queries(
