@@ -17,7 +17,7 @@ from receval.text.normalise import normalise
 RARE_TOKENS = 2
 #: ... and, when it has no token any title has, or one token only, the titles sharing its
 #: first or its last characters (this many)
-AFFIX = 3
+AFFIX = 2
 
 
 @dataclass
@@ -56,7 +56,7 @@ class Catalogue:
         if titles.isna().any():
             raise ReceValError(f"catalogue: {int(titles.isna().sum())} rows have no title")
         text = titles.astype(str).str.strip()
-        forms = [normalise(t) for t in text]
+        forms = [normalise(t) for t in text.tolist()]
         year = pd.array([y for _, y in forms], dtype=object)
         if year_col in table.columns:
             given = table[year_col].to_numpy()
@@ -83,8 +83,8 @@ class Catalogue:
 
     def blocks(self) -> dict[str, tuple[list[str], np.ndarray]]:
         """Block key -> (its normalised titles, their numbers): a key per token
-        (``"w:matrix"``), per first and per last :data:`AFFIX` characters (``"p:mat"``,
-        ``"s:rix"``)."""
+        (``"w:matrix"``), per first and per last :data:`AFFIX` characters (``"p:ma"``,
+        ``"s:ix"``)."""
         if self._blocks is None:
             members: dict[str, list[int]] = defaultdict(list)
             for i, norm in enumerate(self.norms):
@@ -99,19 +99,30 @@ class Catalogue:
             }
         return self._blocks
 
-    def choices(self, norm: str) -> tuple[list[str], np.ndarray]:
-        """The normalised titles a query is scored against: those sharing its rarest tokens,
-        and those sharing its first or last characters when it has one token or no token any
-        title has (the same title may come twice)."""
+    def keys(self, norm: str) -> list[str]:
+        """The blocks a query is scored against: those of its rarest tokens, and those of
+        its first and last characters when it has one token or no token any title has.
+
+        Example:
+            >>> c = Catalogue.of(pd.DataFrame({"item": [1, 2], "title": ["Red Heat", "Heat"]}))
+            >>> c.keys("red heat"), c.keys("heap")
+            (['w:red', 'w:heat'], ['p:he'])
+        """
         blocks = self.blocks()
         tokens = set(norm.split())
         known = sorted((len(blocks["w:" + t][1]), t) for t in tokens if "w:" + t in blocks)
         keys = ["w:" + t for _, t in known[:RARE_TOKENS]]
         if len(tokens) <= 1 or not known:
             keys += [k for k in ("p:" + norm[:AFFIX], "s:" + norm[-AFFIX:]) if k in blocks]
+        return keys
+
+    def choices(self, norm: str) -> tuple[list[str], np.ndarray]:
+        """The normalised titles of the query's blocks (:meth:`keys`) and their numbers
+        (the same title may come twice)."""
+        blocks = self.blocks()
         strings: list[str] = []
         ids: list[np.ndarray] = []
-        for key in keys:
+        for key in self.keys(norm):
             s, i = blocks[key]
             strings += s
             ids.append(i)

@@ -17,6 +17,10 @@ from receval.text.normalise import normalise
 SCORERS = ("ratio", "token_sort_ratio", "token_set_ratio", "WRatio", "QRatio")
 #: texts scored against the catalogue at a time by method="tfidf"
 TFIDF_CHUNK = 2048
+#: the most scores one rapidfuzz call of the batched fuzzy stage holds (queries x titles)
+BATCH_CELLS = 4_000_000
+#: ... and from how many it runs on every core
+THREADED_CELLS = 200_000
 
 
 class Match(NamedTuple):
@@ -98,6 +102,77 @@ def fuzzy(
     return decided(items, "fuzzy", best)
 
 
+def fuzzy_batch(
+    norms: list[str], catalogue: Catalogue, threshold: float, scorer: Callable[..., float]
+) -> list[Match]:
+    """:func:`fuzzy` for texts without a year, block by block: each block's queries scored
+    against its titles in one multi-threaded rapidfuzz call, each query's best over its blocks.
+
+    Example:
+        >>> import pandas as pd
+        >>> from rapidfuzz import fuzz
+        >>> c = Catalogue.of(pd.DataFrame({"item": [1, 2, 3],
+        ...                                "title": ["The Matrix", "Heat", "Heat"]}))
+        >>> [m.how for m in fuzzy_batch(["matrx", "heap", "zz"], c, 0.7, fuzz.ratio)]
+        ['fuzzy', 'ambiguous', 'unresolved']
+    """
+    from rapidfuzz import process
+
+    blocks = catalogue.blocks()
+    by_key: dict[str, list[int]] = {}
+    for q, norm in enumerate(norms):
+        for key in catalogue.keys(norm):
+            by_key.setdefault(key, []).append(q)
+    found_q: list[np.ndarray] = []
+    found_s: list[np.ndarray] = []
+    found_id: list[np.ndarray] = []
+    for key, queries in by_key.items():
+        strings, ids = blocks[key]
+        step = max(1, BATCH_CELLS // max(len(strings), 1))
+        for start in range(0, len(queries), step):
+            rows = np.asarray(queries[start : start + step], dtype=np.int64)
+            # threads pay off on big blocks only (starting them costs ~0.3 ms a call)
+            workers = -1 if len(rows) * len(strings) >= THREADED_CELLS else 1
+            scores = (
+                process.cdist(
+                    [norms[q] for q in rows],
+                    strings,
+                    scorer=scorer,
+                    dtype=np.float64,
+                    workers=workers,
+                )
+                / 100.0
+            )
+            best = scores.max(axis=1)
+            r, c = np.nonzero(scores == best[:, None])
+            found_q.append(rows[r])
+            found_s.append(best[r])
+            found_id.append(ids[c])
+    out = [Match("unresolved", None, float("nan")) for _ in norms]
+    if not found_q:
+        return out
+    q_all, s_all, id_all = (
+        np.concatenate(found_q),
+        np.concatenate(found_s),
+        np.concatenate(found_id),
+    )
+    order = np.lexsort((id_all, -s_all, q_all))
+    q_all, s_all, id_all = q_all[order], s_all[order], id_all[order]
+    starts = np.flatnonzero(np.r_[True, q_all[1:] != q_all[:-1]])
+    ends = np.r_[starts[1:], len(q_all)]
+    for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+        best = float(s_all[a])
+        if best < threshold:
+            out[int(q_all[a])] = Match("unresolved", None, best)
+            continue
+        tied = id_all[a:b][s_all[a:b] == best]
+        items: list[Any] = []
+        for norm_id in dict.fromkeys(tied.tolist()):
+            items += [i for i in catalogue.items_of(norm_id, None) if i not in items]
+        out[int(q_all[a])] = decided(items, "fuzzy", best)
+    return out
+
+
 def resolve_texts(
     texts: list[str], catalogue: Catalogue, threshold: float, method: str, scorer: str
 ) -> list[Match]:
@@ -107,7 +182,8 @@ def resolve_texts(
     norm_ids = {n: i for i, n in enumerate(catalogue.norms)}
     score = scorer_of(scorer) if method == "fuzzy" else None
     out: list[Match | None] = []
-    pending: list[int] = []
+    pending: list[int] = []  # tfidf: every text not exact; fuzzy: those without a year
+    pending_norms: list[str] = []
     for t in texts:
         items = exact.get(t)
         if items:
@@ -122,13 +198,22 @@ def resolve_texts(
                 continue
             if method == "fuzzy" and norm:
                 assert score is not None
-                out.append(fuzzy(norm, year, catalogue, threshold, score))
+                if year is None:
+                    pending.append(len(out))
+                    pending_norms.append(norm)
+                    out.append(None)
+                else:  # the year narrows the candidates: one query at a time
+                    out.append(fuzzy(norm, year, catalogue, threshold, score))
                 continue
         if method == "tfidf":
             pending.append(len(out))
         out.append(None)
     if pending:
-        matched = tfidf([texts[i] for i in pending], catalogue, threshold)
+        if method == "tfidf":
+            matched = tfidf([texts[i] for i in pending], catalogue, threshold)
+        else:
+            assert score is not None
+            matched = fuzzy_batch(pending_norms, catalogue, threshold, score)
         for i, m in zip(pending, matched, strict=True):
             out[i] = m
     return [m if m is not None else Match("unresolved", None, float("nan")) for m in out]

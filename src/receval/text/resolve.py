@@ -92,7 +92,7 @@ def resolve(
        is ignored unless both sides give one, then it must agree;
     3. fuzzy: the normalised forms scored by rapidfuzz's ``scorer`` (``"ratio"``,
        ``"token_sort_ratio"``, ``"token_set_ratio"``, ``"WRatio"``, ``"QRatio"``; on 0-1),
-       against the titles sharing the text's rarest words (or its first or last three
+       against the titles sharing the text's rarest words (or its first or last two
        characters), resolved at ``threshold`` or above.
 
     ``method="exact"`` stops after 1, ``"normalised"`` after 2, ``"fuzzy"`` (default) runs all
@@ -143,7 +143,7 @@ def resolve(
     )
     text = gen[text_col].astype(object).where(gen[text_col].notna(), "").astype(str).str.strip()
     codes, uniques = pd.factorize(text)
-    matches = resolve_texts(list(uniques), cat, float(threshold), method, scorer)
+    matches = resolve_texts(uniques.tolist(), cat, float(threshold), method, scorer)
     table = pd.DataFrame(
         {
             key: gen[key].to_numpy(),
