@@ -16,8 +16,10 @@ from receval.text.normalise import normalise
 #: a query is scored against the titles sharing its rarest tokens (this many) ...
 RARE_TOKENS = 2
 #: ... and, when it has no token any title has, or one token only, the titles sharing its
-#: first or its last characters (this many)
-AFFIX = 2
+#: first or its last characters (this many) ...
+AFFIX = 3
+#: ... and the titles this short or shorter (a query of up to SHORT + 2 characters)
+SHORT = 4
 
 
 @dataclass
@@ -83,8 +85,8 @@ class Catalogue:
 
     def blocks(self) -> dict[str, tuple[list[str], np.ndarray]]:
         """Block key -> (its normalised titles, their numbers): a key per token
-        (``"w:matrix"``), per first and per last :data:`AFFIX` characters (``"p:ma"``,
-        ``"s:ix"``)."""
+        (``"w:matrix"``), per first and per last :data:`AFFIX` characters (``"p:mat"``,
+        ``"s:rix"``), and ``"short"``: the titles of up to :data:`SHORT` characters."""
         if self._blocks is None:
             members: dict[str, list[int]] = defaultdict(list)
             for i, norm in enumerate(self.norms):
@@ -93,6 +95,8 @@ class Catalogue:
                 if norm:
                     members["p:" + norm[:AFFIX]].append(i)
                     members["s:" + norm[-AFFIX:]].append(i)
+                if 0 < len(norm) <= SHORT:
+                    members["short"].append(i)
             self._blocks = {
                 key: ([self.norms[i] for i in ids], np.asarray(ids, dtype=np.int64))
                 for key, ids in members.items()
@@ -106,7 +110,7 @@ class Catalogue:
         Example:
             >>> c = Catalogue.of(pd.DataFrame({"item": [1, 2], "title": ["Red Heat", "Heat"]}))
             >>> c.keys("red heat"), c.keys("heap")
-            (['w:red', 'w:heat'], ['p:he'])
+            (['w:red', 'w:heat'], ['p:hea', 'short'])
         """
         blocks = self.blocks()
         tokens = set(norm.split())
@@ -114,6 +118,8 @@ class Catalogue:
         keys = ["w:" + t for _, t in known[:RARE_TOKENS]]
         if len(tokens) <= 1 or not known:
             keys += [k for k in ("p:" + norm[:AFFIX], "s:" + norm[-AFFIX:]) if k in blocks]
+            if len(norm) <= SHORT + 2 and "short" in blocks:
+                keys.append("short")
         return keys
 
     def choices(self, norm: str) -> tuple[list[str], np.ndarray]:

@@ -92,7 +92,7 @@ def resolve(
        is ignored unless both sides give one, then it must agree;
     3. fuzzy: the normalised forms scored by rapidfuzz's ``scorer`` (``"ratio"``,
        ``"token_sort_ratio"``, ``"token_set_ratio"``, ``"WRatio"``, ``"QRatio"``; on 0-1),
-       against the titles sharing the text's rarest words (or its first or last two
+       against the titles sharing the text's rarest words (or its first or last three
        characters), resolved at ``threshold`` or above.
 
     ``method="exact"`` stops after 1, ``"normalised"`` after 2, ``"fuzzy"`` (default) runs all
