@@ -13,6 +13,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,3 +67,42 @@ def test_sequential_doc_movielens(monkeypatch: pytest.MonkeyPatch) -> None:
     if not (MOVIELENS / "ratings.csv").is_file():
         pytest.skip(f"no ml-latest-small at {MOVIELENS} (set MOVIELENS)")
     assert run("sequential.md", [1], monkeypatch) == 7
+
+
+def test_generated_doc_examples(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """docs/generated.md: the Python blocks' claims, then its commands on the example's
+    tables (written as CSV files) with this tree's receval, each exiting 0 and printing the
+    counts."""
+    import shlex
+    import subprocess
+    import sys
+
+    assert len(blocks("generated.md")) == 3
+    monkeypatch.chdir(tmp_path)
+    assert run("generated.md", [0, 1, 2], monkeypatch) == 12
+    namespace: dict[str, Any] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(compile(blocks("generated.md")[0], "generated.md", "exec"), namespace)
+    for name in ("answers", "movies", "history", "candidates"):
+        namespace[name].to_csv(tmp_path / f"{name}.csv", index=False)
+    pd.DataFrame({"user": ["ana", "ben"], "item": [5, 2]}).to_csv(
+        tmp_path / "truth.csv", index=False
+    )
+    text = (ROOT / "docs" / "generated.md").read_text()
+    bash = [m.group(1) for m in re.finditer(r"```bash\n(.*?)```", text, re.S)]
+    commands = [line for code in bash for line in code.splitlines() if line.strip()]
+    assert len(commands) == 2
+    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
+    for line in commands:
+        args = shlex.split(line)
+        done = subprocess.run(
+            [sys.executable, "-m", "receval.cli", *args[1:]],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        assert done.returncode == 0, (line, done.stderr)
+        assert "unresolved" in done.stdout

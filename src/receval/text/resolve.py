@@ -102,7 +102,8 @@ def resolve(
 
     Flags on resolved rows: ``duplicate`` (the item came earlier in the list),
     ``in_history`` (``history=``: key, item) and ``out_of_candidates`` (``candidates=``: key,
-    item; a key without candidate rows has none).
+    item; a key without candidate rows is not checked, as RecLM-eval does not check a list
+    without candidates).
 
     Example:
         >>> cat = {"item": [1, 2, 3], "title": ["Matrix, The (1999)", "Heat (1995)", "Up (2009)"]}
@@ -195,8 +196,13 @@ def _flag(table: pd.DataFrame, key: str, history: Any, candidates: Any, item_col
     dup[order] = pairs.duplicated().to_numpy() & resolved[order]
     table["duplicate"] = dup
     table["in_history"] = _member(table, key, history, "history", item_col) & resolved
-    outside = ~_member(table, key, candidates, "candidates", item_col)
-    table["out_of_candidates"] = (outside & resolved) if candidates is not None else False
+    if candidates is None:
+        table["out_of_candidates"] = False
+        return
+    frame = as_frame(candidates, "candidates")
+    listed = table[key].isin(frame[key]).to_numpy() if key in frame.columns else False
+    outside = ~_member(table, key, frame, "candidates", item_col)
+    table["out_of_candidates"] = outside & resolved & listed  # keys without candidates: unchecked
 
 
 def _member(table: pd.DataFrame, key: str, other: Any, side: str, item_col: str) -> np.ndarray:
