@@ -239,8 +239,7 @@ def _shares(
         base = "hits" if s.family in BY_HITS else "DCG"
         asked[s.name] = base if s.k is None else f"{base}@{s.k}"
     wanted = sorted(set(asked.values()))
-    kept = options.copy()
-    kept.pop("profile", None)  # hits and DCG have one definition: the defaults'
+    kept = options.copy()  # the profile and the ties too: the lists ranked as the whole's
     flags = q.truth.set_index(["query", "item"])["kind"]
     in_mixed = truth["query"].isin(mixed).to_numpy()
     sub_truth = truth.loc[in_mixed]
