@@ -241,6 +241,49 @@ def test_sessions_are_the_unit() -> None:
     assert q.truth["kind"].tolist() == ["explore", "repeat", "explore"]
 
 
+def test_sessions_last_and_rest() -> None:
+    """Sessions s1 (a, b, a) and s2 (c, a) of one user, s0 in training: "last" asks once per
+    session, "rest" targets the session's later events only (s2's are not s1's)."""
+    train = pd.DataFrame({"user": ["u"], "session": ["s0"], "item": ["z"], "timestamp": [0]})
+    test = pd.DataFrame(
+        {
+            "user": ["u"] * 5,
+            "session": ["s1", "s1", "s1", "s2", "s2"],
+            "item": ["a", "b", "a", "c", "a"],
+            "timestamp": [1, 2, 3, 4, 5],
+        }
+    )
+    last = receval.sequential.queries(train, test, protocol="last", session="session")
+    assert last.queries[["session", "step", "history_length"]].values.tolist() == [
+        ["s1", 3, 2],
+        ["s2", 2, 1],
+    ]
+    assert last.truth[["item", "kind"]].values.tolist() == [["a", "repeat"], ["a", "explore"]]
+    rest = receval.sequential.queries(train, test, protocol="rest", session="session")
+    assert rest.truth.groupby("query")["item"].apply(list).tolist() == [
+        ["a", "b"],
+        ["b", "a"],
+        ["a"],
+        ["c", "a"],
+        ["a"],
+    ]
+    assert rest.truth["kind"].tolist() == [
+        "explore",
+        "explore",
+        "explore",
+        "repeat",
+        "repeat",
+        "explore",
+        "explore",
+        "explore",
+    ]
+    assert rest.history.groupby("query")["item"].apply(list).to_dict() == {
+        1: ["a"],
+        2: ["a", "b"],
+        4: ["c"],
+    }
+
+
 def test_bad_input_one_line_errors() -> None:
     q = receval.sequential.queries(TRAIN, TEST)
     with pytest.raises(ReceValError, match="protocol='first' is not one of"):
