@@ -12,7 +12,7 @@ import datetime as dt
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -276,7 +276,17 @@ def _counts(name: str, result: Result) -> dict[str, Any]:
         "policy": undefined["policy"],
         "undefined": [(m, n) for m, n in undefined["users"].items()],
         "ties": list(result.counts.get("ties_at_cutoff", {}).items()),
+        "generated": _generated(cast(dict[str, Any], result.counts).get("generated") or {}),
     }
+
+
+def _generated(counts: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
+    """How generated titles resolved (:func:`receval.text.evaluate`; docs/generated.md): each
+    count and its share of ``generated`` ('-' where not measured); empty for other results."""
+    total = counts.get("generated") or 0
+    return [(k, "-" if v is None else v,
+             "" if k == "generated" or v is None or not total else f"{v / total:.4f}")
+            for k, v in counts.items()]
 
 
 def _figures(models: dict[str, Result], tables: dict[str, Result], seed: int,
