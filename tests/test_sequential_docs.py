@@ -1,7 +1,7 @@
 """docs/sequential.md and docs/generated.md run: their Python blocks in order in one namespace
 per document, and a line ``expression  # literal`` claims the expression's value (a comment
 that is not a Python literal is prose). The MovieLens block needs ml-latest-small (the
-``MOVIELENS`` environment variable, default /work/shared/data/ml-latest-small) and is skipped
+``MOVIELENS`` environment variable, default ../shared/data/ml-latest-small beside the repository) and is skipped
 without it."""
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-MOVIELENS = Path(os.environ.get("MOVIELENS", "/work/shared/data/ml-latest-small"))
+# shared/ lies beside the repository (on a developer machine and in CI alike)
+_BESIDE = Path(__file__).resolve().parents[2] / "shared" / "data" / "ml-latest-small"
+MOVIELENS = Path(os.environ.get("MOVIELENS", str(_BESIDE)))
 
 
 def blocks(doc: str) -> list[str]:
