@@ -304,9 +304,16 @@ def monitor(
     bootstrap over the window's lists (``n_resamples``, 0 for none; seeded per (window, variant,
     metric) from ``seed``); NaN where the summary is not a mean of per-list values (micro
     average, RMSE/MAE). With ``variant_col``, each variant is compared with ``baseline``
-    (default: the first in sorted order) per window: Welch's unpaired t-test (variants serve
-    different users, so the paired tests of :func:`receval.compare` do not apply) and a
-    bootstrap interval of the difference, Holm-corrected across every row. ``**options`` go to
+    (default: the first in sorted order) per window on the unit that was randomised:
+    ``unit="user"`` (default): each variant's mean over lists read as a ratio over its users,
+    Welch's t on the delta-method variances and a bootstrap over users (variants serve
+    different users, so the paired tests of :func:`receval.compare` do not apply);
+    ``unit="list"`` only when the lists themselves were randomised (Welch and bootstrap over
+    lists); Holm-corrected across every row. ``Monitor.decisions``: the cumulative comparison
+    over every closed window so far, looked at each one's end: a confidence sequence and an
+    always-valid p-value (:mod:`receval.stats.sequential`; its mixing tuned for
+    ``planned_users`` users), valid however often one looks; ``covariate``: each user's
+    pre-period value (:mod:`receval.monitor.covariate`) for CUPED. ``**options`` go to
     :func:`receval.evaluate`. ``state``: a SQLite file (:mod:`receval.monitor.state`) locked
     for the run (another run waits up to ``lock_timeout`` seconds); a log batch already applied
     to it is skipped (counted in ``counts["batches_replayed"]``). ``late_out``: a CSV, TSV or
