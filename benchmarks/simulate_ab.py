@@ -63,9 +63,18 @@ class Sums:
     pre: np.ndarray
 
 
-def simulate(experiments: int, users: int, days: int, *, active: float = 0.6,
-             extra: float = 1.0, lift: float = 0.0, pre_days: int = 14, seed: int = 0,
-             chunk: int = 0) -> Sums:
+def simulate(
+    experiments: int,
+    users: int,
+    days: int,
+    *,
+    active: float = 0.6,
+    extra: float = 1.0,
+    lift: float = 0.0,
+    pre_days: int = 14,
+    seed: int = 0,
+    chunk: int = 0,
+) -> Sums:
     """The per-(experiment, user, day) sums of one batch of experiments (``chunk`` keys its
     random stream: ``stream(seed, "simulate_ab", lift, chunk)``).
 
@@ -80,7 +89,7 @@ def simulate(experiments: int, users: int, days: int, *, active: float = 0.6,
     arm = (rng.random(shape) < 0.5).astype(np.int8)
     p = np.minimum(1.0, prop * np.where(arm == 1, 1.0 + lift, 1.0))
 
-    def period(d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def period(d: int, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         on = rng.random((*shape, d)) < active
         n = np.where(on, np.minimum(1 + rng.poisson(extra, (*shape, d)), MAX_LISTS), 0)
         clicks = rng.binomial(K, np.broadcast_to(p[..., None, None], (*shape, d, MAX_LISTS)))
@@ -88,8 +97,9 @@ def simulate(experiments: int, users: int, days: int, *, active: float = 0.6,
         v = np.where(used, clicks / K, 0.0)
         return n.astype(np.float64), v.sum(-1), (v * v).sum(-1)
 
-    pre_n, pre_s, _ = period(pre_days) if pre_days else (None, None, None)
-    n, s, q = period(days)
+    # the pre-period comes before the experiment: no lift in it
+    pre_n, pre_s, _ = period(pre_days, prop) if pre_days else (None, None, None)
+    n, s, q = period(days, p)
     if pre_n is not None:
         tot_n, tot_s = pre_n.sum(-1), pre_s.sum(-1)
         pre = np.where(tot_n > 0, tot_s / np.maximum(tot_n, 1), np.nan)
@@ -111,8 +121,9 @@ def _ratio(S: np.ndarray, N: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, 
     return r, var, m, lin
 
 
-def user_test(S: np.ndarray, N: np.ndarray, arm: np.ndarray,
-              x: np.ndarray | None = None) -> dict[str, np.ndarray]:
+def user_test(
+    S: np.ndarray, N: np.ndarray, arm: np.ndarray, x: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
     """B against A on users, per experiment, from cumulative per-user sums ``S``, ``N``
     (experiments x users): delta, its variance (CUPED-adjusted with ``x``), users, Welch df
     and p-value; with ``x``, also the plain variance.
@@ -152,8 +163,15 @@ def user_test(S: np.ndarray, N: np.ndarray, arm: np.ndarray,
     df = (va + vb) ** 2 / (va**2 / (ma - 1) + vb**2 / (mb - 1))
     with np.errstate(divide="ignore", invalid="ignore"):
         p = 2 * stats.t.sf(np.abs(delta) / se, df)
-    return {"delta": delta, "se": se, "t": ma + mb, "p": p, "plain_var": plain,
-            "var": va + vb, "users": (mb, ma)}
+    return {
+        "delta": delta,
+        "se": se,
+        "t": ma + mb,
+        "p": p,
+        "plain_var": plain,
+        "var": va + vb,
+        "users": (mb, ma),
+    }
 
 
 def list_test(n: np.ndarray, s: np.ndarray, q: np.ndarray, arm: np.ndarray) -> np.ndarray:
@@ -206,13 +224,26 @@ def sequence(sums: Sums, planned: int, alpha: float, cuped: bool = False) -> dic
         low.append(run_low.copy())
         high.append(run_high.copy())
         delta.append(out["delta"])
-    return {"p_fixed": np.stack(p_fixed, 1), "p_always_valid": np.stack(p_av, 1),
-            "cs_low": np.stack(low, 1), "cs_high": np.stack(high, 1),
-            "delta": np.stack(delta, 1), "last": out}
+    return {
+        "p_fixed": np.stack(p_fixed, 1),
+        "p_always_valid": np.stack(p_av, 1),
+        "cs_low": np.stack(low, 1),
+        "cs_high": np.stack(high, 1),
+        "delta": np.stack(delta, 1),
+        "last": out,
+    }
 
 
-def run(experiments: int, users: int, days: int, lift: float, alpha: float, seed: int,
-        batch: int = 100, **kwargs: Any) -> dict[str, Any]:
+def run(
+    experiments: int,
+    users: int,
+    days: int,
+    lift: float,
+    alpha: float,
+    seed: int,
+    batch: int = 100,
+    **kwargs: Any,
+) -> dict[str, Any]:
     """The rates over ``experiments`` (in batches of ``batch``)."""
     counts = {k: 0 for k in ("a_window", "a_any", "b", "c", "d", "b_cuped", "d_cuped")}
     windows = 0
@@ -237,11 +268,19 @@ def run(experiments: int, users: int, days: int, lift: float, alpha: float, seed
         done += e
         chunk += 1
     rates = {k: v / (windows if k == "a_window" else experiments) for k, v in counts.items()}
-    se = {k: math.sqrt(alpha * (1 - alpha) / (windows if k == "a_window" else experiments))
-          for k in counts}
-    return {"rates": rates, "counts": counts, "experiments": experiments, "windows": windows,
-            "alpha": alpha, "se_at_alpha": se,
-            "cuped_variance_reduction": float(np.nanmedian(np.concatenate(reductions)))}
+    se = {
+        k: math.sqrt(alpha * (1 - alpha) / (windows if k == "a_window" else experiments))
+        for k in counts
+    }
+    return {
+        "rates": rates,
+        "counts": counts,
+        "experiments": experiments,
+        "windows": windows,
+        "alpha": alpha,
+        "se_at_alpha": se,
+        "cuped_variance_reduction": float(np.nanmedian(np.concatenate(reductions))),
+    }
 
 
 def logs(sums: Sums, e: int, start: str = "2024-01-01") -> tuple[Any, Any]:
@@ -258,7 +297,7 @@ def logs(sums: Sums, e: int, start: str = "2024-01-01") -> tuple[Any, Any]:
     for u in range(n.shape[0]):
         for d in range(n.shape[1]):
             lists = int(n[u, d])
-            clicks = int(round(s[u, d] * K))
+            clicks = round(float(s[u, d]) * K)
             for j in range(lists):
                 c = clicks // lists + (1 if j < clicks % lists else 0)
                 served = t0 + pd.Timedelta(days=d, hours=1 + 4 * j)
@@ -268,8 +307,10 @@ def logs(sums: Sums, e: int, start: str = "2024-01-01") -> tuple[Any, Any]:
                     if r < c:
                         fb.append((u, item, 1.0, served + pd.Timedelta(minutes=30)))
     fb.append((-1, -1, 1.0, t0 + pd.Timedelta(days=n.shape[1] + 3)))
-    return (pd.DataFrame(imp, columns=["user", "item", "rank", "served_at", "variant"]),
-            pd.DataFrame(fb, columns=["user", "item", "value", "at"]))
+    return (
+        pd.DataFrame(imp, columns=["user", "item", "rank", "served_at", "variant"]),
+        pd.DataFrame(fb, columns=["user", "item", "value", "at"]),
+    )
 
 
 def through_monitor(runs: int, seed: int = 0) -> dict[str, int]:
@@ -291,16 +332,31 @@ def through_monitor(runs: int, seed: int = 0) -> dict[str, int]:
         rank = np.tile(np.arange(1, K + 1), 300 * 7)
         served = pd.Timestamp("2024-01-01") + pd.to_timedelta(d, "D") + pd.Timedelta("10h")
         item = d * 100 + rank
-        imp = pd.DataFrame({"user": u, "item": item, "rank": rank, "served_at": served,
-                            "variant": variant[u]})
+        imp = pd.DataFrame(
+            {"user": u, "item": item, "rank": rank, "served_at": served, "variant": variant[u]}
+        )
         click = rng.random(u.size) < prop[u]
-        fb = pd.DataFrame({"user": u[click], "item": item[click], "value": 1.0,
-                           "at": served[click] + pd.Timedelta("1h")})
+        fb = pd.DataFrame(
+            {
+                "user": u[click],
+                "item": item[click],
+                "value": 1.0,
+                "at": served[click] + pd.Timedelta("1h"),
+            }
+        )
         for unit in out:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                m = receval.monitor(imp, fb, "P@5", window="W", attribution="1D",
-                                    variant_col="variant", n_resamples=0, unit=unit)
+                m = receval.monitor(
+                    imp,
+                    fb,
+                    "P@5",
+                    window="W",
+                    attribution="1D",
+                    variant_col="variant",
+                    n_resamples=0,
+                    unit=unit,
+                )
             out[unit] += int(m.comparisons["p_value"].iloc[0] < 0.05)
     return out
 
@@ -319,32 +375,47 @@ def main(argv: list[str] | None = None) -> int:
     t = time.perf_counter()
     out = run(args.experiments, args.users, args.days, args.lift, args.alpha, args.seed)
     out["seconds"] = round(time.perf_counter() - t, 1)
-    out["setup"] = {"users": args.users, "days": args.days, "lift": args.lift,
-                    "planned_users": args.users}
+    out["setup"] = {
+        "users": args.users,
+        "days": args.days,
+        "lift": args.lift,
+        "planned_users": args.users,
+    }
     if args.through_monitor:
-        out["through_monitor"] = {"runs": args.through_monitor,
-                                  "p_below_0.05": through_monitor(args.through_monitor)}
+        out["through_monitor"] = {
+            "runs": args.through_monitor,
+            "p_below_0.05": through_monitor(args.through_monitor),
+        }
     if args.json:
         print(json.dumps(out, indent=1))
         return 0
     r, se = out["rates"], out["se_at_alpha"]
     what = "false-positive rate" if args.lift == 0 else f"rejection rate (lift {args.lift:g})"
-    print(f"{args.experiments} experiments x {args.users} users x {args.days} days, "
-          f"alpha {args.alpha}: {what} ({out['seconds']} s)")
-    labels = {"a_window": "(a) per-window Welch over lists, per window",
-              "a_any": "(a) per-window Welch over lists, some window of the days",
-              "b": "(b) users, fixed horizon, one look",
-              "c": "(c) users, fixed-horizon test looked at daily",
-              "d": "(d) users, anytime-valid, looked at daily",
-              "b_cuped": "(b) with CUPED", "d_cuped": "(d) with CUPED"}
+    print(
+        f"{args.experiments} experiments x {args.users} users x {args.days} days, "
+        f"alpha {args.alpha}: {what} ({out['seconds']} s)"
+    )
+    labels = {
+        "a_window": "(a) per-window Welch over lists, per window",
+        "a_any": "(a) per-window Welch over lists, some window of the days",
+        "b": "(b) users, fixed horizon, one look",
+        "c": "(c) users, fixed-horizon test looked at daily",
+        "d": "(d) users, anytime-valid, looked at daily",
+        "b_cuped": "(b) with CUPED",
+        "d_cuped": "(d) with CUPED",
+    }
     for k, label in labels.items():
         print(f"  {label:58s} {r[k]:.4f}   (alpha + 2 se = {args.alpha + 2 * se[k]:.4f})")
-    print(f"  CUPED variance reduction (median over experiments): "
-          f"{out['cuped_variance_reduction']:.1%}")
+    print(
+        f"  CUPED variance reduction (median over experiments): "
+        f"{out['cuped_variance_reduction']:.1%}"
+    )
     if args.through_monitor:
         tm = out["through_monitor"]["p_below_0.05"]
-        print(f"  through receval.monitor ({args.through_monitor} A/A runs, one weekly window): "
-              f"p < 0.05 in {tm['list']} (unit='list') and {tm['user']} (unit='user')")
+        print(
+            f"  through receval.monitor ({args.through_monitor} A/A runs, one weekly window): "
+            f"p < 0.05 in {tm['list']} (unit='list') and {tm['user']} (unit='user')"
+        )
     return 0
 
 

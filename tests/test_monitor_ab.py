@@ -280,3 +280,60 @@ def test_covariate_errors_are_one_line():
         _monitor(imp, fb, covariate={"user": [1], "x": [1.0]})
     with pytest.raises(ReceValError, match="has several rows"):
         _monitor(imp, fb, covariate={"user": [1, 1], "covariate": [1.0, 2.0]})
+
+
+# --- the simulation (benchmarks/simulate_ab.py) ----------------------------------------------
+
+
+def _simulation():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "simulate_ab.py"
+    spec = importlib.util.spec_from_file_location("simulate_ab", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_simulation_sequence_is_the_monitors():
+    sim = _simulation()
+    sums = sim.simulate(1, 40, 6, seed=3)
+    imp, fb = sim.logs(sums, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = receval.monitor(
+            imp,
+            fb,
+            "P@5",
+            window="D",
+            attribution="1D",
+            variant_col="variant",
+            n_resamples=0,
+            planned_users=40,
+        )
+    d = m.decisions.iloc[0]
+    seq = sim.sequence(sums, 40, 0.05)
+    assert d["looks"] == 6
+    assert d["delta"] == pytest.approx(seq["delta"][0, -1], abs=1e-12)
+    assert d["p_always_valid"] == pytest.approx(seq["p_always_valid"][0, -1], rel=1e-9)
+    assert d["cs_low"] == pytest.approx(seq["cs_low"][0, -1], abs=1e-12)
+    assert d["cs_high"] == pytest.approx(seq["cs_high"][0, -1], abs=1e-12)
+    # and the per-window user-unit test on the last day is the simulation's fixed test
+    last = sim.sequence(
+        sim.Sums(sums.n[..., -1:], sums.s[..., -1:], sums.q[..., -1:], sums.arm, sums.pre), 40, 0.05
+    )
+    assert m.comparisons["p_value"].iloc[-1] == pytest.approx(last["p_fixed"][0, 0], rel=1e-9)
+
+
+def test_a_small_aa_simulation_keeps_the_promises():
+    """300 A/A experiments, 150 users, 30 daily looks (fixed seed: the same numbers every
+    run). The per-window list test and the daily-looked fixed test exceed alpha; the user
+    test looked at once and the anytime-valid sequence looked at daily stay within alpha plus
+    two standard errors."""
+    sim = _simulation()
+    out = sim.run(300, 150, 30, 0.0, 0.05, seed=0)
+    r, bound = out["rates"], 0.05 + 2 * math.sqrt(0.05 * 0.95 / 300)
+    assert r["b"] <= bound and r["d"] <= bound and r["d_cuped"] <= bound
+    assert r["a_window"] > 0.08 and r["a_any"] > 0.5 and r["c"] > r["b"]
+    assert out["cuped_variance_reduction"] > 0.5
