@@ -337,3 +337,80 @@ def test_a_small_aa_simulation_keeps_the_promises():
     assert r["b"] <= bound and r["d"] <= bound and r["d_cuped"] <= bound
     assert r["a_window"] > 0.08 and r["a_any"] > 0.5 and r["c"] > r["b"]
     assert out["cuped_variance_reduction"] > 0.5
+
+
+# --- receval check over the decisions --------------------------------------------------------
+
+
+def test_receval_check_gates_on_the_decisions(tmp_path):
+    from click.testing import CliRunner
+
+    from receval.cli import main
+
+    imp, fb = _ab_logs(seed=2, users=300, days=8, lift=0.25)
+    imp.to_csv(tmp_path / "imp.csv", index=False)
+    fb.to_csv(tmp_path / "fb.csv", index=False)
+    runner = CliRunner()
+    done = runner.invoke(
+        main,
+        [
+            "monitor",
+            "-i",
+            str(tmp_path / "imp.csv"),
+            "--feedback",
+            str(tmp_path / "fb.csv"),
+            "-m",
+            "P@3",
+            "--window",
+            "D",
+            "--attribution",
+            "1D",
+            "--variant-col",
+            "variant",
+            "--resamples",
+            "0",
+            "--planned-users",
+            "300",
+            "-f",
+            "json",
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    (tmp_path / "monitor.json").write_text(done.stdout)
+    table = runner.invoke(
+        main,
+        [
+            "monitor",
+            "-i",
+            str(tmp_path / "imp.csv"),
+            "--feedback",
+            str(tmp_path / "fb.csv"),
+            "-m",
+            "P@3",
+            "--window",
+            "D",
+            "--attribution",
+            "1D",
+            "--variant-col",
+            "variant",
+            "--resamples",
+            "0",
+            "--planned-users",
+            "300",
+        ],
+    )
+    assert "tuned for 300 users (planned_users=)" in table.stdout and " stop " in table.stdout
+    d = _monitor(imp, fb, window="D", n_resamples=0, planned_users=300).decisions.iloc[0]
+    gate = tmp_path / "gate.toml"
+    gate.write_text(
+        'monitor = "monitor.json"\nchecks = ["P@3[B] >= baseline", '
+        f'"P@3 <= baseline + {d["cs_high"] - 0.001:.6f}"]\n'
+    )
+    out = runner.invoke(main, ["check", str(gate)])
+    assert out.exit_code == 3, out.output  # the second check's high end is above its bound
+    assert "pass" in out.stdout and "FAIL P@3[B] <= baseline" in out.stdout
+    gate.write_text('monitor = "monitor.json"\nchecks = ["P@3 >= baseline"]\n')
+    assert runner.invoke(main, ["check", str(gate)]).exit_code == 0
+    gate.write_text('monitor = "monitor.json"\nchecks = ["P@3 >= 0.1"]\n')
+    bad = runner.invoke(main, ["check", str(gate)])
+    assert bad.exit_code == 2 and "against the baseline" in bad.output
