@@ -74,6 +74,7 @@ def _oracle(lists: pd.DataFrame) -> dict[str, float]:
     df = se2**2 / (out["varA"] ** 2 / (out["mA"] - 1) + out["varB"] ** 2 / (out["mB"] - 1))
     out["delta"] = out["B"] - out["A"]
     out["se"] = math.sqrt(se2)
+    out["df"] = df
     out["p"] = 2 * stats.t.sf(abs(out["delta"]) / out["se"], df)
     return out
 
@@ -108,15 +109,15 @@ def test_unit_list_is_welch_over_lists():
     assert row["p_value"] == pytest.approx(stats.ttest_ind(b, a, equal_var=False).pvalue, rel=1e-9)
 
 
-def test_bootstrap_over_users_is_reproducible_and_covers_the_difference():
+def test_the_interval_is_the_welch_t_interval_of_the_delta_method():
     imp, fb = _ab_logs(seed=5)
-    one = _monitor(imp, fb, window="W", n_resamples=400, seed=7).comparisons.iloc[0]
-    two = _monitor(imp, fb, window="W", n_resamples=400, seed=7).comparisons.iloc[0]
-    assert (one["ci_low"], one["ci_high"]) == (two["ci_low"], two["ci_high"])
-    assert one["ci_low"] < one["delta"] < one["ci_high"]
-    # the bootstrap's width is close to the delta method's normal interval (same users)
+    row = _monitor(imp, fb, window="W", n_resamples=400, seed=7).comparisons.iloc[0]
     o = _oracle(_per_list(imp, fb))
-    assert (one["ci_high"] - one["ci_low"]) == pytest.approx(2 * 1.96 * o["se"], rel=0.25)
+    half = stats.t.ppf(0.975, o["df"]) * o["se"]
+    assert row["ci_low"] == pytest.approx(o["delta"] - half, abs=1e-12)
+    assert row["ci_high"] == pytest.approx(o["delta"] + half, abs=1e-12)
+    # the interval excludes 0 exactly when p < 0.05
+    assert (row["ci_low"] > 0 or row["ci_high"] < 0) == (row["p_value"] < 0.05)
 
 
 def test_bad_unit_and_planned_users_are_one_line_errors():

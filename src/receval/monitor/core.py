@@ -306,8 +306,8 @@ def monitor(
     average, RMSE/MAE). With ``variant_col``, each variant is compared with ``baseline``
     (default: the first in sorted order) per window on the unit that was randomised:
     ``unit="user"`` (default): each variant's mean over lists read as a ratio over its users,
-    Welch's t on the delta-method variances and a bootstrap over users (variants serve
-    different users, so the paired tests of :func:`receval.compare` do not apply);
+    Welch's t on the delta-method variances and its t interval (variants serve different
+    users, so the paired tests of :func:`receval.compare` do not apply);
     ``unit="list"`` only when the lists themselves were randomised (Welch and bootstrap over
     lists); Holm-corrected across every row. ``Monitor.decisions``: the cumulative comparison
     over every closed window so far, looked at each one's end: a confidence sequence and an
