@@ -9,8 +9,9 @@
   Welch-Satterthwaite degrees of freedom: the interval excludes 0 exactly when p < alpha).
   A bootstrap over users was measured too: the users' sums take many distinct values, so each
   resample costs O(users) (0.10 s per 1,000 resamples of 15,000 users: about 28% more for a
-  monitor run of 9M impressions); the delta method is its large-sample equivalent. ``unit="list"``: every list its own unit (only when the
-  lists are what was randomised): Welch's t and the bootstrap over lists.
+  monitor run of 9M impressions); the delta method is its large-sample equivalent.
+  ``unit="list"``: every list its own unit (only when the lists are what was randomised):
+  Welch's t and the bootstrap over lists.
 - **Cumulative** (:class:`Sequence`): at the end of every closed window (a *look*) the closed
   lists of every window so far, summed per (variant, user) exactly, give the difference of
   each variant with the baseline, its confidence sequence and the always-valid p-value
