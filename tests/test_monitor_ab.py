@@ -415,3 +415,17 @@ def test_receval_check_gates_on_the_decisions(tmp_path):
     gate.write_text('monitor = "monitor.json"\nchecks = ["P@3 >= 0.1"]\n')
     bad = runner.invoke(main, ["check", str(gate)])
     assert bad.exit_code == 2 and "against the baseline" in bad.output
+
+
+def test_covariate_from_a_pre_period_log_is_each_users_mean_there():
+    pre_imp, pre_fb = _ab_logs(seed=21, users=80, days=5)
+    imp, fb = _daily()
+    pre_lists = _per_list(pre_imp, pre_fb)
+    by_hand = pre_lists.groupby("user")["value"].mean().rename("P@3").reset_index()
+    given = _monitor(imp, fb, window="D", n_resamples=0, covariate=by_hand)
+    logs = _monitor(
+        imp, fb, window="D", n_resamples=0, covariate=(pre_imp.drop(columns="variant"), pre_fb)
+    )
+    a, b = given.decisions.iloc[0], logs.decisions.iloc[0]
+    assert b["variance_reduction"] == pytest.approx(a["variance_reduction"], rel=1e-9)
+    assert b["delta"] == pytest.approx(a["delta"], abs=1e-12)

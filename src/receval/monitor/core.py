@@ -285,6 +285,7 @@ def monitor(
     unit: str = "user",
     planned_users: int = DEFAULT_PLANNED_USERS,
     covariate: Any = None,
+    _collect: list[pd.DataFrame] | None = None,
     **options: Any,
 ) -> Monitor:
     """Metrics per calendar window (and variant) from served lists and delayed feedback.
@@ -313,7 +314,9 @@ def monitor(
     over every closed window so far, looked at each one's end: a confidence sequence and an
     always-valid p-value (:mod:`receval.stats.sequential`; its mixing tuned for
     ``planned_users`` users), valid however often one looks; ``covariate``: each user's
-    pre-period value (:mod:`receval.monitor.covariate`) for CUPED. ``**options`` go to
+    pre-period value (:mod:`receval.monitor.covariate`) for CUPED, or a pre-period's
+    ``(impressions, feedback)``: each user's mean over its closed lists there, computed with
+    the same options. ``**options`` go to
     :func:`receval.evaluate`. ``state``: a SQLite file (:mod:`receval.monitor.state`) locked
     for the run (another run waits up to ``lock_timeout`` seconds); a log batch already applied
     to it is skipped (counted in ``counts["batches_replayed"]``). ``late_out``: a CSV, TSV or
@@ -398,15 +401,25 @@ def monitor(
                     if k != "silence" and k not in FAIRNESS_INPUTS[:4]},
     }
     cov = None
+    if isinstance(covariate, tuple) and len(covariate) == 2:  # a pre-period's logs
+        users: list[pd.DataFrame] = []
+        monitor(covariate[0], covariate[1], names_asked, window=window, attribution=attribution,
+                min_feedback=min_feedback, origin=origin, lateness=lateness,
+                user_col=user_col, item_col=item_col, score_col=score_col,
+                served_col=served_col, value_col=value_col, time_col=time_col,
+                n_resamples=0, time_unit=time_unit, _collect=users, **options)
+        covariate = users[0]
     if covariate is not None:
         from receval.monitor.covariate import read_covariate
 
-        cov = read_covariate(covariate, names, user_col=user_col)
+        cov = read_covariate(covariate, names, user_col=user_col if not isinstance(
+            covariate, pd.DataFrame) or user_col in covariate.columns else "user")
         params["covariate"] = batch_hash(cov.reset_index(), "covariate")
     run = _Run(specs, names, windows.origin, windows.width, step_ns, span, late_span,
                params["min_feedback"], order_kind, variant_col, baseline, n_resamples,
                confidence, seed, options, unit=unit, planned_users=int(planned_users),
                covariate=cov)
+    run.collect = _collect
     if state is None:
         out, _, late_rows = run.advance(State(params=params), imps, fb, zone, keep=False)
         if late_out is not None:
@@ -510,6 +523,7 @@ class _Run:
             1 - confidence, seed
         self.options = options
         self.unit, self.planned_users, self.covariate = unit, planned_users, covariate
+        self.collect: list[pd.DataFrame] | None = None
         kinds, betas = reductions(specs)
         extra = len(names) - len(specs)  # the per-list fairness metrics: means
         self.kinds, self.betas = kinds + ["mean"] * extra, betas + [1.0] * extra
@@ -582,6 +596,11 @@ class _Run:
         closed_parts, open_parts = self._evaluate_groups(imps, found, judged, lists,
                                                          closed_now)
         self._fold(buckets, closed_parts)
+        if self.collect is not None:  # a pre-period's per-user means (covariate=(imp, fb))
+            from receval.monitor.covariate import per_user_means
+
+            self.collect.append(per_user_means(
+                [buckets[k].values for k in sorted(buckets, key=_key_order)], self.names))
         rows = list(st.closed_rows)
         comparisons = list(st.closed_comparisons)
         # per step bucket (the window itself for calendar windows): closed lists + open ones

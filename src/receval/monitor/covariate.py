@@ -3,7 +3,9 @@
 One value per user measured before the experiment (Deng, Xu, Kohavi and Walker, WSDM 2013):
 a table with the user column and either one column per metric compared (named as the metric:
 each metric is adjusted with its own pre-period value) or one column ``covariate`` used for
-every metric. A DataFrame, a dict of columns or a CSV, TSV or Parquet path.
+every metric. A DataFrame, a dict of columns or a CSV, TSV or Parquet path; or a pre-period's
+logs ``(impressions, feedback)``, from which :func:`receval.monitor` computes each user's mean
+over its closed lists with the same options (:func:`per_user_means`).
 """
 
 from __future__ import annotations
@@ -89,3 +91,27 @@ def read_covariate(source: Any, names: list[str], *, user_col: str = "user") -> 
     if not pd.api.types.is_integer_dtype(index):
         index = index.astype(str).astype(object)
     return pd.DataFrame(out, index=index).sort_index()
+
+
+def per_user_means(values: list[pd.DataFrame], names: list[str]) -> pd.DataFrame:
+    """Each user's mean of each metric over its lists (``user``, ``served`` and the metrics,
+    several frames), a ``user`` column first: the covariate of a pre-period's logs. A user
+    without a value for a metric gets the metric's mean over the others (no adjustment).
+
+    Example:
+        >>> v = pd.DataFrame({"user": [1, 1, 2], "served": [0, 1, 0], "P@1": [1.0, 0.0, 1.0]})
+        >>> per_user_means([v], ["P@1"]).values.tolist()
+        [[1.0, 0.5], [2.0, 1.0]]
+    """
+    from receval.monitor.ab import ordered, user_sums
+
+    frames = [v for v in values if len(v)]
+    if not frames:
+        return pd.DataFrame({"user": [], **{n: [] for n in names}})
+    sums = user_sums(ordered(pd.concat(frames, ignore_index=True)), names)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = {n: sums[f"s:{n}"].to_numpy() / sums[f"n:{n}"].to_numpy() for n in names}
+    for x in out.values():
+        if np.isnan(x).any():
+            x[np.isnan(x)] = float(np.nanmean(x)) if (~np.isnan(x)).any() else 0.0
+    return pd.DataFrame({"user": sums.index.to_numpy(), **out})
