@@ -401,6 +401,9 @@ def test_receval_check_gates_on_the_decisions(tmp_path):
         ],
     )
     assert "tuned for 300 users (planned_users=)" in table.stdout and " stop " in table.stdout
+    page = _monitor(imp, fb, window="D", n_resamples=0, planned_users=300).to_html()
+    assert '<h2 id="decisions">Decisions</h2>' in page and "<strong>stop</strong>" in page
+    assert "tuned for 300 users" in page
     d = _monitor(imp, fb, window="D", n_resamples=0, planned_users=300).decisions.iloc[0]
     gate = tmp_path / "gate.toml"
     gate.write_text(

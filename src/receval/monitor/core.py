@@ -395,11 +395,12 @@ def monitor(
         "min_feedback": None if min_feedback is None else int(min_feedback),
         "variant_col": variant_col,
         "baseline": plain(baseline), "order": order_kind, "n_resamples": n_resamples,
-        "confidence": confidence, "seed": seed, "unit": unit,
-        "planned_users": int(planned_users),
+        "confidence": confidence, "seed": seed,
         "options": {k: _jsonable(v) for k, v in sorted(options.items())
                     if k != "silence" and k not in FAIRNESS_INPUTS[:4]},
     }
+    if variant_col is not None:  # a state without variants stays readable as it was
+        params.update(unit=unit, planned_users=int(planned_users))
     cov = None
     if isinstance(covariate, tuple) and len(covariate) == 2:  # a pre-period's logs
         users: list[pd.DataFrame] = []

@@ -141,8 +141,9 @@ def render_monitor(result: Monitor, path: str | Path | None = None, reference: A
                   "min_feedback": o.get("min_feedback") or "none: every list counts",
                   "resamples": o.get("n_resamples"),
                   "confidence": o.get("confidence"), "seed": o.get("seed"),
-                  "comparison unit": o.get("unit", "user"),
-                  "planned users (decisions)": o.get("planned_users"),
+                  **({"comparison unit": o.get("unit", "user"),
+                      "planned users (decisions)": o.get("planned_users")}
+                     if variant_col else {}),
                   "options": ", ".join(f"{k}={v!r}" for k, v in o.get("options", {}).items())
                   or "defaults"})
     if path is not None:
