@@ -432,3 +432,19 @@ def test_covariate_from_a_pre_period_log_is_each_users_mean_there():
     a, b = given.decisions.iloc[0], logs.decisions.iloc[0]
     assert b["variance_reduction"] == pytest.approx(a["variance_reduction"], rel=1e-9)
     assert b["delta"] == pytest.approx(a["delta"], abs=1e-12)
+
+
+def test_incremental_runs_with_text_user_ids_give_the_bits_of_one_run(tmp_path):
+    imp, fb = _daily()
+    imp["user"] = "u" + imp["user"].astype(str)
+    fb["user"] = "u" + fb["user"].astype(str)
+    whole = _monitor(imp, fb, window="D", n_resamples=0)
+    state = tmp_path / "s.sqlite"
+    lo = T0 - DAY
+    for cut in (T0 + 3 * DAY, T0 + 30 * DAY):
+        last = _monitor(imp[(imp["served_at"] >= lo) & (imp["served_at"] < cut)],
+                        fb[(fb["at"] >= lo) & (fb["at"] < cut)], window="D", n_resamples=0,
+                        state=state)
+        lo = cut
+    pd.testing.assert_frame_equal(last.decisions, whole.decisions, check_exact=True)
+    assert whole.decisions["looks"].iloc[0] >= 5
