@@ -400,9 +400,9 @@ def test_receval_check_gates_on_the_decisions(tmp_path):
             "300",
         ],
     )
-    assert "tuned for 300 users (planned_users=)" in table.stdout and " stop " in table.stdout
+    assert "tuned for 300 users (planned_users=)" in table.stdout and "stop: higher" in table.stdout
     page = _monitor(imp, fb, window="D", n_resamples=0, planned_users=300).to_html()
-    assert '<h2 id="decisions">Decisions</h2>' in page and "<strong>stop</strong>" in page
+    assert '<h2 id="decisions">Decisions</h2>' in page and "<strong>stop: higher</strong>" in page
     assert "tuned for 300 users" in page
     d = _monitor(imp, fb, window="D", n_resamples=0, planned_users=300).decisions.iloc[0]
     gate = tmp_path / "gate.toml"
@@ -442,9 +442,13 @@ def test_incremental_runs_with_text_user_ids_give_the_bits_of_one_run(tmp_path):
     state = tmp_path / "s.sqlite"
     lo = T0 - DAY
     for cut in (T0 + 3 * DAY, T0 + 30 * DAY):
-        last = _monitor(imp[(imp["served_at"] >= lo) & (imp["served_at"] < cut)],
-                        fb[(fb["at"] >= lo) & (fb["at"] < cut)], window="D", n_resamples=0,
-                        state=state)
+        last = _monitor(
+            imp[(imp["served_at"] >= lo) & (imp["served_at"] < cut)],
+            fb[(fb["at"] >= lo) & (fb["at"] < cut)],
+            window="D",
+            n_resamples=0,
+            state=state,
+        )
         lo = cut
     pd.testing.assert_frame_equal(last.decisions, whole.decisions, check_exact=True)
     assert whole.decisions["looks"].iloc[0] >= 5

@@ -259,7 +259,7 @@ def _print_table(result: Any, reference: str | None) -> None:
 def _print_decisions(result: Any, out: Any) -> None:
     """The cumulative decisions (variant, metric): difference, confidence sequence,
     always-valid p-value, users, looks and the stop/continue reading; the method below."""
-    from receval.monitor.ab import describe
+    from receval.monitor.ab import describe, reading
     from receval.numbers import count
 
     d = result.decisions
@@ -280,7 +280,7 @@ def _print_decisions(result: Any, out: Any) -> None:
         table.add_row(*(Text(safe_text(c)) for c in (
             f"{r['variant']} vs {r['baseline']}", str(r["metric"]), f"{r['delta']:+.4f}", cs, p,
             f"{count(r['users'])} / {count(r['baseline_users'])}", str(r["looks"]),
-            str(r["decision"]))))
+            reading(r))))
     out.print(table)
     line = describe(opts.get("planned_users", 10_000), opts.get("confidence", 0.95))
     if "variance_reduction" in d and d["variance_reduction"].notna().any():

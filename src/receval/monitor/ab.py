@@ -98,8 +98,9 @@ def ordered(values: pd.DataFrame) -> pd.DataFrame:
     if pd.api.types.is_integer_dtype(values["user"]):
         from receval.monitor.kernels import by_time_then_user
 
-        order = by_time_then_user(values["served"].to_numpy(dtype=np.int64),
-                                  values["user"].to_numpy(dtype=np.int64))
+        order = by_time_then_user(
+            values["served"].to_numpy(dtype=np.int64), values["user"].to_numpy(dtype=np.int64)
+        )
         return values.take(order).reset_index(drop=True)
     return values.sort_values(["served", "user"], kind="stable", ignore_index=True)
 
@@ -204,8 +205,14 @@ def compare_window(
     return out
 
 
-def _estimate(codes: dict[Any, tuple[np.ndarray, int]], key: Any, frame: pd.DataFrame,
-              name: str, has: np.ndarray, value: float) -> Any:
+def _estimate(
+    codes: dict[Any, tuple[np.ndarray, int]],
+    key: Any,
+    frame: pd.DataFrame,
+    name: str,
+    has: np.ndarray,
+    value: float,
+) -> Any:
     """One variant's ratio over its users in a window (users coded once per variant)."""
     if key not in codes:
         found, users = pd.factorize(frame["user"])
@@ -417,3 +424,20 @@ def describe(planned_users: float, confidence: float) -> str:
         f"decisions: {METHOD}, {confidence:.0%}, tuned for {planned_users:,.0f} users "
         "(planned_users=); stop when p_always_valid <= 1 - confidence"
     )
+
+
+def reading(row: Any) -> str:
+    """A decision as people read it: ``continue``, or ``stop`` with the direction the
+    confidence sequence shows (``stop: higher`` when it lies above 0, ``stop: lower``).
+
+    Example:
+        >>> reading({"decision": "stop", "cs_low": 0.01, "cs_high": 0.03})
+        'stop: higher'
+        >>> reading({"decision": "continue", "cs_low": -0.01, "cs_high": 0.03})
+        'continue'
+    """
+    if row["decision"] != "stop":
+        return str(row["decision"])
+    if row["cs_low"] > 0:
+        return "stop: higher"
+    return "stop: lower" if row["cs_high"] < 0 else "stop"

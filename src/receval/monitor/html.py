@@ -167,7 +167,7 @@ def _decisions(result: Any) -> dict[str, Any] | None:
         >>> _decisions(receval.monitor(imp, fb, "P@1", n_resamples=0)) is None
         True
     """
-    from receval.monitor.ab import describe
+    from receval.monitor.ab import describe, reading
 
     o = result.options
     if not o.get("variant_col"):
@@ -177,7 +177,7 @@ def _decisions(result: Any) -> dict[str, Any] | None:
              "cs": interval_cell(r["cs_low"], r["cs_high"], 2, "delta"),
              "p": numbers.p_value(r["p_always_valid"]),
              "users": f"{numbers.count(r['users'])} / {numbers.count(r['baseline_users'])}",
-             "looks": int(r["looks"]), "reading": str(r["decision"]),
+             "looks": int(r["looks"]), "reading": reading(r),
              "reduction": "" if r["variance_reduction"] != r["variance_reduction"]
              else f"{r['variance_reduction']:.0%}"}
             for _, r in result.decisions.iterrows()]
