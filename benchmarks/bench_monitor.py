@@ -107,6 +107,58 @@ def timed(function, *args, **kwargs):  # type: ignore[no-untyped-def]
     return out, time.perf_counter() - start
 
 
+def variants(args: argparse.Namespace) -> None:
+    """The batch run with a variant column (users split by parity), the time spent in the
+    comparisons (per window: :func:`receval.monitor.ab.compare_window`; the decisions:
+    the cumulative sequence) measured inside it, for ``unit="user"`` and ``unit="list"``."""
+    from receval.monitor import core
+
+    metrics = ["P@10", "nDCG@10", "MRR"]
+    kw = {"window": args.window, "attribution": f"{args.attribution_days}D",
+          "relevance_threshold": 4, "n_resamples": args.resamples, "variant_col": "variant"}
+    spent = {"compare": 0.0, "sequence": 0.0}
+    originals = {"compare": core._Run._compare, "sequence": core._Run._sequence}
+
+    def clocked(name):  # type: ignore[no-untyped-def]
+        def wrapper(self, *a, **k):  # type: ignore[no-untyped-def]
+            start = time.perf_counter()
+            try:
+                return originals[name](self, *a, **k)
+            finally:
+                spent[name] += time.perf_counter() - start
+        return wrapper
+
+    core._Run._compare = clocked("compare")  # type: ignore[method-assign]
+    core._Run._sequence = clocked("sequence")  # type: ignore[method-assign]
+    tiny_imp, tiny_fb = make_logs(50, 3, args.k, 0.2, args.attribution_days, 1)
+    tiny_imp["variant"] = np.where(tiny_imp["user"] % 2, "B", "A")
+    receval.monitor(tiny_imp, tiny_fb, metrics, **kw)  # warm-up
+    imp, fb = make_logs(args.users, args.days, args.k, args.feedback, args.attribution_days,
+                        args.seed)
+    imp["variant"] = np.where(imp["user"].to_numpy() % 2, "B", "A")
+    print(f"{len(imp):,} impressions, {len(fb):,} feedback rows, {args.days} days, windows "
+          f"{args.window}, {args.resamples} resamples, two variants")
+    results = {}
+    for unit in args.units.split(",") * max(1, args.repeat):
+        for k in spent:
+            spent[k] = 0.0
+        out, total = timed(receval.monitor, imp, fb, metrics, unit=unit, **kw)
+        extra = spent["compare"] + spent["sequence"]
+        rest = total - extra
+        print(f"unit={unit}: run {total:.2f} s, of which comparisons per window "
+              f"{spent['compare']:.2f} s and decisions {spent['sequence']:.2f} s: they add "
+              f"{extra / rest:.1%} to the rest of the run ({rest:.2f} s); "
+              f"{len(out.comparisons)} comparison rows, {int(out.decisions['looks'].max())} "
+              "looks")
+        best = results.get(unit)
+        if best is None or total < best["run_s"]:
+            results[unit] = {"run_s": total, "compare_s": spent["compare"],
+                             "decisions_s": spent["sequence"], "added": extra / rest}
+    print(json.dumps(results, indent=1))
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--users", type=int, default=100_000)
@@ -121,7 +173,16 @@ def main() -> None:
     parser.add_argument("--skip-state", action="store_true",
                         help="no state and no daily update (the batch ratio only)")
     parser.add_argument("--out", help="write the numbers here as JSON")
+    parser.add_argument("--variants", action="store_true",
+                        help="two variants (users split by parity): time the variant "
+                             "comparisons (per window and the decisions) inside the batch run")
+    parser.add_argument("--window", default="7D", help="the windows (and the decisions' looks)")
+    parser.add_argument("--units", default="user,list",
+                        help="with --variants: the comparison units timed, comma-separated")
     args = parser.parse_args()
+    if args.variants:
+        variants(args)
+        return
 
     metrics = ["P@10", "nDCG@10", "MRR"]
     # ratings, not clicks: a list counts once it has feedback (min_feedback=1), as the

@@ -63,8 +63,12 @@ def test_monitor_core_neither_tests_nor_writes() -> None:
     core = SRC / "monitor" / "core.py"
     assert not any(m.startswith("scipy") for m in _imports(core))
     assert not _calls(core) & {"ttest_ind", "write_table"}
-    assert "receval.stats.unpaired" in _imports(core) and "receval.monitor.outputs" in \
+    assert "receval.monitor.ab" in _imports(core) and "receval.monitor.outputs" in \
         _imports(core)
+    # the variant comparisons (monitor/ab.py) leave their tests to receval.stats
+    ab = SRC / "monitor" / "ab.py"
+    assert not any(m.startswith("scipy") for m in _imports(ab))
+    assert {"receval.stats.unpaired", "receval.stats.sequential"} <= _imports(ab)
 
 
 def test_welch_matches_its_formula() -> None:

@@ -70,6 +70,16 @@ PLOT_SUFFIXES = (".png", ".svg")
 @flags.propensity_col("With --target: the impressions' column of the logger's probability "
                       "of each shown item.")
 @option("baseline", help="Variant the others are compared with.")
+@click.option("--unit", type=click.Choice(["user", "list"]), default="user", show_default=True,
+              help="Unit of the variant comparisons: the randomised one (lists only when "
+                   "each list was assigned a variant at random).")
+@click.option("--planned-users", type=click.IntRange(1, None), default=10_000,
+              show_default=True,
+              help="Users the decisions' confidence sequence is tuned for (its power is best "
+                   "near this number; valid for any).")
+@click.option("--covariate", default=None, metavar="FILE",
+              help="Pre-period value per user (user and a column per metric, or 'covariate'; "
+                   "CSV, TSV or Parquet): CUPED-adjusted decisions.")
 @shared("user_col", "item_col")
 @option("score_col", default=None, note=" ordering the served list [default: score, else rank]")
 @click.option("--served-col", default="served_at", show_default=True)
@@ -88,7 +98,8 @@ def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: s
             state: str | None, lock_timeout: float, late_out: str | None,
             time_unit: str | None, report: str | None, plot_path: str | None,
             reference: str | None, variant_col: str | None, targets: tuple[str, ...],
-            propensity_col: str, baseline: str | None,
+            propensity_col: str, baseline: str | None, unit: str, planned_users: int,
+            covariate: str | None,
             user_col: str, item_col: str, score_col: str | None, served_col: str,
             value_col: str, time_col: str, resamples: int, confidence: float, seed: int,
             fmt: str, **params: Any) -> None:
@@ -131,7 +142,8 @@ def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: s
         origin=origin, user_col=user_col, item_col=item_col, score_col=score_col,
         served_col=served_col, value_col=value_col, time_col=time_col, n_resamples=resamples,
         confidence=confidence, seed=seed, time_unit=time_unit, late_out=late_out,
-        lock_timeout=lock_timeout, **options, **fairness)
+        lock_timeout=lock_timeout, unit=unit, planned_users=planned_users,
+        covariate=covariate, **options, **fairness)
     if reference is not None:
         result.drift(reference)  # a bad reference fails before anything is written
     if plot_path:
@@ -241,3 +253,38 @@ def _print_table(result: Any, reference: str | None) -> None:
                                         int(w["users_evaluated"])))]
     if any(cell in ("n/a", "n = 1") for cell in shown):
         out.print(Text(NOTE), style="dim", highlight=False)
+    if variant_col:
+        _print_decisions(result, out)
+
+
+def _print_decisions(result: Any, out: Any) -> None:
+    """The cumulative decisions (variant, metric): difference, confidence sequence,
+    always-valid p-value, users, looks and the stop/continue reading; the method below."""
+    from receval.monitor.ab import describe, reading
+    from receval.numbers import count
+
+    d = result.decisions
+    opts = result.options
+    if not len(d):
+        out.print(Text("decisions: no closed window yet (a look is the end of a closed "
+                       "window)"), style="dim", highlight=False)
+        return
+    table = Table(title="decisions (every closed window so far)")
+    for name in ("variant", "metric", "delta", "confidence sequence", "p (always valid)",
+                 "users", "looks", "reading"):
+        table.add_column(name, justify="left" if name in ("variant", "metric") else "right")
+    for _, r in d.iterrows():
+        cs = f"[{r['cs_low']:+.4f}, {r['cs_high']:+.4f}]" if r["cs_low"] == r["cs_low"] \
+            else "n/a"
+        p = f"{r['p_always_valid']:.4g}" if r["p_always_valid"] == r["p_always_valid"] \
+            else "n/a"
+        table.add_row(*(Text(safe_text(c)) for c in (
+            f"{r['variant']} vs {r['baseline']}", str(r["metric"]), f"{r['delta']:+.4f}", cs, p,
+            f"{count(r['users'])} / {count(r['baseline_users'])}", str(r["looks"]),
+            reading(r))))
+    out.print(table)
+    line = describe(opts.get("planned_users", 10_000), opts.get("confidence", 0.95))
+    if "variance_reduction" in d and d["variance_reduction"].notna().any():
+        line += "; CUPED-adjusted (variance reduction " + ", ".join(
+            f"{r['metric']}: {r['variance_reduction']:.0%}" for _, r in d.iterrows()) + ")"
+    out.print(Text(line), style="dim", highlight=False, soft_wrap=True)

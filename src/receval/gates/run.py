@@ -140,6 +140,10 @@ def check(config: str | Path | Mapping[str, Any]) -> Gate:
         2 check(s), 0 failed
     """
     data, name, path = load(config)
+    if "monitor" in data:  # a gate over a monitor's decisions (receval.gates.monitor)
+        from receval.gates.monitor import check_monitor
+
+        return check_monitor(data, name, path)
     lines = _Lines(path)
     unknown = [k for k in data if k not in KEYS]
     if unknown:

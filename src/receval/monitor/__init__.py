@@ -11,6 +11,7 @@ Example:
     [1.0]
 """
 
+from receval.monitor.ab import DECISION_COLUMNS
 from receval.monitor.core import COMPARISON_COLUMNS, COUNTS, Monitor, monitor
 
-__all__ = ["COMPARISON_COLUMNS", "COUNTS", "Monitor", "monitor"]
+__all__ = ["COMPARISON_COLUMNS", "COUNTS", "DECISION_COLUMNS", "Monitor", "monitor"]

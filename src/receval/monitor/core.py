@@ -73,6 +73,7 @@ from receval.exceptions import (
     UndefinedMetricWarning,
 )
 from receval.measures.spec import RATING, parse_metrics
+from receval.monitor.ab import DECISION_COLUMNS, Sequence, check_unit, compare_window
 from receval.monitor.fairness import INPUTS as FAIRNESS_INPUTS
 from receval.monitor.fairness import fairness_specs, window_options
 from receval.monitor.inputs import UNITS, read_feedback, read_impressions
@@ -99,13 +100,14 @@ from receval.randomness import stream
 from receval.scalars import plain
 from receval.stats.corrections import adjust
 from receval.stats.intervals import percentile_interval
-from receval.stats.unpaired import welch_p_value
+from receval.stats.sequential import DEFAULT_PLANNED_USERS
 
 #: the count columns of :attr:`Monitor.windows`
 COUNTS = ("users_evaluated", "users_waiting", "users_unjudged")
 #: the columns of :attr:`Monitor.comparisons`
 COMPARISON_COLUMNS = ("window_start", "variant", "baseline", "metric", "mean", "baseline_mean",
-                      "delta", "ci_low", "ci_high", "p_value", "p_adjusted", "n", "baseline_n")
+                      "delta", "ci_low", "ci_high", "p_value", "p_adjusted", "n", "baseline_n",
+                      "lists", "baseline_lists")
 
 
 @dataclass
@@ -119,7 +121,13 @@ class Monitor:
             ``users_waiting``, ``users_unjudged`` (lists, see :mod:`receval.monitor.core`) and
             ``closed``.
         comparisons: with a variant column, one row per (window, variant, metric) against the
-            baseline variant (:data:`COMPARISON_COLUMNS`); empty otherwise.
+            baseline variant (:data:`COMPARISON_COLUMNS`; ``n`` and ``baseline_n`` count the
+            units compared: users by default, lists with ``unit="list"``; ``lists`` and
+            ``baseline_lists`` the lists); empty otherwise.
+        decisions: with a variant column, one row per (variant, metric): the cumulative
+            comparison over every closed window so far with its confidence sequence and
+            always-valid p-value (:data:`receval.monitor.ab.DECISION_COLUMNS`,
+            :mod:`receval.monitor.ab`); empty otherwise.
         counts: the watermark, the largest event time, the late rows ignored
             (``late_impressions_ignored``, ``late_feedback_ignored``), the rows read
             (``impressions_read``, ``feedback_read``, over every run of a state), the log
@@ -144,6 +152,8 @@ class Monitor:
     counts: dict[str, Any]
     options: dict[str, Any]
     metrics: list[str] = field(default_factory=list)
+    decisions: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
+        columns=list(DECISION_COLUMNS)))
 
     def to_json(self, **kwargs: Any) -> str:
         """``{"windows": [...], "comparisons": [...], "counts": ..., "options": ...}`` as JSON:
@@ -163,6 +173,7 @@ class Monitor:
 
         return json.dumps({"windows": _records(self.windows),
                            "comparisons": _records(self.comparisons),
+                           "decisions": _records(self.decisions),
                            "counts": self.counts, "options": self.options},
                           allow_nan=False, **kwargs)
 
@@ -272,6 +283,10 @@ def monitor(
     time_unit: str | None = None,
     late_out: str | Path | None = None,
     lock_timeout: float = 600.0,
+    unit: str = "user",
+    planned_users: int = DEFAULT_PLANNED_USERS,
+    covariate: Any = None,
+    _collect: list[pd.DataFrame] | None = None,
     **options: Any,
 ) -> Monitor:
     """Metrics per calendar window (and variant) from served lists and delayed feedback.
@@ -291,9 +306,18 @@ def monitor(
     bootstrap over the window's lists (``n_resamples``, 0 for none; seeded per (window, variant,
     metric) from ``seed``); NaN where the summary is not a mean of per-list values (micro
     average, RMSE/MAE). With ``variant_col``, each variant is compared with ``baseline``
-    (default: the first in sorted order) per window: Welch's unpaired t-test (variants serve
-    different users, so the paired tests of :func:`receval.compare` do not apply) and a
-    bootstrap interval of the difference, Holm-corrected across every row. ``**options`` go to
+    (default: the first in sorted order) per window on the unit that was randomised:
+    ``unit="user"`` (default): each variant's mean over lists read as a ratio over its users,
+    Welch's t on the delta-method variances and its t interval (variants serve different
+    users, so the paired tests of :func:`receval.compare` do not apply);
+    ``unit="list"`` only when the lists themselves were randomised (Welch and bootstrap over
+    lists); Holm-corrected across every row. ``Monitor.decisions``: the cumulative comparison
+    over every closed window so far, looked at each one's end: a confidence sequence and an
+    always-valid p-value (:mod:`receval.stats.sequential`; its mixing tuned for
+    ``planned_users`` users), valid however often one looks; ``covariate``: each user's
+    pre-period value (:mod:`receval.monitor.covariate`) for CUPED, or a pre-period's
+    ``(impressions, feedback)``: each user's mean over its closed lists there, computed with
+    the same options. ``**options`` go to
     :func:`receval.evaluate`. ``state``: a SQLite file (:mod:`receval.monitor.state`) locked
     for the run (another run waits up to ``lock_timeout`` seconds); a log batch already applied
     to it is skipped (counted in ``counts["batches_replayed"]``). ``late_out``: a CSV, TSV or
@@ -346,6 +370,11 @@ def monitor(
         raise ReceValError(f"confidence must be between 0 and 1, got {confidence!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ReceValError(f"seed must be a non-negative integer, got {seed!r}")
+    unit = check_unit(unit)
+    if isinstance(planned_users, bool) or not isinstance(planned_users, int | np.integer) \
+            or planned_users < 1:
+        raise ReceValError(f"planned_users must be a positive whole number, got "
+                           f"{planned_users!r}")
     option_names = {f.name for f in fields(Options)} | {"profile", "silence", "engine",
                                                         *FAIRNESS_INPUTS}
     unknown = sorted(set(options) - option_names)
@@ -371,9 +400,28 @@ def monitor(
         "options": {k: _jsonable(v) for k, v in sorted(options.items())
                     if k != "silence" and k not in FAIRNESS_INPUTS[:4]},
     }
+    if variant_col is not None:  # a state without variants stays readable as it was
+        params.update(unit=unit, planned_users=int(planned_users))
+    cov = None
+    if isinstance(covariate, tuple) and len(covariate) == 2:  # a pre-period's logs
+        users: list[pd.DataFrame] = []
+        monitor(covariate[0], covariate[1], names_asked, window=window, attribution=attribution,
+                min_feedback=min_feedback, origin=origin, lateness=lateness,
+                user_col=user_col, item_col=item_col, score_col=score_col,
+                served_col=served_col, value_col=value_col, time_col=time_col,
+                n_resamples=0, time_unit=time_unit, _collect=users, **options)
+        covariate = users[0]
+    if covariate is not None:
+        from receval.monitor.covariate import read_covariate
+
+        cov = read_covariate(covariate, names, user_col=user_col if not isinstance(
+            covariate, pd.DataFrame) or user_col in covariate.columns else "user")
+        params["covariate"] = batch_hash(cov.reset_index(), "covariate")
     run = _Run(specs, names, windows.origin, windows.width, step_ns, span, late_span,
                params["min_feedback"], order_kind, variant_col, baseline, n_resamples,
-               confidence, seed, options)
+               confidence, seed, options, unit=unit, planned_users=int(planned_users),
+               covariate=cov)
+    run.collect = _collect
     if state is None:
         out, _, late_rows = run.advance(State(params=params), imps, fb, zone, keep=False)
         out.counts["lists_replayed"] = 0
@@ -490,7 +538,9 @@ class _Run:
                  span: int, late_span: int,
                  min_feedback: int | None, order_kind: str, variant_col: str | None,
                  baseline: Any,
-                 n_resamples: int, confidence: float, seed: int, options: dict[str, Any]):
+                 n_resamples: int, confidence: float, seed: int, options: dict[str, Any],
+                 unit: str = "user", planned_users: int = DEFAULT_PLANNED_USERS,
+                 covariate: pd.DataFrame | None = None):
         self.specs, self.names, self.origin = specs, names, origin
         self.width, self.step, self.span = width, step, span
         self.hold = span + late_span  # the watermark's distance behind the latest event
@@ -499,6 +549,8 @@ class _Run:
         self.baseline, self.n_resamples, self.alpha, self.seed = baseline, n_resamples, \
             1 - confidence, seed
         self.options = options
+        self.unit, self.planned_users, self.covariate = unit, planned_users, covariate
+        self.collect: list[pd.DataFrame] | None = None
         kinds, betas = reductions(specs)
         extra = len(names) - len(specs)  # the per-list fairness metrics: means
         self.kinds, self.betas = kinds + ["mean"] * extra, betas + [1.0] * extra
@@ -571,6 +623,11 @@ class _Run:
         closed_parts, open_parts = self._evaluate_groups(imps, found, judged, lists,
                                                          closed_now)
         self._fold(buckets, closed_parts)
+        if self.collect is not None:  # a pre-period's per-user means (covariate=(imp, fb))
+            from receval.monitor.covariate import per_user_means
+
+            self.collect.append(per_user_means(
+                [buckets[k].values for k in sorted(buckets, key=_key_order)], self.names))
         rows = list(st.closed_rows)
         comparisons = list(st.closed_comparisons)
         # per step bucket (the window itself for calendar windows): closed lists + open ones
@@ -623,6 +680,7 @@ class _Run:
             rows.extend(window_rows[start])
             if self.variant_col is not None:
                 comparisons.extend(self._compare(start, by_window[start]))
+        sequence = self._sequence(st, buckets, window_rows)
         closed_rows = [r for r in rows if r["closed"]]
         closed_comparisons = [c for c in comparisons
                               if c["window_start"] + self.width <= mark]
@@ -645,7 +703,8 @@ class _Run:
                               closed_comparisons=closed_comparisons, tally=tally,
                               closed=closed.reset_index(drop=True), batches=set(st.batches),
                               replayed=st.replayed, zone=st.zone or zone,
-                              id_types=dict(st.id_types))
+                              id_types=dict(st.id_types),
+                              sequence=sequence.to_json() if sequence is not None else {})
         out = Monitor(windows=self._frame(rows), comparisons=self._comparison_frame(comparisons),
                       counts={"max_time": _ts(max_time), "watermark": _ts(mark),
                               "late_impressions_ignored": tally["impressions"],
@@ -656,6 +715,8 @@ class _Run:
                               "feedback_read": tally["feedback_read"],
                               "batches_replayed": st.replayed},
                       options=dict(st.params), metrics=list(self.names))
+        if sequence is not None:
+            out.decisions = sequence.frame()
         return out, new_state, pd.concat(late_parts, ignore_index=True)
 
     def _empty_bucket(self) -> Bucket:
@@ -861,36 +922,33 @@ class _Run:
 
     def _compare(self, start: int,
                  groups: dict[Any, tuple[Accumulator, pd.DataFrame]]) -> list[dict[str, Any]]:
-        """Each variant against the baseline in one window: Welch's t and a bootstrap interval
-        of the difference of the means (lists resampled within each variant)."""
-        variants = sorted(groups, key=repr)
-        base = self.baseline if self.baseline is not None else (variants[0] if variants
-                                                                else None)
-        if base not in groups:
-            return []
-        out = []
-        for variant in variants:
-            if variant == base:
+        """Each variant against the baseline in one window, on users (or lists):
+        :func:`receval.monitor.ab.compare_window`."""
+        return compare_window(start, groups, self.names, self.baseline, self.unit,
+                              self.n_resamples, self.alpha, self.seed)
+
+    def _sequence(self, st: State, buckets: dict[tuple[int, Any], Bucket],
+                  window_rows: dict[int, list[dict[str, Any]]]) -> Sequence | None:
+        """The cumulative comparison carried on to every window closed in this run (a look
+        at each one's end, in time order): the closed lists of the buckets between the
+        previous look and this one folded per (variant, user), then read
+        (:class:`receval.monitor.ab.Sequence`)."""
+        if self.variant_col is None:
+            return None
+        seq = Sequence(self.names, self.planned_users, self.alpha, self.covariate)
+        seq.load(st.sequence)
+        ends = sorted({start + self.width for start, rows in window_rows.items()
+                       if any(r["closed"] for r in rows)})
+        keys = sorted(buckets, key=_key_order)
+        for end in ends:
+            if seq.frontier is not None and end <= seq.frontier:
                 continue
-            for name in self.names:
-                a = groups[base][1][name].to_numpy(dtype=np.float64)
-                b = groups[variant][1][name].to_numpy(dtype=np.float64)
-                a, b = a[~np.isnan(a)], b[~np.isnan(b)]
-                nan = math.nan
-                p = welch_p_value(b, a)
-                low = high = nan
-                if self.n_resamples and a.size and b.size:
-                    rng = stream(self.seed, f"{start}:{variant!r}", repr(base), name)
-                    diff = resampled_means(b, self.n_resamples, rng) - \
-                        resampled_means(a, self.n_resamples, rng)
-                    low, high = percentile_interval(diff, self.alpha)
-                ma = float(a.mean()) if a.size else nan
-                mb = float(b.mean()) if b.size else nan
-                out.append({"window_start": start, "variant": variant, "baseline": base,
-                            "metric": name, "mean": mb, "baseline_mean": ma, "delta": mb - ma,
-                            "ci_low": low, "ci_high": high, "p_value": p,
-                            "n": int(b.size), "baseline_n": int(a.size)})
-        return out
+            for key in keys:
+                if (seq.frontier is None or key[0] >= seq.frontier) \
+                        and key[0] + self.step <= end:
+                    seq.fold(key[1], buckets[key].values)
+            seq.look(end, self.baseline)
+        return seq
 
     def _frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
         rows = sorted(rows, key=lambda r: (r["window_start"], repr(r["variant"])))

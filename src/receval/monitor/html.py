@@ -116,8 +116,11 @@ def render_monitor(result: Monitor, path: str | Path | None = None, reference: A
                     "ci": interval_cell(r["ci_low"], r["ci_high"], 2, "delta"),
                     "p": numbers.p_value(r["p_value"]),
                     "p_adjusted": numbers.p_value(r["p_adjusted"]),
-                    "n": f"{numbers.count(r['n'])} / {numbers.count(r['baseline_n'])}"}
+                    "n": f"{numbers.count(r['n'])} / {numbers.count(r['baseline_n'])}",
+                    "lists": f"{numbers.count(r['lists'])} / "
+                             f"{numbers.count(r['baseline_lists'])}"}
                    for _, r in result.comparisons.iterrows()]
+    decisions = _decisions(result)
     figure = ""
     if len(result.windows):
         svg = to_bytes(result.plot(reference=reference), "svg")
@@ -127,6 +130,7 @@ def render_monitor(result: Monitor, path: str | Path | None = None, reference: A
     page = env.get_template("monitor.html.j2").render(
         title=title, version=__version__, metrics=result.metrics, variant_col=variant_col,
         windows=windows, drift=drift, comparisons=comparisons, figure=figure,
+        decisions=decisions, unit=o.get("unit", "user"),
         flagged=sum(1 for w in windows if w["outside"]),
         cells_note=NOTE, counts=result.counts, offpolicy=section,
         settings={"window": o.get("window"),
@@ -137,6 +141,9 @@ def render_monitor(result: Monitor, path: str | Path | None = None, reference: A
                   "min_feedback": o.get("min_feedback") or "none: every list counts",
                   "resamples": o.get("n_resamples"),
                   "confidence": o.get("confidence"), "seed": o.get("seed"),
+                  **({"comparison unit": o.get("unit", "user"),
+                      "planned users (decisions)": o.get("planned_users")}
+                     if variant_col else {}),
                   "options": ", ".join(f"{k}={v!r}" for k, v in o.get("options", {}).items())
                   or "defaults"})
     if path is not None:
@@ -145,3 +152,34 @@ def render_monitor(result: Monitor, path: str | Path | None = None, reference: A
         with atomic_output(path, "report") as tmp:
             tmp.write_text(page, encoding="utf-8")
     return page
+
+
+def _decisions(result: Any) -> dict[str, Any] | None:
+    """The decisions section: one row per (variant, metric) with the reading, and the line
+    naming the method; ``None`` without variants.
+
+    Example:
+        >>> import receval, pandas as pd
+        >>> imp = pd.DataFrame({"user": [1], "item": [1], "rank": [1],
+        ...     "served_at": pd.to_datetime(["2024-01-01"])})
+        >>> fb = pd.DataFrame({"user": [1], "item": [1], "value": [1.0],
+        ...     "at": pd.to_datetime(["2024-01-01"])})
+        >>> _decisions(receval.monitor(imp, fb, "P@1", n_resamples=0)) is None
+        True
+    """
+    from receval.monitor.ab import describe, reading
+
+    o = result.options
+    if not o.get("variant_col"):
+        return None
+    rows = [{"variant": str(r["variant"]), "baseline": str(r["baseline"]),
+             "metric": r["metric"], "delta": numbers.delta(r["delta"]),
+             "cs": interval_cell(r["cs_low"], r["cs_high"], 2, "delta"),
+             "p": numbers.p_value(r["p_always_valid"]),
+             "users": f"{numbers.count(r['users'])} / {numbers.count(r['baseline_users'])}",
+             "looks": int(r["looks"]), "reading": reading(r),
+             "reduction": "" if r["variance_reduction"] != r["variance_reduction"]
+             else f"{r['variance_reduction']:.0%}"}
+            for _, r in result.decisions.iterrows()]
+    return {"rows": rows, "method": describe(o.get("planned_users", 10_000),
+                                             o.get("confidence", 0.95))}

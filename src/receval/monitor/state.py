@@ -108,6 +108,8 @@ class State:
     zone: str | None = None
     #: "int64" or "string" per id column ("user", "item"), once ids were seen
     id_types: dict[str, str] = field(default_factory=dict)
+    #: the cumulative variant comparison (:meth:`receval.monitor.ab.Sequence.to_json`)
+    sequence: dict[str, Any] = field(default_factory=dict)
 
 
 def hex_floats(row: dict[str, Any]) -> dict[str, Any]:
@@ -492,6 +494,7 @@ def encode(state: State, metric_names: list[str]) -> tuple[bytes, bytes]:
                     for key, b in state.buckets.items()],
         "closed_rows": [hex_floats(r) for r in state.closed_rows],
         "closed_comparisons": [hex_floats(r) for r in state.closed_comparisons],
+        "sequence": state.sequence,
     }
     return json.dumps(meta, allow_nan=False).encode(), to_ipc(pa.table(columns))
 
@@ -692,7 +695,22 @@ def decode(meta_bytes: bytes, rows_bytes: bytes, batches: set[str],
     return State(params=params, max_time=max_time, pending=pending, feedback=feedback,
                  buckets=buckets, closed_rows=closed_rows, closed_comparisons=comparisons,
                  tally={k: int(v) for k, v in tally.items()}, closed=closed, batches=batches,
-                 replayed=int(replayed), zone=zone, id_types=dict(id_types))
+                 replayed=int(replayed), zone=zone, id_types=dict(id_types),
+                 sequence=_sequence(meta.get("sequence", {}), check))
+
+
+def _sequence(data: Any, check: _Checker) -> dict[str, Any]:
+    """The stored cumulative comparison (:class:`receval.monitor.ab.Sequence`), its shape
+    checked (its tables are read when the run loads it).
+
+    Example:
+        >>> _sequence({}, _Checker("s.sqlite"))
+        {}
+    """
+    check(isinstance(data, dict) and all(isinstance(data.get(k, []), list)
+                                         for k in ("totals", "readings")),
+          "has a malformed cumulative comparison (sequence)")
+    return dict(data)
 
 
 def _same(series: pd.Series, value: Any) -> np.ndarray:
