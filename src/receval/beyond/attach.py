@@ -22,6 +22,7 @@ from receval.beyond.frames import build, features_needed
 from receval.beyond.names import BeyondSpec
 from receval.beyond.settings import BeyondOptions, resolve
 from receval.beyond.tied_exposure import needs_scores, tied_columns
+from receval.engines.judge import relevant_rows as judge_rows
 from receval.exceptions import ReceValError
 from receval.options import Options
 from receval.result import Result
@@ -66,7 +67,8 @@ def relevant_rows(indptr: np.ndarray, items: np.ndarray, values: np.ndarray | No
                   rows: np.ndarray, threshold: Any) -> tuple[np.ndarray, np.ndarray]:
     """Per selected user (``rows``: user codes of a per-user CSR), their relevant truth items:
     every item without a ``threshold``, else those rated at least it (``"user_mean"``: the
-    user's mean rating).
+    user's mean rating), judged by :func:`receval.engines.judge.relevant_rows`, as every
+    accuracy metric is.
 
     Example:
         >>> p, i = relevant_rows(np.array([0, 2, 3]), np.array([5, 6, 7]),
@@ -82,16 +84,9 @@ def relevant_rows(indptr: np.ndarray, items: np.ndarray, values: np.ndarray | No
     got = np.asarray(items, dtype=np.int64)[take]
     if threshold is None or values is None:
         return ptr, got
-    vals = np.asarray(values, dtype=np.float64)[take]
     owner = np.repeat(np.arange(len(rows)), lens)
-    if threshold == "user_mean":
-        sums = np.bincount(owner, weights=np.nan_to_num(vals), minlength=len(rows))
-        cnt = np.bincount(owner, weights=~np.isnan(vals), minlength=len(rows))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            limit = (sums / cnt)[owner]
-    else:
-        limit = np.full(len(vals), float(threshold))
-    keep = vals >= limit
+    # the one judge (the engines' own): the same relevance as the accuracy metrics'
+    keep = judge_rows(owner, np.asarray(values, dtype=np.float64)[take], threshold, len(rows))
     new_ptr = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(np.bincount(owner[keep], minlength=len(rows)), out=new_ptr[1:])
     return new_ptr, got[keep]
