@@ -14,6 +14,11 @@ Each warning names the option that handles it and can be silenced by its code
 ``train-future``    many training rows are dated after their user's first test row
 ``empty-reference`` the drift view's reference window has no evaluated list (no band)
 ``weights``         off-policy importance weights blow up (snips, sndr, switch_dr, ``clip=``)
+``protected-group`` rND/rKL/rRD's protected group is in no list (``protected_group=``)
+``emptied-lists``   ``exclude_train`` removed every item of some users' lists
+``ranks-as-scores`` the score column is 1..n within every list: ranks read as scores?
+``threshold-range`` the relevance threshold lies outside the ratings' observed range
+``list-depths``     models' lists of different depths compared on a metric without a cutoff
 ==================  =====================================================================
 """
 
@@ -69,11 +74,48 @@ class OffPolicyWeightsWarning(ReceValWarning):
     code = "weights"
 
 
+class ProtectedGroupWarning(ReceValWarning):
+    """rND/rKL/rRD's protected group is in no list: every value is undefined
+    (``protected_group=``)."""
+
+    code = "protected-group"
+
+
+class EmptiedListsWarning(ReceValWarning):
+    """``exclude_train`` removed every item of some users' lists: they are evaluated with an
+    empty list."""
+
+    code = "emptied-lists"
+
+
+class RanksAsScoresWarning(ReceValWarning):
+    """The score column holds 1..n within every user's list: ranks passed as scores (a
+    higher score ranks first; a rank column is read as ranks under its own name)."""
+
+    code = "ranks-as-scores"
+
+
+class ThresholdRangeWarning(ReceValWarning):
+    """The relevance threshold lies outside the range of the ratings read: every or no
+    rating passes it."""
+
+    code = "threshold-range"
+
+
+class ListDepthsWarning(ReceValWarning):
+    """Models' lists of different depths compared on a metric without a cutoff (MRR, MAP,
+    R-precision read the whole list)."""
+
+    code = "list-depths"
+
+
 WARNINGS: dict[str, type[UserWarning]] = {
     w.code: w
     for w in (RelevanceThresholdWarning, NoMatchWarning, IdMismatchWarning, TiesWarning,
               UndefinedMetricWarning, TrainItemsWarning, TrainOverlapWarning,
-              TrainFutureWarning, EmptyReferenceWarning, OffPolicyWeightsWarning)
+              TrainFutureWarning, EmptyReferenceWarning, OffPolicyWeightsWarning,
+              ProtectedGroupWarning, EmptiedListsWarning, RanksAsScoresWarning,
+              ThresholdRangeWarning, ListDepthsWarning)
 }
 #: users with no hit at all above this share, with ids barely shared, suggest mismatched ids
 NO_HIT_SHARE = 0.5

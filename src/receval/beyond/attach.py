@@ -11,21 +11,30 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from receval import checks
 from receval.accumulate import Accumulator
+from receval.beyond._lists import cut
 from receval.beyond.compute import compute
+from receval.beyond.fair_compute import (
+    ZERO_IS_BEST,
+    protected_index,
+    protected_name,
+    undefined_reasons,
+)
 from receval.beyond.frames import build, features_needed
 from receval.beyond.names import BeyondSpec
 from receval.beyond.settings import BeyondOptions, resolve
 from receval.beyond.tied_exposure import needs_scores, tied_columns
+from receval.checks import ProtectedGroupWarning
 from receval.engines.judge import relevant_rows as judge_rows
-from receval.exceptions import ReceValError
+from receval.exceptions import ReceValError, UndefinedMetricWarning
 from receval.options import Options
-from receval.result import Result
+from receval.result import Result, null_reasons
 
 
 def check_inputs(specs: Sequence[BeyondSpec], options: BeyondOptions, *, has_train: bool,
@@ -145,12 +154,20 @@ def attach(
     empty = options.empty if opts.empty == "inherit" else opts.empty
     names = [s.name for s in specs if s.name in per_user]
     new_summary = dict(result.summary)
+    _record_protected_group(result, specs, top_mine, ctx, opts)
     if names:
+        by_name = {s.name: s for s in specs}
+        reasons = {n: undefined_reasons(by_name[n], cut(top_mine, by_name[n].k, ctx.n_items),
+                                        ctx, opts, np.isnan(per_user[n]))
+                   for n in names}
         value = np.column_stack([per_user[n] for n in names])
         fill = {"zero": 0.0, "one": 1.0}.get(empty)
         acc = Accumulator.from_arrays(names, value, ids=list(user_ids), fill=fill,
-                                      fillable=[True] * len(names))
-        new_summary.update(acc.finalize(Options(empty=cast(Any, empty))))
+                                      fillable=[not _left_out(by_name[n], empty)
+                                                for n in names])
+        beyond_values = beyond_summary(acc, specs, empty)
+        new_summary.update(beyond_values)
+        _count_undefined(result, acc, specs, reasons, empty, beyond_values)
         if result.sums is not None:
             result.sums = Accumulator(tuple(result.sums.metrics) + tuple(acc.metrics))
         frame = pd.DataFrame(value, columns=names)
@@ -172,6 +189,96 @@ def attach(
     result.per_user = result.per_user[["user", *[n for n in requested
                                                   if n in result.per_user.columns]]]
     return result  # Result.options["beyond"] was written with the plan: recorded()
+
+
+def _left_out(spec: BeyondSpec, empty: str) -> bool:
+    """Whether ``spec``'s undefined users are left out of its mean: a metric whose 0 reads
+    as the best value (:data:`~receval.beyond.fair_compute.ZERO_IS_BEST`) under
+    ``empty="zero"`` (a perfect 0 would hide them)."""
+    return empty == "zero" and spec.metric in ZERO_IS_BEST
+
+
+def beyond_summary(sums: Accumulator, specs: Sequence[BeyondSpec], empty: str
+                   ) -> dict[str, float]:
+    """The per-user beyond metrics' summary from their exact ``sums`` under the ``empty``
+    policy, except the metrics whose 0 reads as perfect (rND, rKL, rRD, calibration), whose
+    undefined users are left out of the mean under ``empty="zero"``: the local plan's and the
+    Spark driver's one rule.
+
+    Example:
+        >>> from receval.beyond.names import parse_beyond
+        >>> acc = Accumulator.from_arrays(["rND@2", "novelty@2"],
+        ...                               np.array([[0.5, 2.0], [np.nan, np.nan]]))
+        >>> beyond_summary(acc, [parse_beyond("rND@2"), parse_beyond("novelty@2")], "zero")
+        {'rND@2': 0.5, 'novelty@2': 1.0}
+    """
+    by_name = {s.name: s for s in specs}
+    out: dict[str, float] = {}
+    for ms in sums.metrics:
+        spec = by_name.get(ms.name)
+        policy = "skip" if spec is not None and _left_out(spec, empty) else empty
+        out[ms.name] = ms.finalize(policy)
+    return out
+
+
+def _count_undefined(result: Result, sums: Accumulator, specs: Sequence[BeyondSpec],
+                     reasons: Mapping[str, Mapping[str, int]], empty: str,
+                     summary: Mapping[str, float]) -> None:
+    """The beyond metrics' undefined users into ``result.counts`` (``undefined.users``, with
+    ``undefined.reasons``; ``averaged``; ``summary_null`` for a summary left without a value)
+    as the accuracy metrics' are, and one warning naming
+    each metric's reasons and what became of those users (unless ``empty="skip"``, as the
+    accuracy metrics')."""
+    by_name = {s.name: s for s in specs}
+    undefined = result.counts.setdefault("undefined", {"policy": empty, "users": {}})
+    undefined.setdefault("users", {})
+    averaged = result.counts.setdefault("averaged", {})
+    notes = []
+    for ms in sums.metrics:
+        left_out = _left_out(by_name[ms.name], empty)
+        undefined["users"][ms.name] = ms.n_undefined
+        averaged[ms.name] = ms.n_defined + (0 if left_out or empty in ("skip", "nan")
+                                            else ms.n_undefined)
+        if math.isnan(summary[ms.name]) and "summary_null" in result.counts:
+            result.counts["summary_null"].update(null_reasons(
+                {ms.name: summary[ms.name]}, undefined["users"], averaged,
+                "skip" if left_out else empty, set()))
+        if not ms.n_undefined:
+            continue
+        undefined.setdefault("reasons", {})[ms.name] = dict(reasons.get(ms.name, {}))
+        why = "; ".join(f"{r}: {n}" for r, n in reasons.get(ms.name, {}).items())
+        fate = ("left out of the mean (a 0 would read as perfect)" if left_out
+                else f"set by empty={empty!r}")
+        if empty != "skip" or left_out:
+            notes.append(f"{ms.name} undefined for {ms.n_undefined} of {ms.n_users} users "
+                         f"({why}), {fate}")
+    if notes:
+        checks.warn(UndefinedMetricWarning, "; ".join(notes) + "; Result.counts['undefined'] "
+                    "has the count and reasons per metric")
+
+
+def _record_protected_group(result: Result, specs: Sequence[BeyondSpec], top: np.ndarray,
+                            ctx: Any, opts: BeyondOptions) -> None:
+    """rND/rKL/rRD: the protected group used into ``Result.options["beyond"]`` (the default
+    is chosen from the catalogue), and a warning naming ``protected_group=`` when no list
+    holds an item of it (every value is then undefined)."""
+    ranked = [s for s in specs if s.metric in ("rND", "rKL", "rRD")]
+    if not ranked or ctx.groups is None:
+        return
+    name = protected_name(ctx, opts)
+    beyond = dict(result.options.get("beyond") or {})
+    beyond["protected_group"] = name
+    result.options["beyond"] = beyond
+    flag = ctx.groups[:, protected_index(ctx, opts.protected_group)] > 0
+    listed = cut(top, max(s.k for s in ranked), ctx.n_items)
+    listed = listed[listed >= 0]
+    if len(listed) and not flag[listed].any():
+        how = ("given" if opts.protected_group is not None
+               else "the default: the group with the fewest catalogue items")
+        checks.warn(ProtectedGroupWarning,
+                    f"the protected group {name!r} ({how}) is in no list: "
+                    f"{', '.join(s.name for s in ranked)} are undefined for every user; "
+                    f"name the group with protected_group= (beyond=)")
 
 
 def recorded(specs: Sequence[BeyondSpec], options: Options,
