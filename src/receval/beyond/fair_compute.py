@@ -153,8 +153,8 @@ def undefined_reasons(spec: BeyondSpec, lists: np.ndarray, ctx: Context, o: Beyo
     """Why the ``undefined`` rows of ``spec`` (a per-user group metric, ``lists`` in context
     codes) have no value, as ``reason -> users``: for rND/rKL/rRD an empty list, a list without
     (or with only) items of the protected group, or a normaliser of 0 otherwise; for
-    calibration no training history or no listed item with a group; ``"undefined"`` for
-    the others.
+    calibration no training history or no listed item with a group; for diversity fewer
+    than two listed items; for serendipity no training history; ``"undefined"`` otherwise.
 
     Example:
         >>> from receval.beyond.context import context
@@ -186,6 +186,10 @@ def undefined_reasons(spec: BeyondSpec, lists: np.ndarray, ctx: Context, o: Beyo
         if ctx.train_indptr is not None:
             history = np.diff(ctx.train_indptr)[rows]
             why[history == 0] = "no training history (train=)"
+    elif spec.metric == "diversity":
+        why[n < 2] = "fewer than two listed items"
+    elif spec.metric == "serendipity" and ctx.train_indptr is not None:
+        why[np.diff(ctx.train_indptr)[rows] == 0] = "no training history (train=)"
     why[n == 0] = "empty list"
     reasons, counts = np.unique(why.astype(str), return_counts=True)
     return {str(r): int(c) for r, c in zip(reasons, counts, strict=True)}
