@@ -29,6 +29,7 @@ import contextvars
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -212,6 +213,84 @@ def check_relevance_threshold(ratings: np.ndarray | None, *, threshold_given: bo
          f"{low:g}s too. Pass relevance_threshold={usual:g} (--relevance-threshold {usual:g}) "
          f"to count ratings >= {usual:g} as relevant, or relevance_threshold=None to keep "
          "every row relevant")
+
+
+def check_threshold_range(ratings: np.ndarray | None, threshold: object, *,
+                          column: str) -> None:
+    """Warn when a numeric relevance ``threshold`` does not fit the ratings read: above every
+    rating (nothing is relevant), at or below every one of graded ratings (everything is), or
+    a share between 0 and 1 on a scale that runs past 1 from above 0 (0.8 on 0.5-5 stars:
+    only the 0.5s fall below it). ``ratings``: the values, or their smallest and largest.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     check_threshold_range(np.array([0.5, 3.0, 5.0]), 0.8, column="rating")
+        ...     check_threshold_range(np.array([0.5, 3.0, 5.0]), 4, column="rating")
+        >>> len(caught), str(caught[0].message).split(";")[0]
+        (1, "relevance_threshold=0.8 reads as a share of a 0-1 scale, but truth column 'rating' \
+runs from 0.5 to 5: only ratings below 0.8 are not relevant")
+    """
+    if (threshold is None or isinstance(threshold, str) or ratings is None
+            or len(ratings) == 0):
+        return
+    finite = ratings[np.isfinite(ratings)]
+    if len(finite) == 0:
+        return
+    low, high, t = float(finite.min()), float(finite.max()), float(threshold)  # type: ignore[arg-type]
+    scale = f"truth column {column!r} runs from {low:g} to {high:g}"
+    if t > high:
+        what = f"relevance_threshold={t:g} is above every rating ({scale}): nothing is relevant"
+    elif t <= low < high:
+        what = (f"relevance_threshold={t:g} is at or below every rating ({scale}): every "
+                "rated row is relevant")
+    elif 0 < low < t < 1 < high:
+        what = (f"relevance_threshold={t:g} reads as a share of a 0-1 scale, but {scale}: "
+                f"only ratings below {t:g} are not relevant")
+    else:
+        return
+    usual = suggested_threshold(low, high)
+    warn(ThresholdRangeWarning,
+         f"{what}; give a threshold on the ratings' own scale (relevance_threshold={usual:g}, "
+         f"--relevance-threshold {usual:g}), or relevance_threshold=None to keep every row")
+
+
+def check_ranks_as_scores(users: Any, scores: np.ndarray | None, *, column: str) -> None:
+    """Warn when the score column holds 1..n within every user's list (at least one list of
+    two or more): ranks passed as scores, read upside down (a higher score ranks first).
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     check_ranks_as_scores(np.array([1, 1, 1, 2]), np.array([2.0, 1.0, 3.0, 1.0]),
+        ...                           column="score")
+        ...     check_ranks_as_scores(np.array([1, 1]), np.array([0.9, 0.2]), column="score")
+        >>> len(caught), str(caught[0].message).split("?")[0]
+        (1, "predictions column 'score' holds 1..n within every user's list: ranks passed as scores")
+    """  # noqa: E501
+    if scores is None or len(scores) < 2:
+        return
+    v = np.asarray(scores, dtype=np.float64)
+    if v.min() != 1.0 or not (v == np.floor(v)).all():  # real scores leave here at once
+        return
+    import pandas as pd
+
+    ids = users.to_numpy() if hasattr(users, "to_numpy") and not isinstance(
+        users, np.ndarray) else np.asarray(users)
+    codes = pd.factorize(ids)[0]
+    per = pd.DataFrame({"u": codes, "v": v}).groupby("u")["v"].agg(
+        ["size", "min", "max", "nunique"])
+    n = per["size"].to_numpy()
+    if n.max() < 2 or not ((per["min"] == 1) & (per["max"] == n) & (per["nunique"] == n)).all():
+        return
+    warn(RanksAsScoresWarning,
+         f"predictions column {column!r} holds 1..n within every user's list: ranks passed as "
+         f"scores? A higher score ranks first, so each list is read upside down; pass ranks "
+         f"as ranks: a column named 'rank' (or prediction_columns={{'rank': NAME}}, "
+         f"--prediction-columns rank=NAME) is read with 1 = best where there is no score "
+         f"column")
 
 
 def suggested_threshold(low: float, high: float) -> float:

@@ -247,6 +247,7 @@ def evaluate(
         prediction_columns=prediction_columns, rating_required=rating_needed)
     rating_col = truth_cols.value_name or rating_col
     score_col = pred_cols.value_name or score_col
+    read_predictions = pred_cols  # as read, before exclude_train: the ranks-as-scores check
     leak = None
     if train is not None or exclude_train:  # the audit, and the exclusion before ranking
         leak = training.Leakage.of(
@@ -300,6 +301,8 @@ def evaluate(
         check_inputs(result.counts, options, ratings=truth_cols.values, column=rating_col,
                      threshold_given="relevance_threshold" in explicit,
                      item_overlap=lambda: audit.item_overlap(first))
+        checks.check_ranks_as_scores(read_predictions.users, read_predictions.values,
+                                     column=score_col)
         if leak is not None:
             leak.record(result)
     if beyond_specs:
@@ -364,7 +367,8 @@ def evaluate_prepared(
                   options=cast(RecordedOptions, record),
                   metrics=[s.name for s in specs], sums=agg.sums,
                   strata=None if groups is None else groups.table,
-                  strata_sums=None if groups is None else groups.sums)
+                  strata_sums=None if groups is None else groups.sums,
+                  list_depth=int(out.n_list.max(initial=0)))
 
 
 def _strata_of(result: Result) -> Strata | None:

@@ -190,6 +190,10 @@ class Result:
             (:mod:`receval.strata`).
         strata_sums: with ``strata=``, each group's exact sums (group -> Accumulator; merged,
             they give ``sums``); ``None`` otherwise.
+        list_depth: the longest ranked list evaluated (items kept in one user's list), or
+            ``None`` where the door does not record it: :func:`receval.compare` warns when
+            models' lists of different depths meet on a metric without a cutoff, and builds
+            the popular baseline as deep as the deepest model list.
 
     Example:
         >>> import receval
@@ -210,6 +214,7 @@ class Result:
     sums: Any = field(default=None, repr=False, compare=False)
     strata: Any = field(default=None, repr=False, compare=False)
     strata_sums: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    list_depth: int | None = field(default=None, repr=False, compare=False)
 
     def __getitem__(self, metric: str) -> float:
         return self.summary[metric]
