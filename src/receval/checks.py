@@ -277,8 +277,12 @@ def check_ranks_as_scores(users: Any, scores: np.ndarray | None, *, column: str)
         return
     import pandas as pd
 
-    ids = users.to_numpy() if hasattr(users, "to_numpy") and not isinstance(
-        users, np.ndarray) else np.asarray(users)
+    if isinstance(users, np.ndarray):
+        ids = users
+    elif hasattr(users, "to_pandas"):  # an Arrow array or chunked array
+        ids = users.to_pandas().to_numpy()
+    else:
+        ids = np.asarray(users)
     codes = pd.factorize(ids)[0]
     per = pd.DataFrame({"u": codes, "v": v}).groupby("u")["v"].agg(
         ["size", "min", "max", "nunique"])

@@ -364,7 +364,8 @@ def _accuracy_specs(metrics: Iterable[str]) -> list[Any]:
     """The accuracy metrics among ``metrics``, parsed."""
     from receval.beyond.names import split_metrics
 
-    return parse_metrics(split_metrics(list(metrics))[0])
+    accuracy = split_metrics(list(metrics))[0]
+    return parse_metrics(accuracy) if accuracy else []
 
 
 def metric_cutoffs(metrics: Iterable[str]) -> list[int | None]:
@@ -377,7 +378,7 @@ def metric_cutoffs(metrics: Iterable[str]) -> list[int | None]:
     from receval.beyond.names import split_metrics
 
     accuracy, beyond, _ = split_metrics(list(metrics))
-    return [s.k for s in parse_metrics(accuracy)] + [s.k for s in beyond]
+    return [s.k for s in (parse_metrics(accuracy) if accuracy else [])] + [s.k for s in beyond]
 
 
 def compare(

@@ -237,7 +237,7 @@ def _count_emptied(result: Result, emptied: np.ndarray) -> None:
     empty list (``users.emptied_by_exclude_train``), not as users without predictions; and
     warned."""
     n = int(emptied.sum())
-    users = result.counts["users"]
+    users = result.counts.setdefault("users", {})
     users["emptied_by_exclude_train"] = n
     if not n:
         return
