@@ -69,7 +69,7 @@ def test_list_without_a_protected_item_is_left_out_of_the_mean():
     assert per_user[1] == pytest.approx(0.5, abs=1e-15) and math.isnan(per_user[2])
     assert not any(issubclass(w.category, ProtectedGroupWarning) for w in caught)
     undefined = [str(w.message) for w in caught if issubclass(w.category, UndefinedMetricWarning)]
-    assert len(undefined) == 1 and "rND@3 undefined for 1 of 2 users" in undefined[0]
+    assert len(undefined) == 1 and "rND@3 undefined for 1 user(s)" in undefined[0]
 
 
 def test_calibration_without_history_is_undefined_counted_and_warned():

@@ -23,7 +23,7 @@ def _inputs(rows: list[tuple[str, float]]) -> dict[str, pd.DataFrame]:
     return {
         "truth": pd.DataFrame({"user": ["u"] * 3, "item": items, "rating": ratings}),
         "predictions": pd.DataFrame(
-            {"user": ["u"] * 3, "item": ["b", "x", "y"], "score": [3.0, 2.0, 1.0]}
+            {"user": ["u"] * 3, "item": ["b", "x", "y"], "score": [0.9, 0.5, 0.1]}
         ),
         "train": pd.DataFrame({"user": ["u", "v", "v"], "item": ["z", "x", "y"]}),
         "item_features": pd.DataFrame(

@@ -22,7 +22,6 @@ from receval.beyond._lists import cut
 from receval.beyond.compute import compute
 from receval.beyond.fair_compute import (
     ZERO_IS_BEST,
-    protected_index,
     protected_name,
     undefined_reasons,
 )
@@ -35,6 +34,9 @@ from receval.engines.judge import relevant_rows as judge_rows
 from receval.exceptions import ReceValError, UndefinedMetricWarning
 from receval.options import Options
 from receval.result import Result, null_reasons
+
+#: the ranked fairness metrics (a protected group)
+RANKED = ("rND", "rKL", "rRD")
 
 
 def check_inputs(specs: Sequence[BeyondSpec], options: BeyondOptions, *, has_train: bool,
@@ -154,7 +156,7 @@ def attach(
     empty = options.empty if opts.empty == "inherit" else opts.empty
     names = [s.name for s in specs if s.name in per_user]
     new_summary = dict(result.summary)
-    _record_protected_group(result, specs, top_mine, ctx, opts)
+    _record_protected_group(result, specs, ctx, opts)
     if names:
         by_name = {s.name: s for s in specs}
         reasons = {n: undefined_reasons(by_name[n], cut(top_mine, by_name[n].k, ctx.n_items),
@@ -167,7 +169,8 @@ def attach(
                                                 for n in names])
         beyond_values = beyond_summary(acc, specs, empty)
         new_summary.update(beyond_values)
-        _count_undefined(result, acc, specs, reasons, empty, beyond_values)
+        _count_undefined(result, acc, specs, reasons, empty)
+        report_undefined(result, specs, beyond_values, empty)
         if result.sums is not None:
             result.sums = Accumulator(tuple(result.sums.metrics) + tuple(acc.metrics))
         frame = pd.DataFrame(value, columns=names)
@@ -222,64 +225,98 @@ def beyond_summary(sums: Accumulator, specs: Sequence[BeyondSpec], empty: str
 
 
 def _count_undefined(result: Result, sums: Accumulator, specs: Sequence[BeyondSpec],
-                     reasons: Mapping[str, Mapping[str, int]], empty: str,
-                     summary: Mapping[str, float]) -> None:
-    """The beyond metrics' undefined users into ``result.counts`` (``undefined.users``, with
-    ``undefined.reasons``; ``averaged``; ``summary_null`` for a summary left without a value)
-    as the accuracy metrics' are, and one warning naming
-    each metric's reasons and what became of those users (unless ``empty="skip"``, as the
-    accuracy metrics')."""
+                     reasons: Mapping[str, Mapping[str, int]], empty: str) -> None:
+    """The beyond metrics' undefined users into ``result.counts`` as the accuracy metrics'
+    are: ``undefined.users``, ``undefined.reasons`` (per metric, reason -> users; every
+    metric has its entry, so that Spark partitions' counts add up) and ``averaged``."""
     by_name = {s.name: s for s in specs}
     undefined = result.counts.setdefault("undefined", {"policy": empty, "users": {}})
     undefined.setdefault("users", {})
     averaged = result.counts.setdefault("averaged", {})
-    notes = []
     for ms in sums.metrics:
         left_out = _left_out(by_name[ms.name], empty)
         undefined["users"][ms.name] = ms.n_undefined
         averaged[ms.name] = ms.n_defined + (0 if left_out or empty in ("skip", "nan")
                                             else ms.n_undefined)
-        if math.isnan(summary[ms.name]) and "summary_null" in result.counts:
-            result.counts["summary_null"].update(null_reasons(
-                {ms.name: summary[ms.name]}, undefined["users"], averaged,
-                "skip" if left_out else empty, set()))
-        if not ms.n_undefined:
-            continue
         undefined.setdefault("reasons", {})[ms.name] = dict(reasons.get(ms.name, {}))
-        why = "; ".join(f"{r}: {n}" for r, n in reasons.get(ms.name, {}).items())
+
+
+def report_undefined(result: Result, specs: Sequence[BeyondSpec],
+                     summary: Mapping[str, float], empty: str) -> None:
+    """From the counts :func:`_count_undefined` wrote (one evaluation's, or every Spark
+    partition's added up): ``summary_null`` for a per-user beyond metric left without a
+    value, and one warning naming each metric's undefined users, their reasons and what
+    became of them (none under ``empty="skip"``, as for the accuracy metrics, unless the
+    metric's users are left out for reading as perfect).
+
+    Example:
+        >>> import pandas as pd, warnings
+        >>> from receval.beyond.names import parse_beyond
+        >>> r = Result({}, pd.DataFrame(), {"undefined": {"users": {"rND@2": 2}, "reasons": {
+        ...     "rND@2": {"empty list": 2}}}, "averaged": {"rND@2": 0}, "summary_null": {}}, {})
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     report_undefined(r, [parse_beyond("rND@2")], {"rND@2": math.nan}, "zero")
+        >>> r.counts["summary_null"], str(caught[0].message).split(",")[0]
+        ({'rND@2': 'undefined for every user'}, 'rND@2 undefined for 2 user(s) (empty list: 2)')
+    """
+    counts = result.counts
+    undefined = counts.get("undefined", {})
+    users, reasons = undefined.get("users", {}), undefined.get("reasons", {})
+    averaged = counts.get("averaged", {})
+    notes = []
+    for spec in specs:
+        name = spec.name
+        if name not in users:
+            continue
+        left_out = _left_out(spec, empty)
+        value = summary.get(name, math.nan)
+        if math.isnan(value) and "summary_null" in counts:
+            counts["summary_null"].update(null_reasons(
+                {name: value}, users, averaged, "skip" if left_out else empty, set()))
+        if not users[name] or (empty == "skip" and not left_out):
+            continue
+        why = "; ".join(f"{r}: {n}" for r, n in reasons.get(name, {}).items() if n)
         fate = ("left out of the mean (a 0 would read as perfect)" if left_out
                 else f"set by empty={empty!r}")
-        if empty != "skip" or left_out:
-            notes.append(f"{ms.name} undefined for {ms.n_undefined} of {ms.n_users} users "
-                         f"({why}), {fate}")
+        notes.append(f"{name} undefined for {users[name]} user(s) ({why}), {fate}")
+    _absent_group(result, specs, empty)
     if notes:
         checks.warn(UndefinedMetricWarning, "; ".join(notes) + "; Result.counts['undefined'] "
                     "has the count and reasons per metric")
 
 
-def _record_protected_group(result: Result, specs: Sequence[BeyondSpec], top: np.ndarray,
-                            ctx: Any, opts: BeyondOptions) -> None:
-    """rND/rKL/rRD: the protected group used into ``Result.options["beyond"]`` (the default
-    is chosen from the catalogue), and a warning naming ``protected_group=`` when no list
-    holds an item of it (every value is then undefined)."""
-    ranked = [s for s in specs if s.metric in ("rND", "rKL", "rRD")]
-    if not ranked or ctx.groups is None:
+def _record_protected_group(result: Result, specs: Sequence[BeyondSpec], ctx: Any,
+                            opts: BeyondOptions) -> None:
+    """rND/rKL/rRD: the protected group used, given or the default (chosen from the
+    catalogue), into ``Result.options["beyond"]``; :func:`report_undefined` warns when no
+    list holds an item of it."""
+    if ctx.groups is None or not any(s.metric in RANKED for s in specs):
         return
-    name = protected_name(ctx, opts)
-    beyond = dict(result.options.get("beyond") or {})
-    beyond["protected_group"] = name
-    result.options["beyond"] = beyond
-    flag = ctx.groups[:, protected_index(ctx, opts.protected_group)] > 0
-    listed = cut(top, max(s.k for s in ranked), ctx.n_items)
-    listed = listed[listed >= 0]
-    if len(listed) and not flag[listed].any():
-        how = ("given" if opts.protected_group is not None
-               else "the default: the group with the fewest catalogue items")
-        checks.warn(ProtectedGroupWarning,
-                    f"the protected group {name!r} ({how}) is in no list: "
-                    f"{', '.join(s.name for s in ranked)} are undefined for every user; "
-                    f"name the group with protected_group= (beyond=)")
+    result.options["beyond"] = {**(result.options.get("beyond") or {}),
+                                "protected_group": protected_name(ctx, opts)}
 
+
+def _absent_group(result: Result, specs: Sequence[BeyondSpec], empty: str) -> None:
+    """Warn (``protected-group``) when the protected group is in no list: every list of the
+    deepest rND/rKL/rRD metric is undefined for holding no item of it (or none at all)."""
+    ranked = [s for s in specs if s.metric in RANKED]
+    if not ranked:
+        return
+    deepest = max(ranked, key=lambda s: s.k)
+    group = (result.options.get("beyond") or {}).get("protected_group")
+    undefined = result.counts.get("undefined", {})
+    n = undefined.get("users", {}).get(deepest.name, 0)
+    reasons = {r: c for r, c in undefined.get("reasons", {}).get(deepest.name, {}).items() if c}
+    no_item = f"no item of the protected group {group!r} in the list"
+    filled = empty in ("zero", "one") and not _left_out(deepest, empty)
+    defined = result.counts.get("averaged", {}).get(deepest.name, 0) - (n if filled else 0)
+    if defined == 0 and no_item in reasons and set(reasons) <= {no_item, "empty list"}:
+        checks.warn(ProtectedGroupWarning,
+                    f"the protected group {group!r} is in no list: "
+                    f"{', '.join(s.name for s in ranked)} are undefined for every user; name "
+                    f"the group with protected_group= (beyond=; the default is the group "
+                    f"with the fewest catalogue items)")
 
 def recorded(specs: Sequence[BeyondSpec], options: Options,
              beyond: BeyondOptions | Mapping[str, Any] | None,

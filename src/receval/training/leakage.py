@@ -202,8 +202,8 @@ class Leakage:
         check(counts, predictions=self.predictions, truth=self.truth_rows,
               exclude_train=self.exclude_train)
         if self.exclude_train and self.emptied is not None:
-            _count_emptied(result, _isin(_ids_of(result.per_user["user"].tolist()),
-                                         self.emptied))
+            count_emptied(result, int(_isin(_ids_of(result.per_user["user"].tolist()),
+                                            self.emptied).sum()))
 
 
 def emptied_users(pred_cols: Columns | None, in_train: np.ndarray) -> np.ndarray | None:
@@ -231,12 +231,20 @@ def _ids_of(users: list[Any]) -> np.ndarray:
     return ids
 
 
-def _count_emptied(result: Result, emptied: np.ndarray) -> None:
-    """Evaluated users whose list ``exclude_train`` emptied (``emptied``: a mask over
-    ``result.per_user``) counted as such: in the predictions (they are in the file), with an
-    empty list (``users.emptied_by_exclude_train``), not as users without predictions; and
-    warned."""
-    n = int(emptied.sum())
+def count_emptied(result: Result, n: int) -> None:
+    """The ``n`` evaluated users whose list ``exclude_train`` emptied, counted as such (the
+    local plan and Spark alike): in the predictions (they are in the file), with an empty list
+    (``users.emptied_by_exclude_train``), not as users only in the truth or without
+    predictions; and warned (``emptied-lists``).
+
+    Example:
+        >>> import pandas as pd
+        >>> r = Result({}, pd.DataFrame({"user": [1]}), {"users": {"only_in_truth": 1,
+        ...            "in_predictions": 0, "in_both": 0, "without_predictions": 1}}, {})
+        >>> count_emptied(r, 0)
+        >>> r.counts["users"]["emptied_by_exclude_train"]
+        0
+    """
     users = result.counts.setdefault("users", {})
     users["emptied_by_exclude_train"] = n
     if not n:
