@@ -1192,8 +1192,9 @@ def _finish_beyond(out: SparkResult, beyond: Mapping[str, Any], b_opts: Any,
                   if beyond["item_groups"] is None and beyond["item_features"] is not None
                   else read_groups(beyond["item_groups"], beyond["item_features"], wt.item))
     chosen = {json.loads(row[0]).get("protected_group") for row in metas} - {None}
-    if len(chosen) == 1 and out.options.get("beyond") is not None:  # as the local plan records
-        out.options["beyond"] = {**out.options["beyond"], "protected_group": chosen.pop()}
+    recorded = out.options.get("beyond")
+    if len(chosen) == 1 and recorded is not None:  # as the local plan records it
+        out.options["beyond"] = {**recorded, "protected_group": chosen.pop()}
     spark_beyond.finish(out, beyond["specs"], beyond["requested"], sums, exposures, catalogue,
                         options, b_opts, groups)
 
