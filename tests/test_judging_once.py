@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import receval
-from receval.beyond.attach import relevant_rows as beyond_relevant_rows
+from receval.engines.judge import relevant_items
 
 METRICS = ["P@1", "serendipity@1", "nDCG_AWRF@1"]
 
@@ -69,12 +69,12 @@ def test_accuracy_and_beyond_metrics_judge_the_same_row(rows):
     assert got == fixed
 
 
-def test_beyond_relevant_rows_follow_the_exact_mean_in_any_row_order():
-    """The beyond-accuracy judge (its CSR form) keeps 0.2 and 0.3 in every row order; its old
+def test_relevant_items_follow_the_exact_mean_in_any_row_order():
+    """The judge's per-user CSR form (the beyond-accuracy and debiased truth) keeps 0.2 and 0.3 in every row order; its old
     bincount sum in row order (0.1 + 0.2 + 0.3 = 0.6000000000000001) dropped 0.2."""
     for values in ([0.1, 0.2, 0.3], [0.3, 0.2, 0.1], [0.2, 0.1, 0.3]):
         v = np.array(values)
-        ptr, items = beyond_relevant_rows(
+        ptr, items = relevant_items(
             np.array([0, 3]), np.array([10, 20, 30]), v, np.array([0]), "user_mean"
         )
         assert ptr.tolist() == [0, 2]

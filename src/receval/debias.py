@@ -395,11 +395,11 @@ def apply(result: Result, debias: Debias, specs: list[MetricSpec], prepared: Pre
                      strict=True))
     rows = np.array([codes[u] for u in _plain(result.per_user["user"].to_numpy()).tolist()],
                     dtype=np.int64)
-    from receval.beyond.attach import relevant_rows
+    from receval.engines.judge import relevant_items
 
     t = prepared.truth
     users = selected[rows]
-    ptr, items = relevant_rows(t.indptr, t.items, t.values, users, options.relevance_threshold)
+    ptr, items = relevant_items(t.indptr, t.items, t.values, users, options.relevance_threshold)
     assert out.top_items is not None
     top = np.ascontiguousarray(out.top_items[rows], dtype=np.int64)
     if debias.estimated:

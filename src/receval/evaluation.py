@@ -483,8 +483,9 @@ def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared
                 device: Any = None, item_groups: Any = None) -> None:
     """The beyond-accuracy metrics from the engine's ranked top-k lists of the same users
     (:mod:`receval.beyond.attach`); a second pass of the engine, asking for the lists only."""
-    from receval.beyond.attach import attach, relevant_rows
+    from receval.beyond.attach import attach
     from receval.beyond.tied_exposure import tied_scores
+    from receval.engines.judge import relevant_items
 
     partition = _IN_PARTITION.get()
     selected = (np.flatnonzero(audit.users_mask(prepared, options)).astype(np.int64)
@@ -505,7 +506,7 @@ def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared
         if not specs:
             return
     t = prepared.truth
-    truth = relevant_rows(t.indptr, t.items, t.values, selected, options.relevance_threshold)
+    truth = relevant_items(t.indptr, t.items, t.values, selected, options.relevance_threshold)
     scored = tied_scores(specs, beyond, profile, prepared, selected, options)
     attach(result, specs, requested, top=out.top_items, n_list=out.n_list,
            user_ids=prepared.users.decode(selected), decode=prepared.items.decode, truth=truth,

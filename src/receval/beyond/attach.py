@@ -30,7 +30,6 @@ from receval.beyond.names import BeyondSpec
 from receval.beyond.settings import BeyondOptions, resolve
 from receval.beyond.tied_exposure import needs_scores, tied_columns
 from receval.checks import ProtectedGroupWarning
-from receval.engines.judge import relevant_rows as judge_rows
 from receval.exceptions import ReceValError, UndefinedMetricWarning
 from receval.options import Options
 from receval.result import Result, null_reasons
@@ -72,35 +71,6 @@ def check_inputs(specs: Sequence[BeyondSpec], options: BeyondOptions, *, has_tra
         raise ReceValError("beyond catalogue='train' needs the training data: pass train=")
     if options.catalogue == "features" and not has_features:
         raise ReceValError("beyond catalogue='features' needs item_features=")
-
-
-def relevant_rows(indptr: np.ndarray, items: np.ndarray, values: np.ndarray | None,
-                  rows: np.ndarray, threshold: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Per selected user (``rows``: user codes of a per-user CSR), their relevant truth items:
-    every item without a ``threshold``, else those rated at least it (``"user_mean"``: the
-    user's mean rating), judged by :func:`receval.engines.judge.relevant_rows`, as every
-    accuracy metric is.
-
-    Example:
-        >>> p, i = relevant_rows(np.array([0, 2, 3]), np.array([5, 6, 7]),
-        ...                      np.array([1.0, 4.0, 5.0]), np.array([1, 0]), 3.0)
-        >>> p.tolist(), i.tolist()
-        ([0, 1, 2], [7, 6])
-    """
-    starts, stops = indptr[rows], indptr[rows + 1]
-    lens = stops - starts
-    ptr = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum(lens, out=ptr[1:])
-    take = np.repeat(starts - ptr[:-1], lens) + np.arange(ptr[-1])
-    got = np.asarray(items, dtype=np.int64)[take]
-    if threshold is None or values is None:
-        return ptr, got
-    owner = np.repeat(np.arange(len(rows)), lens)
-    # the one judge (the engines' own): the same relevance as the accuracy metrics'
-    keep = judge_rows(owner, np.asarray(values, dtype=np.float64)[take], threshold, len(rows))
-    new_ptr = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(owner[keep], minlength=len(rows)), out=new_ptr[1:])
-    return new_ptr, got[keep]
 
 
 def attach(

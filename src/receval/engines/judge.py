@@ -1,12 +1,14 @@
 """Judging truth rows on the host, vectorized: relevance (``relevance_threshold``, the user's
 mean rating) and nDCG gains, for the torch engine (:mod:`receval.engines.torch_engine`), score
 matrices (:mod:`receval.scores`) and the beyond-accuracy and debiased metrics
-(:func:`receval.beyond.attach.relevant_rows`). The numba engine judges inside its loop, the
+(:func:`relevant_items`, each user's relevant items). The numba engine judges inside its loop, the
 same comparisons on the same exact sums (:mod:`receval.engines.exact_sum`); the
 engine-conformance tests hold them equal.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -58,6 +60,36 @@ def user_means(owner: np.ndarray, ratings: np.ndarray, n_users: int) -> np.ndarr
     totals = user_sums(owner, np.asarray(ratings, dtype=np.float64), n_users)
     with np.errstate(invalid="ignore", divide="ignore"):
         return totals / counts
+
+
+def relevant_items(indptr: np.ndarray, items: np.ndarray, values: np.ndarray | None,
+                   rows: np.ndarray, threshold: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Per selected user (``rows``: user codes of a per-user CSR), their relevant truth items:
+    every item without a ``threshold``, else those rated at least it (``"user_mean"``: the
+    user's mean rating), judged by :func:`relevant_rows`, as every accuracy metric is: the
+    truth of the beyond-accuracy metrics (:mod:`receval.beyond.attach`) and of the debiased
+    ones (:mod:`receval.debias`).
+
+    Example:
+        >>> p, i = relevant_items(np.array([0, 2, 3]), np.array([5, 6, 7]),
+        ...                       np.array([1.0, 4.0, 5.0]), np.array([1, 0]), 3.0)
+        >>> p.tolist(), i.tolist()
+        ([0, 1, 2], [7, 6])
+    """
+    starts, stops = indptr[rows], indptr[rows + 1]
+    lens = stops - starts
+    ptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lens, out=ptr[1:])
+    take = np.repeat(starts - ptr[:-1], lens) + np.arange(ptr[-1])
+    got = np.asarray(items, dtype=np.int64)[take]
+    if threshold is None or values is None:
+        return ptr, got
+    owner = np.repeat(np.arange(len(rows)), lens)
+    # the one judge (the engines' own): the same relevance as the accuracy metrics'
+    keep = relevant_rows(owner, np.asarray(values, dtype=np.float64)[take], threshold, len(rows))
+    new_ptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(owner[keep], minlength=len(rows)), out=new_ptr[1:])
+    return new_ptr, got[keep]
 
 
 def row_gains(ratings: np.ndarray, relevant: np.ndarray, gain: Gain) -> np.ndarray:
