@@ -70,8 +70,9 @@ def test_accuracy_and_beyond_metrics_judge_the_same_row(rows):
 
 
 def test_relevant_items_follow_the_exact_mean_in_any_row_order():
-    """The judge's per-user CSR form (the beyond-accuracy and debiased truth) keeps 0.2 and 0.3 in every row order; its old
-    bincount sum in row order (0.1 + 0.2 + 0.3 = 0.6000000000000001) dropped 0.2."""
+    """The judge's per-user CSR form (the beyond-accuracy and debiased truth) keeps 0.2 and
+    0.3 in every row order; the old beyond judge's bincount sum in row order (0.1 + 0.2 + 0.3
+    = 0.6000000000000001) dropped 0.2."""
     for values in ([0.1, 0.2, 0.3], [0.3, 0.2, 0.1], [0.2, 0.1, 0.3]):
         v = np.array(values)
         ptr, items = relevant_items(

@@ -1,9 +1,9 @@
 """Judging truth rows on the host, vectorized: relevance (``relevance_threshold``, the user's
 mean rating) and nDCG gains, for the torch engine (:mod:`receval.engines.torch_engine`), score
-matrices (:mod:`receval.scores`) and the beyond-accuracy and debiased metrics
-(:func:`relevant_items`, each user's relevant items). The numba engine judges inside its loop, the
-same comparisons on the same exact sums (:mod:`receval.engines.exact_sum`); the
-engine-conformance tests hold them equal.
+matrices (:mod:`receval.scores`), the graded-gain check (:mod:`receval.shaping`) and the
+beyond-accuracy and debiased metrics (:func:`relevant_items`, each user's relevant items). The
+numba engine judges inside its loop, the same comparisons on the same exact sums
+(:mod:`receval.engines.exact_sum`); the engine-conformance tests hold them equal.
 """
 
 from __future__ import annotations
