@@ -78,25 +78,29 @@ def test_no_list_emptied_no_warning():
 
 
 def test_ranks_passed_as_scores_are_warned_naming_the_rank_column():
-    """Each list's scores are 1..n: a rank column read as scores (rank 3 ranks first)."""
-    truth = pd.DataFrame({"user": [1, 2], "item": ["a", "d"]})
+    """Each list's scores are 1..n (user 1: five items): a rank column read as scores, so the
+    rank-5 item ranks first."""
+    truth = pd.DataFrame({"user": [1, 2], "item": ["a", "f"]})
     ranks = pd.DataFrame(
         {
-            "user": [1, 1, 1, 2, 2],
-            "item": ["a", "b", "c", "d", "e"],
-            "score": [1.0, 2.0, 3.0, 1.0, 2.0],
+            "user": [1, 1, 1, 1, 1, 2, 2],
+            "item": ["a", "b", "c", "d", "e", "f", "g"],
+            "score": [1.0, 2.0, 3.0, 4.0, 5.0, 1.0, 2.0],
         }
     )
     r, caught = _caught(receval.evaluate, truth, ranks, ["P@1"])
-    assert r.summary["P@1"] == 0.0  # read upside down: c and e first
+    assert r.summary["P@1"] == 0.0  # read upside down: e and g first
     messages = _of(caught, RanksAsScoresWarning)
     assert len(messages) == 1 and "'rank'" in messages[0]
-    # read as ranks, the same lists put a and d first: P@1 = 1, and no warning
+    # read as ranks, the same lists put a and f first: P@1 = 1, and no warning
     r2, caught2 = _caught(receval.evaluate, truth, ranks.rename(columns={"score": "rank"}), ["P@1"])
     assert r2.summary["P@1"] == 1.0 and not _of(caught2, RanksAsScoresWarning)
     # scores that merely hold whole numbers, not 1..n in every list: no warning
-    other = ranks.assign(score=[1.0, 2.0, 5.0, 1.0, 2.0])
+    other = ranks.assign(score=[1.0, 2.0, 3.0, 4.0, 6.0, 1.0, 2.0])
     assert not _of(_caught(receval.evaluate, truth, other, ["P@1"])[1], RanksAsScoresWarning)
+    # a worked example's two-item lists scored 2, 1: too short to tell, no warning
+    short = ranks[ranks["item"].isin(["a", "b", "f", "g"])]
+    assert not _of(_caught(receval.evaluate, truth, short, ["P@1"])[1], RanksAsScoresWarning)
 
 
 @pytest.mark.parametrize(

@@ -256,15 +256,21 @@ runs from 0.5 to 5: only ratings below 0.8 are not relevant")
          f"--relevance-threshold {usual:g}), or relevance_threshold=None to keep every row")
 
 
+#: the ranks-as-scores check needs a list at least this long: scores 2, 1 on two-item lists are
+#: a common worked example, scores 1..n on every list of five or more are ranks
+MIN_RANKED_LIST = 5
+
+
 def check_ranks_as_scores(users: Any, scores: np.ndarray | None, *, column: str) -> None:
-    """Warn when the score column holds 1..n within every user's list (at least one list of
-    two or more): ranks passed as scores, read upside down (a higher score ranks first).
+    """Warn when the score column holds 1..n within every user's list (one list at least
+    :data:`MIN_RANKED_LIST` long): ranks passed as scores, read upside down (a higher score
+    ranks first).
 
     Example:
         >>> import warnings
         >>> with warnings.catch_warnings(record=True) as caught:
         ...     warnings.simplefilter("always")
-        ...     check_ranks_as_scores(np.array([1, 1, 1, 2]), np.array([2.0, 1.0, 3.0, 1.0]),
+        ...     check_ranks_as_scores(np.array([1] * 5 + [2]), np.array([2.0, 1, 3, 5, 4, 1]),
         ...                           column="score")
         ...     check_ranks_as_scores(np.array([1, 1]), np.array([0.9, 0.2]), column="score")
         >>> len(caught), str(caught[0].message).split("?")[0]
@@ -287,7 +293,8 @@ def check_ranks_as_scores(users: Any, scores: np.ndarray | None, *, column: str)
     per = pd.DataFrame({"u": codes, "v": v}).groupby("u")["v"].agg(
         ["size", "min", "max", "nunique"])
     n = per["size"].to_numpy()
-    if n.max() < 2 or not ((per["min"] == 1) & (per["max"] == n) & (per["nunique"] == n)).all():
+    if n.max() < MIN_RANKED_LIST or not (
+            (per["min"] == 1) & (per["max"] == n) & (per["nunique"] == n)).all():
         return
     warn(RanksAsScoresWarning,
          f"predictions column {column!r} holds 1..n within every user's list: ranks passed as "
