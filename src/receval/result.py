@@ -57,11 +57,13 @@ class Counts(TypedDict, total=False):
         2
     """
 
-    #: users per side, evaluated and not, and why (``seen`` adds up)
+    #: users per side, evaluated and not, and why (``seen`` adds up); with ``exclude_train``,
+    #: ``emptied_by_exclude_train``: evaluated users whose every prediction was a training item
     users: dict[str, int]
     #: rows per side, kept and dropped, and why (each side adds up)
     rows: dict[str, int]
-    #: ``{"policy": empty, "users": {metric: users whose value is undefined}}``
+    #: ``{"policy": empty, "users": {metric: users whose value is undefined}}``, and for the
+    #: per-user beyond-accuracy metrics ``"reasons"``: ``{metric: {why: users}}``
     undefined: dict[str, Any]
     #: metric -> users in its mean
     averaged: dict[str, int]
