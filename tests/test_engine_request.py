@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 from pathlib import Path
 
 import numpy as np
@@ -98,29 +99,54 @@ def test_shared_judging_counts_the_kernels_relevant_items(threshold, seed):
     """relevant_rows (the torch engine's and score matrices' judging) relevant where the
     numba kernel is: its n_relevant per user, user_mean included (the mean's sum order)."""
     lists = _lists(seed)
-    # the truth's items out of order, so that the user's mean is summed in item order
     t_len = np.diff(lists.t_indptr)
     owner = np.repeat(np.arange(len(t_len)), t_len)
     pic, _ = run_kernel(EngineRequest.plan(lists, Options(relevance_threshold=threshold),
                                            np.array([1]), {"hits"}))
-    relevant = relevant_rows(owner, lists.t_items, lists.t_values, threshold, len(t_len))
+    relevant = relevant_rows(owner, lists.t_values, threshold, len(t_len))
     counts = np.bincount(owner, weights=relevant, minlength=len(t_len)).astype(np.int64)
     np.testing.assert_array_equal(counts, pic.n_relevant)
 
 
-def test_user_mean_is_summed_in_item_order():
-    """0.1 + 0.2 + 0.3 is not 0.3 + 0.2 + 0.1 in floats: the mean is summed in item order,
-    whatever the order of the rows (the numba kernel's sum)."""
+def test_user_mean_is_exact_whatever_the_order_or_the_names():
+    """0.1 + 0.2 + 0.3 is 0.6000000000000001 in a running float sum and 0.6 the other way:
+    the mean is the exact sum (math.fsum, correctly rounded) over the count, so it does not
+    depend on the row order nor on the item names (item keys play no part)."""
+    from receval.engines.judge import user_means
+
+    fsum_mean = math.fsum([0.1, 0.2, 0.3]) / 3  # the formula, by hand: 0.6 / 3
+    assert fsum_mean == 0.6 / 3 == 0.19999999999999998
+    assert (0.1 + 0.2 + 0.3) / 3 == 0.20000000000000004  # the old item-order sum
     owner = np.zeros(3, dtype=np.int64)
-    ratings = np.array([0.3, 0.2, 0.1])
-    in_order = relevant_rows(owner, np.array([2, 1, 0]), ratings, "user_mean", 1)
-    assert (0.1 + 0.2 + 0.3) / 3 == 0.20000000000000004  # so 0.2 is not relevant
-    assert in_order.tolist() == [True, False, False]
+    for ratings in itertools.permutations([0.1, 0.2, 0.3]):
+        r = np.array(ratings)
+        assert user_means(owner, r, 1).tolist() == [fsum_mean]
+        # 0.2 >= 0.19999999999999998: relevant in every order (the old sum said no in one)
+        assert relevant_rows(owner, r, "user_mean", 1).tolist() == [x >= 0.2 for x in ratings]
 
 
-def test_user_mean_as_the_kernel_sums_it_where_the_order_decides():
+def test_exact_sums_are_math_fsum():
+    """The jitted exact sum (both judges') is math.fsum bit for bit, on sums that a running
+    sum gets wrong (cancellation, magnitudes 1e-3..1e3, halfway cases)."""
+    from receval.engines.exact_sum import user_sums
+
+    rng = np.random.default_rng(6)
+    n_users = 300
+    owner = rng.integers(0, n_users, 5000)
+    ratings = rng.random(5000) * 10.0 ** rng.integers(-3, 4, 5000) * rng.choice([-1, 1], 5000)
+    got = user_sums(owner, ratings, n_users)
+    want = np.array([math.fsum(ratings[owner == u].tolist()) for u in range(n_users)])
+    np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
+    for hard in ([1e16, 1.0, 1e-16], [1.0, 1e100, 1.0, -1e100], [2.0**53, 1.0, 1e-300],
+                 [0.1] * 10, [1e308, -1e308, 0.5], [2.0**53, 1.0, -(2.0**-30)]):
+        got1 = user_sums(np.zeros(len(hard), np.int64), np.array(hard), 1)[0]
+        assert got1 == math.fsum(hard), hard
+
+
+def test_user_mean_the_kernel_judges_as_the_host_in_every_order():
     """Each user rates three items 0.1, 0.2 and 0.3 in a random assignment and row order:
-    whether 0.2 reaches the mean depends on the order of the sum (item order, the kernel's)."""
+    the exact mean makes 0.2 relevant for every user (two relevant items each), in the numba
+    kernel and on the host alike."""
     rng = np.random.default_rng(5)
     n_users = 200
     t_items = np.concatenate([rng.permutation(3) for _ in range(n_users)]).astype(np.int64)
@@ -132,26 +158,10 @@ def test_user_mean_as_the_kernel_sums_it_where_the_order_decides():
     pic, _ = run_kernel(EngineRequest.plan(lists, Options(relevance_threshold="user_mean"),
                                            np.array([1]), {"hits"}))
     owner = np.repeat(np.arange(n_users), 3)
-    relevant = relevant_rows(owner, t_items, t_values, "user_mean", n_users)
+    relevant = relevant_rows(owner, t_values, "user_mean", n_users)
     counts = np.bincount(owner, weights=relevant, minlength=n_users).astype(np.int64)
-    assert set(pic.n_relevant.tolist()) == {1, 2}  # the order decided, both ways
+    assert set(pic.n_relevant.tolist()) == {2}  # 0.2 and 0.3, whatever the order
     np.testing.assert_array_equal(counts, pic.n_relevant)
-
-
-def test_user_sums_vectorized_are_the_loops_bits():
-    """The per-user sums step by step across users are the one-row-at-a-time loop's sums."""
-    from receval.engines.judge import _sums_in_item_order
-
-    rng = np.random.default_rng(6)
-    n_users = 300
-    owner = rng.integers(0, n_users, 5000)
-    item_key = rng.integers(0, 50, 5000)  # repeats: the stable order of rows decides
-    ratings = rng.random(5000) * 10.0 ** rng.integers(-3, 4, 5000)
-    loop = np.zeros(n_users)
-    for i in np.lexsort((item_key, owner)).tolist():
-        loop[owner[i]] += ratings[i]
-    fast = _sums_in_item_order(owner, item_key, ratings, np.bincount(owner, minlength=n_users))
-    np.testing.assert_array_equal(fast.view(np.int64), loop.view(np.int64))
 
 
 def test_gains():

@@ -77,6 +77,42 @@ def most_popular(train: Any, users: Iterable[Any], k: int, *, user_col: str = "u
                          "score": score[cand[rows]]})
 
 
+def baseline_depth(depths: Iterable[int | None], cutoffs: Iterable[int | None],
+                   default: int = 100) -> int:
+    """How deep a built-in baseline's lists are, beside models whose longest lists hold
+    ``depths`` items (``None``: not recorded): as deep as the deepest model list, so that a
+    metric without a cutoff (MRR, MAP, R-precision: the whole list) reads lists as long as the
+    models' (a shorter baseline lowers its MRR and inflates every gain); where no depth is
+    known, the largest of ``cutoffs`` (``None`` or 0: no cutoff), else ``default``.
+
+    Example:
+        >>> baseline_depth([100, 40], [10]), baseline_depth([None], [5, 10, None])
+        (100, 10)
+        >>> baseline_depth([], [None], default=100)
+        100
+    """
+    known = [int(d) for d in depths if d]
+    if known:
+        return max(known)
+    return max((int(k) for k in cutoffs if k), default=default)
+
+
+def popular_baseline(train: Any, users: Iterable[Any], *, depths: Iterable[int | None],
+                     cutoffs: Iterable[int | None], default: int = 100,
+                     user_col: str = "user", item_col: str = "item") -> pd.DataFrame:
+    """The built-in popular baseline of a comparison (``compare(baseline="popular")`` and
+    ``receval compare --baseline popular`` both build it here): :func:`most_popular` for
+    ``users``, as deep as :func:`baseline_depth` says.
+
+    Example:
+        >>> train = {"user": [1, 1, 2, 3], "item": [10, 11, 10, 12]}
+        >>> popular_baseline(train, [1, 2], depths=[1], cutoffs=[5])["item"].tolist()
+        [12, 11]
+    """
+    return most_popular(train, users, baseline_depth(depths, cutoffs, default),
+                        user_col=user_col, item_col=item_col)
+
+
 def random(train: Any, users: Iterable[Any], k: int, seed: int = 0, *, user_col: str = "user",
            item_col: str = "item") -> pd.DataFrame:
     """``k`` items drawn uniformly, without replacement, from the training items that are not

@@ -16,6 +16,11 @@ Each warning names the option that handles it and can be silenced by its code
 ``weights``         off-policy importance weights blow up (snips, sndr, switch_dr, ``clip=``)
 ``debias``          debiased metrics: weights concentrated (``propensity_clip=``), IPS above range
 ``replayed-lists``  a monitor batch repeats served lists an earlier run applied (counted once)
+``protected-group`` rND/rKL/rRD's protected group is in no list (``protected_group=``)
+``emptied-lists``   ``exclude_train`` removed every item of some users' lists
+``ranks-as-scores`` the score column is 1..n within every list: ranks read as scores?
+``threshold-range`` the relevance threshold lies outside the ratings' observed range
+``list-depths``     models' lists of different depths compared on a metric without a cutoff
 ==================  =====================================================================
 """
 
@@ -26,6 +31,7 @@ import contextvars
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -85,12 +91,49 @@ class ReplayedListsWarning(ReceValWarning):
     code = "replayed-lists"
 
 
+class ProtectedGroupWarning(ReceValWarning):
+    """rND/rKL/rRD's protected group is in no list: every value is undefined
+    (``protected_group=``)."""
+
+    code = "protected-group"
+
+
+class EmptiedListsWarning(ReceValWarning):
+    """``exclude_train`` removed every item of some users' lists: they are evaluated with an
+    empty list."""
+
+    code = "emptied-lists"
+
+
+class RanksAsScoresWarning(ReceValWarning):
+    """The score column holds 1..n within every user's list: ranks passed as scores (a
+    higher score ranks first; a rank column is read as ranks under its own name)."""
+
+    code = "ranks-as-scores"
+
+
+class ThresholdRangeWarning(ReceValWarning):
+    """The relevance threshold lies outside the range of the ratings read: every or no
+    rating passes it."""
+
+    code = "threshold-range"
+
+
+class ListDepthsWarning(ReceValWarning):
+    """Models' lists of different depths compared on a metric without a cutoff (MRR, MAP,
+    R-precision read the whole list)."""
+
+    code = "list-depths"
+
+
 WARNINGS: dict[str, type[UserWarning]] = {
     w.code: w
     for w in (RelevanceThresholdWarning, NoMatchWarning, IdMismatchWarning, TiesWarning,
               UndefinedMetricWarning, TrainItemsWarning, TrainOverlapWarning,
               TrainFutureWarning, EmptyReferenceWarning, OffPolicyWeightsWarning,
-              DebiasWarning, ReplayedListsWarning)
+              DebiasWarning, ReplayedListsWarning,
+              ProtectedGroupWarning, EmptiedListsWarning, RanksAsScoresWarning,
+              ThresholdRangeWarning, ListDepthsWarning)
 }
 #: users with no hit at all above this share, with ids barely shared, suggest mismatched ids
 NO_HIT_SHARE = 0.5
@@ -187,6 +230,95 @@ def check_relevance_threshold(ratings: np.ndarray | None, *, threshold_given: bo
          f"{low:g}s too. Pass relevance_threshold={usual:g} (--relevance-threshold {usual:g}) "
          f"to count ratings >= {usual:g} as relevant, or relevance_threshold=None to keep "
          "every row relevant")
+
+
+def check_threshold_range(ratings: np.ndarray | None, threshold: object, *,
+                          column: str) -> None:
+    """Warn when a numeric relevance ``threshold`` does not fit the ratings read: above every
+    rating (nothing is relevant), at or below every one of graded ratings (everything is), or
+    a share between 0 and 1 on a scale that runs past 1 from above 0 (0.8 on 0.5-5 stars:
+    only the 0.5s fall below it). ``ratings``: the values, or their smallest and largest.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     check_threshold_range(np.array([0.5, 3.0, 5.0]), 0.8, column="rating")
+        ...     check_threshold_range(np.array([0.5, 3.0, 5.0]), 4, column="rating")
+        >>> len(caught), str(caught[0].message).split(";")[0]
+        (1, "relevance_threshold=0.8 reads as a share of a 0-1 scale, but truth column 'rating' \
+runs from 0.5 to 5: only ratings below 0.8 are not relevant")
+    """
+    if (threshold is None or isinstance(threshold, str) or ratings is None
+            or len(ratings) == 0):
+        return
+    finite = ratings[np.isfinite(ratings)]
+    if len(finite) == 0:
+        return
+    low, high, t = float(finite.min()), float(finite.max()), float(threshold)  # type: ignore[arg-type]
+    scale = f"truth column {column!r} runs from {low:g} to {high:g}"
+    if t > high:
+        what = f"relevance_threshold={t:g} is above every rating ({scale}): nothing is relevant"
+    elif t <= low < high:
+        what = (f"relevance_threshold={t:g} is at or below every rating ({scale}): every "
+                "rated row is relevant")
+    elif 0 < low < t < 1 < high:
+        what = (f"relevance_threshold={t:g} reads as a share of a 0-1 scale, but {scale}: "
+                f"only ratings below {t:g} are not relevant")
+    else:
+        return
+    usual = suggested_threshold(low, high)
+    warn(ThresholdRangeWarning,
+         f"{what}; give a threshold on the ratings' own scale (relevance_threshold={usual:g}, "
+         f"--relevance-threshold {usual:g}), or relevance_threshold=None to keep every row")
+
+
+#: the ranks-as-scores check needs a list at least this long: scores 2, 1 on two-item lists are
+#: a common worked example, scores 1..n on every list of five or more are ranks
+MIN_RANKED_LIST = 5
+
+
+def check_ranks_as_scores(users: Any, scores: np.ndarray | None, *, column: str) -> None:
+    """Warn when the score column holds 1..n within every user's list (one list at least
+    :data:`MIN_RANKED_LIST` long): ranks passed as scores, read upside down (a higher score
+    ranks first).
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     check_ranks_as_scores(np.array([1] * 5 + [2]), np.array([2.0, 1, 3, 5, 4, 1]),
+        ...                           column="score")
+        ...     check_ranks_as_scores(np.array([1, 1]), np.array([0.9, 0.2]), column="score")
+        >>> len(caught), str(caught[0].message).split("?")[0]
+        (1, "predictions column 'score' holds 1..n within every user's list: ranks passed as scores")
+    """  # noqa: E501
+    if scores is None or len(scores) < 2:
+        return
+    v = np.asarray(scores, dtype=np.float64)
+    if v.min() != 1.0 or not (v == np.floor(v)).all():  # real scores leave here at once
+        return
+    import pandas as pd
+
+    if isinstance(users, np.ndarray):
+        ids = users
+    elif hasattr(users, "to_pandas"):  # an Arrow array or chunked array
+        ids = users.to_pandas().to_numpy()
+    else:
+        ids = np.asarray(users)
+    codes = pd.factorize(ids)[0]
+    per = pd.DataFrame({"u": codes, "v": v}).groupby("u")["v"].agg(
+        ["size", "min", "max", "nunique"])
+    n = per["size"].to_numpy()
+    if n.max() < MIN_RANKED_LIST or not (
+            (per["min"] == 1) & (per["max"] == n) & (per["nunique"] == n)).all():
+        return
+    warn(RanksAsScoresWarning,
+         f"predictions column {column!r} holds 1..n within every user's list: ranks passed as "
+         f"scores? A higher score ranks first, so each list is read upside down; pass ranks "
+         f"as ranks: a column named 'rank' (or prediction_columns={{'rank': NAME}}, "
+         f"--prediction-columns rank=NAME) is read with 1 = best where there is no score "
+         f"column")
 
 
 def suggested_threshold(low: float, high: float) -> float:

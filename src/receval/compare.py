@@ -27,12 +27,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from receval import numbers
+from receval import checks, numbers
 from receval.evaluation import evaluate
 from receval.exceptions import ReceValError
 from receval.finalize import recorded_inputs
 from receval.io.text_tables import csv_text, latex_cell, markdown_cell, safe_lines
-from receval.measures.spec import parse_metric
+from receval.measures.spec import RATING, parse_metric, parse_metrics
 from receval.randomness import stream
 from receval.result import Result
 from receval.scalars import plain
@@ -338,6 +338,49 @@ ESTIMATE_PER_MODEL = ("compare with propensity=('popularity', 'estimate') would 
                       "pass the number in Result.options['propensity']['gamma'] to compare")
 
 
+def check_list_depths(depths: Mapping[str, int | None], metrics: Iterable[str]) -> None:
+    """Warn (``list-depths``) when the models' longest lists (``depths``, ``None``: not
+    recorded) differ and a metric of ``metrics`` has no cutoff: MRR, MAP or R-precision read
+    the whole list, so a deeper list scores higher for its length alone.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     check_list_depths({"a": 100, "b": 10}, ["P@10", "MRR"])
+        >>> str(caught[0].message).split(";")[0]
+        'MRR read each whole list, and the lists differ in depth: a 100, b 10'
+    """
+    whole = [s.name for s in _accuracy_specs(metrics) if not s.k and s.family not in RATING]
+    known = {name: d for name, d in depths.items() if d is not None}
+    if whole and len(set(known.values())) > 1:
+        shown = ", ".join(f"{name} {d}" for name, d in known.items())
+        checks.warn(checks.ListDepthsWarning,
+                    f"{', '.join(whole)} read each whole list, and the lists differ in depth: "
+                    f"{shown}; cut them to one depth (max_list=) or compare at a cutoff")
+
+
+def _accuracy_specs(metrics: Iterable[str]) -> list[Any]:
+    """The accuracy metrics among ``metrics``, parsed."""
+    from receval.beyond.names import split_metrics
+
+    accuracy = split_metrics(list(metrics))[0]
+    return parse_metrics(accuracy) if accuracy else []
+
+
+def metric_cutoffs(metrics: Iterable[str]) -> list[int | None]:
+    """Every metric's cutoff (``None`` or 0: the whole list), accuracy and beyond alike.
+
+    Example:
+        >>> metric_cutoffs(["P@10", "MRR", "novelty@5"])
+        [10, None, 5]
+    """
+    from receval.beyond.names import split_metrics
+
+    accuracy, beyond, _ = split_metrics(list(metrics))
+    return [s.k for s in (parse_metrics(accuracy) if accuracy else [])] + [s.k for s in beyond]
+
+
 def compare(
     truth: Any,
     runs: Mapping[str, Any],
@@ -373,9 +416,12 @@ def compare(
 
     ``baseline="popular"`` with ``train`` (the training interactions): the most-popular
     baseline (:func:`receval.baselines.most_popular`: the items with the most training rows,
-    each user's own training items left out, as deep as the largest cutoff asked, or
-    :data:`POPULAR_K` items) is added as the model ``"popular"``, for the evaluation's users, and
-    is the baseline. ``train`` also goes to :func:`receval.evaluate` (its training audit).
+    each user's own training items left out, as deep as the deepest model list, or where no
+    depth is known the largest cutoff asked, or :data:`POPULAR_K` items) is added as the model
+    ``"popular"``, for the evaluation's users, and is the baseline. Models whose lists differ in
+    depth, compared on a metric without a cutoff (MRR, MAP, R-precision read the whole list),
+    are warned about (``list-depths``). ``train`` also goes to :func:`receval.evaluate` (its
+    training audit).
 
     ``strata``: a user -> group mapping (:func:`receval.strata.as_mapping`: a dict, a Series or a
     frame with a ``user`` and a group column); the table then gains a first column ``group``:
@@ -436,7 +482,8 @@ def compare(
                if str(name) in several else _result(truth, run, names, options)
                for name, run in runs.items()}
     if popular:
-        results[POPULAR] = _popular(truth, train, next(iter(results.values())), names, options)
+        results[POPULAR] = _popular(truth, train, dict(results), names, options)
+    check_list_depths({name: r.list_depth for name, r in results.items()}, names)
     users, values = _aligned(results, names)
     pairs = _pairs(sorted(results), baseline)
     groups: dict[str, np.ndarray | None] = {ALL: None}
@@ -494,18 +541,20 @@ def _adjusted(table: pd.DataFrame, correction: str, family: str) -> np.ndarray:
     return out
 
 
-def _popular(truth: Any, train: Any, first: Result, metrics: list[str],
+def _popular(truth: Any, train: Any, results: Mapping[str, Result], metrics: list[str],
              options: dict[str, Any]) -> Result:
-    """The most-popular baseline's Result, for the users ``first`` was evaluated on."""
-    from receval.baselines import most_popular
+    """The most-popular baseline's Result, for the users the models were evaluated on, as
+    deep as their deepest list (:func:`receval.baselines.popular_baseline`)."""
+    first = next(iter(results.values()))
+    from receval.baselines import popular_baseline
 
     if truth is None:
         raise ReceValError("baseline='popular' needs the truth to evaluate the popular lists")
-    ks = [parse_metric(m).k for m in metrics]
-    k = max((x for x in ks if x), default=POPULAR_K)
     user_col, item_col = options.get("user_col", "user"), options.get("item_col", "item")
-    lists = most_popular(train, first.per_user["user"].tolist(), k, user_col=user_col,
-                         item_col=item_col)
+    lists = popular_baseline(train, first.per_user["user"].tolist(),
+                             depths=[r.list_depth for r in results.values()],
+                             cutoffs=metric_cutoffs(metrics), default=POPULAR_K,
+                             user_col=user_col, item_col=item_col)
     columns = {"user": user_col, "item": item_col, "score": "score"}
     return evaluate(truth, lists, metrics, **{**options, "prediction_columns": columns})
 

@@ -441,12 +441,12 @@ def apply(result: Result, debias: Debias, specs: list[MetricSpec], prepared: Pre
     ``result.counts["debias"]`` gets the weights' diagnostics (:func:`diagnostics`)."""
     if not specs:
         return debias
-    from receval.beyond.attach import relevant_rows
+    from receval.engines.judge import relevant_items
 
     t = prepared.truth
     if debias.model == "uniform":  # every weight 1: the numbers stay, the diagnostics say so
         users = _result_users(result, prepared, audit.select_users(prepared, options))[0]
-        ptr, _ = relevant_rows(t.indptr, t.items, t.values, users, options.relevance_threshold)
+        ptr, _ = relevant_items(t.indptr, t.items, t.values, users, options.relevance_threshold)
         record_diagnostics(result, debias, np.ones(int(ptr[-1])), {})
         return debias
     check_options(per_spec or [], options)
@@ -456,8 +456,9 @@ def apply(result: Result, debias: Debias, specs: list[MetricSpec], prepared: Pre
         longest = min(longest, int(options.max_list))
     prepared, out = ranked_lists(prepared, selected, options, depth(debias, specs, longest),
                                  engine, device)
+    t = prepared.truth
     users, rows = _result_users(result, prepared, selected)
-    ptr, items = relevant_rows(t.indptr, t.items, t.values, users, options.relevance_threshold)
+    ptr, items = relevant_items(t.indptr, t.items, t.values, users, options.relevance_threshold)
     assert out.top_items is not None
     top = np.ascontiguousarray(out.top_items[rows], dtype=np.int64)
     if debias.estimated:

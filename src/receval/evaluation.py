@@ -247,6 +247,7 @@ def evaluate(
         prediction_columns=prediction_columns, rating_required=rating_needed)
     rating_col = truth_cols.value_name or rating_col
     score_col = pred_cols.value_name or score_col
+    read_predictions = pred_cols  # as read, before exclude_train: the ranks-as-scores check
     leak = None
     if train is not None or exclude_train:  # the audit, and the exclusion before ranking
         leak = training.Leakage.of(
@@ -302,6 +303,8 @@ def evaluate(
         check_inputs(result.counts, options, ratings=truth_cols.values, column=rating_col,
                      threshold_given="relevance_threshold" in explicit,
                      item_overlap=lambda: audit.item_overlap(first))
+        checks.check_ranks_as_scores(read_predictions.users, read_predictions.values,
+                                     column=score_col)
         if leak is not None:
             leak.record(result)
     if beyond_specs:
@@ -366,7 +369,8 @@ def evaluate_prepared(
                   options=cast(RecordedOptions, record),
                   metrics=[s.name for s in specs], sums=agg.sums,
                   strata=None if groups is None else groups.table,
-                  strata_sums=None if groups is None else groups.sums)
+                  strata_sums=None if groups is None else groups.sums,
+                  list_depth=int(out.n_list.max(initial=0)))
 
 
 def _strata_of(result: Result) -> Strata | None:
@@ -481,8 +485,9 @@ def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared
                 device: Any = None, item_groups: Any = None) -> None:
     """The beyond-accuracy metrics from the engine's ranked top-k lists of the same users
     (:mod:`receval.beyond.attach`); a second pass of the engine, asking for the lists only."""
-    from receval.beyond.attach import attach, relevant_rows
+    from receval.beyond.attach import attach
     from receval.beyond.tied_exposure import tied_scores
+    from receval.engines.judge import relevant_items
 
     partition = _IN_PARTITION.get()
     selected = (np.flatnonzero(audit.users_mask(prepared, options)).astype(np.int64)
@@ -503,7 +508,7 @@ def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared
         if not specs:
             return
     t = prepared.truth
-    truth = relevant_rows(t.indptr, t.items, t.values, selected, options.relevance_threshold)
+    truth = relevant_items(t.indptr, t.items, t.values, selected, options.relevance_threshold)
     scored = tied_scores(specs, beyond, profile, prepared, selected, options)
     attach(result, specs, requested, top=out.top_items, n_list=out.n_list,
            user_ids=prepared.users.decode(selected), decode=prepared.items.decode, truth=truth,

@@ -57,8 +57,10 @@ def merge_parts(specs: list[MetricSpec], parts: list[tuple[list[int], Result]],
     record = parts[0][1].options.copy()
     record.update(cast(RecordedOptions, options.to_dict()))
     record["metrics"] = {s.name: s.canonical for s in specs}
+    depths = [part.list_depth for _members, part in parts if part.list_depth is not None]
     return Result(summary={n: values[n] for n in names}, per_user=per_user[["user", *names]],
-                  counts=counts, options=record, metrics=names, sums=merged_sums)
+                  counts=counts, options=record, metrics=names, sums=merged_sums,
+                  list_depth=max(depths) if depths else None)
 
 
 def record_profile(result: Result, specs: list[MetricSpec], per_spec: list[Options],
@@ -253,6 +255,7 @@ def check_inputs(counts: Counts, options: Options, *, ratings: np.ndarray | None
     checks.check_relevance_threshold(
         ratings, column=column, gain=options.gain,
         threshold_given=threshold_given or options.relevance_threshold is not None)
+    checks.check_threshold_range(ratings, options.relevance_threshold, column=column)
     users, rows = counts["users"], counts["rows"]
     checks.check_matches(
         predictions_without_truth=rows["predictions_without_truth"],

@@ -57,11 +57,13 @@ class Counts(TypedDict, total=False):
         2
     """
 
-    #: users per side, evaluated and not, and why (``seen`` adds up)
+    #: users per side, evaluated and not, and why (``seen`` adds up); with ``exclude_train``,
+    #: ``emptied_by_exclude_train``: evaluated users whose every prediction was a training item
     users: dict[str, int]
     #: rows per side, kept and dropped, and why (each side adds up)
     rows: dict[str, int]
-    #: ``{"policy": empty, "users": {metric: users whose value is undefined}}``
+    #: ``{"policy": empty, "users": {metric: users whose value is undefined}}``, and for the
+    #: per-user beyond-accuracy metrics ``"reasons"``: ``{metric: {why: users}}``
     undefined: dict[str, Any]
     #: metric -> users in its mean
     averaged: dict[str, int]
@@ -192,6 +194,10 @@ class Result:
             (:mod:`receval.strata`).
         strata_sums: with ``strata=``, each group's exact sums (group -> Accumulator; merged,
             they give ``sums``); ``None`` otherwise.
+        list_depth: the longest ranked list evaluated (items kept in one user's list), or
+            ``None`` where the door does not record it: :func:`receval.compare` warns when
+            models' lists of different depths meet on a metric without a cutoff, and builds
+            the popular baseline as deep as the deepest model list.
 
     Example:
         >>> import receval
@@ -212,6 +218,7 @@ class Result:
     sums: Any = field(default=None, repr=False, compare=False)
     strata: Any = field(default=None, repr=False, compare=False)
     strata_sums: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    list_depth: int | None = field(default=None, repr=False, compare=False)
 
     def __getitem__(self, metric: str) -> float:
         return self.summary[metric]

@@ -550,8 +550,7 @@ def _indptr(owner: np.ndarray, n: int) -> np.ndarray:
 def _relevant(user_codes: np.ndarray, item_codes: np.ndarray, items: np.ndarray,
               ratings: np.ndarray, options: Options, n_users: int) -> np.ndarray:
     """Relevance per truth row (``relevance_threshold``)."""
-    return relevant_rows(user_codes, _sort_key(items), ratings, options.relevance_threshold,
-                         n_users)
+    return relevant_rows(user_codes, ratings, options.relevance_threshold, n_users)
 
 
 def _sort_key(ids: np.ndarray) -> np.ndarray:

@@ -140,21 +140,19 @@ def _check_gains(ratings: np.ndarray, codes: Codes, n_users: int, options: Optio
     """Graded gains (``gain="linear"``/``"exponential"``) need non-negative ratings on the
     relevant truth rows: a negative gain would make nDCG negative (or above 1).
 
-    A row is relevant as the kernel judges it: rating >= the threshold (every row without
-    one; with ``"user_mean"``, the mean of the user's ratings). ``rows`` maps the ratings
+    A row is relevant as every door judges it (:func:`receval.engines.judge.relevant_rows`):
+    rating >= the threshold (every row without one; with ``"user_mean"``, the mean of the
+    user's ratings). ``rows`` maps the ratings
     back to input rows (``None``: the same rows).
     """
     negative = ratings < 0
     if not negative.any():
         return
     rt = options.relevance_threshold
-    if rt == "user_mean":
-        user = codes.codes()
-        sums = np.bincount(user, weights=ratings, minlength=n_users)
-        counts = np.bincount(user, minlength=n_users)
-        negative &= ratings >= (sums / np.maximum(counts, 1))[user]
-    elif rt is not None:
-        negative &= ratings >= float(rt)
+    if rt is not None:  # judged by the one judge (the user's mean summed exactly)
+        from receval.engines.judge import relevant_rows
+
+        negative &= relevant_rows(codes.codes(), ratings, rt, n_users)
     if not negative.any():
         return
     first = int(np.argmax(negative))

@@ -563,7 +563,7 @@ def user_values(
     if rt is None:
         thr = -math.inf
     elif rt == "user_mean":
-        thr = sum(truth.values()) / len(truth) if truth else -math.inf
+        thr = math.fsum(truth.values()) / len(truth) if truth else -math.inf
     else:
         thr = float(rt)  # type: ignore[arg-type]
     relevant = {item: rating >= thr for item, rating in truth.items()}

@@ -11,20 +11,31 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from receval import checks
 from receval.accumulate import Accumulator
+from receval.beyond._lists import cut
 from receval.beyond.compute import compute
+from receval.beyond.fair_compute import (
+    ZERO_IS_BEST,
+    protected_name,
+    undefined_reasons,
+)
 from receval.beyond.frames import build, features_needed
 from receval.beyond.names import BeyondSpec
 from receval.beyond.settings import BeyondOptions, resolve
 from receval.beyond.tied_exposure import needs_scores, tied_columns
-from receval.exceptions import ReceValError
+from receval.checks import ProtectedGroupWarning
+from receval.exceptions import ReceValError, UndefinedMetricWarning
 from receval.options import Options
-from receval.result import Result
+from receval.result import Result, null_reasons
+
+#: the ranked fairness metrics (a protected group)
+RANKED = ("rND", "rKL", "rRD")
 
 
 def check_inputs(specs: Sequence[BeyondSpec], options: BeyondOptions, *, has_train: bool,
@@ -60,41 +71,6 @@ def check_inputs(specs: Sequence[BeyondSpec], options: BeyondOptions, *, has_tra
         raise ReceValError("beyond catalogue='train' needs the training data: pass train=")
     if options.catalogue == "features" and not has_features:
         raise ReceValError("beyond catalogue='features' needs item_features=")
-
-
-def relevant_rows(indptr: np.ndarray, items: np.ndarray, values: np.ndarray | None,
-                  rows: np.ndarray, threshold: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Per selected user (``rows``: user codes of a per-user CSR), their relevant truth items:
-    every item without a ``threshold``, else those rated at least it (``"user_mean"``: the
-    user's mean rating).
-
-    Example:
-        >>> p, i = relevant_rows(np.array([0, 2, 3]), np.array([5, 6, 7]),
-        ...                      np.array([1.0, 4.0, 5.0]), np.array([1, 0]), 3.0)
-        >>> p.tolist(), i.tolist()
-        ([0, 1, 2], [7, 6])
-    """
-    starts, stops = indptr[rows], indptr[rows + 1]
-    lens = stops - starts
-    ptr = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum(lens, out=ptr[1:])
-    take = np.repeat(starts - ptr[:-1], lens) + np.arange(ptr[-1])
-    got = np.asarray(items, dtype=np.int64)[take]
-    if threshold is None or values is None:
-        return ptr, got
-    vals = np.asarray(values, dtype=np.float64)[take]
-    owner = np.repeat(np.arange(len(rows)), lens)
-    if threshold == "user_mean":
-        sums = np.bincount(owner, weights=np.nan_to_num(vals), minlength=len(rows))
-        cnt = np.bincount(owner, weights=~np.isnan(vals), minlength=len(rows))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            limit = (sums / cnt)[owner]
-    else:
-        limit = np.full(len(vals), float(threshold))
-    keep = vals >= limit
-    new_ptr = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(owner[keep], minlength=len(rows)), out=new_ptr[1:])
-    return new_ptr, got[keep]
 
 
 def attach(
@@ -150,12 +126,21 @@ def attach(
     empty = options.empty if opts.empty == "inherit" else opts.empty
     names = [s.name for s in specs if s.name in per_user]
     new_summary = dict(result.summary)
+    _record_protected_group(result, specs, ctx, opts)
     if names:
+        by_name = {s.name: s for s in specs}
+        reasons = {n: undefined_reasons(by_name[n], cut(top_mine, by_name[n].k, ctx.n_items),
+                                        ctx, opts, np.isnan(per_user[n]))
+                   for n in names}
         value = np.column_stack([per_user[n] for n in names])
         fill = {"zero": 0.0, "one": 1.0}.get(empty)
         acc = Accumulator.from_arrays(names, value, ids=list(user_ids), fill=fill,
-                                      fillable=[True] * len(names))
-        new_summary.update(acc.finalize(Options(empty=cast(Any, empty))))
+                                      fillable=[not _left_out(by_name[n], empty)
+                                                for n in names])
+        beyond_values = beyond_summary(acc, specs, empty)
+        new_summary.update(beyond_values)
+        _count_undefined(result, acc, specs, reasons, empty)
+        report_undefined(result, specs, beyond_values, empty)
         if result.sums is not None:
             result.sums = Accumulator(tuple(result.sums.metrics) + tuple(acc.metrics))
         frame = pd.DataFrame(value, columns=names)
@@ -178,6 +163,130 @@ def attach(
                                                   if n in result.per_user.columns]]]
     return result  # Result.options["beyond"] was written with the plan: recorded()
 
+
+def _left_out(spec: BeyondSpec, empty: str) -> bool:
+    """Whether ``spec``'s undefined users are left out of its mean: a metric whose 0 reads
+    as the best value (:data:`~receval.beyond.fair_compute.ZERO_IS_BEST`) under
+    ``empty="zero"`` (a perfect 0 would hide them)."""
+    return empty == "zero" and spec.metric in ZERO_IS_BEST
+
+
+def beyond_summary(sums: Accumulator, specs: Sequence[BeyondSpec], empty: str
+                   ) -> dict[str, float]:
+    """The per-user beyond metrics' summary from their exact ``sums`` under the ``empty``
+    policy, except the metrics whose 0 reads as perfect (rND, rKL, rRD, calibration), whose
+    undefined users are left out of the mean under ``empty="zero"``: the local plan's and the
+    Spark driver's one rule.
+
+    Example:
+        >>> from receval.beyond.names import parse_beyond
+        >>> acc = Accumulator.from_arrays(["rND@2", "novelty@2"],
+        ...                               np.array([[0.5, 2.0], [np.nan, np.nan]]))
+        >>> beyond_summary(acc, [parse_beyond("rND@2"), parse_beyond("novelty@2")], "zero")
+        {'rND@2': 0.5, 'novelty@2': 1.0}
+    """
+    by_name = {s.name: s for s in specs}
+    out: dict[str, float] = {}
+    for ms in sums.metrics:
+        spec = by_name.get(ms.name)
+        policy = "skip" if spec is not None and _left_out(spec, empty) else empty
+        out[ms.name] = ms.finalize(policy)
+    return out
+
+
+def _count_undefined(result: Result, sums: Accumulator, specs: Sequence[BeyondSpec],
+                     reasons: Mapping[str, Mapping[str, int]], empty: str) -> None:
+    """The beyond metrics' undefined users into ``result.counts`` as the accuracy metrics'
+    are: ``undefined.users``, ``undefined.reasons`` (per metric, reason -> users; every
+    metric has its entry, so that Spark partitions' counts add up) and ``averaged``."""
+    by_name = {s.name: s for s in specs}
+    undefined = result.counts.setdefault("undefined", {"policy": empty, "users": {}})
+    undefined.setdefault("users", {})
+    averaged = result.counts.setdefault("averaged", {})
+    for ms in sums.metrics:
+        left_out = _left_out(by_name[ms.name], empty)
+        undefined["users"][ms.name] = ms.n_undefined
+        averaged[ms.name] = ms.n_defined + (0 if left_out or empty in ("skip", "nan")
+                                            else ms.n_undefined)
+        undefined.setdefault("reasons", {})[ms.name] = dict(reasons.get(ms.name, {}))
+
+
+def report_undefined(result: Result, specs: Sequence[BeyondSpec],
+                     summary: Mapping[str, float], empty: str) -> None:
+    """From the counts :func:`_count_undefined` wrote (one evaluation's, or every Spark
+    partition's added up): ``summary_null`` for a per-user beyond metric left without a
+    value, and one warning naming each metric's undefined users, their reasons and what
+    became of them (none under ``empty="skip"``, as for the accuracy metrics, unless the
+    metric's users are left out for reading as perfect).
+
+    Example:
+        >>> import pandas as pd, warnings
+        >>> from receval.beyond.names import parse_beyond
+        >>> r = Result({}, pd.DataFrame(), {"undefined": {"users": {"rND@2": 2}, "reasons": {
+        ...     "rND@2": {"empty list": 2}}}, "averaged": {"rND@2": 0}, "summary_null": {}}, {})
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     report_undefined(r, [parse_beyond("rND@2")], {"rND@2": math.nan}, "zero")
+        >>> r.counts["summary_null"], str(caught[0].message).split(",")[0]
+        ({'rND@2': 'undefined for every user'}, 'rND@2 undefined for 2 user(s) (empty list: 2)')
+    """
+    counts = result.counts
+    undefined = counts.get("undefined", {})
+    users, reasons = undefined.get("users", {}), undefined.get("reasons", {})
+    averaged = counts.get("averaged", {})
+    notes = []
+    for spec in specs:
+        name = spec.name
+        if name not in users:
+            continue
+        left_out = _left_out(spec, empty)
+        value = summary.get(name, math.nan)
+        if math.isnan(value) and "summary_null" in counts:
+            counts["summary_null"].update(null_reasons(
+                {name: value}, users, averaged, "skip" if left_out else empty, set()))
+        if not users[name] or (empty == "skip" and not left_out):
+            continue
+        why = "; ".join(f"{r}: {n}" for r, n in reasons.get(name, {}).items() if n)
+        fate = ("left out of the mean (a 0 would read as perfect)" if left_out
+                else f"set by empty={empty!r}")
+        notes.append(f"{name} undefined for {users[name]} user(s) ({why}), {fate}")
+    _absent_group(result, specs, empty)
+    if notes:
+        checks.warn(UndefinedMetricWarning, "; ".join(notes) + "; Result.counts['undefined'] "
+                    "has the count and reasons per metric")
+
+
+def _record_protected_group(result: Result, specs: Sequence[BeyondSpec], ctx: Any,
+                            opts: BeyondOptions) -> None:
+    """rND/rKL/rRD: the protected group used, given or the default (chosen from the
+    catalogue), into ``Result.options["beyond"]``; :func:`report_undefined` warns when no
+    list holds an item of it."""
+    if ctx.groups is None or not any(s.metric in RANKED for s in specs):
+        return
+    result.options["beyond"] = {**(result.options.get("beyond") or {}),
+                                "protected_group": protected_name(ctx, opts)}
+
+
+def _absent_group(result: Result, specs: Sequence[BeyondSpec], empty: str) -> None:
+    """Warn (``protected-group``) when the protected group is in no list: every list of the
+    deepest rND/rKL/rRD metric is undefined for holding no item of it (or none at all)."""
+    ranked = [s for s in specs if s.metric in RANKED]
+    if not ranked:
+        return
+    deepest = max(ranked, key=lambda s: s.k)
+    group = (result.options.get("beyond") or {}).get("protected_group")
+    undefined = result.counts.get("undefined", {})
+    n = undefined.get("users", {}).get(deepest.name, 0)
+    reasons = {r: c for r, c in undefined.get("reasons", {}).get(deepest.name, {}).items() if c}
+    no_item = f"no item of the protected group {group!r} in the list"
+    filled = empty in ("zero", "one") and not _left_out(deepest, empty)
+    defined = result.counts.get("averaged", {}).get(deepest.name, 0) - (n if filled else 0)
+    if defined == 0 and no_item in reasons and set(reasons) <= {no_item, "empty list"}:
+        checks.warn(ProtectedGroupWarning,
+                    f"the protected group {group!r} is in no list: "
+                    f"{', '.join(s.name for s in ranked)} are undefined for every user; name "
+                    f"the group with protected_group= (beyond=; the default is the group "
+                    f"with the fewest catalogue items)")
 
 def recorded(specs: Sequence[BeyondSpec], options: Options,
              beyond: BeyondOptions | Mapping[str, Any] | None,

@@ -125,3 +125,71 @@ def group_metric(spec: BeyondSpec, lists: np.ndarray, ctx: Context, o: BeyondOpt
             per_user[name] = kl
         else:
             per_user[name] = np.sqrt(np.abs(js)) if o.calibration_js == "distance" else js
+
+
+#: metrics whose 0 reads as the best value (a perfectly fair or calibrated list): under
+#: ``empty="zero"`` their undefined users are left out of the mean instead of averaged as a
+#: perfect 0 (counted in ``Result.counts["undefined"]`` with their reasons, and warned)
+ZERO_IS_BEST = ("rND", "rKL", "rRD", "calibration", "calibration_js")
+
+
+def protected_name(ctx: Context, o: BeyondOptions) -> Any:
+    """The protected group rND/rKL/rRD use: ``o.protected_group``, else the default
+    (:func:`protected_index`), as a plain value for ``Result.options["beyond"]``.
+
+    Example:
+        >>> from receval.beyond.context import context
+        >>> ctx = context(None, None, 3, catalogue=np.ones(3, bool))
+        >>> ctx.groups, ctx.group_names = np.array([[1., 0], [0, 1], [1, 0]]), ("a", "b")
+        >>> protected_name(ctx, BeyondOptions())
+        'b'
+    """
+    name = ctx.group_names[protected_index(ctx, o.protected_group)]
+    return name.item() if isinstance(name, np.generic) else name
+
+
+def undefined_reasons(spec: BeyondSpec, lists: np.ndarray, ctx: Context, o: BeyondOptions,
+                      undefined: np.ndarray) -> dict[str, int]:
+    """Why the ``undefined`` rows of ``spec`` (a per-user group metric, ``lists`` in context
+    codes) have no value, as ``reason -> users``: for rND/rKL/rRD an empty list, a list without
+    (or with only) items of the protected group, or a normaliser of 0 otherwise; for
+    calibration no training history or no listed item with a group; for diversity fewer
+    than two listed items; for serendipity no training history; ``"undefined"`` otherwise.
+
+    Example:
+        >>> from receval.beyond.context import context
+        >>> from receval.beyond.names import parse_beyond
+        >>> ctx = context(None, None, 3, catalogue=np.ones(3, bool))
+        >>> ctx.groups, ctx.group_names = np.array([[1., 0], [1, 0], [0, 1]]), ("a", "b")
+        >>> lists = np.array([[0, 1], [-1, -1], [0, 2]])
+        >>> undefined_reasons(parse_beyond("rND@2"), lists, ctx, BeyondOptions(),
+        ...                   np.array([True, True, False]))
+        {'empty list': 1, "no item of the protected group 'b' in the list": 1}
+    """
+    rows = np.flatnonzero(undefined)
+    if not len(rows):
+        return {}
+    sub = lists[rows]
+    listed = sub >= 0
+    n = listed.sum(axis=1)
+    why = np.full(len(rows), "undefined", dtype=object)
+    if spec.metric in ("rND", "rKL", "rRD") and ctx.groups is not None:
+        name = protected_name(ctx, o)
+        flag = ctx.groups[:, protected_index(ctx, o.protected_group)] > 0
+        p = (flag[np.where(listed, sub, 0)] & listed).sum(axis=1)
+        why[:] = (f"every arrangement of the list scores 0 (cut points at multiples of "
+                  f"fairness_step={o.fairness_step})")
+        why[p == n] = f"every listed item is of the protected group {name!r}"
+        why[p == 0] = f"no item of the protected group {name!r} in the list"
+    elif spec.metric in CALIBRATION:
+        why[:] = "no listed item with a group"
+        if ctx.train_indptr is not None:
+            history = np.diff(ctx.train_indptr)[rows]
+            why[history == 0] = "no training history (train=)"
+    elif spec.metric == "diversity":
+        why[n < 2] = "fewer than two listed items"
+    elif spec.metric == "serendipity" and ctx.train_indptr is not None:
+        why[np.diff(ctx.train_indptr)[rows] == 0] = "no training history (train=)"
+    why[n == 0] = "empty list"
+    reasons, counts = np.unique(why.astype(str), return_counts=True)
+    return {str(r): int(c) for r, c in zip(reasons, counts, strict=True)}

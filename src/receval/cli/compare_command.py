@@ -168,17 +168,15 @@ def _popular_result(asked: list[str], params: dict[str, Any], runs: Any) -> Any:
     (written to a temporary file, read back with the same options)."""
     import tempfile
 
-    from receval.baselines import most_popular
-    from receval.compare import POPULAR, POPULAR_K
-    from receval.measures.spec import parse_metric
+    from receval.baselines import popular_baseline
+    from receval.compare import POPULAR, POPULAR_K, metric_cutoffs
 
     users = next(iter(runs.results.values())).per_user["user"].tolist()
-    from receval.beyond.names import parse_beyond
-
-    k = max((x for x in ((parse_beyond(m) or parse_metric(m)).k for m in asked) if x),
-            default=POPULAR_K)
     train = runs.train
-    lists = most_popular({"user": train.users, "item": train.items}, users, k)
+    # the library's baseline (compare(baseline="popular")): as deep as the deepest model list
+    lists = popular_baseline({"user": train.users, "item": train.items}, users,
+                             depths=[r.list_depth for r in runs.results.values()],
+                             cutoffs=metric_cutoffs(asked), default=POPULAR_K)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"{POPULAR}.csv"
         # written as the other predictions are read (header, delimiter), as CSV

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numba
 import numpy as np
 
+from receval.engines.exact_sum import exact_sum
 from receval.engines.fill_picture import (
     TIE_CODES,
     TIES_AVERAGE,
@@ -631,16 +632,6 @@ def _first_duplicate(keys: np.ndarray) -> int:
     return -1
 
 
-@inner_jit
-def _mean_in_item_order(items: np.ndarray, values: np.ndarray) -> float:
-    """The mean rating, summed in item order (bit for bit what sorting the truth first gives)."""
-    order = stable_argsort(items)
-    total = 0.0
-    for i in order:
-        total += values[i]
-    return total / len(values)
-
-
 # --- rank order --------------------------------------------------------------------------------
 
 
@@ -988,7 +979,8 @@ def _compile_kernel(variant: KernelVariant) -> Any:
             if thr_mode == THR_GLOBAL:
                 thr = rel_thr
             elif user_mean and m > 0:
-                thr = _mean_in_item_order(t_items[t0 : t0 + m], t_values[t0 : t0 + m])
+                # the exact sum (math.fsum's), as the host judge's: no order, no item names
+                thr = exact_sum(t_values[t0 : t0 + m], rel_gains) / m
             n_rel = zero
             duplicate = False
             g_shift = 0.0

@@ -653,7 +653,7 @@ def _judge_lists(request: EngineRequest) -> dict[str, np.ndarray]:
     p_owner, p_pos = _slices(p_indptr[users], p_indptr[users + 1])
     ti, tv = t_items[t_pos], t_values[t_pos]
     pi, ps = p_items[p_pos], p_scores[p_pos]
-    relevant = relevant_rows(t_owner, ti, tv, request.relevance_threshold, len(users))
+    relevant = relevant_rows(t_owner, tv, request.relevance_threshold, len(users))
     gains = row_gains(tv, relevant, request.gain)
     truth_index = pd.MultiIndex.from_arrays([t_owner, ti])
     at = truth_index.get_indexer(pd.MultiIndex.from_arrays([p_owner, pi]))

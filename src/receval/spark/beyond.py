@@ -347,7 +347,12 @@ def finish(result: Result, specs: Sequence[BeyondSpec], requested: Sequence[str]
     ``groups``: the item groups (``group_exposure``: :func:`group_number`)."""
     empty = options.empty if beyond.empty == "inherit" else beyond.empty
     summary = dict(result.summary)
-    summary.update(sums.finalize(Options(empty=empty)))  # type: ignore[arg-type]
+    from receval.beyond.attach import beyond_summary, report_undefined
+
+    per_user = beyond_summary(sums, specs, empty)  # the local plan's rule (rND: skip)
+    summary.update(per_user)
+    # the partitions counted the undefined users and why: summary_null and the warning
+    report_undefined(result, specs, per_user, empty)
     tables: dict[str, Any] = {}
     for spec in specs:
         if spec.entry.reduction == "catalogue":

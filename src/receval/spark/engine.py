@@ -365,6 +365,10 @@ def _evaluate_spark(
                                                     out.per_user.select("user"))
             record_train(out, audit, predictions=n_preds, truth=n_truth,
                          exclude_train=trained.exclude)
+            if trained.exclude:  # lists the exclusion emptied, counted as the local plan does
+                from receval.training.leakage import count_emptied
+
+                count_emptied(out, trained.emptied(read_preds, wp, out.per_user.select("user")))
     # what the plan records (once): a Spark train frame described by the audit's counts
     record_profile(out, specs, per_spec, options, resolved.name, inputs=recorded_inputs(
         train=None if train is None else _train_source(train["train"], out),
@@ -774,6 +778,9 @@ class _Task:
                                         _history(sides[2]) if self.history else None)
             meta["exposure"] = result.counts.pop("exposure", None)
             meta["counts"] = result.counts
+            # rND/rKL/rRD's protected group as the partition chose it (the driver records it)
+            meta["protected_group"] = (result.options.get("beyond") or {}).get(
+                "protected_group")
             meta["sums"] = _with_first_ids(result, self.row_firsts).to_dict()
             if result.strata is not None:  # each group's users and exact sums (ids: users)
                 meta["strata"] = {label: [n, acc.to_dict()] for label, (n, acc) in zip(
@@ -1184,6 +1191,10 @@ def _finish_beyond(out: SparkResult, beyond: Mapping[str, Any], b_opts: Any,
                                  columns=beyond["item_features_columns"])
                   if beyond["item_groups"] is None and beyond["item_features"] is not None
                   else read_groups(beyond["item_groups"], beyond["item_features"], wt.item))
+    chosen = {json.loads(row[0]).get("protected_group") for row in metas} - {None}
+    recorded = out.options.get("beyond")
+    if len(chosen) == 1 and recorded is not None:  # as the local plan records it
+        out.options["beyond"] = {**recorded, "protected_group": chosen.pop()}
     spark_beyond.finish(out, beyond["specs"], beyond["requested"], sums, exposures, catalogue,
                         options, b_opts, groups)
 

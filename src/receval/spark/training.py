@@ -117,6 +117,19 @@ class SparkTrain:
             out["train_after_test"] = after
         return out, preds.count(), rated.count()
 
+    def emptied(self, preds: Any, wp: Wanted, evaluated: Any) -> int:
+        """The ``evaluated`` users (a frame, column ``user``) every one of whose prediction
+        rows (``preds``, before the exclusion) is a training pair: ``exclude_train`` empties
+        their list (:func:`receval.training.leakage.count_emptied`)."""
+        from pyspark.sql import functions as F
+
+        listed = preds.select(F.col(wp.user).alias("user")).distinct()
+        kept = preds.join(self.pairs(preds, wp.user, wp.item), [wp.user, wp.item],
+                          "left_anti").select(F.col(wp.user).alias("user")).distinct()
+        gone = listed.join(kept, "user", "left_anti")
+        gone = gone.select(F.col("user").cast(evaluated.schema["user"].dataType).alias("user"))
+        return int(evaluated.join(gone, "user", "left_semi").count())
+
     def _after_test(self, rated: Any, wt: Wanted) -> int | None:
         """Training rows dated after their user's first (earliest) test row, when both sides
         have timestamps (the local :func:`receval.training` rule)."""

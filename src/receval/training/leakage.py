@@ -55,6 +55,9 @@ class Leakage:
     #: rows a prediction count is out of (matrix: its cells)
     predictions: int
     exclude_train: bool = False
+    #: with ``exclude_train``: the users every one of whose prediction rows is a training pair
+    #: (their list is emptied by the exclusion)
+    emptied: np.ndarray | None = None
 
     @staticmethod
     def of(train: Any, truth: Any, truth_cols: Columns, pred_cols: Columns | None, *,
@@ -94,7 +97,8 @@ class Leakage:
         in_pred = (np.zeros(0, dtype=bool) if pred_cols is None
                    else trained.in_train(pred_cols.users, pred_cols.items))
         return Leakage(trained, in_pred, int(rated.sum()), int(truth_in.sum()), cold_items,
-                       after, len(in_pred), exclude_train)
+                       after, len(in_pred), exclude_train,
+                       emptied_users(pred_cols, in_pred) if exclude_train else None)
 
     def matrix(self, user_ids: np.ndarray, item_ids: np.ndarray) -> int:
         """For a score matrix (rows ``user_ids``, columns ``item_ids``): the number of its cells
@@ -197,6 +201,63 @@ class Leakage:
             rows["predictions_excluded_train"] = excluded
         check(counts, predictions=self.predictions, truth=self.truth_rows,
               exclude_train=self.exclude_train)
+        if self.exclude_train and self.emptied is not None:
+            count_emptied(result, int(_isin(_ids_of(result.per_user["user"].tolist()),
+                                            self.emptied).sum()))
+
+
+def emptied_users(pred_cols: Columns | None, in_train: np.ndarray) -> np.ndarray | None:
+    """The users of ``pred_cols`` whose every prediction row is a training pair
+    (``in_train``): ``exclude_train=True`` leaves them an empty list.
+
+    Example:
+        >>> from receval.data.columns import read_sides
+        >>> _, p = read_sides({"user": [1], "item": [5]}, {"user": [1, 2, 2], "item": [5, 6, 7],
+        ...                                                 "score": [1.0, 0.5, 0.2]})
+        >>> emptied_users(p, np.array([False, True, True])).tolist()
+        [2]
+    """
+    if pred_cols is None or not len(in_train):
+        return None
+    owners = pd.Series(in_train).groupby(plain_ids(pred_cols.users), sort=False).all()
+    return np.asarray(owners.index[owners.to_numpy()])
+
+
+def _ids_of(users: list[Any]) -> np.ndarray:
+    """Evaluated user ids as :meth:`Leakage.counts` compares them (whole numbers as int64)."""
+    ids = np.asarray(pd.unique(np.asarray(users, dtype=object)))
+    if len(ids) and all(isinstance(u, int | np.integer) for u in ids):
+        ids = ids.astype(np.int64)
+    return ids
+
+
+def count_emptied(result: Result, n: int) -> None:
+    """The ``n`` evaluated users whose list ``exclude_train`` emptied, counted as such (the
+    local plan and Spark alike): in the predictions (they are in the file), with an empty list
+    (``users.emptied_by_exclude_train``), not as users only in the truth or without
+    predictions; and warned (``emptied-lists``).
+
+    Example:
+        >>> import pandas as pd
+        >>> r = Result({}, pd.DataFrame({"user": [1]}), {"users": {"only_in_truth": 1,
+        ...            "in_predictions": 0, "in_both": 0, "without_predictions": 1}}, {})
+        >>> count_emptied(r, 0)
+        >>> r.counts["users"]["emptied_by_exclude_train"]
+        0
+    """
+    users = result.counts.setdefault("users", {})
+    users["emptied_by_exclude_train"] = n
+    if not n:
+        return
+    for key, step in (("in_predictions", n), ("in_both", n), ("only_in_truth", -n),
+                      ("without_predictions", -n)):
+        if key in users:
+            users[key] += step
+    checks.warn(checks.EmptiedListsWarning,
+                f"exclude_train=True removed every item of {n} evaluated user(s)' lists (all "
+                f"their predictions are training items): they are evaluated with an empty list "
+                f"(Result.counts['users']['emptied_by_exclude_train']); predict more items "
+                f"per user than they have in the training data")
 
 
 def _take(ids: IdArray, mask: np.ndarray) -> IdArray:
