@@ -164,14 +164,16 @@ class ChunkedSource:
         side, path = self.wanted.side, self.path
         offset = 0
         try:
-            parquet = pq.ParquetFile(path)
+            # column chunks streamed through a small buffer, not read whole: a row group of
+            # 1M rows otherwise costs its compressed size in memory per column
+            parquet = pq.ParquetFile(path, buffer_size=1 << 20, pre_buffer=False)
             schema = pa.schema([parquet.schema_arrow.field(src)
                                 for src in self.columns.values()])
             if parquet.metadata.num_rows == 0:
                 raise ReceValError(f"{side} file {path} has no rows")
             for batch in parquet.iter_batches(batch_size=self.chunk_rows,
                                               columns=list(self.columns.values()),
-                                              use_threads=True):
+                                              use_threads=False):
                 table = pa.Table.from_batches([batch], schema).rename_columns(
                     list(self.columns))
                 yield self._checked(table, offset, "parquet", 0)

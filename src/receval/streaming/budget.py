@@ -17,6 +17,10 @@ from receval.exceptions import ReceValError
 #: bytes per input row the local plan holds at its peak (measured: about 85; the margin
 #: covers the Arrow tables of a partition and the per-user values kept)
 ROW_BYTES = 160
+#: what a run holds whatever the data (the numba kernels loaded, Arrow's and the
+#: allocator's pools, the Parquet reader's buffers: measured 80-100 MB on the 2-core dev
+#: machine, 2026-12-07): taken off the budget before sizing
+FIXED_BYTES = 96 << 20
 #: the share of the machine's memory an unset budget takes
 AUTO_SHARE = 0.5
 #: the smallest budget accepted
@@ -89,9 +93,10 @@ def partition_rows(budget: int) -> int:
 
     Example:
         >>> partition_rows(1 << 30)
-        3355443
+        3040870
     """
-    return max(int(budget // ROW_BYTES * 0.5), 1024)
+    working = max(budget - FIXED_BYTES, budget // 4)
+    return max(int(working // ROW_BYTES * 0.5), 1024)
 
 
 def chunk_rows(budget: int) -> int:
@@ -100,7 +105,7 @@ def chunk_rows(budget: int) -> int:
 
     Example:
         >>> chunk_rows(1 << 30)
-        335544
+        304087
     """
     return max(min(partition_rows(budget) // 10, 1 << 20), 1024)
 

@@ -1,12 +1,14 @@
 """Rows in any order, partitioned by a hash of the user into spill files.
 
 Each side's chunks are split by ``hash(user) % partitions`` and appended, in the file's row
-order, to one Parquet file per partition and side (Arrow's ``ParquetWriter``) in a temporary
-folder: a user's rows all land in one partition, in the order they were read, so
+order, to one file per partition and side (Arrow's IPC stream format, LZ4-compressed) in a
+temporary folder: a user's rows all land in one partition, in the order they were read, so
 ``ties="stable"`` and ``duplicates="first"`` see the order the in-memory path sees. Arrow's
 writer rather than DuckDB's ``COPY ... PARTITION_BY``: the chunks are already checked Arrow
 tables, pyarrow is a dependency (DuckDB is not), and the row order within a partition is
-kept by construction (a stable split of each chunk, written in order).
+kept by construction (a stable split of each chunk, written in order). IPC rather than
+Parquet: an open IPC writer holds no page or dictionary buffers (a hundred open Parquet
+writers held tens of MB), and a batch is written as it comes.
 The folder is removed on success, on error and on Ctrl-C (:class:`SpillFolder`).
 """
 
@@ -21,10 +23,10 @@ from types import TracebackType
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 #: the spill files' compression: fast to write and read back
 COMPRESSION = "lz4"
+_OPTIONS = pa.ipc.IpcWriteOptions(compression=COMPRESSION)
 
 
 class SpillFolder:
@@ -94,12 +96,12 @@ class Partitioner:
         self.schema: pa.Schema | None = None
         self._buffers: list[list[pa.Table]] = [[] for _ in range(parts)]
         self._buffered = np.zeros(parts, dtype=np.int64)
-        self._writers: dict[int, pq.ParquetWriter] = {}
+        self._writers: dict[int, tuple[pa.NativeFile, pa.ipc.RecordBatchStreamWriter]] = {}
         self.rows = np.zeros(parts, dtype=np.int64)
 
     def path(self, part: int) -> Path:
         """The spill file of one partition."""
-        return self.folder / f"{self.side}-{part:05d}.parquet"
+        return self.folder / f"{self.side}-{part:05d}.arrows"
 
     def add(self, chunk: pa.Table) -> None:
         """Split ``chunk`` by partition (row order kept within each) and buffer the pieces."""
@@ -124,27 +126,28 @@ class Partitioner:
         if not self._buffers[p]:
             return
         table = pa.concat_tables(self._buffers[p])
-        writer = self._writers.get(p)
-        if writer is None:
+        if p not in self._writers:
             assert self.schema is not None
-            writer = pq.ParquetWriter(self.path(p), self.schema, compression=COMPRESSION)
-            self._writers[p] = writer
-        writer.write_table(table)
+            sink = pa.OSFile(str(self.path(p)), "wb")
+            self._writers[p] = (sink, pa.ipc.new_stream(sink, self.schema, options=_OPTIONS))
+        self._writers[p][1].write_table(table)
         self._buffers[p], self._buffered[p] = [], 0
 
     def close(self) -> None:
         """Write what is buffered and close every file."""
         for p in range(self.parts):
             self._flush(p)
-        for writer in self._writers.values():
+        for sink, writer in self._writers.values():
             writer.close()
+            sink.close()
         self._writers = {}
 
     def read(self, part: int) -> pa.Table:
         """One partition's rows in the order they were read (empty with the side's schema
         when it has none)."""
-        if part in self._writers or self.path(part).exists():
-            return pq.read_table(self.path(part))
+        if self.path(part).exists():
+            with pa.OSFile(str(self.path(part)), "rb") as source:
+                return pa.ipc.open_stream(source).read_all()
         assert self.schema is not None
         return self.schema.empty_table()
 
