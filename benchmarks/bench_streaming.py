@@ -60,7 +60,6 @@ def _rss() -> int:
 def worker(tool: str, data: Path, budget: str, out: Path) -> dict[str, Any]:
     """One tool, once, in this process: seconds, peak and per-user values (to ``out``)."""
     import pandas as pd
-
     from bench_queries import METRICS, duckdb_sql, polars_query
 
     truth, preds = data / "truth.parquet", data / "preds.parquet"
@@ -70,12 +69,12 @@ def worker(tool: str, data: Path, budget: str, out: Path) -> dict[str, Any]:
 
         rss_import = _rss()
         start = time.perf_counter()
-        result = receval.evaluate(str(truth), str(preds), METRICS,
-                                  memory_budget=budget if tool == "stream" else None)
+        result = receval.evaluate(
+            str(truth), str(preds), METRICS, memory_budget=budget if tool == "stream" else None
+        )
         seconds = time.perf_counter() - start
         values = result.per_user
-        extra = {"rss_import": rss_import,
-                 "streaming": result.counts.get("streaming")}  # type: ignore[typeddict-item]
+        extra = {"rss_import": rss_import, "streaming": result.counts.get("streaming")}  # type: ignore[typeddict-item]
     elif tool == "duckdb":
         import duckdb
 
@@ -85,15 +84,17 @@ def worker(tool: str, data: Path, budget: str, out: Path) -> dict[str, Any]:
             con.execute(f"SET threads TO {int(threads)}")
         con.execute(f"SET temp_directory = '{data / 'duckdb.tmp'}'")
         start = time.perf_counter()
-        values = con.sql(duckdb_sql(f"read_parquet('{preds}')",
-                                    f"read_parquet('{truth}')")).df()
+        values = con.sql(duckdb_sql(f"read_parquet('{preds}')", f"read_parquet('{truth}')")).df()
         seconds = time.perf_counter() - start
     else:
         import polars as pl
 
         start = time.perf_counter()
-        values = polars_query(pl.scan_parquet(preds), pl.scan_parquet(truth)).collect(
-            engine="streaming").to_pandas()
+        values = (
+            polars_query(pl.scan_parquet(preds), pl.scan_parquet(truth))
+            .collect(engine="streaming")
+            .to_pandas()
+        )
         seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     pd.DataFrame(values).to_parquet(out)
@@ -104,13 +105,32 @@ def run_worker(tool: str, data: Path, budget: str, threads: int | None) -> dict[
     """:func:`worker` in a fresh process (on ``threads`` threads when given)."""
     env = dict(os.environ)
     if threads:
-        env.update(NUMBA_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
-                   POLARS_MAX_THREADS=str(threads), BENCH_THREADS=str(threads),
-                   ARROW_NUM_THREADS=str(threads))
+        env.update(
+            NUMBA_NUM_THREADS=str(threads),
+            OMP_NUM_THREADS=str(threads),
+            POLARS_MAX_THREADS=str(threads),
+            BENCH_THREADS=str(threads),
+            ARROW_NUM_THREADS=str(threads),
+        )
     out = data / f"values-{tool}.parquet"
-    done = subprocess.run([sys.executable, __file__, "--worker", tool, "--data", str(data),
-                           "--budget", budget, "--values", str(out)],
-                          capture_output=True, text=True, env=env, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--worker",
+            tool,
+            "--data",
+            str(data),
+            "--budget",
+            budget,
+            "--values",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     if done.returncode:
         raise SystemExit(f"{tool} failed:\n{done.stderr[-2000:]}")
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
@@ -121,13 +141,12 @@ def check(data: Path, tool: str) -> float:
     (0.0 required of the streaming path)."""
     import numpy as np
     import pandas as pd
-
     from bench_queries import METRICS
 
-    ref = pd.read_parquet(data / "values-memory.parquet").sort_values("user").reset_index(
-        drop=True)
-    got = pd.read_parquet(data / f"values-{tool}.parquet").sort_values("user").reset_index(
-        drop=True)
+    ref = pd.read_parquet(data / "values-memory.parquet").sort_values("user").reset_index(drop=True)
+    got = (
+        pd.read_parquet(data / f"values-{tool}.parquet").sort_values("user").reset_index(drop=True)
+    )
     if len(ref) != len(got) or not (ref["user"].to_numpy() == got["user"].to_numpy()).all():
         return float("inf")
     return max(float(np.max(np.abs(ref[m].to_numpy() - got[m].to_numpy()))) for m in METRICS)
@@ -143,15 +162,15 @@ def main() -> int:
     parser.add_argument("--tools", default=",".join(TOOLS))
     parser.add_argument("--orders", default=",".join(ORDERS))
     parser.add_argument("--threads", default="", help="a list: 1,2,4 (default: all cores)")
-    parser.add_argument("--data", default=None, help="folder for the inputs (default: a "
-                        "temporary folder)")
+    parser.add_argument(
+        "--data", default=None, help="folder for the inputs (default: a temporary folder)"
+    )
     parser.add_argument("--out", default=None, help="write the results as JSON")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--values", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.worker, Path(args.data), args.budget,
-                                Path(args.values))))
+        print(json.dumps(worker(args.worker, Path(args.data), args.budget, Path(args.values))))
         return 0
     from bench_queries import write_inputs
 
@@ -165,10 +184,19 @@ def main() -> int:
             data.mkdir()
             start = time.perf_counter()
             _, _, n_truth, n_preds = write_inputs(
-                data, args.users, args.items, args.relevant, seed=0, ids="int",
-                order="by-user" if order == "sorted" else "shuffled")
-            print(f"{order}: {n_truth:,} truth + {n_preds:,} prediction rows written in "
-                  f"{time.perf_counter() - start:.1f} s", flush=True)
+                data,
+                args.users,
+                args.items,
+                args.relevant,
+                seed=0,
+                ids="int",
+                order="by-user" if order == "sorted" else "shuffled",
+            )
+            print(
+                f"{order}: {n_truth:,} truth + {n_preds:,} prediction rows written in "
+                f"{time.perf_counter() - start:.1f} s",
+                flush=True,
+            )
             for threads in thread_list:
                 runs: dict[str, list[dict[str, Any]]] = {t: [] for t in tools}
                 for _ in range(args.repeat):
@@ -183,19 +211,33 @@ def main() -> int:
                     diff = check(data, tool) if tool != "memory" else 0.0
                     exact = diff == 0.0 if tool == "stream" else diff <= 1e-12
                     ok = ok and exact
-                    row = {"order": order, "users": args.users, "threads": threads,
-                           "tool": tool, "seconds": statistics.median(g["seconds"] for g in got),
-                           "peak_gib": max(g["peak_bytes"] for g in got) / 2**30,
-                           "rss_import_gib": (got[0].get("rss_import") or 0) / 2**30,
-                           "streaming": got[0].get("streaming"), "max_diff": diff,
-                           "rounds": len(got)}
+                    row = {
+                        "order": order,
+                        "users": args.users,
+                        "threads": threads,
+                        "tool": tool,
+                        "seconds": statistics.median(g["seconds"] for g in got),
+                        "peak_gib": max(g["peak_bytes"] for g in got) / 2**30,
+                        "rss_import_gib": (got[0].get("rss_import") or 0) / 2**30,
+                        "streaming": got[0].get("streaming"),
+                        "max_diff": diff,
+                        "rounds": len(got),
+                    }
                     rows.append(row)
-                    print(f"  {order:8s} threads={threads or 'all':>3} {tool:7s} "
-                          f"{row['seconds']:7.2f} s  peak {row['peak_gib']:.2f} GiB  "
-                          f"import {row['rss_import_gib']:.2f} GiB  "
-                          f"diff {diff:.1e}  {row['streaming'] or ''}", flush=True)
-    meta = {"machine": platform.node(), "cpus": os.cpu_count(), "budget": args.budget,
-            "items": args.items, "relevant": args.relevant}
+                    print(
+                        f"  {order:8s} threads={threads or 'all':>3} {tool:7s} "
+                        f"{row['seconds']:7.2f} s  peak {row['peak_gib']:.2f} GiB  "
+                        f"import {row['rss_import_gib']:.2f} GiB  "
+                        f"diff {diff:.1e}  {row['streaming'] or ''}",
+                        flush=True,
+                    )
+    meta = {
+        "machine": platform.node(),
+        "cpus": os.cpu_count(),
+        "budget": args.budget,
+        "items": args.items,
+        "relevant": args.relevant,
+    }
     if args.out:
         Path(args.out).write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     return 0 if ok else 1

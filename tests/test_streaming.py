@@ -38,7 +38,7 @@ from receval.streaming import evaluate_files
 from receval.streaming.ordered import sorted_by_footer
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_conformance_matrix import (  # noqa: E402
+from test_conformance_matrix import (
     FAMILY_NAMES,
     OPTION_SETS,
     case,
@@ -67,7 +67,8 @@ def assert_same(memory: receval.Result, streamed: receval.Result) -> None:
     """Every number of the two results equal bit for bit (``counts["streaming"]`` aside)."""
     assert list(memory.summary) == list(streamed.summary)
     assert {k: _bits(v) for k, v in memory.summary.items()} == {
-        k: _bits(v) for k, v in streamed.summary.items()}
+        k: _bits(v) for k, v in streamed.summary.items()
+    }
     pd.testing.assert_frame_equal(memory.per_user, streamed.per_user, check_exact=True)
     counts = dict(streamed.counts)
     assert counts.pop("streaming")["batches"] >= 1
@@ -77,15 +78,17 @@ def assert_same(memory: receval.Result, streamed: receval.Result) -> None:
     # the exact sums (the first undefined user: a row in memory, an id when merged)
     for a, b in zip(memory.sums.metrics, streamed.sums.metrics, strict=True):
         assert dataclasses.replace(a, first_undefined=None) == dataclasses.replace(
-            b, first_undefined=None)
+            b, first_undefined=None
+        )
 
 
 def _write(frame: pd.DataFrame, path: Path, row_group: int = 5) -> Path:
     if path.suffix == ".csv":
         frame.to_csv(path, index=False)
     else:
-        pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path,
-                       row_group_size=row_group)
+        pq.write_table(
+            pa.Table.from_pandas(frame, preserve_index=False), path, row_group_size=row_group
+        )
     return path
 
 
@@ -101,38 +104,61 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Pat
     out = {
         "csv": (_write(truth, d / "t.csv"), _write(preds, d / "p.csv")),
         "parquet": (_write(truth, d / "t.parquet"), _write(preds, d / "p.parquet", 7)),
-        "sorted": (_write(truth.sort_values("user", kind="stable"), d / "ts.parquet"),
-                   _write(preds.sort_values("user", kind="stable"), d / "ps.parquet", 7)),
+        "sorted": (
+            _write(truth.sort_values("user", kind="stable"), d / "ts.parquet"),
+            _write(preds.sort_values("user", kind="stable"), d / "ps.parquet", 7),
+        ),
     }
     return out
 
 
 def _metrics(options: dict[str, Any]) -> list[str]:
-    return [n for e in ENTRIES.values() if not expected_refusal(e, "numba", options)
-            for n in FAMILY_NAMES[e.name]]
+    return [
+        n
+        for e in ENTRIES.values()
+        if not expected_refusal(e, "numba", options)
+        for n in FAMILY_NAMES[e.name]
+    ]
 
 
-def _both(truth: Path, preds: Path, metrics: list[str], *, partitions: int = 4,
-          rows: int = 6, **options: Any) -> tuple[Any, Any]:
+def _both(
+    truth: Path,
+    preds: Path,
+    metrics: list[str],
+    *,
+    partitions: int = 4,
+    rows: int = 6,
+    **options: Any,
+) -> tuple[Any, Any]:
     memory = _run(lambda: receval.evaluate(str(truth), str(preds), metrics, **options))
     strata = options.pop("strata", None)
     profile = options.pop("profile", None)
-    streamed = _run(lambda: evaluate_files(truth, preds, metrics, evaluate_partition,
-                                           explicit=options, strata=strata, profile=profile,
-                                           memory_budget="64MiB", partitions=partitions,
-                                           rows_per_chunk=rows))
+    streamed = _run(
+        lambda: evaluate_files(
+            truth,
+            preds,
+            metrics,
+            evaluate_partition,
+            explicit=options,
+            strata=strata,
+            profile=profile,
+            memory_budget="64MiB",
+            partitions=partitions,
+            rows_per_chunk=rows,
+        )
+    )
     return memory, streamed
 
 
 @pytest.mark.parametrize("layout", ["csv", "parquet", "sorted"])
 @pytest.mark.parametrize("name", list(OPTION_SETS))
-def test_streamed_equals_in_memory(files: dict[str, tuple[Path, Path]], layout: str,
-                                   name: str) -> None:
+def test_streamed_equals_in_memory(
+    files: dict[str, tuple[Path, Path]], layout: str, name: str
+) -> None:
     """Every family of the registry under every option set of the matrix: the same bits,
     the same warnings; the sorted files take one pass, the others are partitioned."""
     options = dict(OPTION_SETS[name])
-    (memory, w_memory), (streamed, w_streamed) = _both(*files[layout], _metrics(options),
-                                                       **options)
+    (memory, w_memory), (streamed, w_streamed) = _both(*files[layout], _metrics(options), **options)
     assert_same(memory, streamed)
     assert w_memory == w_streamed
     how = streamed.counts["streaming"]
@@ -143,27 +169,38 @@ def test_streamed_equals_in_memory(files: dict[str, tuple[Path, Path]], layout: 
         assert (how["mode"], how["passes"], how["partitions"]) == ("partitioned", 2, 4)
 
 
-@pytest.mark.parametrize("extra", [
-    {"users": "union"}, {"users": "both"}, {"users": "relevant", "relevance_threshold": 3},
-    {"profile": "trec_eval"}, {"profile": "recbole"}, {"average": "micro"},
-    {"duplicates": "first"}, {"duplicates": "keep"}, {"duplicates": "max"},
-    {"ties": "stable", "empty": "nan"},
-])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"users": "union"},
+        {"users": "both"},
+        {"users": "relevant", "relevance_threshold": 3},
+        {"profile": "trec_eval"},
+        {"profile": "recbole"},
+        {"average": "micro"},
+        {"duplicates": "first"},
+        {"duplicates": "keep"},
+        {"duplicates": "max"},
+        {"ties": "stable", "empty": "nan"},
+    ],
+)
 @pytest.mark.parametrize("layout", ["csv", "sorted"])
-def test_options_and_duplicates(files: dict[str, tuple[Path, Path]], tmp_path: Path,
-                                layout: str, extra: dict[str, Any]) -> None:
+def test_options_and_duplicates(
+    files: dict[str, tuple[Path, Path]], tmp_path: Path, layout: str, extra: dict[str, Any]
+) -> None:
     """User selections, profiles (per-family options merged), micro averages and every
     duplicates policy (the duplicated rows straddle chunks)."""
     truth, preds = files[layout]
     if "duplicates" in extra:
-        frame = (pd.read_csv(preds) if layout == "csv" else pd.read_parquet(preds))
+        frame = pd.read_csv(preds) if layout == "csv" else pd.read_parquet(preds)
         doubled = pd.concat([frame, frame.iloc[::4].assign(score=0.25)], ignore_index=True)
         if layout == "sorted":
             doubled = doubled.sort_values("user", kind="stable")
         preds = _write(doubled, tmp_path / preds.name, 7)
     metrics = ["P@3", "R@3", "nDCG@3", "AP@3", "MRR", "bpref", "RMSE"]
-    (memory, w_memory), (streamed, w_streamed) = _both(truth, preds, metrics, partitions=3,
-                                                       rows=4, **extra)
+    (memory, w_memory), (streamed, w_streamed) = _both(
+        truth, preds, metrics, partitions=3, rows=4, **extra
+    )
     assert_same(memory, streamed)
     assert w_memory == w_streamed
 
@@ -171,16 +208,22 @@ def test_options_and_duplicates(files: dict[str, tuple[Path, Path]], tmp_path: P
 def test_text_and_mixed_ids_and_strata(tmp_path: Path) -> None:
     """Text user ids ('007' is not '7'), items integer in one file and text in the other
     (both read as text), a strata mapping: one partition per user at most."""
-    truth = pd.DataFrame({"user": ["007", "7", "a", "a", "b", "007"],
-                          "item": ["1", "2", "3", "x", "1", "3"]})
-    preds = pd.DataFrame({"user": ["7", "007", "a", "a", "b", "b", "c", "007"],
-                          "item": [1, 3, 3, 1, 2, 1, 1, 2],
-                          "score": [0.5, 0.4, 0.9, 0.9, 0.1, 0.7, 0.3, 0.8]})
+    truth = pd.DataFrame(
+        {"user": ["007", "7", "a", "a", "b", "007"], "item": ["1", "2", "3", "x", "1", "3"]}
+    )
+    preds = pd.DataFrame(
+        {
+            "user": ["7", "007", "a", "a", "b", "b", "c", "007"],
+            "item": [1, 3, 3, 1, 2, 1, 1, 2],
+            "score": [0.5, 0.4, 0.9, 0.9, 0.1, 0.7, 0.3, 0.8],
+        }
+    )
     t = _write(truth, tmp_path / "t.csv")
     p = _write(preds.assign(user=preds["user"].astype(str)), tmp_path / "p.parquet", 3)
     strata = {"007": "g1", "7": "g2", "a": "g1"}
-    (memory, w_m), (streamed, w_s) = _both(t, p, ["P@2", "nDCG@2", "MRR"], partitions=3,
-                                           rows=2, strata=strata)
+    (memory, w_m), (streamed, w_s) = _both(
+        t, p, ["P@2", "nDCG@2", "MRR"], partitions=3, rows=2, strata=strata
+    )
     assert_same(memory, streamed)
     assert w_m == w_s
     pd.testing.assert_frame_equal(memory.strata, streamed.strata, check_exact=True)
@@ -192,22 +235,37 @@ def test_streamed_numbers_match_the_oracle(files: dict[str, tuple[Path, Path]]) 
     in-memory path)."""
     metrics = ["P@3", "R@3", "nDCG@3", "AP@3", "RR"]
     truth, preds = (pd.read_parquet(f) for f in files["parquet"])  # the rows' order of ties
-    want = oracle.evaluate(list(truth.itertuples(index=False, name=None)),
-                           list(preds.itertuples(index=False, name=None)), metrics)
-    got = evaluate_files(*files["parquet"], metrics, evaluate_partition, partitions=5,
-                         rows_per_chunk=3, memory_budget="64MiB", silence=["ties",
-                                                                           "no-threshold"])
+    want = oracle.evaluate(
+        list(truth.itertuples(index=False, name=None)),
+        list(preds.itertuples(index=False, name=None)),
+        metrics,
+    )
+    got = evaluate_files(
+        *files["parquet"],
+        metrics,
+        evaluate_partition,
+        partitions=5,
+        rows_per_chunk=3,
+        memory_budget="64MiB",
+        silence=["ties", "no-threshold"],
+    )
     for name in metrics:
-        assert math.isclose(got.summary[name], want.summary[name], rel_tol=1e-12,
-                            abs_tol=1e-13), name
+        assert math.isclose(got.summary[name], want.summary[name], rel_tol=1e-12, abs_tol=1e-13), (
+            name
+        )
 
 
 def test_footer_sorted_but_rows_not_falls_back(tmp_path: Path) -> None:
     """Row groups in order by their statistics but a group unsorted inside: the one-pass
     reading finds it and the rows are partitioned instead (3 passes), same numbers."""
     truth = pd.DataFrame({"user": [2, 1, 3, 4, 4], "item": [1, 2, 3, 4, 5]})
-    preds = pd.DataFrame({"user": [2, 1, 1, 3, 4, 4], "item": [1, 2, 9, 3, 5, 4],
-                          "score": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]})
+    preds = pd.DataFrame(
+        {
+            "user": [2, 1, 1, 3, 4, 4],
+            "item": [1, 2, 9, 3, 5, 4],
+            "score": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
+        }
+    )
     t = _write(truth, tmp_path / "t.parquet", 2)
     p = _write(preds, tmp_path / "p.parquet", 3)
     assert sorted_by_footer(t, "user") and sorted_by_footer(p, "user")
@@ -224,8 +282,8 @@ def _spill_root(tmp_path: Path) -> Path:
 
 
 def test_temporary_folder_removed_on_success_error_and_interrupt(
-        files: dict[str, tuple[Path, Path]], tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    files: dict[str, tuple[Path, Path]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The spill folder is gone after a run, after an error (duplicates refused) and after
     Ctrl-C in the middle of the partitions."""
     root = _spill_root(tmp_path)
@@ -248,32 +306,35 @@ def test_temporary_folder_removed_on_success_error_and_interrupt(
 
     monkeypatch.setattr(plan._Run, "evaluate", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        evaluate_files(truth, preds, ["P@3"], evaluate_partition, spill_dir=root,
-                       partitions=3)
+        evaluate_files(truth, preds, ["P@3"], evaluate_partition, spill_dir=root, partitions=3)
     assert calls and list(root.iterdir()) == []
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"memory_budget": "lots"}, "memory_budget must be a size"),
-    ({"memory_budget": "1MiB"}, "at least 16MiB"),
-    ({"memory_budget": "1GiB", "train": "t"}, "cannot take train=: the training audit"),
-    ({"memory_budget": "1GiB", "engine": "torch"}, "runs the numba engine"),
-    ({"memory_budget": "1GiB", "strata": "activity"}, "built-in strata"),
-])
-def test_refusals_in_one_line(files: dict[str, tuple[Path, Path]], kwargs: dict[str, Any],
-                              message: str) -> None:
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"memory_budget": "lots"}, "memory_budget must be a size"),
+        ({"memory_budget": "1MiB"}, "at least 16MiB"),
+        ({"memory_budget": "1GiB", "train": "t"}, "cannot take train=: the training audit"),
+        ({"memory_budget": "1GiB", "engine": "torch"}, "runs the numba engine"),
+        ({"memory_budget": "1GiB", "strata": "activity"}, "built-in strata"),
+    ],
+)
+def test_refusals_in_one_line(
+    files: dict[str, tuple[Path, Path]], kwargs: dict[str, Any], message: str
+) -> None:
     truth, preds = files["csv"]
     with pytest.raises(ReceValError, match=message) as err:
         receval.evaluate(str(truth), str(preds), ["P@3"], **kwargs)
     assert "\n" not in str(err.value)
 
 
-def test_refusals_frames_beyond_and_formats(files: dict[str, tuple[Path, Path]],
-                                            tmp_path: Path) -> None:
+def test_refusals_frames_beyond_and_formats(
+    files: dict[str, tuple[Path, Path]], tmp_path: Path
+) -> None:
     truth, preds = files["csv"]
     with pytest.raises(ReceValError, match="pass truth and predictions as paths"):
-        receval.evaluate(pd.read_csv(truth), pd.read_csv(preds), ["P@3"],
-                         memory_budget="1GiB")
+        receval.evaluate(pd.read_csv(truth), pd.read_csv(preds), ["P@3"], memory_budget="1GiB")
     with pytest.raises(ReceValError, match="cannot evaluate coverage@3"):
         receval.evaluate(str(truth), str(preds), ["P@3", "coverage@3"], memory_budget="1GiB")
     lines = tmp_path / "p.jsonl"
@@ -282,8 +343,9 @@ def test_refusals_frames_beyond_and_formats(files: dict[str, tuple[Path, Path]],
         receval.evaluate(str(truth), str(lines), ["P@3"], memory_budget="1GiB")
 
 
-def test_streamed_when_the_inputs_would_not_fit(files: dict[str, tuple[Path, Path]],
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_streamed_when_the_inputs_would_not_fit(
+    files: dict[str, tuple[Path, Path]], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """No budget given, inputs estimated larger than the automatic budget: streamed."""
     from receval.streaming import budget
 
@@ -301,8 +363,7 @@ def test_cli_memory_budget(files: dict[str, tuple[Path, Path]]) -> None:
     flags exit 2 with one line."""
     truth, preds = files["csv"]
     runner = CliRunner()
-    base = ["evaluate", "-t", str(truth), "-p", str(preds), "-m", "P@3,nDCG@3",
-            "--format", "json"]
+    base = ["evaluate", "-t", str(truth), "-p", str(preds), "-m", "P@3,nDCG@3", "--format", "json"]
     plain = runner.invoke(main, base)
     streamed = runner.invoke(main, [*base, "--memory-budget", "64MiB"])
     assert plain.exit_code == 0 and streamed.exit_code == 0, streamed.output
@@ -348,25 +409,46 @@ def test_peak_memory_within_the_budget(tmp_path: Path) -> None:
     rng = np.random.default_rng(0)
     users, items = 30_000, 100
     # user u's items: distinct, start + j * 7919 modulo a prime
-    pool = (rng.integers(0, 1_000_003, users)[:, None]
-            + np.arange(items + 10)[None, :] * 7919) % 1_000_003
+    pool = (
+        rng.integers(0, 1_000_003, users)[:, None] + np.arange(items + 10)[None, :] * 7919
+    ) % 1_000_003
     order = rng.permutation(users * items)
-    preds = pa.table({"user": np.repeat(np.arange(users), items)[order],
-                      "item": pool[:, :items].ravel()[order],
-                      "score": rng.random(users * items)})
+    preds = pa.table(
+        {
+            "user": np.repeat(np.arange(users), items)[order],
+            "item": pool[:, :items].ravel()[order],
+            "score": rng.random(users * items),
+        }
+    )
     t_order = rng.permutation(users * 10)
-    truth = pa.table({"user": np.repeat(np.arange(users), 10)[t_order],
-                      "item": pool[:, 5:15].ravel()[t_order]})
+    truth = pa.table(
+        {"user": np.repeat(np.arange(users), 10)[t_order], "item": pool[:, 5:15].ravel()[t_order]}
+    )
     pq.write_table(preds, tmp_path / "p.parquet", row_group_size=1 << 20)
     pq.write_table(truth, tmp_path / "t.parquet", row_group_size=1 << 20)
     del preds, truth
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(Path(receval.__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(Path(receval.__file__).parents[1]), os.environ.get("PYTHONPATH", "")]
+        ),
+    }
 
     def peak(budget: str) -> dict[str, Any]:
-        done = subprocess.run([sys.executable, "-c", _PEAK, str(tmp_path / "t.parquet"),
-                               str(tmp_path / "p.parquet"), budget], capture_output=True,
-                              text=True, env=env, check=True)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                _PEAK,
+                str(tmp_path / "t.parquet"),
+                str(tmp_path / "p.parquet"),
+                budget,
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
         return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
     budget = 128 << 20

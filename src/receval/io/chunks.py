@@ -75,9 +75,16 @@ class ChunkedSource:
     names: list[str] = field(default_factory=list)
 
     @classmethod
-    def open(cls, path: str | Path, wanted: Wanted, *, format: str = "auto",
-             chunk_rows: int = 1 << 20, delimiter: str | None = None,
-             header: bool = True) -> ChunkedSource:
+    def open(
+        cls,
+        path: str | Path,
+        wanted: Wanted,
+        *,
+        format: str = "auto",
+        chunk_rows: int = 1 << 20,
+        delimiter: str | None = None,
+        header: bool = True,
+    ) -> ChunkedSource:
         """The file checked, its format detected and its columns resolved; a one-line error
         for a format other than CSV, TSV or Parquet.
 
@@ -90,30 +97,37 @@ class ChunkedSource:
         checked = check_file(path, wanted.side)
         kind = detect_format(checked, wanted.side, format)
         if kind not in CHUNKED_FORMATS:
-            raise ReceValError(f"memory_budget streams CSV, TSV and Parquet files; the "
-                               f"{wanted.side} file {checked} is {kind} (convert it, or "
-                               "evaluate it in memory without a budget)")
-        src = cls(checked, wanted, kind, chunk_rows=max(int(chunk_rows), 1),
-                  delimiter=delimiter, header=header)
+            raise ReceValError(
+                f"memory_budget streams CSV, TSV and Parquet files; the "
+                f"{wanted.side} file {checked} is {kind} (convert it, or "
+                "evaluate it in memory without a budget)"
+            )
+        src = cls(
+            checked,
+            wanted,
+            kind,
+            chunk_rows=max(int(chunk_rows), 1),
+            delimiter=delimiter,
+            header=header,
+        )
         if kind == "parquet":
             try:
                 names = pq.ParquetFile(checked).schema_arrow
             except (pa.ArrowInvalid, OSError) as err:
-                raise ReceValError(f"cannot read {wanted.side} file {checked}: "
-                                   f"{one_line(err)}") from None
+                raise ReceValError(
+                    f"cannot read {wanted.side} file {checked}: {one_line(err)}"
+                ) from None
             src.columns = wanted.resolve(names.names, checked)
             for out in ID_COLUMNS:
                 kind_of = names.field(src.columns[out]).type
                 if pa.types.is_dictionary(kind_of):
                     kind_of = kind_of.value_type
-                src.int_ids[out] = (pa.types.is_integer(kind_of)
-                                    or pa.types.is_floating(kind_of))
+                src.int_ids[out] = pa.types.is_integer(kind_of) or pa.types.is_floating(kind_of)
         else:
             if kind == "tsv" and delimiter is None:
                 src.delimiter = "\t"
             lines = head_lines(checked, wanted.side)
-            src.delimiter = (_unescape(src.delimiter) if src.delimiter
-                             else sniff_delimiter(lines))
+            src.delimiter = _unescape(src.delimiter) if src.delimiter else sniff_delimiter(lines)
             first = next(csv.reader([lines[0].lstrip("\ufeff")], delimiter=src.delimiter))
             src.names = first if header else wanted.positional(len(first))
             src.columns = wanted.resolve(src.names, checked)
@@ -141,8 +155,9 @@ class ChunkedSource:
         else:
             yield from self._delimited()
 
-    def _checked(self, table: pa.Table, offset: int, where_kind: str,
-                 header_lines: int) -> pa.Table:
+    def _checked(
+        self, table: pa.Table, offset: int, where_kind: str, header_lines: int
+    ) -> pa.Table:
         where = locator(self.path, where_kind, header_lines)
 
         def shifted(row: int) -> str:
@@ -152,12 +167,13 @@ class ChunkedSource:
         for i, out in enumerate(table.column_names):
             name = names.get(out, out)
             if out in ID_COLUMNS:
-                table = table.set_column(i, out, check_id_column(table.column(i),
-                                                                 self.wanted.side, name,
-                                                                 shifted))
+                table = table.set_column(
+                    i, out, check_id_column(table.column(i), self.wanted.side, name, shifted)
+                )
             else:
-                check_value_column(table.column(i), self.wanted.side, name, shifted,
-                                   users=table.column("user"))
+                check_value_column(
+                    table.column(i), self.wanted.side, name, shifted, users=table.column("user")
+                )
         return table
 
     def _parquet(self) -> Iterator[pa.Table]:
@@ -167,15 +183,13 @@ class ChunkedSource:
             # column chunks streamed through a small buffer, not read whole: a row group of
             # 1M rows otherwise costs its compressed size in memory per column
             parquet = pq.ParquetFile(path, buffer_size=1 << 20, pre_buffer=False)
-            schema = pa.schema([parquet.schema_arrow.field(src)
-                                for src in self.columns.values()])
+            schema = pa.schema([parquet.schema_arrow.field(src) for src in self.columns.values()])
             if parquet.metadata.num_rows == 0:
                 raise ReceValError(f"{side} file {path} has no rows")
-            for batch in parquet.iter_batches(batch_size=self.chunk_rows,
-                                              columns=list(self.columns.values()),
-                                              use_threads=False):
-                table = pa.Table.from_batches([batch], schema).rename_columns(
-                    list(self.columns))
+            for batch in parquet.iter_batches(
+                batch_size=self.chunk_rows, columns=list(self.columns.values()), use_threads=False
+            ):
+                table = pa.Table.from_batches([batch], schema).rename_columns(list(self.columns))
                 yield self._checked(table, offset, "parquet", 0)
                 offset += batch.num_rows
         except (pa.ArrowInvalid, OSError) as err:
@@ -184,10 +198,12 @@ class ChunkedSource:
     def _delimited(self) -> Iterator[pa.Table]:
         side, path, columns = self.wanted.side, self.path, self.columns
         assert self.delimiter is not None
-        types = {src: pa.string() if out in ID_COLUMNS else pa.float64()
-                 for out, src in columns.items()}
-        read_options = pacsv.ReadOptions(block_size=BLOCK_SIZE,
-                                         column_names=None if self.header else self.names)
+        types = {
+            src: pa.string() if out in ID_COLUMNS else pa.float64() for out, src in columns.items()
+        }
+        read_options = pacsv.ReadOptions(
+            block_size=BLOCK_SIZE, column_names=None if self.header else self.names
+        )
         ragged: list[int] = []
 
         def skip_ragged(row: pacsv.InvalidRow) -> str:
@@ -195,8 +211,9 @@ class ChunkedSource:
             return "skip"
 
         parse = pacsv.ParseOptions(delimiter=self.delimiter, invalid_row_handler=skip_ragged)
-        convert = pacsv.ConvertOptions(include_columns=list(columns.values()),
-                                       column_types=types, strings_can_be_null=False)
+        convert = pacsv.ConvertOptions(
+            include_columns=list(columns.values()), column_types=types, strings_can_be_null=False
+        )
         stream, _ = open_stream(path, side)
         quoted, offset = False, 0
         self.int_ids = {out: True for out in ID_COLUMNS}
@@ -214,12 +231,10 @@ class ChunkedSource:
                             self.int_ids[out] &= pa.types.is_integer(narrow(col).type)
                         cols[out] = col
                     if batch.num_rows:
-                        yield self._checked(pa.table(cols), offset, "csv",
-                                            1 if self.header else 0)
+                        yield self._checked(pa.table(cols), offset, "csv", 1 if self.header else 0)
                     offset += batch.num_rows
         except pa.ArrowInvalid as err:
-            raise _explain(err, path, self.wanted, columns, self.delimiter,
-                           read_options) from None
+            raise _explain(err, path, self.wanted, columns, self.delimiter, read_options) from None
         except (OSError, EOFError) as err:
             raise ReceValError(f"cannot read {side} file {path}: {one_line(err)}") from None
         if ragged:

@@ -16,5 +16,4 @@ from __future__ import annotations
 from receval.streaming.budget import auto_budget, parse_budget
 from receval.streaming.plan import ORDERS, REFUSED, evaluate_files, would_not_fit
 
-__all__ = ["ORDERS", "REFUSED", "auto_budget", "evaluate_files", "parse_budget",
-           "would_not_fit"]
+__all__ = ["ORDERS", "REFUSED", "auto_budget", "evaluate_files", "parse_budget", "would_not_fit"]

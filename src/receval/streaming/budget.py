@@ -26,9 +26,22 @@ AUTO_SHARE = 0.5
 #: the smallest budget accepted
 MIN_BUDGET = 16 << 20
 
-_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2,
-          "g": 1000**3, "gb": 1000**3, "t": 1000**4, "tb": 1000**4,
-          "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1000,
+    "kb": 1000,
+    "m": 1000**2,
+    "mb": 1000**2,
+    "g": 1000**3,
+    "gb": 1000**3,
+    "t": 1000**4,
+    "tb": 1000**4,
+    "kib": 1 << 10,
+    "mib": 1 << 20,
+    "gib": 1 << 30,
+    "tib": 1 << 40,
+}
 
 
 def parse_budget(value: str | int | float) -> int:
@@ -51,8 +64,10 @@ def parse_budget(value: str | int | float) -> int:
         found = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*", str(value))
         unit = found.group(2).lower() if found else None
         if found is None or unit not in _UNITS:
-            raise ReceValError("memory_budget must be a size such as 2GiB, 500MB or a number "
-                               f"of bytes; got {value!r}")
+            raise ReceValError(
+                "memory_budget must be a size such as 2GiB, 500MB or a number "
+                f"of bytes; got {value!r}"
+            )
         n = int(float(found.group(1)) * _UNITS[unit])
     if n < MIN_BUDGET:
         raise ReceValError(f"memory_budget must be at least 16MiB; got {value!r}")

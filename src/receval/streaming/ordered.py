@@ -69,8 +69,12 @@ def _check(users: pa.Array, last: Any) -> None:
         raise NotSorted
 
 
-def lockstep(truth: Iterator[pa.Table], predictions: Iterator[pa.Table], rows: int,
-             align: Callable[[str, pa.Table], pa.Table]) -> Iterator[tuple[pa.Table, pa.Table]]:
+def lockstep(
+    truth: Iterator[pa.Table],
+    predictions: Iterator[pa.Table],
+    rows: int,
+    align: Callable[[str, pa.Table], pa.Table],
+) -> Iterator[tuple[pa.Table, pa.Table]]:
     """Batches of complete users (their rows of both sides), about ``rows`` rows each, from
     two user-sorted streams of chunks; ``align`` gives a side's chunk its final id types.
 
@@ -110,8 +114,7 @@ def lockstep(truth: Iterator[pa.Table], predictions: Iterator[pa.Table], rows: i
         frontier = min(bounds) if bounds else None
         parts: dict[str, pa.Table] = {}
         for side in its:
-            table = (pa.concat_tables(buf[side]) if buf[side]
-                     else schema[side].empty_table())
+            table = pa.concat_tables(buf[side]) if buf[side] else schema[side].empty_table()
             if frontier is None:
                 cut = table.num_rows
             else:

@@ -35,8 +35,7 @@ from receval import checks
 from receval._version import __version__
 from receval.accumulate import Accumulator
 from receval.exceptions import ReceValError
-from receval.finalize import canonical_names, check_inputs, finish, record_profile, \
-    recorded_inputs
+from receval.finalize import canonical_names, check_inputs, finish, record_profile, recorded_inputs
 from receval.io import SOURCE_KEY
 from receval.io.chunks import ChunkedSource
 from receval.io.ids import ID_COLUMNS
@@ -131,38 +130,64 @@ def evaluate_files(
     per_spec = [resolved.options_for(s.family) for s in specs]
     with checks.silence(silence):  # unknown codes are an error before any read
         pass
-    wt = Wanted.truth(user_col=columns.get("user_col", "user"),
-                      item_col=columns.get("item_col", "item"),
-                      rating_col=columns.get("rating_col", "rating"),
-                      columns=columns.get("truth_columns"))
-    wp = Wanted.predictions(user_col=columns.get("user_col", "user"),
-                            item_col=columns.get("item_col", "item"),
-                            score_col=columns.get("score_col", "score"),
-                            columns=columns.get("prediction_columns"))
+    wt = Wanted.truth(
+        user_col=columns.get("user_col", "user"),
+        item_col=columns.get("item_col", "item"),
+        rating_col=columns.get("rating_col", "rating"),
+        columns=columns.get("truth_columns"),
+    )
+    wp = Wanted.predictions(
+        user_col=columns.get("user_col", "user"),
+        item_col=columns.get("item_col", "item"),
+        score_col=columns.get("score_col", "score"),
+        columns=columns.get("prediction_columns"),
+    )
     rows = rows_per_chunk or chunk_rows(budget)
-    sources = {"truth": ChunkedSource.open(truth, wt, chunk_rows=rows),
-               "predictions": ChunkedSource.open(predictions, wp, chunk_rows=rows)}
+    sources = {
+        "truth": ChunkedSource.open(truth, wt, chunk_rows=rows),
+        "predictions": ChunkedSource.open(predictions, wp, chunk_rows=rows),
+    }
     mapping = None if strata is None else as_mapping(strata, user_col=wt.user)
     t_value = next((c for c in sources["truth"].columns if c not in ID_COLUMNS), None)
     p_value = next((c for c in sources["predictions"].columns if c not in ID_COLUMNS), None)
-    kwargs: dict[str, Any] = {"profile": profile, **explicit, "user_col": "user",
-                              "item_col": "item", "rating_col": "rating", "score_col": "score"}
+    kwargs: dict[str, Any] = {
+        "profile": profile,
+        **explicit,
+        "user_col": "user",
+        "item_col": "item",
+        "rating_col": "rating",
+        "score_col": "score",
+    }
     if mapping is not None:
         kwargs["strata"] = mapping
-    task = _Task(names=("user", "item", t_value, "user", "item", p_value), ordered=False,
-                 fn=partition_fn, metrics=metric_list, kwargs=kwargs)
+    task = _Task(
+        names=("user", "item", t_value, "user", "item", p_value),
+        ordered=False,
+        fn=partition_fn,
+        metrics=metric_list,
+        kwargs=kwargs,
+    )
     run = _Run(task, sources, frozenset(s.name for s in specs))
     both_parquet = all(s.kind == "parquet" for s in sources.values())
     mode, passes = "partitioned", 0
-    if both_parquet and order != "any" and (order == "sorted" or all(
-            sorted_by_footer(s.path, s.columns["user"]) for s in sources.values())):
+    if (
+        both_parquet
+        and order != "any"
+        and (
+            order == "sorted"
+            or all(sorted_by_footer(s.path, s.columns["user"]) for s in sources.values())
+        )
+    ):
         try:
             passes += 1
-            for t_part, p_part in lockstep(sources["truth"].chunks(),
-                                           sources["predictions"].chunks(),
-                                           partition_rows(budget) if partitions is None
-                                           else max(_rows_hint(sources) // partitions, 1),
-                                           run.align):
+            for t_part, p_part in lockstep(
+                sources["truth"].chunks(),
+                sources["predictions"].chunks(),
+                partition_rows(budget)
+                if partitions is None
+                else max(_rows_hint(sources) // partitions, 1),
+                run.align,
+            ):
                 run.evaluate(t_part, p_part)
             mode = "sorted"
         except NotSorted:
@@ -171,35 +196,54 @@ def evaluate_files(
         n_parts = partitions or _partitions(sources, budget)
         with SpillFolder(spill_dir) as folder:
             as_text = not (both_parquet and all(s.int_ids["user"] for s in sources.values()))
-            writers = {side: Partitioner(folder, side, n_parts, as_text=as_text,
-                                         buffer_rows=max(partition_rows(budget)
-                                                         // (4 * n_parts), 4096))
-                       for side in sources}
+            writers = {
+                side: Partitioner(
+                    folder,
+                    side,
+                    n_parts,
+                    as_text=as_text,
+                    buffer_rows=max(partition_rows(budget) // (4 * n_parts), 4096),
+                )
+                for side in sources
+            }
             for side, src in sources.items():
                 for chunk in src.chunks():
                     writers[side].add(chunk)
                 writers[side].close()
             passes += 2  # the inputs read once, the spill files once
             for p in range(n_parts):
-                run.evaluate(run.align("truth", writers["truth"].read(p)),
-                             run.align("predictions", writers["predictions"].read(p)))
+                run.evaluate(
+                    run.align("truth", writers["truth"].read(p)),
+                    run.align("predictions", writers["predictions"].read(p)),
+                )
         run.parts_total = n_parts
     result = run.finish(specs, per_spec, options, explicit, silence, mapping, wt)
-    record_profile(result, specs, per_spec, options, resolved.name,
-                   inputs=recorded_inputs(strata=mapping),
-                   metrics=canonical_names(specs, [], metric_list))
+    record_profile(
+        result,
+        specs,
+        per_spec,
+        options,
+        resolved.name,
+        inputs=recorded_inputs(strata=mapping),
+        metrics=canonical_names(specs, [], metric_list),
+    )
     counts = cast(dict[str, Any], result.counts)
-    counts["streaming"] = {"mode": mode, "partitions": run.parts_total if mode ==
-                           "partitioned" else run.batches, "batches": run.batches,
-                           "passes": passes, "budget_bytes": budget}
+    counts["streaming"] = {
+        "mode": mode,
+        "partitions": run.parts_total if mode == "partitioned" else run.batches,
+        "batches": run.batches,
+        "passes": passes,
+        "budget_bytes": budget,
+    }
     return result
 
 
 class _Run:
     """The batches evaluated so far: their metas (counts, sums), per-user values, ratings."""
 
-    def __init__(self, task: _Task, sources: dict[str, ChunkedSource],
-                 row_firsts: frozenset[str]) -> None:
+    def __init__(
+        self, task: _Task, sources: dict[str, ChunkedSource], row_firsts: frozenset[str]
+    ) -> None:
         self.task, self.sources, self.row_firsts = task, sources, row_firsts
         self.reset()
 
@@ -218,11 +262,16 @@ class _Run:
             col = table.column(name)
             want = pa.int64() if as_int else pa.string()
             if col.type != want:
-                table = table.set_column(table.schema.get_field_index(name), name,
-                                         pc.cast(col, want))
+                table = table.set_column(
+                    table.schema.get_field_index(name), name, pc.cast(col, want)
+                )
         src = self.sources[side]
-        meta = {"side": side, "path": str(src.path), "found": list(src.wanted.found),
-                "asked": src.wanted.asked()}
+        meta = {
+            "side": side,
+            "path": str(src.path),
+            "found": list(src.wanted.found),
+            "asked": src.wanted.asked(),
+        }
         return table.replace_schema_metadata({SOURCE_KEY: json.dumps(meta).encode()})
 
     def evaluate(self, truth: pa.Table, predictions: pa.Table) -> None:
@@ -230,25 +279,38 @@ class _Run:
         if truth.num_rows == 0 and predictions.num_rows == 0:
             return
         task = self.task
-        meta: dict[str, Any] = {"partition": len(self.metas),
-                                "rating_range": _finite_range(truth, task.names[2])}
+        meta: dict[str, Any] = {
+            "partition": len(self.metas),
+            "rating_range": _finite_range(truth, task.names[2]),
+        }
         result = task._evaluate(truth, predictions)
         meta["counts"] = result.counts
         meta["sums"] = _with_first_ids(result, self.row_firsts).to_dict()
         if result.strata is not None:
-            meta["strata"] = {label: [n, acc.to_dict()] for label, (n, acc) in zip(
-                result.strata["group"], zip(result.strata["users"],
-                                            (result.strata_sums or {}).values(), strict=True),
-                strict=True)}
+            meta["strata"] = {
+                label: [n, acc.to_dict()]
+                for label, (n, acc) in zip(
+                    result.strata["group"],
+                    zip(result.strata["users"], (result.strata_sums or {}).values(), strict=True),
+                    strict=True,
+                )
+            }
             if len(result.per_user):
                 meta["first_user"] = result.per_user["user"].iloc[0]
         self.metas.append(meta)
         self.per_user.append(result.per_user)
         self.batches += 1
 
-    def finish(self, specs: list[Any], per_spec: list[Any], options: Any,
-               explicit: Mapping[str, Any], silence: Any, mapping: Any,
-               wt: Wanted) -> Result:
+    def finish(
+        self,
+        specs: list[Any],
+        per_spec: list[Any],
+        options: Any,
+        explicit: Mapping[str, Any],
+        silence: Any,
+        mapping: Any,
+        wt: Wanted,
+    ) -> Result:
         """The merged counts and sums finished as the in-memory path finishes them."""
         if not self.metas:
             raise ReceValError("truth is empty (no rows)")
@@ -258,25 +320,40 @@ class _Run:
         sums = Accumulator(tuple(m for m in sums.metrics if m.name in names))
         with checks.silence(silence):
             summary = finish(specs, per_spec, counts, sums)
-        groups = None if mapping is None else _merge_strata(self.metas, specs, per_spec,
-                                                            mapping)
-        per_user = pd.concat(self.per_user, ignore_index=True) if len(self.per_user) > 1 \
+        groups = None if mapping is None else _merge_strata(self.metas, specs, per_spec, mapping)
+        per_user = (
+            pd.concat(self.per_user, ignore_index=True)
+            if len(self.per_user) > 1
             else self.per_user[0]
+        )
         self.per_user = []
         per_user = per_user.sort_values("user", kind="stable").reset_index(drop=True)
         record = options.to_dict()
-        record.update(version=__version__, engine="numba",
-                      metrics={s.name: s.canonical for s in specs})
-        result = Result(summary=summary, per_user=per_user, counts=cast(Counts, counts),
-                        options=cast(RecordedOptions, record), metrics=[s.name for s in specs],
-                        sums=sums, strata=None if groups is None else groups.table,
-                        strata_sums=None if groups is None else groups.sums)
-        ratings = None if not ranges else np.array(
-            [min(r[0] for r in ranges), max(r[1] for r in ranges)])
+        record.update(
+            version=__version__, engine="numba", metrics={s.name: s.canonical for s in specs}
+        )
+        result = Result(
+            summary=summary,
+            per_user=per_user,
+            counts=cast(Counts, counts),
+            options=cast(RecordedOptions, record),
+            metrics=[s.name for s in specs],
+            sums=sums,
+            strata=None if groups is None else groups.table,
+            strata_sums=None if groups is None else groups.sums,
+        )
+        ratings = (
+            None if not ranges else np.array([min(r[0] for r in ranges), max(r[1] for r in ranges)])
+        )
         with checks.silence(silence):
-            check_inputs(counts, options, ratings=ratings, column=wt.value,
-                         threshold_given="relevance_threshold" in explicit,
-                         item_overlap=lambda: item_overlap(self))
+            check_inputs(
+                counts,
+                options,
+                ratings=ratings,
+                column=wt.value,
+                threshold_given="relevance_threshold" in explicit,
+                item_overlap=lambda: item_overlap(self),
+            )
         return result
 
 

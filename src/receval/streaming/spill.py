@@ -49,8 +49,12 @@ class SpillFolder:
         self.path = Path(tempfile.mkdtemp(prefix="receval-spill-", dir=self.parent))
         return self.path
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
         if self.path is not None:
             shutil.rmtree(self.path, ignore_errors=True)
 
@@ -89,8 +93,9 @@ class Partitioner:
         [{'user': 1, 'item': 5}, {'user': 1, 'item': 8}]
     """
 
-    def __init__(self, folder: Path, side: str, parts: int, *, as_text: bool,
-                 buffer_rows: int = 1 << 16) -> None:
+    def __init__(
+        self, folder: Path, side: str, parts: int, *, as_text: bool, buffer_rows: int = 1 << 16
+    ) -> None:
         self.folder, self.side, self.parts, self.as_text = folder, side, parts, as_text
         self.buffer_rows = max(int(buffer_rows), 1)
         self.schema: pa.Schema | None = None
@@ -109,8 +114,9 @@ class Partitioner:
             self.schema = chunk.schema
         elif chunk.schema != self.schema:
             chunk = chunk.cast(self.schema)
-        part = (user_hash(chunk.column("user"), self.as_text)
-                % np.uint64(self.parts)).astype(np.int64)
+        part = (user_hash(chunk.column("user"), self.as_text) % np.uint64(self.parts)).astype(
+            np.int64
+        )
         order = np.argsort(part, kind="stable")
         ordered = chunk.take(pa.array(order))
         bounds = np.searchsorted(part[order], np.arange(self.parts + 1))
