@@ -458,3 +458,38 @@ def test_peak_memory_within_the_budget(tmp_path: Path) -> None:
     assert streamed["peak"] <= 1.25 * budget + streamed["import"], streamed
     memory = peak("none")
     assert memory["peak"] > 1.25 * budget + memory["import"], memory
+
+
+def test_the_doc_runs() -> None:
+    """docs/streaming.md: its Python block runs (``expression   # value`` lines are claims)
+    and its command runs on the files the block wrote, exit 0."""
+    import re
+    import shlex
+
+    doc = Path(__file__).resolve().parents[1] / "docs" / "streaming.md"
+    blocks = re.findall(r"```(\w*)\n(.*?)```", doc.read_text(), re.S)
+    namespace: dict[str, Any] = {}
+    python = [code for lang, code in blocks if lang == "python"]
+    assert len(python) == 1
+    exec(compile(python[0], str(doc), "exec"), namespace)
+    claims = 0
+    for line in python[0].splitlines():
+        claim = re.match(r"^(\S.*?)\s+#\s*(\S.*)$", line)
+        if claim:
+            assert repr(eval(claim.group(1), namespace)) == claim.group(2), line
+            claims += 1
+    assert claims == 2
+    commands = [code.strip() for lang, code in blocks if lang == "bash"]
+    assert len(commands) == 1
+    args = shlex.split(commands[0])
+    env = {**os.environ, "PYTHONPATH": str(Path(receval.__file__).parents[1])}
+    done = subprocess.run(
+        [sys.executable, "-m", "receval.cli", *args[1:]],
+        cwd=namespace["folder"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "nDCG@2" in done.stdout
