@@ -4,8 +4,8 @@ streaming engine, from Parquet, with each tool's peak memory (issue 35).
 The inputs are bench_queries.py's (users x ``--items`` predictions with tie-free random
 scores, ``--relevant`` truth items per user; integer ids), written twice: rows shuffled
 across each block of 200,000 users (``shuffled``) and sorted by user (``sorted``). Each tool
-runs in a process of its own (``--worker``): its peak memory is that process's ``ru_maxrss``
-(inputs included), its ``rss_import`` the resident memory right after ``import receval`` (the
+runs in a process of its own (``--worker``): its peak memory is that process's high-water
+mark (``VmHWM`` in /proc; ``ru_maxrss`` would carry over the parent's peak), its ``rss_import`` the resident memory right after ``import receval`` (the
 issue's allowance: peak <= 1.25 x budget + rss_import). The tools:
 
 - ``memory``: ``receval.evaluate(truth_path, preds_path, ...)`` (everything in memory);
@@ -35,7 +35,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -55,6 +54,13 @@ def _rss() -> int:
     """This process's resident memory now, in bytes (/proc)."""
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _hwm() -> int:
+    """This process's peak resident memory (Linux's ``VmHWM``): ``ru_maxrss`` would carry the
+    parent's peak over ``fork`` and ``exec`` (the parent that generated the inputs)."""
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmHWM:"))
 
 
 def worker(tool: str, data: Path, budget: str, out: Path) -> dict[str, Any]:
@@ -96,7 +102,7 @@ def worker(tool: str, data: Path, budget: str, out: Path) -> dict[str, Any]:
             .to_pandas()
         )
         seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak = _hwm()
     pd.DataFrame(values).to_parquet(out)
     return {"tool": tool, "seconds": seconds, "peak_bytes": peak, **extra}
 

@@ -71,6 +71,8 @@ class ChunkedSource:
     #: per id column: whether the whole reader reads it as int64 (text files: known after
     #: the last chunk; Parquet: from the schema)
     int_ids: dict[str, bool] = field(default_factory=dict)
+    #: decode a Parquet chunk's columns on Arrow's threads (faster; tens of MB more held)
+    threads: bool = False
     #: the text file's column names (its header, or positional names)
     names: list[str] = field(default_factory=list)
 
@@ -187,7 +189,9 @@ class ChunkedSource:
             if parquet.metadata.num_rows == 0:
                 raise ReceValError(f"{side} file {path} has no rows")
             for batch in parquet.iter_batches(
-                batch_size=self.chunk_rows, columns=list(self.columns.values()), use_threads=False
+                batch_size=self.chunk_rows,
+                columns=list(self.columns.values()),
+                use_threads=self.threads,
             ):
                 table = pa.Table.from_batches([batch], schema).rename_columns(list(self.columns))
                 yield self._checked(table, offset, "parquet", 0)

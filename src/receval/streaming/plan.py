@@ -75,6 +75,8 @@ REFUSED = {
     "device": "the streaming path runs the numba engine",
     "spark_options": "the streaming path runs on this machine",
 }
+#: from this budget up, Parquet chunks are decoded on Arrow's threads
+THREADED_BUDGET = 1 << 30
 #: how the rows are ordered: ``auto`` (the footers tell), ``sorted`` (declared: both sides
 #: ascending by user), ``any`` (partition by hash)
 ORDERS = ("auto", "sorted", "any")
@@ -147,6 +149,8 @@ def evaluate_files(
         "truth": ChunkedSource.open(truth, wt, chunk_rows=rows),
         "predictions": ChunkedSource.open(predictions, wp, chunk_rows=rows),
     }
+    for src in sources.values():  # Arrow's decoding threads hold tens of MB: big budgets only
+        src.threads = budget >= THREADED_BUDGET
     mapping = None if strata is None else as_mapping(strata, user_col=wt.user)
     t_value = next((c for c in sources["truth"].columns if c not in ID_COLUMNS), None)
     p_value = next((c for c in sources["predictions"].columns if c not in ID_COLUMNS), None)

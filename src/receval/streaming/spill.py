@@ -1,8 +1,8 @@
 """Rows in any order, partitioned by a hash of the user into spill files.
 
 Each side's chunks are split by ``hash(user) % partitions`` and appended, in the file's row
-order, to one file per partition and side (Arrow's IPC stream format, LZ4-compressed) in a
-temporary folder: a user's rows all land in one partition, in the order they were read, so
+order, to one file per partition and side (Arrow's IPC stream format) in a temporary
+folder: a user's rows all land in one partition, in the order they were read, so
 ``ties="stable"`` and ``duplicates="first"`` see the order the in-memory path sees. Arrow's
 writer rather than DuckDB's ``COPY ... PARTITION_BY``: the chunks are already checked Arrow
 tables, pyarrow is a dependency (DuckDB is not), and the row order within a partition is
@@ -24,8 +24,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-#: the spill files' compression: fast to write and read back
-COMPRESSION = "lz4"
+#: the spill files' compression: none (LZ4 took 1.4 s more of 7 s at 11M rows and shrinks
+#: random ids little; a spilled row takes about 24 bytes of disk)
+COMPRESSION = None
 _OPTIONS = pa.ipc.IpcWriteOptions(compression=COMPRESSION)
 
 
@@ -61,19 +62,28 @@ class SpillFolder:
 
 def user_hash(users: pa.Array | pa.ChunkedArray, as_text: bool) -> np.ndarray:
     """A 64-bit hash of each user id; ``as_text``: of the id's text (so an integer id and
-    the same id read as text fall in one partition).
+    the same id read as text fall in one partition). Integers are mixed by a multiply and
+    shifts (splitmix64's finaliser), text by pandas' SipHash.
 
     Example:
         >>> a = user_hash(pa.array([7, 8]), as_text=True)
         >>> b = user_hash(pa.array(["7", "8"]), as_text=True)
         >>> bool((a == b).all()), a.dtype
         (True, dtype('uint64'))
+        >>> bool((user_hash(pa.array([7, 8]), as_text=False) != a).any())
+        True
     """
-    import pandas as pd
-
     if isinstance(users, pa.ChunkedArray):
         users = users.combine_chunks()
-    if as_text and not pa.types.is_string(users.type):
+    if not as_text and pa.types.is_integer(users.type):
+        x = users.to_numpy(zero_copy_only=False).astype(np.uint64)
+        with np.errstate(over="ignore"):
+            x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return np.asarray(x ^ (x >> np.uint64(31)), dtype=np.uint64)
+    import pandas as pd
+
+    if not pa.types.is_string(users.type):
         users = pc.cast(users, pa.string())
     values = users.to_numpy(zero_copy_only=False)
     return np.asarray(pd.util.hash_array(values, categorize=False), dtype=np.uint64)
@@ -114,12 +124,12 @@ class Partitioner:
             self.schema = chunk.schema
         elif chunk.schema != self.schema:
             chunk = chunk.cast(self.schema)
-        part = (user_hash(chunk.column("user"), self.as_text) % np.uint64(self.parts)).astype(
-            np.int64
-        )
-        order = np.argsort(part, kind="stable")
-        ordered = chunk.take(pa.array(order))
-        bounds = np.searchsorted(part[order], np.arange(self.parts + 1))
+        part = user_hash(chunk.column("user"), self.as_text) % np.uint64(self.parts)
+        # few partitions: Arrow's stable sort of 16-bit integers counts them (ten times
+        # numpy's stable argsort, measured on 136k-row chunks)
+        part = part.astype(np.uint16 if self.parts <= 1 << 16 else np.int64)
+        ordered = chunk.take(pc.array_sort_indices(pa.array(part)))
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(part, minlength=self.parts))])
         for p in np.flatnonzero(np.diff(bounds)):
             lo, hi = int(bounds[p]), int(bounds[p + 1])
             self._buffers[p].append(ordered.slice(lo, hi - lo))
