@@ -493,3 +493,27 @@ def test_the_doc_runs() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "nDCG@2" in done.stdout
+
+
+def test_bench_streaming_runs_and_agrees(tmp_path: Path) -> None:
+    """benchmarks/bench_streaming.py on 300 users: every tool's per-user values agree with
+    receval's in memory (the streamed ones bit for bit), or the script exits 1."""
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_streaming.py"
+    out = tmp_path / "out.json"
+    env = {**os.environ, "PYTHONPATH": str(Path(receval.__file__).parents[1])}
+    done = subprocess.run(
+        [sys.executable, str(script), "--users", "300", "--budget", "64MiB", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = json.loads(out.read_text())["rows"]
+    assert {(r["order"], r["tool"]) for r in rows} == {
+        (o, t) for o in ("shuffled", "sorted") for t in ("memory", "stream", "duckdb", "polars")
+    }
+    modes = {r["order"]: r["streaming"]["mode"] for r in rows if r["tool"] == "stream"}
+    assert modes == {"shuffled": "partitioned", "sorted": "sorted"}
+    assert all(r["max_diff"] == 0.0 for r in rows if r["tool"] == "stream")

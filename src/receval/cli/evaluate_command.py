@@ -137,6 +137,12 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
             prefix = f"{name}: " if len(models) > 1 else ""
             out.print(Text(safe_text(f"{prefix}{tables.counts_line(result)}")),
                       style="dim", highlight=False)
+            if "streaming" in result.counts:  # --memory-budget: how the files were read
+                how = result.counts["streaming"]
+                out.print(Text(f"{prefix}streamed ({how['mode']}): {how['partitions']:,} "
+                               f"partitions, {how['passes']} passes over the data, budget "
+                               f"{how['budget_bytes'] / 2**20:,.0f} MiB"), style="dim",
+                          highlight=False)
             if "train" in result.counts:
                 from receval.cli.training_text import audit_line
 
