@@ -5,8 +5,9 @@ The inputs are bench_queries.py's (users x ``--items`` predictions with tie-free
 scores, ``--relevant`` truth items per user; integer ids), written twice: rows shuffled
 across each block of 200,000 users (``shuffled``) and sorted by user (``sorted``). Each tool
 runs in a process of its own (``--worker``): its peak memory is that process's high-water
-mark (``VmHWM`` in /proc; ``ru_maxrss`` would carry over the parent's peak), its ``rss_import`` the resident memory right after ``import receval`` (the
-issue's allowance: peak <= 1.25 x budget + rss_import). The tools:
+mark (``VmHWM`` in /proc; ``ru_maxrss`` would carry over the parent's peak), its
+``rss_import`` the resident memory right after ``import receval`` (the issue's allowance:
+peak <= 1.25 x budget + rss_import). The tools:
 
 - ``memory``: ``receval.evaluate(truth_path, preds_path, ...)`` (everything in memory);
 - ``stream``: the same call with ``memory_budget=--budget`` (``Result.counts["streaming"]``:
