@@ -517,3 +517,36 @@ def test_bench_streaming_runs_and_agrees(tmp_path: Path) -> None:
     modes = {r["order"]: r["streaming"]["mode"] for r in rows if r["tool"] == "stream"}
     assert modes == {"shuffled": "partitioned", "sorted": "sorted"}
     assert all(r["max_diff"] == 0.0 for r in rows if r["tool"] == "stream")
+
+
+def test_cli_compare_memory_budget(files: dict[str, tuple[Path, Path]], tmp_path: Path) -> None:
+    """``receval compare --memory-budget``: the comparison of the in-memory command (paired
+    tests and intervals from the same per-user values)."""
+    truth, preds = files["csv"]
+    other = tmp_path / "other.csv"
+    frame = pd.read_csv(preds)
+    frame.assign(score=frame["score"].to_numpy()[::-1]).to_csv(other, index=False)
+    runner = CliRunner()
+    base = [
+        "compare",
+        "-t",
+        str(truth),
+        "-p",
+        str(preds),
+        "-p",
+        str(other),
+        "-m",
+        "P@3,nDCG@3",
+        "--format",
+        "json",
+        "--resamples",
+        "200",
+        "--silence",
+        "ties",
+        "--silence",
+        "no-threshold",
+    ]
+    plain = runner.invoke(main, base)
+    streamed = runner.invoke(main, [*base, "--memory-budget", "64MiB"])
+    assert plain.exit_code == 0 and streamed.exit_code == 0, streamed.output
+    assert plain.stdout == streamed.stdout

@@ -33,6 +33,7 @@ from receval.cli.debias_flags import debias_options
 from receval.cli.disparity_flag import check_disparity, disparity_option, disparity_tables
 from receval.cli.log_option import _check_log, _log_options, _log_runs
 from receval.cli.options_table import option, shared
+from receval.cli.streaming_runs import evaluate_files_streaming, streamed_unasked
 from receval.cli.training_text import parse_train_columns
 from receval.exceptions import ReceValError
 from receval.io.output import TABLE_SUFFIXES, atomic_output, sigterm_as_exit
@@ -62,11 +63,7 @@ from receval.report.tables import FORMATS as OUTPUT_FORMATS  # one list: the ren
               help="With --engine spark: shuffle partitions by user; auto: from the number of "
                    "rows (one per core down to 25,000 rows each, one per 4 million rows above); "
                    "spark: the session's spark.sql.shuffle.partitions.")
-@click.option("--memory-budget", default=None, metavar="SIZE",
-              help="Stream the truth and predictions files (CSV, TSV, Parquet) within SIZE of "
-                   "memory (2GiB, 500MB), with the same numbers; unset, files that would not "
-                   "fit in half the machine's memory are streamed too (docs/streaming.md).")
-@shared("raw_csv", "strata")
+@shared("memory_budget", "raw_csv", "strata")
 @disparity_option
 @debias_options
 @_log_options
@@ -101,8 +98,8 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
     shown_beyond = section_metrics(asked, k) if section else beyond
     wanted = (with_curves(accuracy, curve_ks(accuracy, max_k or CURVE_MAX_K)) + shown_beyond
               if report else asked)
-    if params.get("memory_budget") is not None or _streamed_unasked(params, report):
-        runs = _evaluate_files_streaming(wanted, params, report)
+    if params.get("memory_budget") is not None or streamed_unasked(params, report):
+        runs = evaluate_files_streaming(wanted, params, report)
     elif params.get("engine") == "spark":
         runs = _evaluate_files_spark(wanted, params, bool(per_user or report))
     else:
@@ -212,54 +209,6 @@ def _evaluate_files_spark(metrics: list[str], params: dict[str, Any],
                            else pd.DataFrame(columns=["user", *result.metrics]))
         runs.results[name] = result
         runs.inputs[f"predictions: {name}"] = str(path)
-    return runs
-
-
-def _streamed_unasked(params: dict[str, Any], report: str | None) -> bool:
-    """No ``--memory-budget``, but files that would not fit in memory (and nothing a budget
-    refuses asked on the command line): streamed within the automatic budget."""
-    if report or params.get("no_header") or params.get("delimiter") or params.get(
-            "engine") not in (None, "numba"):
-        return False
-    from receval.streaming import would_not_fit
-
-    return any(would_not_fit(str(params["truth"]), str(p)) for p in params["predictions"])
-
-
-def _evaluate_files_streaming(metrics: list[str], params: dict[str, Any],
-                              report: str | None) -> _Runs:
-    """``--memory-budget``: each predictions file streamed with the truth file
-    (:mod:`receval.streaming`); what a budget cannot take is refused in one line."""
-    import warnings
-
-    import receval
-    from receval import io
-    from receval.exceptions import UndefinedMetricWarning
-    from receval.io.wanted import parse_columns_flag
-
-    for flag, given in (("--report", report), ("--no-header", params.get("no_header")),
-                        ("--delimiter", params.get("delimiter"))):
-        if given:
-            raise ReceValError(f"--memory-budget cannot take {flag}: the streamed files are "
-                               "read with their header and sniffed delimiter, and the report "
-                               "reads every list at once")
-    kwargs = _semantics(params)
-    kwargs.update(_spark_inputs(metrics, params))
-    columns = {"user_col": params["user_col"], "item_col": params["item_col"],
-               "rating_col": params["rating_col"], "score_col": params["score_col"],
-               "truth_columns": parse_columns_flag(params.get("truth_columns"), "truth"),
-               "prediction_columns": parse_columns_flag(params.get("prediction_columns"),
-                                                        "predictions")}
-    runs = _Runs({}, {"truth": str(params["truth"])}, {}, [])
-    paths = list(params["predictions"])
-    for name, path in zip(io.model_names(paths), paths, strict=True):
-        with warnings.catch_warnings():  # said once per model by _warn_undefined
-            warnings.simplefilter("ignore", UndefinedMetricWarning)
-            runs.results[name] = receval.evaluate(
-                str(params["truth"]), str(path), metrics, **kwargs, **columns,
-                memory_budget=params.get("memory_budget"))
-        runs.inputs[f"predictions: {name}"] = str(path)
-    runs.strata = kwargs.get("strata")
     return runs
 
 
