@@ -550,3 +550,36 @@ def test_cli_compare_memory_budget(files: dict[str, tuple[Path, Path]], tmp_path
     streamed = runner.invoke(main, [*base, "--memory-budget", "64MiB"])
     assert plain.exit_code == 0 and streamed.exit_code == 0, streamed.output
     assert plain.stdout == streamed.stdout
+
+
+def test_column_names_and_ranks(tmp_path: Path) -> None:
+    """Columns named per side (``truth_columns=``, ``prediction_columns=``), a graded truth
+    read with a threshold, and predictions with a rank column instead of a score."""
+    c = case(1)
+    truth = c["truth"].rename(columns={"user": "uid", "item": "mid", "rating": "stars"})
+    long = c["long"].sort_values(["user", "score"], ascending=[True, False], kind="stable")
+    long = long.assign(rank=long.groupby("user").cumcount() + 1).drop(columns="score")
+    t = _write(truth, tmp_path / "t.csv")
+    p = _write(long.rename(columns={"user": "u"}), tmp_path / "p.parquet", 9)
+    options = {
+        "truth_columns": {"user": "uid", "item": "mid", "rating": "stars"},
+        "prediction_columns": {"user": "u"},
+        "relevance_threshold": 3,
+    }
+    metrics = ["P@3", "nDCG@3", "MRR", "bpref"]
+    memory = _run(lambda: receval.evaluate(str(t), str(p), metrics, **options))
+    columns = {k: options.pop(k) for k in ("truth_columns", "prediction_columns")}
+    streamed = _run(
+        lambda: evaluate_files(
+            t,
+            p,
+            metrics,
+            evaluate_partition,
+            explicit=options,
+            columns=columns,
+            partitions=3,
+            rows_per_chunk=5,
+        )
+    )
+    assert_same(memory[0], streamed[0])
+    assert memory[1] == streamed[1]

@@ -151,7 +151,10 @@ def evaluate_files(
     }
     for src in sources.values():  # Arrow's decoding threads hold tens of MB: big budgets only
         src.threads = budget >= THREADED_BUDGET
-    mapping = None if strata is None else as_mapping(strata, user_col=wt.user)
+    # the shared user column names the mapping's, as in memory
+    mapping = (
+        None if strata is None else as_mapping(strata, user_col=columns.get("user_col", "user"))
+    )
     t_value = next((c for c in sources["truth"].columns if c not in ID_COLUMNS), None)
     p_value = next((c for c in sources["predictions"].columns if c not in ID_COLUMNS), None)
     kwargs: dict[str, Any] = {
