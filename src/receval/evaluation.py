@@ -105,6 +105,7 @@ def evaluate(
     propensity: Any = None,
     debias: str | None = None,
     propensity_clip: float | None = None,
+    memory_budget: str | int | None = None,
 ) -> Result:
     """Evaluate ``predictions`` against ``truth`` on ``metrics``.
 
@@ -173,6 +174,12 @@ def evaluate(
     Spark with the same numbers bit for bit (:mod:`receval.spark`; ``spark_options``:
     ``partitions``, ``order_by``, ``per_user``, ``master``; see docs/spark.md).
 
+    ``memory_budget="2GiB"`` (two CSV/TSV/Parquet paths) streams the files within that much
+    memory with the same numbers bit for bit (:mod:`receval.streaming`, docs/streaming.md);
+    unset, two files that would not fit in half the machine's memory are streamed too.
+    ``Result.counts["streaming"]`` then says how (sorted or partitioned, the partitions and
+    the passes over the data).
+
     Example:
         >>> import pandas as pd, receval
         >>> truth = pd.DataFrame({"user": ["a", "a", "b"], "item": ["x", "y", "x"]})
@@ -214,6 +221,24 @@ def evaluate(
     if beyond_specs:
         _check_beyond(beyond_specs, beyond, resolved.name, engine, train, item_features,
                       item_groups)
+    if memory_budget is not None or (engine == "numba" and _would_not_fit(truth, predictions)):
+        refused = _streaming_refused(
+            truth, predictions, engine, strata, beyond_specs, train=train,
+            exclude_train=exclude_train or None, item_features=item_features,
+            item_groups=item_groups, debias=debias, propensity=propensity,
+            propensity_clip=propensity_clip, device=device, spark_options=spark_options)
+        if refused is not None and memory_budget is not None:
+            raise ReceValError(refused)
+        if refused is None:
+            from receval.streaming import evaluate_files
+
+            return evaluate_files(
+                truth, predictions, metrics, evaluate_partition, profile=profile,
+                explicit=explicit, silence=silence, strata=strata,
+                memory_budget=memory_budget,
+                columns={"user_col": user_col, "item_col": item_col, "rating_col": rating_col,
+                         "score_col": score_col, "truth_columns": truth_columns,
+                         "prediction_columns": prediction_columns})
     if engine == "spark" or _is_spark_frame(truth) or _is_spark_frame(predictions):
         if isinstance(strata, str):
             raise ReceValError(f"strata={strata!r} is built from train= by the local plan; on "
@@ -420,6 +445,38 @@ def evaluate_partition(truth: Any, predictions: Any, metrics: list[str],
     finally:
         _WHOLE.reset(held)
         _IN_PARTITION.reset(token)
+
+
+def _would_not_fit(truth: Any, predictions: Any) -> bool:
+    """Two files that would not fit in memory (:func:`receval.streaming.would_not_fit`)."""
+    if not all(isinstance(x, str | os.PathLike) for x in (truth, predictions)):
+        return False
+    from receval.streaming import would_not_fit
+
+    return would_not_fit(os.fspath(truth), os.fspath(predictions))
+
+
+def _streaming_refused(truth: Any, predictions: Any, engine: str, strata: Any,
+                       beyond_specs: list[Any], **given: Any) -> str | None:
+    """Why ``memory_budget`` cannot be honoured for this call, in one line; ``None`` when it
+    can."""
+    from receval.streaming import REFUSED
+
+    if not all(isinstance(x, str | os.PathLike) for x in (truth, predictions)):
+        return ("memory_budget streams files: pass truth and predictions as paths (CSV, TSV "
+                "or Parquet); frames are already in memory")
+    if engine != "numba":
+        return f"memory_budget runs the numba engine; engine={engine!r} is not streamed"
+    if beyond_specs:
+        return (f"memory_budget cannot evaluate {beyond_specs[0].name}: "
+                f"{REFUSED['beyond']}")
+    for name, value in given.items():
+        if value is not None:
+            return f"memory_budget cannot take {name}=: {REFUSED[name]}"
+    if isinstance(strata, str):
+        return (f"memory_budget cannot take strata={strata!r}: built-in strata are built "
+                "from train= (pass a user -> group mapping)")
+    return None
 
 
 def _debias_request(debias: Any, propensity: Any, clip: Any, metrics: Any, options: Options,

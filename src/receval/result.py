@@ -79,6 +79,9 @@ class Counts(TypedDict, total=False):
     group_exposure: dict[str, Any]
     #: a Spark partition's catalogue-metric exposure counts, for the driver (popped there)
     exposure: dict[str, Any]
+    #: how the files were streamed (``memory_budget=``, :mod:`receval.streaming`): ``mode``
+    #: (``sorted`` or ``partitioned``), ``partitions``, ``batches``, ``passes``, ``budget_bytes``
+    streaming: dict[str, Any]
     #: how sampled candidates were drawn (:mod:`receval.sampled`)
     sampled: dict[str, Any]
     #: the debiased metrics' weights (:func:`receval.debias.record_diagnostics`)

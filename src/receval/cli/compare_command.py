@@ -26,6 +26,7 @@ from receval.cli.common import (
 from receval.cli.debias_flags import debias_options
 from receval.cli.log_option import _check_log, _log_options, _log_runs
 from receval.cli.options_table import option, shared
+from receval.cli.streaming_runs import evaluate_files_streaming, streamed_unasked
 from receval.compare import CORRECTION_FAMILIES
 from receval.exceptions import ReceValError
 from receval.io.terminal import safe_text
@@ -59,7 +60,7 @@ from receval.stats.tests import TESTS
               help="Significance level; the interval is at 1 - alpha.")
 @option("resamples", default=10_000, minimum=1,
         what="Resamples of the bootstrap interval and of the randomization and bootstrap tests")
-@shared("seed", "strata")
+@shared("seed", "strata", "memory_budget")
 @option("format", choices=("table", "json", "csv", "markdown", "latex"), what="the comparison")
 @debias_options
 @_log_options
@@ -91,7 +92,10 @@ def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correctio
     _check_log(params)
     asked, _ = _metric_names(metrics)
     check_pairable(asked)  # before any file is read
-    runs = _evaluate_files(asked, params)
+    if params.get("memory_budget") is not None or streamed_unasked(params, None):
+        runs = evaluate_files_streaming(asked, params)  # --memory-budget (docs/streaming.md)
+    else:
+        runs = _evaluate_files(asked, params)
     if popular:
         runs.results[POPULAR] = _popular_result(asked, params, runs)
     _warn_undefined(runs.results)

@@ -34,6 +34,7 @@ from receval.cli.debias_flags import check_one_gamma, debias_options
 from receval.cli.disparity_flag import check_disparity, disparity_option, disparity_tables
 from receval.cli.log_option import _check_log, _log_options, _log_runs
 from receval.cli.options_table import option, shared
+from receval.cli.streaming_runs import evaluate_files_streaming, streamed_unasked
 from receval.cli.training_text import parse_train_columns
 from receval.exceptions import ReceValError
 from receval.io.output import TABLE_SUFFIXES, atomic_output, sigterm_as_exit
@@ -63,7 +64,7 @@ from receval.report.tables import FORMATS as OUTPUT_FORMATS  # one list: the ren
               help="With --engine spark: shuffle partitions by user; auto: from the number of "
                    "rows (one per core down to 25,000 rows each, one per 4 million rows above); "
                    "spark: the session's spark.sql.shuffle.partitions.")
-@shared("raw_csv", "strata")
+@shared("memory_budget", "raw_csv", "strata")
 @disparity_option
 @debias_options
 @_log_options
@@ -101,10 +102,13 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
               if report else asked)
     # the run's warnings, recorded for the report too, then passed on to be printed
     with warnings.catch_warnings(record=True) as caught:
-        runs = (_evaluate_files_spark(wanted, params, bool(per_user or report))
-                if params.get("engine") == "spark"
-                else _evaluate_files(wanted, params, top_items=bool(report), asked=asked,
-                                     keep=section))
+        if params.get("memory_budget") is not None or streamed_unasked(params, report):
+            runs = evaluate_files_streaming(wanted, params, report)
+        elif params.get("engine") == "spark":
+            runs = _evaluate_files_spark(wanted, params, bool(per_user or report))
+        else:
+            runs = _evaluate_files(wanted, params, top_items=bool(report), asked=asked,
+                                   keep=section)
         models = {name: _restrict(r, asked, beyond) for name, r in runs.results.items()}
         _warn_undefined(models)
     for w in caught:
@@ -134,6 +138,12 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
                   highlight=False, markup=False)
         for name, result in models.items():  # the audit: the HTML report shows the same
             prefix = f"{name}: " if len(models) > 1 else ""
+            if "streaming" in result.counts:  # --memory-budget: how the files were read
+                how = result.counts["streaming"]
+                out.print(Text(f"{prefix}streamed ({how['mode']}): {how['partitions']:,} "
+                               f"partitions, {how['passes']} passes over the data, budget "
+                               f"{how['budget_bytes'] / 2**20:,.0f} MiB"), style="dim",
+                          highlight=False)
             for line in tables.audit_lines(result):
                 out.print(Text(safe_text(f"{prefix}{line}")), style="dim", highlight=False)
         for name, result in models.items():

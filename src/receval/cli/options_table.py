@@ -108,6 +108,14 @@ def _report() -> Decorator:
                         help="Write a self-contained HTML report.")
 
 
+def _memory_budget() -> Decorator:
+    return click.option(
+        "--memory-budget", default=None, metavar="SIZE",
+        help="Stream the truth and predictions files (CSV, TSV, Parquet) within SIZE of "
+             "memory (2GiB, 500MB), with the same numbers; unset, files that would not fit "
+             "in half the machine's memory are streamed too (docs/streaming.md).")
+
+
 def _named(flag: str, short: str | None = None, metavar: str = "FILE") -> Callable[..., Decorator]:
     """A file or a name whose meaning each command says (``help``): one spelling, one type."""
     def factory(help: str, dest: str | None = None, required: bool = False) -> Decorator:
@@ -135,6 +143,7 @@ OPTIONS: dict[str, Callable[..., Decorator]] = {
     "max_k": _max_k,
     "strata": _strata,
     "report": _report,
+    "memory_budget": _memory_budget,
     "train": _named("--train"),
     "items": _named("--items"),
     "out": _named("--out", "-o"),

@@ -1,0 +1,19 @@
+"""Files bigger than memory: ``receval.evaluate(truth_path, predictions_path, ...,
+memory_budget="2GiB")`` and ``receval evaluate --memory-budget 2GiB``.
+
+Both files are read in chunks (:mod:`receval.io.chunks`); users are evaluated batch by batch,
+either in one pass over files sorted by user (:mod:`receval.streaming.ordered`) or after
+partitioning both sides by a hash of the user into spill files
+(:mod:`receval.streaming.spill`); the batches' exact sums are merged
+(:mod:`receval.streaming.plan`). The numbers are those of the in-memory path bit for bit.
+The budget (:mod:`receval.streaming.budget`) sizes the chunks and partitions; unset, it is a
+share of the machine's memory, and the path is taken when the inputs would not fit.
+See docs/streaming.md.
+"""
+
+from __future__ import annotations
+
+from receval.streaming.budget import auto_budget, parse_budget
+from receval.streaming.plan import ORDERS, REFUSED, evaluate_files, would_not_fit
+
+__all__ = ["ORDERS", "REFUSED", "auto_budget", "evaluate_files", "parse_budget", "would_not_fit"]
