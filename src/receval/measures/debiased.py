@@ -62,13 +62,18 @@ def _entries() -> dict[tuple[Family, str], DebiasedEntry]:
         for form in FORMS:
             snips = form == "snips"
             out[(family, form)] = DebiasedEntry(
-                family=family, form=form,  # type: ignore[arg-type]
+                family=family,
+                form=form,  # type: ignore[arg-type]
                 bounds=plain.bounds if snips else (0.0, math.inf),
                 better=plain.better,
-                undefined=(f"{plain.undefined}; or every weight of the user's relevant items is 0"
-                           if plain.undefined else "every weight of the user's relevant items "
-                           "is 0"),
-                options=(*plain.options, *OPTIONS), constant_invariant=snips)
+                undefined=(
+                    f"{plain.undefined}; or every weight of the user's relevant items is 0"
+                    if plain.undefined
+                    else "every weight of the user's relevant items is 0"
+                ),
+                options=(*plain.options, *OPTIONS),
+                constant_invariant=snips,
+            )
     return out
 
 

@@ -37,23 +37,26 @@ class EstimatorEntry:
 _NO_WEIGHT = "no weight at all at a position (0 / 0)"
 _RULE = ("rule", "epsilon", "temperature")
 
-ENTRIES: dict[str, EstimatorEntry] = {e.name: e for e in (
-    EstimatorEntry("ips", "none", options=("clip", *_RULE)),
-    EstimatorEntry("snips", "rewards", undefined=_NO_WEIGHT, options=("clip", *_RULE)),
-    EstimatorEntry("dm", "none", options=_RULE),
-    EstimatorEntry("dr", "none", options=("clip", *_RULE)),
-    EstimatorEntry("sndr", "none", undefined=_NO_WEIGHT, options=("clip", *_RULE)),
-    EstimatorEntry("switch_dr", "none", options=("clip", "switch_threshold", *_RULE)),
-    EstimatorEntry("dros", "none", options=("clip", "shrinkage", *_RULE)),
-    EstimatorEntry("iips", "none", options=("clip", *_RULE)),
-    EstimatorEntry("sips", "none", options=("clip", *_RULE)),
-    EstimatorEntry("rips", "none", options=("clip", *_RULE)),
-    EstimatorEntry("sn_sips", "rewards", undefined=_NO_WEIGHT, options=("clip", *_RULE)),
-    EstimatorEntry("sn_rips", "rewards", undefined=_NO_WEIGHT, options=("clip", *_RULE)),
-    EstimatorEntry("cascade_dr", "none", options=("clip", *_RULE)),
-    EstimatorEntry("pi", "none", options=("clip", *_RULE)),
-    EstimatorEntry("pbm", "none", options=("clip", "examination", "logger", *_RULE)),
-)}
+ENTRIES: dict[str, EstimatorEntry] = {
+    e.name: e
+    for e in (
+        EstimatorEntry("ips", "none", options=("clip", *_RULE)),
+        EstimatorEntry("snips", "rewards", undefined=_NO_WEIGHT, options=("clip", *_RULE)),
+        EstimatorEntry("dm", "none", options=_RULE),
+        EstimatorEntry("dr", "none", options=("clip", *_RULE)),
+        EstimatorEntry("sndr", "none", undefined=_NO_WEIGHT, options=("clip", *_RULE)),
+        EstimatorEntry("switch_dr", "none", options=("clip", "switch_threshold", *_RULE)),
+        EstimatorEntry("dros", "none", options=("clip", "shrinkage", *_RULE)),
+        EstimatorEntry("iips", "none", options=("clip", *_RULE)),
+        EstimatorEntry("sips", "none", options=("clip", *_RULE)),
+        EstimatorEntry("rips", "none", options=("clip", *_RULE)),
+        EstimatorEntry("sn_sips", "rewards", undefined=_NO_WEIGHT, options=("clip", *_RULE)),
+        EstimatorEntry("sn_rips", "rewards", undefined=_NO_WEIGHT, options=("clip", *_RULE)),
+        EstimatorEntry("cascade_dr", "none", options=("clip", *_RULE)),
+        EstimatorEntry("pi", "none", options=("clip", *_RULE)),
+        EstimatorEntry("pbm", "none", options=("clip", "examination", "logger", *_RULE)),
+    )
+}
 
 
 def declared(name: str) -> EstimatorEntry:

@@ -38,8 +38,9 @@ from receval.stats.paired import paired
 Better = Literal["higher", "lower"]
 
 
-def pair_stream(seed: int, first: str, second: str, metric: str,
-                *extra: str) -> np.random.Generator:
+def pair_stream(
+    seed: int, first: str, second: str, metric: str, *extra: str
+) -> np.random.Generator:
     """The random stream of the pair ``{first, second}`` on ``metric`` (``extra``: a group):
     the same whichever model is named first.
 
@@ -65,9 +66,20 @@ def alpha_of(confidence: float) -> float:
     return float(Decimal(1) - Decimal(repr(float(confidence))))
 
 
-def pair_values(baseline_values: np.ndarray, model_values: np.ndarray, *, baseline: str,
-                model: str, metric: str, test: str, alpha: float, n_resamples: int, seed: int,
-                better: Better = "higher", extra: tuple[str, ...] = ()) -> dict[str, Any]:
+def pair_values(
+    baseline_values: np.ndarray,
+    model_values: np.ndarray,
+    *,
+    baseline: str,
+    model: str,
+    metric: str,
+    test: str,
+    alpha: float,
+    n_resamples: int,
+    seed: int,
+    better: Better = "higher",
+    extra: tuple[str, ...] = (),
+) -> dict[str, Any]:
     """``model`` against ``baseline`` on ``metric``, paired by position (a pair with a NaN on
     either side is left out): the row of :func:`receval.stats.paired.paired` (both means, the
     difference model - baseline, its bootstrap percentile interval, the p-value, Cohen's d_z,
@@ -90,11 +102,17 @@ def pair_values(baseline_values: np.ndarray, model_values: np.ndarray, *, baseli
     if better not in ("higher", "lower"):
         raise ReceValError(f"better must be 'higher' or 'lower', got {better!r}")
     flipped = str(model) < str(baseline)  # canonical: the later name minus the earlier
-    first, second = (model_values, baseline_values) if flipped else \
-        (baseline_values, model_values)
+    first, second = (model_values, baseline_values) if flipped else (baseline_values, model_values)
     rng = pair_stream(seed, baseline, model, metric, *extra)
-    row = paired(np.asarray(first, dtype=np.float64), np.asarray(second, dtype=np.float64),
-                 test=test, alpha=alpha, n_resamples=n_resamples, rng=rng, better=better)
+    row = paired(
+        np.asarray(first, dtype=np.float64),
+        np.asarray(second, dtype=np.float64),
+        test=test,
+        alpha=alpha,
+        n_resamples=n_resamples,
+        rng=rng,
+        better=better,
+    )
     return mirrored(row) if flipped else row
 
 
@@ -144,13 +162,18 @@ def align(frames: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
             only = users.difference(reference, sort=False)
             missing = reference.difference(users, sort=False)
             if len(only) or len(missing) or users.has_duplicates:
-                where = (f"user {_plain(only[0])!r} is in {name!r} only" if len(only)
-                         else f"user {_plain(missing[0])!r} is in {first!r} only"
-                         if len(missing) else f"model {name!r} repeats a user")
+                where = (
+                    f"user {_plain(only[0])!r} is in {name!r} only"
+                    if len(only)
+                    else f"user {_plain(missing[0])!r} is in {first!r} only"
+                    if len(missing)
+                    else f"model {name!r} repeats a user"
+                )
                 raise ReceValError(
                     f"models {first!r} and {name!r} were evaluated on different users: {where} "
                     f"({len(only) + len(missing)} users differ in all); pairing needs one user "
-                    "set for every model (users='truth' or 'relevant', not 'both')")
+                    "set for every model (users='truth' or 'relevant', not 'both')"
+                )
             frame = frame.set_index("user").reindex(reference).reset_index()
         out[name] = frame
     return out
