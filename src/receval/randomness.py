@@ -28,8 +28,9 @@ STREAMS: dict[str, str] = {
             "tables; the same whichever model is named first",
     "report interval": "stream(seed, 'interval', model, metric): the report's bootstrap CI",
     "monitor interval": "stream(seed, window, variant, metric)",
-    "disparity": "stream(seed, 'disparity', model, metric, group, reference): the permutation "
-                 "test and bootstrap interval of a gap between groups of users",
+    "disparity": "pair_stream(seed, group, reference, metric, 'disparity', model): the "
+                 "permutation test and bootstrap interval of a gap between groups of users, "
+                 "keyed by the unordered pair of groups",
     "monitor difference": "stream(seed, 'window:variant', baseline, metric)",
     "gate": "stream(seed, 'gate', metric[, group])",
     "offpolicy": "stream(seed, 'offpolicy', 'requests'): one resample of the requests for "
