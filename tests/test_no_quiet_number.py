@@ -423,17 +423,28 @@ def run(case: str, door: str) -> tuple[Out | None, dict[str, str]]:
         c = _propensity(c, "constant" if case == "plain" else "extreme")
     metrics = list(DEBIASED_METRICS if door in DEBIAS_DOORS else METRICS)
     refused: dict[str, str] = {}
+
+    def computable(names: list[str]) -> list[str]:
+        """The names the door computes, by halves (a refusal of one names it alone)."""
+        try:
+            fn(c, names)
+            return names
+        except receval.ReceValError as err:
+            if len(names) == 1:
+                refused[names[0]] = str(err)
+                return []
+        half = len(names) // 2
+        return computable(names[:half]) + computable(names[half:])
+
     try:
         return fn(c, metrics), refused
     except receval.ReceValError:
         pass
-    kept = []
+    groups: dict[str, list[str]] = {}  # by registry and reduction: refusals go by these
     for m in metrics:
-        try:
-            fn(c, [m])
-            kept.append(m)
-        except receval.ReceValError as err:
-            refused[m] = str(err)
+        kind, e = METRICS[m]
+        groups.setdefault(f"{kind}:{e.reduction}", []).append(m)
+    kept = [m for names in groups.values() for m in computable(names)]
     return (fn(c, kept) if kept else None), refused
 
 
