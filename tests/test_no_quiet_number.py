@@ -44,12 +44,19 @@ import pytest
 
 import receval
 import receval.dispatch
+
+try:
+    from tests.torch_device import TORCH_DEVICE
+except ImportError:  # pytest run from tests/
+    from torch_device import TORCH_DEVICE  # type: ignore[no-redef]
 from receval.beyond.names import ENTRIES as BEYOND
 from receval.beyond.settings import BeyondOptions
 from receval.measures.debiased import DEBIASED, WEIGHTED
 from receval.measures.entry import Entry
 from receval.measures.registry import ENTRIES
 from receval.options import Options
+
+pytestmark = pytest.mark.torch_device
 
 K = 3
 #: the reference door: every other door's summary must equal its
@@ -267,6 +274,8 @@ def _recorded(fn: Callable[[], Any]) -> tuple[Any, list[str]]:
 def _engine(engine: str) -> Callable[[Case, list[str]], Out]:
     def door(c: Case, metrics: list[str]) -> Out:
         kw = {} if engine == "numba" else {"engine": engine}
+        if engine == "torch":
+            kw["device"] = TORCH_DEVICE
         r, warned = _recorded(lambda: receval.evaluate(c.truth, c.predictions, metrics, **kw,
                                                        **_kwargs(c, metrics)))
         return _result_out(r, warned)
@@ -626,6 +635,24 @@ def test_snips_under_a_constant_propensity_is_the_plain_metric(metric: str) -> N
     check_snips_constant(metric)
 
 
+@pytest.mark.slow
+def test_spark_sample(spark: Any) -> None:
+    """Spark on a small sample (its JVM start is slow): the plain case's accuracy metrics keep
+    their bounds, count their undefined users and equal the reference door's."""
+    c = CASES["plain"]()
+    metrics = [m for m, (kind, _) in METRICS.items() if kind == "accuracy"]
+    r, warned = _recorded(lambda: receval.evaluate(
+        spark.createDataFrame(c.truth), spark.createDataFrame(c.predictions), metrics,
+        engine="spark", spark_options={"partitions": 2}, **_kwargs(c, metrics)))
+    out = Out(dict(r.summary), r.per_user_pandas(), r.counts, warned)
+    reference, _ = run("plain", REFERENCE)
+    assert reference is not None
+    for metric in metrics:
+        check_bounds(metric, out, *bounds(metric))
+        check_counted(metric, out)
+        check_equal(metric, out, reference)
+
+
 # --- the declarations themselves ---------------------------------------------------------------
 
 
@@ -698,8 +725,13 @@ def test_a_door_returning_an_uncounted_default_fails(monkeypatch: pytest.MonkeyP
 
     monkeypatch.setitem(DOORS, "quiet", quiet)
     run.cache_clear()
+    metric = f"Judged@{K}"  # undefined for the user without a list (nothing recommended)
     try:
+        reference, _ = run("short_lists", REFERENCE)
+        assert reference is not None and reference.per_user is not None
+        assert reference.per_user[metric].isna().any()
+        check_door("short_lists", REFERENCE, metric)  # the honest door passes
         with pytest.raises(AssertionError, match="counted"):
-            check_door("short_lists", "quiet", "MRR")
+            check_door("short_lists", "quiet", metric)
     finally:
         run.cache_clear()
