@@ -6,8 +6,9 @@ Generated from the registries, never listed by hand: the accuracy families
 (:data:`receval.measures.debiased.DEBIASED`) and the off-policy estimators
 (:data:`receval.offpolicy.declared.ENTRIES`); the doors are :data:`DOORS` (every local engine
 of :data:`receval.dispatch.ENGINES`, ``evaluate_scores``, ``compare``, ``strata``, the CLI, the
-items renamed) and :data:`DEBIAS_DOORS`. A new entry or a new engine is in the suite with no
-edit here.
+items renamed) and :data:`DEBIAS_DOORS`; Spark on a small sample (:func:`test_spark_sample`,
+its JVM start is slow); the off-policy estimators at ``receval.offpolicy.estimate`` and
+``receval offpolicy``. A new entry or a new engine is in the suite with no edit here.
 
 For each (case, door, metric), with ``empty="nan"`` so that an undefined value stays visible:
 
@@ -590,6 +591,9 @@ DEFECTS: list[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = [
      ("snips",), ("AP", "Hit", "P", "RBP", "nDCG")),
     ("defect: SNIPS under a constant propensity is not the plain metric, debias.py",
      ("constant",), ("snips",), ("AP", "Hit", "P", "RBP", "nDCG")),
+    ("defect: receval offpolicy reads items 007 and 7 as one (its own reader, "
+     "cli/offpolicy_command.py, not receval.io)", ("ids_007",), ("offpolicy-cli",),
+     ("snips", "sn_sips", "sn_rips")),
     ("defect: Result.strata drops the per-user beyond-accuracy and fairness metrics",
      tuple(CASES), ("strata",), tuple(b.name for b in BEYOND.values()
                                       if b.reduction == "user")),
@@ -705,6 +709,49 @@ def test_every_declared_bounded_estimator_keeps_the_rewards_range() -> None:
     r, _ = _recorded(lambda: estimate(log, {"t": target}, estimators=bounded, n_resamples=0))
     for name, value in zip(r.table["estimator"], r.table["value"], strict=True):
         assert math.isnan(value) or 0.0 <= value <= 1.0, (name, value)
+
+
+def _offpolicy_cells() -> list[Any]:
+    from receval.offpolicy.declared import ENTRIES as DECLARED
+
+    out = []
+    for name in DECLARED:
+        reason = _defect("ids_007", "offpolicy-cli", name)
+        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+        out.append(pytest.param(name, marks=marks, id=name))
+    return out
+
+
+@pytest.mark.parametrize("estimator", _offpolicy_cells())
+def test_offpolicy_doors_agree_on_007_and_7(estimator: str, tmp_path: Any) -> None:
+    """Every declared estimator the log allows: ``receval offpolicy`` equals
+    ``receval.offpolicy.estimate`` on a log whose items ``007`` and ``7`` are two items."""
+    from click.testing import CliRunner
+
+    from receval.cli import main
+    from receval.offpolicy import estimate
+
+    log = pd.DataFrame({"request": [1, 2], "item": ["007", "7"], "position": [1, 1],
+                        "reward": [1.0, 0.0], "propensity": [0.5, 0.5],
+                        "propensity_prefix": [0.5, 0.5], "propensity_slate": [0.5, 0.5]})
+    target = pd.DataFrame({"request": [1, 2], "item": ["007", "007"], "position": [1, 1],
+                           "probability": [1.0, 1.0], "probability_prefix": [1.0, 1.0],
+                           "probability_slate": [1.0, 1.0]})
+    try:
+        want, _ = _recorded(lambda: estimate(log, {"t": target}, estimators=[estimator],
+                                             n_resamples=0))
+    except receval.ReceValError as err:
+        pytest.skip(f"{estimator} needs more than a log and a target: {err}")
+    log.to_csv(tmp_path / "log.csv", index=False)
+    target.to_csv(tmp_path / "t.csv", index=False)
+    got = CliRunner().invoke(main, ["offpolicy", "--log", str(tmp_path / "log.csv"), "--target",
+                                    f"t={tmp_path / 't.csv'}", "-e", estimator, "--format",
+                                    "json", "--resamples", "0"])
+    assert got.exit_code == 0, got.output
+    text = got.stdout
+    value = json.loads(text[text.index("{"):])["estimates"][0]["value"]
+    expected = float(want.table["value"].iloc[0])
+    assert (value is None and math.isnan(expected)) or value == expected, (value, expected)
 
 
 # --- the checks fail when they should ----------------------------------------------------------
