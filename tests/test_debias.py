@@ -100,6 +100,7 @@ def test_uniform_propensity_is_todays_numbers_bit_for_bit(debias: str) -> None:
     {}, {"score_threshold": 150.0}, {"protocol": "known"}, {"max_list": 4},
     {"truth_scope": "predicted"}, {"recall_denominator": "capped"},
     {"ap_normalizer": "relevant"}, {"ap_normalizer": "hits"}, {"ap_normalizer": "k"},
+    {"ap_normalizer": "min_returned_relevant"},
     {"precision_denominator": "returned"}, {"relevance_threshold": 3.0},
     {"users": "union", "empty": "skip"}, {"users": "relevant"}, {"ties": "item"},
     {"empty": "one"},
@@ -147,10 +148,26 @@ def _world(seed: int = 7, n_items: int = 400, n_users: int = 400, n_rel: int = 4
             pd.DataFrame(a, columns=[*cols, "score"]), pd.DataFrame(b, columns=[*cols, "score"]))
 
 
+#: docs/debiased-metrics.md, "A world where the truth is known": metric -> (a full, a naive,
+#: a SNIPS, a IPS, b full, b naive, b SNIPS, b IPS), rounded to 3 places
+WORLD_TABLE = {
+    "P@10": (0.300, 0.094, 0.039, 0.322, 0.600, 0.032, 0.049, 0.601),
+    "R@10": (0.075, 0.245, 0.114, 0.853, 0.150, 0.081, 0.120, 1.538),
+    "nDCG@10": (0.469, 0.291, 0.107, 0.928, 0.727, 0.070, 0.094, 1.321),
+    "AP@10": (0.300, 0.203, 0.040, 0.853, 0.600, 0.037, 0.061, 1.325),
+    "RBP@0.8": (0.488, 0.162, 0.057, 0.528, 0.738, 0.040, 0.055, 0.753),
+}
+
+
 @pytest.mark.parametrize("propensity", ["p", ("popularity", 1.0)])
-def test_debiased_metrics_rank_the_models_as_full_information_does(propensity: object) -> None:
+def test_debiased_metrics_in_a_world_where_the_truth_is_known(propensity: object) -> None:
+    """IPS (absolute propensities) ranks the models as full information does on every metric,
+    and its P and RBP (no relevant count in the denominator) are nearer the full value than
+    the naive metric; SNIPS recall (a ratio of weights) ranks them right and is nearer too.
+    The scale-free SNIPS forms of nDCG and RBP are not estimates of the full-information
+    value: here they rank a first (the docs' table says so)."""
     full, obs, train, a, b = _world()
-    metrics = ["P@10", "R@10", "nDCG@10", "AP@10", "RBP@0.8"]
+    metrics = list(WORLD_TABLE)
     values = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -158,17 +175,27 @@ def test_debiased_metrics_rank_the_models_as_full_information_does(propensity: o
             values[name, "full"] = receval.evaluate(full, run, metrics).summary
             values[name, "naive"] = receval.evaluate(obs, run, metrics,
                                                      users="predictions").summary
-            values[name, "snips"] = receval.evaluate(
-                obs, run, metrics, users="predictions", debias="snips",
-                propensity=propensity, train=train).summary
+            for debias in ("snips", "ips"):
+                values[name, debias] = receval.evaluate(
+                    obs, run, metrics, users="predictions", debias=debias,
+                    propensity=propensity, train=train).summary
     for m in metrics:
+        shown = tuple(round(values[x, k][m], 3) for x in "ab"
+                      for k in ("full", "naive", "snips", "ips"))
+        assert shown == WORLD_TABLE[m], m
         assert values["b", "full"][m] > values["a", "full"][m], m
         assert values["b", "naive"][m] < values["a", "naive"][m], m  # the naive metric: wrong
-        assert values["b", "snips"][m] > values["a", "snips"][m], m  # debiased: right
+        assert values["b", "ips"][m] > values["a", "ips"][m], m  # IPS: right
+    for m in ("P@10", "RBP@0.8"):
         for model in ("a", "b"):
             truth_value = values[model, "full"][m]
-            assert abs(values[model, "snips"][m] - truth_value) \
+            assert abs(values[model, "ips"][m] - truth_value) \
                 < abs(values[model, "naive"][m] - truth_value), (model, m)
+    assert values["b", "snips"]["R@10"] > values["a", "snips"]["R@10"]
+    for model in ("a", "b"):
+        truth_value = values[model, "full"]["R@10"]
+        assert abs(values[model, "snips"]["R@10"] - truth_value) \
+            < abs(values[model, "naive"]["R@10"] - truth_value)
 
 
 def test_estimated_gamma_is_recorded_and_recovers_a_known_exponent() -> None:
@@ -320,6 +347,19 @@ def test_command_line_flags(tmp_path) -> None:
                                "--format", "json"])
     assert out.exit_code == 0, out.output
     assert f"{want.summary['R@5']:.4f}"[:5] in out.output or "R@5" in out.output
+    # several models, one fitted gamma each: refused (issue 32); one model: the gamma shown
+    two = ["evaluate", "-t", str(tmp_path / "truth.csv"), "-p", str(tmp_path / "a.csv"),
+           "-p", str(tmp_path / "b.csv"), "-m", "R@5", "--train", str(tmp_path / "train.csv"),
+           "--debias", "snips", "--propensity", "popularity:estimate"]
+    out = runner.invoke(main, two)
+    assert out.exit_code == 2 and out.output.count("\n") == 1
+    assert "popularity:estimate with 2 --predictions files" in out.output
+    out = runner.invoke(main, [*base[:-2], "--debias", "snips", "--propensity", "p",
+                               "--propensity-clip", "8"])
+    assert out.exit_code == 0, out.output
+    d = want.counts["debias"]
+    assert (f"debias=snips weights: {d['rows']:,} relevant truth rows, effective sample size "
+            f"{d['ess']:,.1f}") in " ".join(out.stdout.split())
 
 
 def test_the_doc_example_runs() -> None:
@@ -328,7 +368,7 @@ def test_the_doc_example_runs() -> None:
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "debiased-metrics.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", doc, re.S)
-    assert len(blocks) == 3  # the debiased metrics; two propensity-stratified evaluations
+    assert len(blocks) == 4  # the debiased metrics, the diagnostics; two stratified evaluations
     for block in blocks:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
@@ -397,6 +437,11 @@ def test_evaluate_scores_gives_evaluates_numbers_on_the_long_table(
         check_exact=False, rtol=1e-12)
     for key in ("debias", "propensity", "propensity_clip"):
         assert got.options[key] == want.options[key], key
+    g, w = got.counts["debias"], want.counts["debias"]  # the weights' diagnostics, both doors
+    assert {k: g[k] for k in ("estimator", "rows", "at_clip", "above_range")} == \
+        {k: w[k] for k in ("estimator", "rows", "at_clip", "above_range")}
+    for key in ("ess", "max_weight", "max_weight_share", "mean_weight"):
+        assert g[key] == pytest.approx(w[key], rel=1e-12), key
 
 
 def test_evaluate_scores_refuses_in_one_line_as_evaluate_does() -> None:
@@ -445,3 +490,130 @@ def test_evaluate_scores_matches_evaluate_under_the_options(options: dict) -> No
         got = receval.evaluate_scores(truth, scores, METRICS, device=TORCH_DEVICE, **kwargs)
     for name in METRICS:
         assert got.summary[name] == pytest.approx(want.summary[name], rel=1e-12, abs=1e-15)
+
+
+# ---- issue 32: SNIPS forms that are estimators (scale-free, inside the range) ----------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+PROPERTY_METRICS = ["P@3", "R@3", "nDCG@3", "AP@3", "RBP@0.5", "hit@3", "nDCG@10"]
+
+
+@st.composite
+def _small_runs(draw: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A few users, items 0..7; truth rows with a propensity ``p`` in (0, 1]; ranked lists
+    with distinct scores (users without a list included)."""
+    n_users = draw(st.integers(1, 4))
+    truth_rows, pred_rows = [], []
+    for u in range(n_users):
+        items = draw(st.lists(st.integers(0, 7), min_size=1, max_size=6, unique=True))
+        props = draw(st.lists(st.floats(1e-6, 1.0), min_size=len(items), max_size=len(items)))
+        truth_rows += [(u, i, p) for i, p in zip(items, props, strict=True)]
+        listed = draw(st.permutations(range(8)))[:draw(st.integers(0, 8))]
+        pred_rows += [(u, i, float(len(listed) - r)) for r, i in enumerate(listed)]
+    if not pred_rows:
+        pred_rows = [(0, 0, 1.0)]
+    return (pd.DataFrame(truth_rows, columns=["user", "item", "p"]),
+            pd.DataFrame(pred_rows, columns=["user", "item", "score"]))
+
+
+def _quiet(*args: Any, **kwargs: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return receval.evaluate(*args, **kwargs)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(runs=_small_runs(), c=st.sampled_from([1e-6, 0.25, 1.0]))
+def test_snips_under_a_constant_propensity_is_the_plain_metric_exactly(runs: Any,
+                                                                       c: float) -> None:
+    truth, preds = runs
+    truth = truth.assign(p=c)
+    plain = _quiet(truth, preds, PROPERTY_METRICS)
+    got = _quiet(truth, preds, PROPERTY_METRICS, debias="snips", propensity="p")
+    assert got.summary == plain.summary
+    pd.testing.assert_frame_equal(got.per_user, plain.per_user, check_exact=True)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(runs=_small_runs(), clip=st.sampled_from([None, 3.0]))
+def test_snips_stays_inside_the_plain_range_and_matches_the_oracle(runs: Any,
+                                                                   clip: float | None) -> None:
+    truth, preds = runs
+    got = _quiet(truth, preds, PROPERTY_METRICS, debias="snips", propensity="p",
+                 propensity_clip=clip)
+    values = got.per_user[PROPERTY_METRICS].to_numpy()
+    assert ((values >= 0) & (values <= 1)).all()
+    assert got.counts["debias"]["above_range"] == {}
+    specs = [("P", 3, 0.0), ("R", 3, 0.0), ("nDCG", 3, 0.0), ("AP", 3, 0.0),
+             ("RBP", None, 0.5), ("HR", 3, 0.0), ("nDCG", 10, 0.0)]
+    want = oracle.evaluate(_rows(truth, ["user", "item", "p"]),
+                           _rows(preds, ["user", "item", "score"]), specs, snips=True,
+                           clip=clip)
+    for name, spec in zip(PROPERTY_METRICS, specs, strict=True):
+        assert got.summary[name] == pytest.approx(want[spec], rel=1e-9, abs=1e-12), name
+
+
+def test_the_issues_weights_50_and_1() -> None:
+    """Two relevant items weighing 50 (p = 0.02) and 1 (p = 1): normalising by the mean weight
+    gives nDCG 1.2 and hit rate 1.96; the weighted ideal keeps both inside [0, 1]."""
+    truth = pd.DataFrame({"user": [1, 1], "item": ["heavy", "light"], "p": [0.02, 1.0]})
+    heavy_first = pd.DataFrame({"user": [1, 1], "item": ["heavy", "light"],
+                                "score": [2.0, 1.0]})
+    light_first = heavy_first.assign(item=["light", "heavy"])
+    only_light = pd.DataFrame({"user": [1], "item": ["light"], "score": [1.0]})
+    metrics = ["nDCG@2", "hit@2", "P@2", "R@2", "AP@2", "nDCG@1", "P@1"]
+    best = _quiet(truth, heavy_first, metrics, debias="snips", propensity="p").summary
+    assert best == {m: 1.0 for m in metrics}  # the ideal list: every form at its maximum
+    swapped = _quiet(truth, light_first, metrics, debias="snips", propensity="p").summary
+    d1, d2 = 1.0, 1 / np.log2(3)
+    assert swapped["nDCG@2"] == pytest.approx((1 * d1 + 50 * d2) / (50 * d1 + 1 * d2))
+    assert swapped["nDCG@1"] == pytest.approx(1 / 50)
+    assert swapped["P@1"] == pytest.approx(1 / 50)  # the light item where the heavy could be
+    assert swapped["AP@2"] == pytest.approx((1 * 1 / 1 + 50 * 51 / 2) / (50 * 50 + 1 * 51 / 2))
+    assert (swapped["hit@2"], swapped["P@2"], swapped["R@2"]) == (1 / 50, 1.0, 1.0)
+    light = _quiet(truth, only_light, metrics, debias="snips", propensity="p").summary
+    assert light["hit@2"] == pytest.approx(1 / 50) and light["R@2"] == pytest.approx(1 / 51)
+    assert light["P@2"] == pytest.approx(1 / 51 * 2 / 2)
+    ips = _quiet(truth, light_first, metrics, debias="ips", propensity="p")
+    assert ips.summary["hit@2"] == 1.0 and ips.summary["P@2"] == pytest.approx(25.5)
+    assert ips.counts["debias"]["above_range"]["P@2"] == 1
+
+
+def test_weight_diagnostics_and_the_clip_warning() -> None:
+    truth = pd.DataFrame({"user": np.repeat(np.arange(100), 2),
+                          "item": np.tile([0, 1], 100), "p": 1.0})
+    truth.loc[0, "p"] = 1e-4  # one weight of 10,000 among 199 of 1
+    preds = pd.DataFrame({"user": np.arange(100), "item": 0, "score": 1.0})
+    with pytest.warns(receval.checks.DebiasWarning, match=r"propensity_clip="):
+        got = receval.evaluate(truth, preds, ["P@1"], debias="snips", propensity="p")
+    d = got.counts["debias"]
+    w = np.r_[1e4, np.ones(199)]
+    assert d["rows"] == 200 and d["max_weight"] == 1e4 and d["at_clip"] == 0
+    assert d["ess"] == pytest.approx(w.sum() ** 2 / (w ** 2).sum())
+    assert d["max_weight_share"] == pytest.approx(1e4 / w.sum())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # clipped at 2: nothing to say
+        clipped = receval.evaluate(truth, preds, ["P@1"], debias="snips", propensity="p",
+                                   propensity_clip=2.0)
+    assert clipped.counts["debias"]["max_weight"] == 2.0
+    assert clipped.counts["debias"]["at_clip"] == 1
+    uniform = receval.evaluate(truth, preds, ["P@1"], debias="snips", propensity="uniform")
+    assert uniform.counts["debias"]["ess"] == 200.0
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(runs=_small_runs(), options=st.sampled_from([
+    {"recall_denominator": "capped"}, {"precision_denominator": "returned"},
+    {"ap_normalizer": "relevant"}, {"ap_normalizer": "hits"}, {"ap_normalizer": "k"},
+    {"ap_normalizer": "min_returned_relevant"}, {"max_list": 2}, {"users": "both"}]))
+def test_snips_stays_inside_the_range_under_the_options(runs: Any, options: dict) -> None:
+    truth, preds = runs
+    got = _quiet(truth, preds, PROPERTY_METRICS, debias="snips", propensity="p", **options)
+    values = got.per_user[PROPERTY_METRICS].to_numpy()
+    values = values[~np.isnan(values)]
+    assert ((values >= 0) & (values <= 1)).all()
+    constant = _quiet(truth.assign(p=0.25), preds, PROPERTY_METRICS, debias="snips",
+                      propensity="p", **options)
+    assert constant.summary == _quiet(truth, preds, PROPERTY_METRICS, **options).summary

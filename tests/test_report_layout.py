@@ -50,7 +50,12 @@ def test_beyond_accuracy_metrics_are_rows_of_the_summary(files: Path,  # noqa: F
     for i, metric in enumerate(rows):
         values = re.findall(r'<td class="num">(.*?)</td>', rows[metric])
         assert values == [HAND["svd"][i], HAND["pop"][i]], metric  # by hand
-    assert 'id="beyond-note"' in summary and "not tested for significance" in summary
+    # tested as the terminal tests them (tests/test_report_audit.py): the per-user ones
+    assert 'id="beyond-note"' in summary and "tested with the accuracy metrics where the " \
+        "value is a mean over users" in summary
+    note = re.search(r'<p class="note" id="significance">(.*?)</p>', summary, re.S).group(1)
+    assert "not tested (one number over all lists, no per-user values): coverage@2, gini@2" \
+        in note
 
 
 def test_no_beyond_rows_without_beyond_metrics() -> None:

@@ -35,7 +35,7 @@ from receval.scores import evaluate_scores
 #: submodules loaded on first attribute access (``receval.metrics.ndcg_at_k``): importing them
 #: eagerly would load matplotlib and jinja2 for every evaluation
 SUBMODULES = ("adapters", "explain", "io", "metrics", "options", "profiles", "report", "result",
-              "sampled", "split", "baselines", "training", "disparity")
+              "sampled", "split", "baselines", "training", "disparity", "sequential", "text")
 
 __all__ = [
     "Comparison",

@@ -14,6 +14,8 @@ Each warning names the option that handles it and can be silenced by its code
 ``train-future``    many training rows are dated after their user's first test row
 ``empty-reference`` the drift view's reference window has no evaluated list (no band)
 ``weights``         off-policy importance weights blow up (snips, sndr, switch_dr, ``clip=``)
+``debias``          debiased metrics: weights concentrated (``propensity_clip=``), IPS above range
+``replayed-lists``  a monitor batch repeats served lists an earlier run applied (counted once)
 ==================  =====================================================================
 """
 
@@ -69,11 +71,26 @@ class OffPolicyWeightsWarning(ReceValWarning):
     code = "weights"
 
 
+class DebiasWarning(ReceValWarning):
+    """The debiased metrics' weights 1/propensity are concentrated (``propensity_clip=``), or
+    an IPS value is above its metric's range (``receval.debias``)."""
+
+    code = "debias"
+
+
+class ReplayedListsWarning(ReceValWarning):
+    """A monitor batch repeats served lists an earlier run applied (the same user, served time
+    and variant): they are skipped, each list counted once."""
+
+    code = "replayed-lists"
+
+
 WARNINGS: dict[str, type[UserWarning]] = {
     w.code: w
     for w in (RelevanceThresholdWarning, NoMatchWarning, IdMismatchWarning, TiesWarning,
               UndefinedMetricWarning, TrainItemsWarning, TrainOverlapWarning,
-              TrainFutureWarning, EmptyReferenceWarning, OffPolicyWeightsWarning)
+              TrainFutureWarning, EmptyReferenceWarning, OffPolicyWeightsWarning,
+              DebiasWarning, ReplayedListsWarning)
 }
 #: users with no hit at all above this share, with ids barely shared, suggest mismatched ids
 NO_HIT_SHARE = 0.5

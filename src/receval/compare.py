@@ -447,9 +447,13 @@ def compare(
     groups: dict[str, np.ndarray | None] = {ALL: None}
     given_strata = strata if strata is None or isinstance(strata, str) else as_mapping(strata)
     if isinstance(strata, str):  # a built-in stratum of the training data: "activity", "cold"
-        from receval.training import resolve_strata
+        from receval.training import read_train, resolve_strata
 
-        strata = resolve_strata(strata, train, users.tolist())
+        # the training data read as evaluate read it: its columns may be renamed
+        trained = None if train is None else read_train(
+            train, user_col=options.get("user_col", "user"),
+            item_col=options.get("item_col", "item"), columns=options.get("train_columns"))
+        strata = resolve_strata(strata, trained, users.tolist())
     if strata is not None:
         groups.update(group_rows(users, as_mapping(strata)))
     rows = [{"group": group, **_row(model, base, metric, _take(values[model][metric], rows_),

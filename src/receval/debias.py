@@ -2,21 +2,24 @@
 missing-not-at-random implicit feedback (Yang, Cui, Xuan, Wang, Belongie & Estrin, RecSys 2018).
 
 A relevant truth row ``i`` of user ``u`` was observed with propensity ``p_i``; its weight is
-``w_i = min(1 / p_i, clip)``. Each metric is a sum over the user's relevant items of a
-per-item contribution ``c_i`` (which depends on the ranking) over a denominator ``D``, which
-for R, nDCG and AP depends on the user's relevant count ``|S_u|`` (docs/debiased-metrics.md,
-"The formulas", has every one)::
+``w_i = min(1 / p_i, clip)``. docs/debiased-metrics.md ("The formulas") has every form:
 
-    IPS:   M_u = sum_{i in S*} w_i c_i / D(|S*|)
-    SNIPS: M_u = sum_{i in S*} w_i c_i / D(sum_{i in S*} w_i)
+* IPS weighs each hit by ``w_i`` and keeps the plain denominator (``k``, the observed count
+  ``|S*|``, the ideal DCG of ``min(k, |S*|)`` items): unbiased for P and RBP when the
+  propensities are right in absolute terms, and free to exceed 1 (counted per metric in
+  ``Result.counts["debias"]["above_range"]``, marked in the summary, warned);
+* SNIPS is the weighted value over its weighted maximum (what the user's heaviest relevant
+  items would give in the best list) times the plain metric's maximum for the user: scale-free
+  (weights all equal give the plain metric exactly: such a user keeps the plain value as the
+  engine computed it) and inside the plain range. It normalises within each user, where Yang
+  et al. normalise once over all users.
 
-``S*``: the observed relevant items. The numerator is Yang et al.'s IPS estimate of the
-complete sum over ``S_u``; IPS keeps the observed count in the denominator, SNIPS puts its IPS
-estimate ``sum w_i`` there (the control variate whose expectation is ``|S_u|``), so SNIPS
-recall is ``sum_hits w_i / sum w_i``. P, RBP and hit rate have no count in their denominator:
-their SNIPS is their IPS. With every ``w_i = 1`` both are today's metric. The ranked lists are
-the engine's (``top_items``: ties, thresholds, protocol and duplicates as in every metric), so
-``engine="numba"`` and ``engine="torch"`` give the same numbers.
+With every ``w_i = 1`` both are today's metric. The ranked lists are the engine's
+(``top_items``: ties, thresholds, protocol and duplicates as in every metric), so
+``engine="numba"`` and ``engine="torch"`` give the same numbers. Every debiased result holds
+the weights' diagnostics (:func:`diagnostics`: effective sample size, largest weight and its
+share) in ``Result.counts["debias"]``; concentrated weights are warned, naming
+``propensity_clip=``.
 
 The propensity model: ``"uniform"`` (``p_i = 1``: today's numbers, bit for bit: nothing is
 recomputed), ``("popularity", gamma)`` (Yang et al. eq. 15, ``p_i = (n_i / max n)^((gamma +
@@ -52,6 +55,8 @@ DEBIAS = ("ips", "snips")
 FAMILY_CODES: dict[Family, int] = {Family.PRECISION: 0, Family.RECALL: 1, Family.NDCG: 2,
                                    Family.AP: 3, Family.RBP: 4, Family.HIT: 5}
 FAMILY_NAMES = "P, R, nDCG, AP, RBP, hit (hit rate)"
+#: ``ap_normalizer=`` by the kernel's code
+AP_NORMALIZERS = ("min_k_relevant", "relevant", "hits", "k", "min_returned_relevant")
 #: Yang et al. fit gamma on the top 50 of each list, without the 0.5% most popular items
 GAMMA_LIST_DEPTH = 50
 GAMMA_EXCLUDE_QUANTILE = 0.005
@@ -207,86 +212,138 @@ def estimate_gamma(train_items: Any, shown: Any) -> float:
 @numba.njit(cache=True)
 def _debiased(top: np.ndarray, n_list: np.ndarray, ptr: np.ndarray, rel_items: np.ndarray,
               rel_w: np.ndarray, fam: np.ndarray, ks: np.ndarray, params: np.ndarray,
-              prec_returned: bool, recall_capped: bool, ap_norm: int,
-              snips: bool) -> np.ndarray:  # pragma: no cover - compiled
+              prec_returned: bool, recall_capped: bool, ap_norm: int, snips: bool,
+              log2_rank: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
+    """Per user (rows) and metric (columns): the debiased value; NaN keeps the plain value
+    (a user without an observed relevant item, a zero denominator, or, for SNIPS, a user
+    whose weights are all equal: each SNIPS form then is the plain metric)."""
     n_users, width = top.shape
     out = np.full((n_users, len(fam)), np.nan)
     hw = np.zeros(width)
+    most = 1
+    for u in range(n_users):
+        most = max(most, ptr[u + 1] - ptr[u])
+    scaled = np.empty(most)  # SNIPS: the user's weights over their largest, then sorted
+    ascending = np.empty(most)
+    heaviest = np.empty(most)
     for u in range(n_users):
         lo, hi = ptr[u], ptr[u + 1]
-        n_rel = hi - lo
-        if n_rel == 0:
+        m = hi - lo
+        if m == 0:
             continue
+        w = rel_w[lo:hi]
+        ws = w  # IPS reads no weighted ideal
+        if snips:
+            wmax = np.max(w)
+            if wmax == np.min(w):
+                continue  # every SNIPS form is scale-free: the plain value, as computed
+            for t in range(m):  # the heaviest weighs 1 (each form is a ratio: the same value)
+                scaled[t] = w[t] / wmax
+                ascending[t] = scaled[t]
+            ascending[:m].sort()
+            for t in range(m):  # heaviest first: the weighted ideals
+                heaviest[t] = ascending[m - 1 - t]
+            w = scaled[:m]
+            ws = heaviest[:m]
         mine = rel_items[lo:hi]
         order = np.argsort(mine, kind="mergesort")
         sorted_items = mine[order]
-        count = 0.0  # the relevant count of the denominators: |S*|, or sum w for SNIPS
-        for j in range(lo, hi):
-            count += rel_w[j]
-        if not snips:
-            count = float(n_rel)
         for r in range(width):
             hw[r] = 0.0
             item = top[u, r]
             if item < 0:
                 continue
             pos = np.searchsorted(sorted_items, item)
-            if pos < n_rel and sorted_items[pos] == item:
-                hw[r] = rel_w[lo + order[pos]]
+            if pos < m and sorted_items[pos] == item:
+                hw[r] = w[order[pos]]
         for c in range(len(fam)):
-            k = ks[c] if ks[c] > 0 else width
+            cut = ks[c] > 0
+            k = ks[c] if cut else width
             kk = min(k, width)
             f = fam[c]
-            num = 0.0
-            den = 1.0
-            if f == 0:  # P@k
+            if f == 0 or f == 1:  # P@k, R@k: the weighed hits
+                num = 0.0
                 for r in range(kk):
                     num += hw[r]
-                den = float(min(k, n_list[u])) if prec_returned else float(k)
-            elif f == 1:  # R@k
-                for r in range(kk):
-                    num += hw[r]
-                den = min(float(k), count) if recall_capped else count
-            elif f == 2:  # nDCG@k, binary gains: the ideal DCG of the observed count
+                if f == 0:
+                    den = min(k, n_list[u]) if prec_returned else k
+                    j = min(den, m)
+                else:
+                    den = min(k, m) if (recall_capped and cut) else m
+                    j = den
+                if den == 0:
+                    continue
+                if not snips:
+                    out[u, c] = num / den
+                    continue
+                ideal = 0.0  # the heaviest j relevant items, all in the top k
+                for r in range(j):
+                    ideal += ws[r]
+                out[u, c] = min(num * (j / ideal) / den, j / den)
+            elif f == 2:  # nDCG@k, binary gains
+                num = 0.0
                 for r in range(kk):
                     if hw[r] > 0.0:
-                        num += hw[r] / math.log2(r + 2.0)
-                ideal = min(float(k), count)
-                whole = math.floor(ideal)
-                den = 0.0
-                for r in range(whole):
-                    den += 1.0 / math.log2(r + 2.0)
-                if ideal > whole:  # a fractional estimated count: its share of the next rank
-                    den += (ideal - whole) / math.log2(whole + 2.0)
-            elif f == 3:  # AP@k: w_i (1 + weight ranked above) / rank
+                        num += hw[r] / log2_rank[r]
+                j = min(k, m) if cut else m
+                idcg = 0.0
+                for r in range(j):
+                    idcg += (ws[r] if snips else 1.0) / log2_rank[r]
+                out[u, c] = min(num / idcg, 1.0) if snips else num / idcg
+            elif f == 3:  # AP@k: w_i (1 + weight ranked above) / rank; SNIPS: w_i (w_i + ...)
+                num = 0.0
                 above = 0.0
                 hits = 0
                 for r in range(kk):
                     if hw[r] > 0.0:
-                        num += hw[r] * (1.0 + above) / (r + 1.0)
-                        above += hw[r]
+                        above += hw[r] if snips else 0.0
+                        num += hw[r] * ((0.0 if snips else 1.0) + above) / (r + 1.0)
+                        above += 0.0 if snips else hw[r]
                         hits += 1
                 if ap_norm == 0:
-                    den = min(float(k), count)
+                    den = min(k, m) if cut else m
                 elif ap_norm == 1:
-                    den = count
+                    den = m
                 elif ap_norm == 2:
-                    den = float(hits)
-                else:
-                    den = float(k)
+                    den = hits
+                elif ap_norm == 3:
+                    den = k if cut else n_list[u]
+                else:  # min_returned_relevant
+                    den = min(m, min(k, n_list[u]))
+                if den == 0:
+                    continue
+                if not snips:
+                    out[u, c] = num / den
+                    continue
+                j = min(min(k, m) if cut else m, den)
+                ideal = 0.0  # the heaviest j relevant items at ranks 1..j, heaviest first
+                prefix = 0.0
+                for r in range(j):
+                    prefix += ws[r]
+                    ideal += ws[r] * prefix / (r + 1.0)
+                out[u, c] = min(num * (j / ideal) / den, j / den)
             elif f == 4:  # RBP@p over the whole list
                 p = params[c]
+                num = 0.0
                 for r in range(width):
                     if hw[r] > 0.0:
                         num += hw[r] * (1.0 - p) * p ** r
-            else:  # HR@k: the first hit's weight
+                if not snips:
+                    out[u, c] = num
+                    continue
+                ideal = 0.0
+                plain = 0.0  # the plain ideal: every relevant item ranked first
+                for r in range(m):
+                    ideal += ws[r] * (1.0 - p) * p ** r
+                    plain += (1.0 - p) * p ** r
+                out[u, c] = min(num * (plain / ideal), plain)
+            else:  # HR@k: the first hit's weight (SNIPS: over the heaviest, 1)
+                num = 0.0
                 for r in range(kk):
                     if hw[r] > 0.0:
                         num = hw[r]
                         break
-            if den == 0.0:
-                continue  # undefined: today's value (its empty policy) stays
-            out[u, c] = num / den
+                out[u, c] = min(num, 1.0) if snips else num
     return out
 
 
@@ -380,8 +437,17 @@ def apply(result: Result, debias: Debias, specs: list[MetricSpec], prepared: Pre
     """Replace ``result``'s metric columns and summary by their debiased values (uniform
     propensities: nothing is recomputed) and return the request as resolved (``gamma``
     fitted where asked), whose :meth:`Debias.record` the plan records in ``result.options``:
-    this writes no option (:func:`receval.finalize.record_profile` is the one place)."""
-    if debias.model == "uniform" or not specs:
+    this writes no option (:func:`receval.finalize.record_profile` is the one place).
+    ``result.counts["debias"]`` gets the weights' diagnostics (:func:`diagnostics`)."""
+    if not specs:
+        return debias
+    from receval.beyond.attach import relevant_rows
+
+    t = prepared.truth
+    if debias.model == "uniform":  # every weight 1: the numbers stay, the diagnostics say so
+        users = _result_users(result, prepared, audit.select_users(prepared, options))[0]
+        ptr, _ = relevant_rows(t.indptr, t.items, t.values, users, options.relevance_threshold)
+        record_diagnostics(result, debias, np.ones(int(ptr[-1])), {})
         return debias
     check_options(per_spec or [], options)
     selected = audit.select_users(prepared, options)
@@ -390,15 +456,7 @@ def apply(result: Result, debias: Debias, specs: list[MetricSpec], prepared: Pre
         longest = min(longest, int(options.max_list))
     prepared, out = ranked_lists(prepared, selected, options, depth(debias, specs, longest),
                                  engine, device)
-    # the users of the result, in its order (users="relevant" keeps those with a relevant item)
-    codes = dict(zip(_plain(prepared.users.decode(selected)).tolist(), range(len(selected)),
-                     strict=True))
-    rows = np.array([codes[u] for u in _plain(result.per_user["user"].to_numpy()).tolist()],
-                    dtype=np.int64)
-    from receval.beyond.attach import relevant_rows
-
-    t = prepared.truth
-    users = selected[rows]
+    users, rows = _result_users(result, prepared, selected)
     ptr, items = relevant_rows(t.indptr, t.items, t.values, users, options.relevance_threshold)
     assert out.top_items is not None
     top = np.ascontiguousarray(out.top_items[rows], dtype=np.int64)
@@ -415,22 +473,119 @@ def apply(result: Result, debias: Debias, specs: list[MetricSpec], prepared: Pre
     return debias
 
 
+def _result_users(result: Result, prepared: Prepared,
+                  selected: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The codes of the result's users, in its order (``users="relevant"`` keeps those with a
+    relevant item), and their rows among ``selected``."""
+    codes = dict(zip(_plain(prepared.users.decode(selected)).tolist(), range(len(selected)),
+                     strict=True))
+    rows = np.array([codes[u] for u in _plain(result.per_user["user"].to_numpy()).tolist()],
+                    dtype=np.int64)
+    return selected[rows], rows
+
+
+#: the weights are "concentrated" (a warning naming ``propensity_clip=``) when the effective
+#: sample size falls below this share of the weighted rows, or (from MIN_ROWS rows) the
+#: largest weight holds more than MAX_SHARE of their total: receval.offpolicy's rule
+ESS_SHARE = 0.01
+MAX_SHARE = 0.1
+MIN_ROWS = 100
+#: the largest value of every debiased family's plain metric
+PLAIN_MAX = 1.0
+
+
+def diagnostics(weights: np.ndarray, clip: float | None = None) -> dict[str, Any]:
+    """The weights' diagnostics, as :func:`receval.offpolicy.estimate` gives them: the
+    weighted (relevant truth) ``rows``, ``ess`` (effective sample size, (sum w)^2 / sum w^2),
+    ``max_weight``, ``max_weight_share`` (its share of the total), ``mean_weight`` and
+    ``at_clip`` (rows whose weight is the clip; 0 without one).
+
+    Example:
+        >>> d = diagnostics(np.array([50.0, 1.0]))
+        >>> d["rows"], round(d["ess"], 4), d["max_weight"], round(d["max_weight_share"], 4)
+        (2, 1.04, 50.0, 0.9804)
+    """
+    n = len(weights)
+    total = float(np.sum(weights))
+    top = float(np.max(weights)) if n else math.nan
+    return {"rows": n, "ess": total * total / float(np.sum(weights * weights)) if n else math.nan,
+            "max_weight": top, "max_weight_share": top / total if n else math.nan,
+            "mean_weight": total / n if n else math.nan,
+            "at_clip": int(np.sum(weights >= clip)) if clip is not None else 0}
+
+
+def concentrated(d: Mapping[str, Any]) -> bool:
+    """Whether the weights are concentrated: ``ess`` below :data:`ESS_SHARE` of the rows, or
+    (from :data:`MIN_ROWS` rows) the largest weight above :data:`MAX_SHARE` of the total.
+
+    Example:
+        >>> concentrated(diagnostics(np.array([50.0, 1.0]))), concentrated(diagnostics(
+        ...     np.ones(200)))
+        (False, False)
+        >>> concentrated(diagnostics(np.r_[np.ones(199), 1000.0]))
+        True
+    """
+    n = d["rows"]
+    if not n:
+        return False
+    return bool(d["ess"] < ESS_SHARE * n or (d["max_weight_share"] > MAX_SHARE
+                                             and n >= MIN_ROWS))
+
+
+def record_diagnostics(result: Result, debias: Debias, weights: np.ndarray,
+                       above: dict[str, int]) -> None:
+    """``result.counts["debias"]``: the estimator, the weights' :func:`diagnostics` and, for
+    IPS, ``above_range`` (metric -> users whose value exceeds the plain metric's range);
+    warned (``silence=["debias"]``) when the weights are concentrated or a value is above its
+    range."""
+    from receval import checks
+
+    record = {"estimator": debias.debias, **diagnostics(weights, debias.clip),
+              "above_range": dict(above)}
+    result.counts["debias"] = record
+    if concentrated(record):
+        checks.warn(checks.DebiasWarning,
+                    f"debias={debias.debias!r}: the weights 1/propensity are concentrated "
+                    f"(effective sample size {record['ess']:.1f} of {record['rows']:,} relevant "
+                    f"rows; the largest weight, {record['max_weight']:.4g}, holds "
+                    f"{100 * record['max_weight_share']:.0f}% of the total): bound them with "
+                    "propensity_clip= (--propensity-clip)")
+    shown = {m: n for m, n in above.items() if n}
+    if shown:
+        listed = ", ".join(f"{m} {n:,}" for m, n in shown.items())
+        checks.warn(checks.DebiasWarning,
+                    f"debias='ips': users with a value above the metric's range of 1 ({listed}; "
+                    "IPS divides by the observed count, not the weights: see "
+                    "docs/debiased-metrics.md); debias='snips' stays inside it")
+
+
 def _replace(result: Result, debias: Debias, specs: list[MetricSpec], options: Options,
              top: np.ndarray, n_list: np.ndarray, ptr: np.ndarray, items: np.ndarray,
              weights: np.ndarray) -> None:
     """Put the debiased values of ``specs`` (the ranked codes ``top`` of the result's users,
-    in its order; their relevant codes ``items`` in CSR ``ptr``, weighed) in ``result``."""
+    in its order; their relevant codes ``items`` in CSR ``ptr``, weighed) in ``result``, and
+    the weights' diagnostics in ``result.counts["debias"]``."""
+    from receval.measures.discounts import DISCOUNT_CODES, log2_ranks
+
     fam = np.array([FAMILY_CODES[s.family] for s in specs], dtype=np.int64)
     ks = np.array([s.k or 0 for s in specs], dtype=np.int64)
     params = np.array([s.param if s.param is not None else RBP_PARAMETER[1] for s in specs])
-    ap_norm = ("min_k_relevant", "relevant", "hits", "k").index(options.ap_normalizer)
+    ap_norm = AP_NORMALIZERS.index(options.ap_normalizer)
+    longest = max(top.shape[1], int(np.max(np.diff(ptr), initial=0)), 1)
     values = _debiased(top, n_list, ptr, items, weights, fam, ks, params,
                        options.effective_precision_denominator == "returned",
                        options.recall_denominator == "capped", ap_norm,
-                       debias.debias == "snips")
+                       debias.debias == "snips", log2_ranks(longest, DISCOUNT_CODES["log2"]))
+    above: dict[str, int] = {}
+    changed = False
     for c, spec in enumerate(specs):
         column = result.per_user[spec.name].to_numpy(dtype=np.float64, copy=True)
         defined = ~np.isnan(values[:, c])
+        if debias.debias == "ips":
+            above[spec.name] = int(np.sum(values[defined, c] > PLAIN_MAX))
+        if not defined.any():  # every user keeps the plain value: so does the summary
+            continue
+        changed = True
         column[defined] = values[defined, c]
         result.per_user[spec.name] = column
         if options.empty == "skip":
@@ -438,7 +593,9 @@ def _replace(result: Result, debias: Debias, specs: list[MetricSpec], options: O
             result.summary[spec.name] = float(np.mean(kept)) if len(kept) else math.nan
         else:
             result.summary[spec.name] = float(np.mean(column)) if len(column) else math.nan
-    result.sums = None  # the exact sums are of the plain metric
+    if changed:
+        result.sums = None  # the exact sums are of the plain metric
+    record_diagnostics(result, debias, weights, above)
 
 
 def depth(debias: Debias, specs: list[MetricSpec], longest: int) -> int:
@@ -458,7 +615,10 @@ def apply_lists(result: Result, debias: Debias, specs: list[MetricSpec], options
     code no list holds for an item outside ``item_ids``), with their ``users`` and items
     (``rel_ids``) as ids. Returns the request as resolved (``gamma`` fitted where asked);
     writes no option."""
-    if debias.model == "uniform" or not specs:
+    if not specs:
+        return debias
+    if debias.model == "uniform":  # every weight 1: the numbers stay, the diagnostics say so
+        record_diagnostics(result, debias, np.ones(int(ptr[-1])), {})
         return debias
     if debias.estimated:
         head = top[:, :GAMMA_LIST_DEPTH]
@@ -537,7 +697,10 @@ def apply_matrix(result: Result, req: Debias, specs: list[MetricSpec], options: 
     ``g_indptr``, ``g_cols``, ``g_items``)."""
     from receval.data.columns import read_columns
 
-    if req.model == "uniform" or not specs:
+    if not specs:
+        return req
+    if req.model == "uniform":  # every weight 1: the numbers stay, the diagnostics say so
+        record_diagnostics(result, req, np.ones(int(judged.g_indptr[-1])), {})
         return req
     # a relevant item outside the matrix's columns: a code no list holds
     codes = np.where(judged.g_cols >= 0, judged.g_cols,

@@ -121,6 +121,12 @@ def _metrics(result: Result, metrics: Sequence[str] | None, model: str) -> list[
     """The per-user columns asked (default: every one), or a one-line error for the first
     that has none (a catalogue-level metric, or one not evaluated)."""
     have = [str(c) for c in result.per_user.columns if c != "user"]
+    if metrics is None and not have:  # only catalogue-level metrics: nothing to compare
+        where = f"model {model!r}: " if model else ""
+        shown = ", ".join(map(str, result.summary)) or "none"
+        raise ReceValError(f"{where}no per-user metric to compare between groups of users "
+                           f"(evaluated: {shown}, each one number over all lists); ask for a "
+                           "per-user metric such as nDCG@10")
     if metrics is None:
         return have
     for name in metrics:

@@ -282,11 +282,13 @@ def evaluate(
         result.strata, result.strata_sums = (None, None) if merged is None else (merged.table,
                                                                                 merged.sums)
     if request is not None:  # before the plan is recorded: gamma, when fitted, is part of it
-        request = _apply_debias(result, request, specs, per_spec, options, prepared_by_key,
-                                truth_cols, pred_cols, engine, device, leak, truth, predictions,
-                                {"user_col": user_col, "item_col": item_col,
-                                 "score_col": score_col, "truth_columns": truth_columns,
-                                 "prediction_columns": prediction_columns})
+        with checks.silence(silence):
+            request = _apply_debias(result, request, specs, per_spec, options,
+                                    prepared_by_key, truth_cols, pred_cols, engine, device,
+                                    leak, truth, predictions,
+                                    {"user_col": user_col, "item_col": item_col,
+                                     "score_col": score_col, "truth_columns": truth_columns,
+                                     "prediction_columns": prediction_columns})
     record_profile(result, specs, per_spec, options, resolved.name, inputs={**recorded_inputs(
         train=train if leak is None or isinstance(train, str | os.PathLike) else leak.train,
         exclude_train=exclude_train,

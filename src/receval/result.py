@@ -79,6 +79,8 @@ class Counts(TypedDict, total=False):
     exposure: dict[str, Any]
     #: how sampled candidates were drawn (:mod:`receval.sampled`)
     sampled: dict[str, Any]
+    #: the debiased metrics' weights (:func:`receval.debias.record_diagnostics`)
+    debias: dict[str, Any]
     #: score matrices (:func:`receval.evaluate_scores`): rows of the truth by fate
     truth_dropped_duplicates: int
     truth_dropped_unpredicted: int

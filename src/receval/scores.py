@@ -172,10 +172,11 @@ def evaluate_scores(
             or opts.relevance_threshold is not None)
     result = parts[0][1] if len(parts) == 1 else merge_parts(specs, parts, opts)
     if request is not None:  # one group (debias.check_options): its lists, before the record
-        request = db.apply_matrix(result, request, specs, opts, ranked or [], judged,
-                                  source.n_items, source.item_ids, truth,
-                                  None if leak is None else leak.train.items,
-                                  user_col=user_col, item_col=item_col)
+        with checks.silence(silence):
+            request = db.apply_matrix(result, request, specs, opts, ranked or [], judged,
+                                      source.n_items, source.item_ids, truth,
+                                      None if leak is None else leak.train.items,
+                                      user_col=user_col, item_col=item_col)
     record_profile(result, specs, per_spec, opts, resolved.name, inputs={**recorded_inputs(
         train=train if leak is None or isinstance(train, str | os.PathLike) else leak.train,
         exclude_train=exclude_train), **(request.record() if request is not None else {})})

@@ -368,62 +368,14 @@ def read_interactions_table(path: str | os.PathLike[str], *, format: str = "auto
         >>> t.column("user").to_pylist(), t.column("n").type, t.column("n").to_pylist()
         (['@b', 'u2'], DataType(int64), [9007199254740993, None])
     """
-    import json
 
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-    import pyarrow.parquet as pq
+    from receval.io.frames import FRAME_SOURCE, read_frame
 
-    from receval.io.detect import detect_format, sniff_delimiter
-    from receval.io.formulas import restore_array
-    from receval.io.ids import narrow
-    from receval.io.source import check_file, head_lines, one_line, open_stream
-
-    source = check_file(Path(path), "interactions")
-    kind = detect_format(source, "interactions", format)
-    try:
-        if kind == "parquet":
-            table = pq.read_table(source)
-        elif kind == "jsonl":
-            import pyarrow.json as pajson
-
-            stream, _ = open_stream(source, "interactions")
-            with stream:
-                table = pajson.read_json(stream)
-        elif kind in ("csv", "tsv"):
-            if delimiter is None:
-                delimiter = "\t" if kind == "tsv" else sniff_delimiter(
-                    head_lines(source, "interactions"))
-            elif delimiter.lower() in ("\\t", "tab"):
-                delimiter = "\t"
-            stream, _ = open_stream(source, "interactions")
-            with stream:
-                table = pacsv.read_csv(
-                    stream, parse_options=pacsv.ParseOptions(delimiter=delimiter),
-                    convert_options=pacsv.ConvertOptions(
-                        column_types={user_col: pa.string(), item_col: pa.string()},
-                        strings_can_be_null=False))
-        else:
-            raise ReceValError(f"interactions file {source}: the {kind} format holds no "
-                               "interactions to split; use CSV, TSV, Parquet or JSON Lines")
-    except (pa.ArrowInvalid, ValueError) as err:
-        if isinstance(err, ReceValError):
-            raise
-        raise ReceValError(f"cannot read interactions file {source}: {one_line(err)}") from None
-    text = kind in ("csv", "tsv")
-    for i, name in enumerate(table.column_names):
-        col = table.column(i)
-        if text:  # receval's writers neutralise every text cell; undo it on every one
-            col = restore_array(col)
-        if text and name in (user_col, item_col):
-            col = narrow(col.combine_chunks())
-        table = table.set_column(i, table.field(i).with_type(col.type), col)
-    if table.num_rows == 0:
-        raise ReceValError(f"interactions file {source} has no rows")
-    lines = {"path": str(source), "kind": "csv" if text else kind,
-             "header_lines": 1 if text else 0}
+    table = read_frame(path, "interactions", ids=(user_col, item_col), format=format,
+                       delimiter=delimiter)
+    where = (table.schema.metadata or {})[FRAME_SOURCE]
     return table.replace_schema_metadata({**(table.schema.metadata or {}),
-                                          _SOURCE_META: json.dumps(lines).encode()})
+                                          _SOURCE_META: where})
 
 
 def interactions_frame(table: Any, user_col: str = "user", item_col: str = "item") -> pd.DataFrame:
@@ -816,9 +768,15 @@ def _times(series: pd.Series, name: str, where: Any = None) -> tuple[np.ndarray,
                            "in all)")
     if parsed.dtype.kind in "iuf":
         return _times(parsed, name, where)
-    if getattr(parsed.dt, "tz", None) is not None:
-        parsed = parsed.dt.tz_convert("UTC").dt.tz_localize(None)
-    return parsed.astype("datetime64[ns]").to_numpy().view(np.int64), "datetime"
+    from receval.io.times import RANGE_TEXT, series_ticks
+
+    ticks, outside = series_ticks(parsed)
+    if outside.any():
+        first = int(np.argmax(outside))
+        raise ReceValError(f"timestamp column {name!r} holds {series.iloc[first]!r} at "
+                           f"{where(first)}, outside the dates receval can hold ({RANGE_TEXT}; "
+                           f"{int(outside.sum())} rows in all)")
+    return ticks, "datetime"
 
 
 def _time_value(value: Any, kind: str, what: str) -> Any:

@@ -321,6 +321,23 @@ def log(rec: Record, to: str, path: str | Path | None = None) -> str:
     return str(folder)
 
 
+#: the files ``--log dvc|json`` writes into its folder
+LOG_FILES = {"dvc": ("metrics.json", "counts.json", "per_user.parquet"),
+             "json": ("receval.json", "per_user.parquet")}
+
+
+def log_paths(to: str, path: str | Path | None = None) -> list[Path]:
+    """The files :func:`log` would write for ``to`` (none for MLflow), so a command can refuse
+    a folder where one of them is an input before any work.
+
+    Example:
+        >>> [p.name for p in log_paths("json", "logs")]
+        ['receval.json', 'per_user.parquet']
+    """
+    folder = Path(path if path is not None else DEFAULT_FOLDER)
+    return [folder / name for name in LOG_FILES.get(to, ())]
+
+
 def _write_json(path: Path, value: Any) -> None:
     with atomic_output(path, "log") as tmp:
         tmp.write_text(json.dumps(value, indent=2, allow_nan=False) + "\n", encoding="utf-8")

@@ -3,17 +3,20 @@ docs/debiased-metrics.md ("The formulas"; Yang et al., RecSys 2018).
 
 Nothing here imports receval. One user at a time: rank the user's predictions by score
 (descending; the inputs have distinct scores), weigh each relevant truth item ``i`` by
-``w_i = min(1 / p_i, clip)`` and sum its contribution over the ranked list::
+``w_i = min(1 / p_i, clip)``, ``m = |S*|`` the user's relevant items, ``w_(1) >= w_(2) >= ...``
+their weights heaviest first, ``top(j) = w_(1) + ... + w_(j)``::
 
-    N = |S*| (IPS) or sum_{i in S*} w_i (SNIPS)
-    P@k    = sum_{rank(i) <= k} w_i / k
-    R@k    = sum_{rank(i) <= k} w_i / N
-    nDCG@k = sum_{rank(i) <= k} w_i / log2(rank(i) + 1)  /  IDCG(min(k, N)),
-             IDCG(x) = sum_{r=1}^{floor x} 1/log2(r + 1) + (x - floor x) / log2(floor x + 2)
-    AP@k   = sum_{rank(i) <= k} w_i (1 + sum_{j relevant, rank(j) < rank(i)} w_j) / rank(i)
-             / min(k, N)
-    RBP@p  = (1 - p) sum_i w_i p^(rank(i) - 1)
-    HR@k   = w of the best ranked relevant item within the top k (0 when none)
+    IPS                                         SNIPS
+    P@k    = sum_hits w / k                     sum_hits w / top(j) * j / k,  j = min(k, m)
+    R@k    = sum_hits w / m                     sum_hits w / sum_i w_i
+    nDCG@k = sum_hits w / log2(r + 1)           the same over
+             over IDCG(min(k, m))               sum_{r <= min(k, m)} w_(r) / log2(r + 1)
+    AP@k   = sum_hits w (1 + w above) / r       AP_w / AP*_w(j) * j / min(k, m),  j = min(k, m),
+             / min(k, m)                        AP_w = sum_hits w (w + w above) / r,
+                                                AP*_w(j) = sum_{r <= j} w_(r) top(r) / r
+    RBP@p  = (1 - p) sum_hits w p^(r - 1)       RBP_w / RBP*_w * (1 - p^m),
+                                                RBP*_w = (1 - p) sum_{r <= m} w_(r) p^(r - 1)
+    HR@k   = w of the first hit in the top k    that over w_(1)
 
 Users: every user of the truth (every truth row relevant); a user without predictions scores
 0; the summary is the mean over those users.
@@ -36,30 +39,41 @@ def popularity_propensity(train_items: Iterable[object], gamma: float) -> dict[o
 def user_value(metric: str, k: int | None, param: float, ranked: list[object],
                weight: dict[object, float], snips: bool) -> float:
     """One user's debiased value; ``weight``: relevant item -> w."""
-    n_rel = sum(weight.values()) if snips else len(weight)
+    m = len(weight)
+    heaviest = sorted(weight.values(), reverse=True)
     hits = [(r + 1, weight[item]) for r, item in enumerate(ranked) if item in weight]
     cut = [(r, w) for r, w in hits if k is None or r <= k]
     if metric == "P":
+        j = min(k, m)
         value = sum(w for _, w in cut) / k
+        if snips:
+            value = sum(w for _, w in cut) / sum(heaviest[:j]) * j / k
     elif metric == "R":
-        value = sum(w for _, w in cut) / n_rel
+        value = sum(w for _, w in cut) / (sum(heaviest) if snips else m)
     elif metric == "nDCG":
         dcg = sum(w / math.log2(r + 1) for r, w in cut)
-        x = min(k, n_rel)
-        whole = math.floor(x)
-        ideal = sum(1 / math.log2(r + 1) for r in range(1, whole + 1))
-        ideal += (x - whole) / math.log2(whole + 2)
+        gains = heaviest if snips else [1.0] * m
+        ideal = sum(g / math.log2(r + 1) for r, g in enumerate(gains[:min(k, m)], start=1))
         value = dcg / ideal
     elif metric == "AP":
         total = 0.0
         for r, w in cut:
             above = sum(w2 for r2, w2 in cut if r2 < r)
-            total += w * (1 + above) / r
-        value = total / min(k, n_rel)
+            total += w * ((w if snips else 1) + above) / r
+        value = total / min(k, m)
+        if snips:
+            j = min(k, m)
+            best = sum(heaviest[r - 1] * sum(heaviest[:r]) / r for r in range(1, j + 1))
+            value = total / best * j / min(k, m)
     elif metric == "RBP":
         value = (1 - param) * sum(w * param ** (r - 1) for r, w in hits)
+        if snips:
+            best = (1 - param) * sum(w * param ** r for r, w in enumerate(heaviest))
+            value = value / best * (1 - param ** m)
     elif metric == "HR":
         value = cut[0][1] if cut else 0.0
+        if snips:
+            value /= heaviest[0]
     else:
         raise ValueError(metric)
     return value

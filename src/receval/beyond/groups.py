@@ -64,6 +64,9 @@ def read_groups(item_groups: Any, item_features: Any = None, item_col: str = "it
         raise ReceValError("fairness and calibration metrics need item groups: pass "
                            "item_groups= (item -> group) or item_features= (categories)")
     frame = _frame(item_groups, item_features, item_col)
+    if len(frame) == 0:
+        raise ReceValError("item groups are empty: no item has a group (item_groups= must map "
+                           "items to their groups)")
     col = frame.columns[1]
     if pd.api.types.is_float_dtype(frame[col]) and frame[col].notna().all():
         raise ReceValError(f"item groups: column {col!r} holds numbers (an embedding?); "

@@ -15,6 +15,7 @@ from receval.cli import (  # noqa: F401  (importing a command module registers i
     monitor_command,
     offpolicy_command,
     plot_command,
+    resolve_command,
     sample_command,
     split_command,
 )

@@ -39,11 +39,15 @@ def check(**params: Any) -> None:
 def _run(config: str, junit: str | None, **params: Any) -> bool:
     import receval
     from receval.gates import verdict
+    from receval.gates.run import input_paths
     from receval.io.output import atomic_output, check_outputs
 
-    _check_log(params)
-    outputs = check_outputs({"--junit": (junit, (".xml",))}, [config])
+    inputs = input_paths(config)  # the gate file and every file it reads: never overwritten
+    _check_log(params, inputs)
+    outputs = check_outputs({"--junit": (junit, (".xml",))}, inputs)
     gate = receval.check(config)
+    _log_runs(params, gate.results, gate.comparison)  # before --junit: a failure here is exit
+    # 2 with no JUnit file claiming the checks ran
     if "--junit" in outputs:
         with atomic_output(outputs["--junit"], "--junit") as tmp:
             tmp.write_text(gate.to_junit(), encoding="utf-8")
@@ -61,5 +65,4 @@ def _run(config: str, junit: str | None, **params: Any) -> bool:
                   soft_wrap=True)
     out.print(Text(verdict(gate)), style="green" if gate.passed else "bold red",
               highlight=False)
-    _log_runs(params, gate.results, gate.comparison)
     return gate.passed

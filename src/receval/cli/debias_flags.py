@@ -55,6 +55,30 @@ def with_propensity_column(truth: Any, path: Any, truth_format: str, params: dic
     return truth.append_column(wanted, extra.column("rating"))
 
 
+def check_one_gamma(params: dict[str, Any]) -> None:
+    """Refuse ``--propensity popularity:estimate`` with several ``--predictions``: gamma would
+    be fitted to each model's own lists, and the significance letters would compare models
+    weighed differently (``receval compare`` refuses it with any number of models).
+
+    Example:
+        >>> check_one_gamma({"propensity": "popularity:estimate", "predictions": ["a.csv"]})
+        >>> check_one_gamma({"propensity": "popularity:estimate",
+        ...                  "predictions": ["a.csv", "b.csv"]})
+        Traceback (most recent call last):
+        ...
+        receval.exceptions.ReceValError: --propensity popularity:estimate with 2 \
+--predictions files would fit gamma to each model's own lists and compare models weighed \
+differently: evaluate one with it, then pass --propensity popularity:G with the gamma its \
+options line shows
+    """
+    paths = list(params.get("predictions") or ())
+    if params.get("propensity") == "popularity:estimate" and len(paths) > 1:
+        raise ReceValError(f"--propensity popularity:estimate with {len(paths)} --predictions "
+                           "files would fit gamma to each model's own lists and compare models "
+                           "weighed differently: evaluate one with it, then pass --propensity "
+                           "popularity:G with the gamma its options line shows")
+
+
 def debias_kwargs(params: dict[str, Any]) -> dict[str, Any]:
     """The keyword arguments of :func:`receval.evaluate` the three flags give (none unset).
 
@@ -78,7 +102,8 @@ def debias_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="With --debias: clip every weight 1/propensity at W.")(f)
     f = click.option("--debias", type=click.Choice(["ips", "snips"]), default=None,
                      help="Debiased P, R, nDCG, AP, RBP and hit rate (Yang et al. 2018): each "
-                          "relevant item weighted by 1/propensity; snips self-normalises.")(f)
+                          "relevant item weighted by 1/propensity; snips self-normalises per "
+                          "user (inside each metric's range), ips may exceed it (marked).")(f)
     return click.option("--propensity", default=None,
                         metavar="uniform|popularity:G|popularity:estimate|COLUMN",
                         help="With --debias: the propensity of each relevant truth row: "

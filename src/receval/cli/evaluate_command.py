@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from receval.cli.common import (
     _write_per_user,
     main,
 )
-from receval.cli.debias_flags import debias_options
+from receval.cli.debias_flags import check_one_gamma, debias_options
 from receval.cli.disparity_flag import check_disparity, disparity_option, disparity_tables
 from receval.cli.log_option import _check_log, _log_options, _log_runs
 from receval.cli.options_table import option, shared
@@ -85,6 +86,7 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
 
     asked, beyond = _metric_names(metrics)
     check_disparity(params, fmt)
+    check_one_gamma(params)
     accuracy = [n for n in asked if n not in beyond]
     outputs = _check_output(params, {"--per-user": (per_user, TABLE_SUFFIXES),
                                      "--report": (report, REPORT_SUFFIXES)})
@@ -97,12 +99,16 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
     shown_beyond = section_metrics(asked, k) if section else beyond
     wanted = (with_curves(accuracy, curve_ks(accuracy, max_k or CURVE_MAX_K)) + shown_beyond
               if report else asked)
-    runs = (_evaluate_files_spark(wanted, params, bool(per_user or report))
-            if params.get("engine") == "spark"
-            else _evaluate_files(wanted, params, top_items=bool(report), asked=asked,
-                                 keep=section))
-    models = {name: _restrict(r, asked, beyond) for name, r in runs.results.items()}
-    _warn_undefined(models)
+    # the run's warnings, recorded for the report too, then passed on to be printed
+    with warnings.catch_warnings(record=True) as caught:
+        runs = (_evaluate_files_spark(wanted, params, bool(per_user or report))
+                if params.get("engine") == "spark"
+                else _evaluate_files(wanted, params, top_items=bool(report), asked=asked,
+                                     keep=section))
+        models = {name: _restrict(r, asked, beyond) for name, r in runs.results.items()}
+        _warn_undefined(models)
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     raw_csv = bool(params.get("raw_csv"))
     # every output to a temporary file first: all are renamed into place, or none (an error in
     # the report leaves the old per-user file as it was), before the summary is printed
@@ -119,21 +125,16 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
             write_report(tmp, runs.results, metrics=asked, inputs=runs.inputs,
                          top_items=runs.top_items, max_k=max_k,
                          progress=_report_progress(stack), beyond=extra, item_titles=titles,
-                         seed=params["seed"])
+                         seed=params["seed"], warnings=[str(w.message) for w in caught])
     if fmt == "table":
         out = _stdout()
         for shown in tables.summary_lines(_for_tables(models), out.width):
             out.print(shown, highlight=False)
         out.print(tables.options_line(next(iter(models.values()))), style="dim",
                   highlight=False, markup=False)
-        for name, result in models.items():
+        for name, result in models.items():  # the audit: the HTML report shows the same
             prefix = f"{name}: " if len(models) > 1 else ""
-            out.print(Text(safe_text(f"{prefix}{tables.counts_line(result)}")),
-                      style="dim", highlight=False)
-            if "train" in result.counts:
-                from receval.cli.training_text import audit_line
-
-                line = audit_line(result.counts["train"], result.counts["rows"])
+            for line in tables.audit_lines(result):
                 out.print(Text(safe_text(f"{prefix}{line}")), style="dim", highlight=False)
         for name, result in models.items():
             if result.strata is not None:

@@ -3,7 +3,8 @@ results go to a tracker through :mod:`receval.tracking`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import click
@@ -25,13 +26,13 @@ def _log_options(f: Callable[..., Any]) -> Callable[..., Any]:
              "or a new one), dvc (metrics.json nested per model) or json (receval.json).")(f)
 
 
-def _check_log(params: dict[str, Any]) -> None:
-    """Before any work: --log-dir only with dvc|json, a folder that is not a file, and mlflow
+def _check_log(params: dict[str, Any], inputs: Iterable[str | Path] = ()) -> None:
+    """Before any work: --log-dir only with dvc|json, a folder that is not a file, none of the
+    files it would write an input (``inputs``, and every file a parameter names), and mlflow
     importable (its install hint now, not after the evaluation)."""
-    from pathlib import Path
-
     from receval.exceptions import ReceValError
-    from receval.tracking import MLFLOW_HINT
+    from receval.io.output import check_outputs
+    from receval.tracking import MLFLOW_HINT, log_paths
 
     target, folder = params.get("log"), params.get("log_dir")
     if folder is not None and target != "dvc" and target != "json":
@@ -39,6 +40,12 @@ def _check_log(params: dict[str, Any]) -> None:
                            "MLFLOW_TRACKING_URI points)")
     if folder is not None and Path(folder).exists() and not Path(folder).is_dir():
         raise ReceValError(f"--log-dir {folder}: a file, not a folder")
+    if target in ("dvc", "json"):
+        named = [v for value in params.values()
+                 for v in (value if isinstance(value, tuple | list) else (value,))
+                 if isinstance(v, str | Path) and v and Path(v).exists()]
+        check_outputs({f"--log {target} ({path.name})": (path, ())
+                       for path in log_paths(target, folder)}, [*inputs, *named])
     if target == "mlflow":
         import importlib.util
 

@@ -23,6 +23,7 @@ from receval.cli.common import (
     err_console,
     main,
 )
+from receval.cli.finite import FiniteRange
 from receval.cli.options_table import option, shared
 from receval.exceptions import ReceValError
 from receval.io.terminal import safe_text
@@ -51,7 +52,7 @@ PLOT_SUFFIXES = (".png", ".svg")
               help="State file (.sqlite): read if it exists, updated (atomically, one run at "
                    "a time) after the run, so the next run reads only the new logs; a batch "
                    "fed twice is applied once.")
-@click.option("--lock-timeout", type=click.FloatRange(0, None), default=600, show_default=True,
+@click.option("--lock-timeout", type=FiniteRange(0, None), default=600, show_default=True,
               help="Seconds to wait for another run holding the state file.")
 @click.option("--late-out", default=None, metavar="FILE",
               help="Write this run's late feedback rows, with the reason each was ignored "

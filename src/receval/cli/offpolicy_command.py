@@ -13,6 +13,7 @@ from rich.text import Text
 from receval import numbers
 from receval.cli import served_log_flags as flags
 from receval.cli.common import _errors_exit_2, _stdout, main
+from receval.cli.finite import FiniteRange
 from receval.cli.options_table import option, shared
 from receval.exceptions import ReceValError
 from receval.io.terminal import safe_text
@@ -24,24 +25,17 @@ _KIND: dict[str, numbers.Kind] = {"ess": "count", "max_weight_share": "share",
                                   "support_missing": "count"}
 
 
+#: the id columns of a log, a target and a reward model: read as text, integers only when
+#: every id is canonical (``007`` and ``7`` stay two items, as in ``offpolicy.estimate``)
+ID_COLUMNS = ("request", "item", "user")
+
+
 def _read(path: str, flag: str) -> Any:
-    """A table (CSV, TSV, Parquet or JSON Lines, by suffix) as a pandas frame; one-line
-    errors naming the flag and the file."""
-    import pandas as pd
+    """A table (CSV, TSV, Parquet or JSON Lines) as a pandas frame, through
+    :func:`receval.io.frames.read_frame`; one-line errors naming the file."""
+    from receval.io.frames import read_frame
 
-    from receval.io.source import check_file
-    from receval.io.terminal import one_line
-
-    file = check_file(path, flag.lstrip("-"))
-    name = file.name.lower().removesuffix(".gz")
-    try:
-        if name.endswith(".parquet"):
-            return pd.read_parquet(file)
-        if name.endswith((".jsonl", ".ndjson", ".json")):
-            return pd.read_json(file, lines=True)
-        return pd.read_csv(file, sep="\t" if name.endswith(".tsv") else ",")
-    except (ValueError, pd.errors.ParserError, OSError) as err:
-        raise ReceValError(f"{flag} {path}: {one_line(str(err))[:200]}") from None
+    return read_frame(path, flag.lstrip("-"), ids=ID_COLUMNS).to_pandas()
 
 
 def _targets(specs: tuple[str, ...]) -> dict[str, Any]:
@@ -89,13 +83,13 @@ def _targets(specs: tuple[str, ...]) -> dict[str, Any]:
               help="How a score table becomes a distribution.")
 @click.option("--epsilon", type=click.FloatRange(0, 1), default=None,
               help="epsilon of --rule epsilon_greedy.")
-@click.option("--temperature", type=click.FloatRange(0, None, min_open=True), default=None,
+@click.option("--temperature", type=FiniteRange(0, None, min_open=True), default=None,
               help="temperature of --rule softmax / plackett_luce.")
-@click.option("--clip", type=click.FloatRange(0, None, min_open=True), default=None,
+@click.option("--clip", type=FiniteRange(0, None, min_open=True), default=None,
               help="Cap every importance weight at this value.")
-@click.option("--switch-threshold", type=click.FloatRange(0, None, min_open=True), default=10.0,
+@click.option("--switch-threshold", type=FiniteRange(0, None, min_open=True), default=10.0,
               show_default=True, help="switch_dr: rows with a larger weight use the model.")
-@click.option("--shrinkage", type=click.FloatRange(0, None, min_open=True), default=None,
+@click.option("--shrinkage", type=FiniteRange(0, None, min_open=True), default=None,
               help="dros: lambda of the shrunk weights lambda w / (w^2 + lambda).")
 @option("resamples", what="Bootstrap resamples over requests", zero="the normal interval only")
 @shared("confidence", "seed", "format")

@@ -3,6 +3,7 @@ JUnit XML."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from receval import numbers
@@ -113,19 +114,39 @@ class Gate:
         failed = len(self.failures)
         counts = {"tests": str(len(self.outcomes)), "failures": str(failed), "errors": "0"}
         root = ET.Element("testsuites", {"name": "receval check", **counts})
-        suite = ET.SubElement(root, "testsuite", {"name": self.name, **counts, "skipped": "0"})
+        suite = ET.SubElement(root, "testsuite", {"name": xml_text(self.name), **counts,
+                                                  "skipped": "0"})
         for o in self.outcomes:
-            case = ET.SubElement(suite, "testcase", {"classname": f"receval.{self.name}",
-                                                     "name": o.name})
+            case = ET.SubElement(suite, "testcase", {
+                "classname": xml_text(f"receval.{self.name}"), "name": xml_text(o.name)})
             if not o.passed:
-                failure = ET.SubElement(case, "failure", {"message": o.reason,
+                failure = ET.SubElement(case, "failure", {"message": xml_text(o.reason),
                                                           "type": "CheckFailed"})
-                failure.text = f"{o.expectation.where}: {o.expectation.text}\n{o.reason}"
+                failure.text = xml_text(f"{o.expectation.where}: {o.expectation.text}\n"
+                                        f"{o.reason}")
             out = ET.SubElement(case, "system-out")
-            out.text = "  ".join(c for c in (_value(o), _interval(o), _needs(o)) if c)
+            out.text = xml_text("  ".join(c for c in (_value(o), _interval(o), _needs(o)) if c))
         ET.indent(root)
         return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(
             root, encoding="unicode") + "\n"
+
+
+#: characters XML 1.0 cannot hold (control characters but tab and newlines, surrogates,
+#: U+FFFE/U+FFFF), and the C1 controls and bidi overrides the other outputs escape too
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0d\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+                      "\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_text(text: str) -> str:
+    """``text`` with every character XML cannot hold (or that would hide text) written as a
+    visible escape (``\\x07``), so the JUnit file stays well-formed.
+
+    Example:
+        >>> xml_text("P@1[a\\x07b] >= 0.1\\x01")
+        'P@1[a\\\\x07b] >= 0.1\\\\x01'
+    """
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256
+                        else f"\\u{ord(m.group()):04x}", text)
 
 
 def verdict(gate: Gate) -> str:

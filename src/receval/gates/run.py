@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from receval import numbers
 from receval.compare import ALL, Comparison, compare
@@ -20,8 +19,10 @@ from receval.evaluation import evaluate
 from receval.exceptions import ReceValError
 from receval.gates.grammar import CHECK, OPS, Expectation, parse_check
 from receval.gates.outcome import Gate, Outcome
+from receval.io.source import read_text, seekable
 from receval.randomness import stream
 from receval.result import Result
+from receval.stats import MAX_RESAMPLES
 from receval.stats.intervals import bootstrap_means, percentile_interval
 from receval.stats.pairing import alpha_of
 
@@ -57,18 +58,39 @@ document)
         data, path = dict(config), None
     else:
         path = Path(config)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise ReceValError(f"gate file {str(path)!r} does not exist") from None
-        except (OSError, UnicodeDecodeError) as err:
-            raise ReceValError(f"gate file {str(path)!r} cannot be read: {err}") from None
+        if not seekable(path).exists():
+            raise ReceValError(f"gate file {str(path)!r} does not exist")
+        text = read_text(path, "gate")
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as err:
             raise ReceValError(f"{path.name}: not valid TOML: {err}") from None
+        except RecursionError:  # arrays or tables nested thousands deep
+            raise ReceValError(f"{path.name}: not valid TOML for a gate: arrays or tables "
+                               "nested too deep") from None
     name = str(data.get("name") or (path.stem if path is not None else "gate"))
     return data, name, path
+
+
+def input_paths(config: str | Path) -> list[Path]:
+    """The files a gate file reads (truth, predictions, baseline, train, a strata file), as
+    the gate resolves them: a command writing an output refuses to overwrite one of them.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "gate.toml"
+        >>> _ = p.write_text('truth = "t.csv"\\npredictions = "p.csv"\\nchecks = ["P@1 > 0"]\\n')
+        >>> [q.name for q in input_paths(p)]
+        ['gate.toml', 't.csv', 'p.csv']
+    """
+    data, _, path = load(config)
+    base = _folder(path)
+    found = [Path(config)]
+    for key in ("truth", "predictions", "baseline", "train", "strata"):
+        value = data.get(key)
+        if isinstance(value, str):
+            found.append(Path(_input(value, base)))
+    return found
 
 
 class _Lines:
@@ -76,7 +98,7 @@ class _Lines:
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self.lines = [] if path is None else path.read_text(encoding="utf-8").splitlines()
+        self.lines = [] if path is None else read_text(path, "gate").splitlines()
 
     def key(self, key: str) -> str:
         pattern = re.compile(rf"^\s*{re.escape(key)}\s*=")
@@ -139,8 +161,13 @@ def check(config: str | Path | Mapping[str, Any]) -> Gate:
                     for i, text in enumerate(raw_checks)]
     confidence = _number(data, "confidence", 0.95, lines, low=0.0, high=1.0)
     resamples = int(_number(data, "resamples", 10_000, lines, low=1, integer=True))
+    if data.get("resamples", 0) > MAX_RESAMPLES:  # compare's cap (the integer as written)
+        raise ReceValError(f"{lines.key('resamples')}: 'resamples' must be at most "
+                           f"{MAX_RESAMPLES:,}, got {data['resamples']:,}")
     seed = int(_number(data, "seed", 0, lines, low=0, integer=True))
-    base = path.parent if path is not None else Path()
+    base = _folder(path)
+    for key in ("truth", "predictions", "baseline", "train"):
+        _check_input(data.get(key), key, lines)
     options = _options(data.get("options", {}), lines)
     extra = data.get("metrics", [])
     if not isinstance(extra, list) or not all(isinstance(m, str) for m in extra):
@@ -170,14 +197,14 @@ def check(config: str | Path | Mapping[str, Any]) -> Gate:
         comparison = compare(None, {model: result, base_name: other}, metrics,
                              baseline=base_name, alpha=alpha_of(confidence),
                              n_resamples=resamples,
-                             seed=seed, strata=_resolved(strata, train, result)
+                             seed=seed, strata=_resolved(strata, train, result, options)
                              if any(e.group for e in against) else None)
     rows = None
     if any(e.group is not None and e.kind == "metric" for e in expectations):
         from receval.strata import as_mapping, group_rows
 
         rows = group_rows(result.per_user["user"].to_numpy(),
-                          as_mapping(_resolved(strata, train, result)))
+                          as_mapping(_resolved(strata, train, result, options)))
     outcomes = [o for e in expectations
                 for o in _outcomes(e, result, comparison, confidence, resamples, seed, model,
                                    rows)]
@@ -217,8 +244,10 @@ def _name(value: Any, default: str, *, stem: bool) -> str:
 
 def _is_named(value: Any) -> bool:
     """A one-entry mapping ``{name: input}`` (a frame of columns has at least two)."""
-    return isinstance(value, Mapping) and len(value) == 1 and isinstance(
-        next(iter(value.values())), str | Mapping | pd.DataFrame)
+    if not isinstance(value, Mapping) or len(value) != 1:
+        return False
+    inner = next(iter(value.values()))
+    return isinstance(inner, str | Mapping) or hasattr(inner, "columns")
 
 
 def _unnamed(value: Any) -> Any:
@@ -249,6 +278,24 @@ def _options(options: Any, lines: _Lines) -> dict[str, Any]:
     return dict(options)
 
 
+def _folder(path: Path | None) -> Path:
+    """The folder a gate's relative paths start from: the gate file's, or the working folder
+    for a gate given as a dict or through a pipe (``receval check <(cat gate.toml)``)."""
+    if path is None or seekable(path) != path:
+        return Path()
+    return path.parent
+
+
+def _check_input(value: Any, key: str, lines: _Lines) -> None:
+    """A gate's input is a file (a string) or, from Python, a frame, a table or a dict of
+    arrays; anything else (``truth = 5``) is an error naming its line."""
+    if value is None or isinstance(value, str | Mapping) or hasattr(value, "to_pandas") or \
+            hasattr(value, "columns") or hasattr(value, "column_names"):
+        return
+    raise ReceValError(f"{lines.key(key)}: {key!r} must be a file (a quoted path), got "
+                       f"{value!r}")
+
+
 def _input(value: Any, base: Path) -> Any:
     """A path relative to the gate file's folder; anything else (a frame) as it is."""
     if isinstance(value, str):
@@ -266,18 +313,21 @@ def _strata(value: Any, base: Path, lines: _Lines) -> Any:
         if ("/" in value or "." in value) and ":" not in value:
             raise ReceValError(f"{lines.key('strata')}: strata file {value!r} does not exist")
         return value  # a built-in stratum: evaluate checks the name
-    if path.suffix.lower() == ".parquet":
-        return pd.read_parquet(path)
-    return pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",")
+    from receval.io.frames import read_frame
+
+    return read_frame(path, "strata", ids=("user",)).to_pandas()
 
 
-def _resolved(strata: Any, train: Any, result: Result) -> Any:
+def _resolved(strata: Any, train: Any, result: Result, options: Mapping[str, Any]) -> Any:
     """A built-in stratum as the mapping ``evaluate`` used, for ``compare``."""
     if not isinstance(strata, str):
         return strata
     from receval.training import read_train, resolve_strata
 
-    frame = read_train(train) if isinstance(train, str) else train
+    # the training data read as evaluate read it ([options] may rename its columns)
+    frame = None if train is None else read_train(
+        train, user_col=options.get("user_col", "user"), item_col=options.get("item_col", "item"),
+        columns=options.get("train_columns"))
     return resolve_strata(strata, frame, result.per_user["user"].tolist())
 
 

@@ -148,7 +148,7 @@ def read_table(
     where = locator(path, line_kind, 1 if line_kind == "csv" and header else 0)
     names = {} if kind == "trec" else wanted.asked()
     table = _checked(table, wanted.side, names, where)
-    return _with_source(table, wanted, path)
+    return _with_source(table, wanted, path, kind)
 
 
 def _checked(table: pa.Table, side: str, names: dict[str, str], where: Where) -> pa.Table:
@@ -163,10 +163,11 @@ def _checked(table: pa.Table, side: str, names: dict[str, str], where: Where) ->
     return table
 
 
-def _with_source(table: pa.Table, wanted: Wanted, path: Path) -> pa.Table:
-    """``table`` carrying where it comes from, so a later message names the file's columns."""
+def _with_source(table: pa.Table, wanted: Wanted, path: Path, kind: str) -> pa.Table:
+    """``table`` carrying where it comes from, so a later message names the file's columns,
+    and its format (Parquet and JSON Lines store an id's type; text formats do not)."""
     source = {"side": wanted.side, "path": str(path), "found": list(wanted.found),
-              "asked": wanted.asked()}
+              "asked": wanted.asked(), "format": kind}
     return table.replace_schema_metadata({SOURCE_KEY: json.dumps(source).encode()})
 
 

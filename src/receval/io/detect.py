@@ -6,7 +6,7 @@ import csv
 from pathlib import Path
 
 from receval.exceptions import ReceValError
-from receval.io.source import PARQUET_MAGIC, head_lines, is_gzip, magic
+from receval.io.source import PARQUET_MAGIC, head_lines, is_gzip, magic, seekable
 
 # a header or id of 200,000 characters is legal CSV: the csv module's default field limit
 # (131,072) would make sniffing crash; raising a limit changes nothing else
@@ -48,6 +48,7 @@ def detect_format(path: Path, side: str, forced: str = "auto") -> str:
         raise ReceValError(f"{side} format {forced!r} is not one of {', '.join(FORMATS)}")
     if forced != "auto":
         return forced
+    path = seekable(path)  # a pipe is read once, whatever reads it next
     suffixes = [s.lower() for s in path.suffixes]
     if suffixes and suffixes[-1] in (".gz", ".gzip"):
         suffixes.pop()

@@ -11,6 +11,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from receval.exceptions import ReceValError
+
 _CANONICAL_INT = r"^(0|-?[1-9][0-9]{0,17})$"
 ID_COLUMNS = ("user", "item")
 
@@ -48,11 +50,20 @@ def combine(chunks: list[pa.Array]) -> pa.ChunkedArray:
     return pa.chunked_array(as_text, pa.string())
 
 
-def align_id_types(tables: list[pa.Table]) -> list[pa.Table]:
+#: formats whose files store an id's type (an integer column is integers, not a guess)
+TYPED_FORMATS = ("parquet", "jsonl")
+
+
+def align_id_types(tables: list[pa.Table],
+                   sides: tuple[str, ...] = ("truth", "predictions")) -> list[pa.Table]:
     """Give ``user`` and ``item`` one type across tables: strings if any table has strings.
 
     So a truth file with ids ``1, 2`` and a predictions file with ``1, u2`` still match on
-    ``1`` instead of failing on mismatched types.
+    ``1`` instead of failing on mismatched types: a text file (CSV, TSV, TREC) does not say
+    an id's type, and its ids became integers only because every one looked like one. A file
+    that stores integer ids (``formats``: Parquet, JSON Lines numbers) against strings on the
+    other side is refused, as two frames are and as ``engine="spark"`` does (the format is the
+    one :func:`receval.io.read_table` recorded in the table's metadata).
 
     Example:
         >>> a = pa.table({"user": [1], "item": [2]})
@@ -66,8 +77,28 @@ def align_id_types(tables: list[pa.Table]) -> list[pa.Table]:
         numeric = [pa.types.is_integer(t) for t in types]
         if all(numeric) or not any(numeric):
             continue
+        for i, kind in enumerate(map(file_format, out)):
+            if numeric[i] and kind in TYPED_FORMATS:
+                other = sides[1 - i] if len(sides) == 2 else "the other side"
+                raise ReceValError(
+                    f"{name} ids of mismatched types: {sides[i]} ({kind}) stores integers, "
+                    f"{other} has strings; give both files one type (ids in CSV/TSV are "
+                    "compared as text)")
         for i, table in enumerate(out):
             if numeric[i]:
                 col = pc.cast(table.column(name), pa.string())
                 out[i] = table.set_column(table.schema.get_field_index(name), name, col)
     return out
+
+
+def file_format(table: pa.Table) -> str:
+    """The format :func:`receval.io.read_table` read ``table`` from (``""``: not a file).
+
+    Example:
+        >>> file_format(pa.table({"user": [1]}))
+        ''
+    """
+    import json
+
+    raw = (table.schema.metadata or {}).get(b"receval.source")
+    return str(json.loads(raw).get("format", "")) if raw else ""

@@ -5,7 +5,11 @@ Every problem becomes a one-line :class:`~receval.exceptions.ReceValError` namin
 
 from __future__ import annotations
 
+import atexit
 import gzip
+import shutil
+import stat
+import tempfile
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -23,8 +27,69 @@ PEEK_BYTES = 1 << 20
 Progress = Callable[[int], None]
 
 
+#: pipes already read, by (path, device, inode): the regular file holding what each gave
+_SPOOLED: dict[tuple[str, int, int], Path] = {}
+
+
+def seekable(path: str | Path) -> Path:
+    """``path``, or, for a pipe or another input that can be read only once (``-t <(cat
+    t.csv)``, ``/dev/stdin``), a temporary regular file holding its bytes, read once and
+    reused by every later read of the same path (the format is sniffed, then the file read).
+
+    Example:
+        >>> import os, threading
+        >>> r, w = os.pipe()
+        >>> t = threading.Thread(target=lambda: (os.write(w, b"a,b\\n"), os.close(w)))
+        >>> t.start(); copy = seekable(f"/dev/fd/{r}"); t.join()
+        >>> copy.read_bytes(), seekable(f"/dev/fd/{r}") == copy
+        (b'a,b\\n', True)
+        >>> os.close(r)
+    """
+    path = Path(path)
+    try:
+        info = path.stat()
+    except OSError:
+        return path  # check_file names the problem
+    if stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode):
+        return path
+    key = (str(path), info.st_dev, info.st_ino)
+    if key not in _SPOOLED:
+        folder = Path(tempfile.mkdtemp(prefix="receval-pipe-"))
+        atexit.register(shutil.rmtree, folder, True)
+        copy = folder / (path.name or "input")
+        try:
+            with path.open("rb") as src, copy.open("wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+        except OSError as err:
+            raise ReceValError(f"cannot read {path}: {one_line(err)}") from None
+        _SPOOLED[key] = copy
+    return _SPOOLED[key]
+
+
+def read_text(path: str | Path, side: str) -> str:
+    """The whole text (UTF-8) of a small input such as a gate file, read through
+    :func:`seekable`; every problem a one-line error naming the file.
+
+    Example:
+        >>> read_text("/no/such/gate.toml", "gate")
+        Traceback (most recent call last):
+        ...
+        receval.exceptions.ReceValError: gate file not found: /no/such/gate.toml
+    """
+    source = seekable(path)
+    if not source.exists():
+        raise ReceValError(f"{side} file not found: {path}")
+    if source.is_dir():
+        raise ReceValError(f"{side} path is a directory, not a file: {path}")
+    try:
+        return source.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ReceValError(f"cannot read {side} file {path}: {one_line(err)}") from None
+
+
 def check_file(path: str | Path, side: str) -> Path:
-    """``path`` as a :class:`Path` once it is known to be a readable, non-empty file.
+    """``path`` as a :class:`Path` once it is known to be a readable, non-empty file (a pipe
+    is read once into a regular file: :func:`seekable`).
 
     Example:
         >>> check_file("/no/such/file.csv", "truth")
@@ -32,7 +97,7 @@ def check_file(path: str | Path, side: str) -> Path:
         ...
         receval.exceptions.ReceValError: truth file not found: /no/such/file.csv
     """
-    path = Path(path)
+    path = seekable(path)
     if not path.exists():
         raise ReceValError(f"{side} file not found: {path}")
     if path.is_dir():
@@ -56,7 +121,7 @@ def magic(path: Path, n: int = 4) -> bytes:
         >>> magic(p)
         b'PAR1'
     """
-    with path.open("rb") as fh:
+    with seekable(path).open("rb") as fh:
         return fh.read(n)
 
 
@@ -82,6 +147,7 @@ def open_stream(path: Path, side: str) -> tuple[pa.NativeFile, Callable[[], int]
         >>> stream.read(), done()
         (b'a,b\\n', 4)
     """
+    path = seekable(path)
     try:
         raw = pa.OSFile(str(path), "rb")
     except OSError as err:
@@ -100,6 +166,7 @@ def head_text(path: Path, side: str, max_bytes: int = PEEK_BYTES) -> str:
         >>> head_text(p, "truth")
         'a,b\\n1,2'
     """
+    path = seekable(path)
     try:
         if is_gzip(path):
             with gzip.open(path, "rb") as fh:

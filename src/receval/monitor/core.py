@@ -123,7 +123,8 @@ class Monitor:
         counts: the watermark, the largest event time, the late rows ignored
             (``late_impressions_ignored``, ``late_feedback_ignored``), the rows read
             (``impressions_read``, ``feedback_read``, over every run of a state), the log
-            batches fed again and skipped (``batches_replayed``) and the unjudged impressions
+            batches fed again and skipped (``batches_replayed``), the served lists of a batch
+            an earlier run applied, skipped (``lists_replayed``) and the unjudged impressions
             with feedback dated before serving (``impressions_with_feedback_before_serving``).
         options: the parameters of the run.
 
@@ -375,6 +376,7 @@ def monitor(
                confidence, seed, options)
     if state is None:
         out, _, late_rows = run.advance(State(params=params), imps, fb, zone, keep=False)
+        out.counts["lists_replayed"] = 0
         if late_out is not None:
             _write_late(late_rows, late_out)
         return out
@@ -398,16 +400,40 @@ def monitor(
                     fb = fb.iloc[:0]
             else:
                 applied.add(digest)
+        imps, keys, repeated = _new_lists(store, imps)  # a list fed again is applied once
         out, new_state, late_rows = run.advance(st, imps, fb, zone)
         assert new_state is not None
         new_state.batches = st.batches | applied
         store.write(new_state, names)
+        store.add_lists(keys, imps["served"].to_numpy())
+        if new_state.max_time is not None:  # older lists are late from now on: ignored anyway
+            store.forget_lists(new_state.max_time - run.hold)
+        out.counts["lists_replayed"] = repeated
         if late_out is not None:
             _write_late(late_rows, late_out)  # before the commit: both or neither
     return out
 
 
 _ZONES = {"aware": "with a time zone", "naive": "without a time zone (naive)"}
+
+
+def _new_lists(store: Any, imps: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, int]:
+    """The impressions without the served lists (user, served time, variant) an earlier run
+    applied, their list keys, and how many lists were dropped (warned)."""
+    from receval.monitor.state import list_keys
+
+    if not len(imps):
+        return imps, np.zeros(0, dtype=np.int64), 0
+    keys = list_keys(imps)
+    seen = store.applied_lists(keys)
+    repeated = int(np.unique(keys[seen]).size)
+    if repeated:
+        from receval.checks import ReplayedListsWarning, warn
+
+        warn(ReplayedListsWarning, f"{repeated} served list(s) of this batch (same user, "
+             "served_at and variant) were applied by an earlier run: skipped, counted once")
+        imps, keys = imps[~seen].reset_index(drop=True), keys[~seen]
+    return imps, keys, repeated
 
 
 def _one_zone(sides: list[tuple[str, str, str | None]]) -> str | None:

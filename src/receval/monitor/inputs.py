@@ -31,8 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from receval.exceptions import ReceValError
-from receval.io.formulas import restore_array
-from receval.io.ids import narrow
+from receval.io.times import series_ticks
 from receval.io.values import check_id_column
 from receval.scalars import plain
 
@@ -70,33 +69,11 @@ def as_frame(data: Any, side: str, ids: tuple[str, ...] = ()) -> pd.DataFrame:
 
 
 def _read_path(path: Path, side: str, ids: tuple[str, ...]) -> pd.DataFrame:
-    if not path.is_file():
-        raise ReceValError(f"{side}: no such file {str(path)!r}")
-    suffixes = [s.lower() for s in path.suffixes]
-    last = suffixes[-2] if suffixes and suffixes[-1] == ".gz" and len(suffixes) > 1 \
-        else (suffixes[-1] if suffixes else "")
-    try:
-        if last in (".parquet", ".pq"):
-            return pd.read_parquet(path)
-        if last in (".jsonl", ".ndjson"):
-            # no type guessing: a JSON string stays text ("007"), a number stays a number
-            return pd.read_json(path, lines=True, dtype=False, convert_dates=False)
-        if last in (".csv", ".tsv", ".txt"):
-            sep = "\t" if last == ".tsv" else ","
-            header = pd.read_csv(path, sep=sep, nrows=0).columns
-            text = [c for c in ids if c in header]
-            frame = pd.read_csv(path, sep=sep, dtype=dict.fromkeys(text, str),
-                                keep_default_na=False,
-                                na_values={c: NA_TEXT for c in header if c not in text})
-            for c in text:  # receval.io's id policy: the neutralising ' receval's CSV writer
-                # adds taken off again, integers only when all are canonical
-                ids_read = restore_array(pa.array(frame[c].to_numpy(dtype=object), pa.string()))
-                frame[c] = narrow(ids_read).to_pandas()
-            return frame
-    except (ValueError, OSError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ReceValError(f"{side}: cannot read {str(path)!r}: {first}") from None
-    raise ReceValError(f"{side}: {str(path)!r} is not a .csv, .tsv, .parquet or .jsonl file")
+    """A log file through :func:`receval.io.frames.read_frame` (ids as text, narrowed only
+    when every one is canonical; ISO times stay text for :func:`times`)."""
+    from receval.io.frames import read_frame
+
+    return read_frame(path, side, ids=ids, empty_ok=True).to_pandas()
 
 
 def _column(frame: pd.DataFrame, name: str, side: str, role: str) -> pd.Series:
@@ -196,7 +173,9 @@ def times(series: pd.Series, side: str, name: str, unit: str | None = None) -> n
     parsed = pd.to_datetime(series, utc=True, errors="coerce", format="ISO8601")
     _bad(side, name, parsed.isna().to_numpy(), series,
          f"is not a time (ISO 8601 expected) within {RANGE_TEXT}")
-    return parsed.dt.tz_localize(None).to_numpy(dtype="datetime64[ns]").astype(np.int64)
+    ticks, outside = series_ticks(parsed)
+    _bad(side, name, outside, series, f"is outside the supported times {RANGE_TEXT}")
+    return ticks
 
 
 def _numeric_times(series: pd.Series, side: str, name: str, unit: str) -> np.ndarray:

@@ -150,8 +150,13 @@ class Store:
                 raise self.error("is a SQLite database but not a receval monitor state "
                                  f"(tables: {', '.join(sorted(tables))})")
             return None
-        stored = dict(self.con.execute("SELECT key, value FROM receval_monitor").fetchall())
-        if not stored and "applied_batches" in tables and not self._batches():
+        try:
+            stored = dict(self.con.execute("SELECT key, value FROM receval_monitor").fetchall())
+            batches = self._batches()
+        except sqlite3.DatabaseError as err:  # a table lost a column: changed by hand
+            raise self.error(f"is damaged or was changed by hand (SQLite: {err}); it is not "
+                             "read (start a new state file, or restore a copy)") from None
+        if not stored and "applied_batches" in tables and not batches:
             return None
         missing = [k for k in _KEYS if k not in stored]
         if missing:
@@ -163,7 +168,6 @@ class Store:
             raise self.error(f"has version {version}; this receval reads version {VERSION}: "
                              "start a new state file")
         meta, rows = bytes(stored["meta"]), bytes(stored["rows"])
-        batches = self._batches()
         if _text(stored["checksum"]) != checksum(meta, rows, batches):
             raise self.error("fails its checksum: it was changed outside receval or damaged; "
                              "it is not read (start a new state file, or restore a copy)")
@@ -180,6 +184,56 @@ class Store:
                   "rows": rows, "checksum": checksum(meta, rows, batches).encode()}
         self.con.executemany("INSERT OR REPLACE INTO receval_monitor (key, value) VALUES (?, ?)",
                              list(values.items()))
+
+    def applied_lists(self, keys: np.ndarray) -> np.ndarray:
+        """Which of the served-list ``keys`` (:func:`list_keys`) an earlier run applied.
+
+        Example:
+            >>> import tempfile, pathlib
+            >>> p = pathlib.Path(tempfile.mkdtemp()) / "s.sqlite"
+            >>> with open_state(p) as store:
+            ...     store.add_lists(np.array([5, 7]), np.array([10, 20]))
+            >>> with open_state(p) as store:
+            ...     store.applied_lists(np.array([7, 8, 5])).tolist()
+            [True, False, True]
+        """
+        unique = np.unique(keys)
+        if not unique.size:
+            return np.zeros(len(keys), dtype=bool)
+        self.con.execute("CREATE TEMP TABLE IF NOT EXISTS probe (key INTEGER PRIMARY KEY)")
+        self.con.execute("DELETE FROM probe")
+        self.con.executemany("INSERT INTO probe (key) VALUES (?)",
+                             ((int(k),) for k in unique))
+        try:
+            found = np.array([r[0] for r in self.con.execute(
+                "SELECT key FROM applied_lists WHERE key IN (SELECT key FROM probe)")],
+                dtype=np.int64)
+        except sqlite3.DatabaseError as err:
+            raise self.error(f"is damaged or was changed by hand (SQLite: {err})") from None
+        return np.isin(keys, found)
+
+    def add_lists(self, keys: np.ndarray, served: np.ndarray) -> None:
+        """Record the served lists ``keys`` (served at ``served``, int64 ns, one per key) as
+        applied (committed with the state)."""
+        unique, first = np.unique(keys, return_index=True)
+        self.con.executemany("INSERT OR IGNORE INTO applied_lists (key, served) VALUES (?, ?)",
+                             ((int(k), int(t)) for k, t in zip(unique, served[first],
+                                                              strict=True)))
+
+    def forget_lists(self, before: int) -> None:
+        """Forget the lists served before ``before`` (int64 ns): a later run ignores them as
+        late impressions, so their keys are no longer needed (the table stays small).
+
+        Example:
+            >>> import tempfile, pathlib
+            >>> p = pathlib.Path(tempfile.mkdtemp()) / "s.sqlite"
+            >>> with open_state(p) as store:
+            ...     store.add_lists(np.array([5, 7]), np.array([10, 20]))
+            ...     store.forget_lists(15)
+            ...     store.applied_lists(np.array([5, 7])).tolist()
+            [False, True]
+        """
+        self.con.execute("DELETE FROM applied_lists WHERE served < ?", (int(before),))
 
     def _batches(self) -> list[str]:
         return [r[0] for r in self.con.execute("SELECT hash FROM applied_batches ORDER BY hash")]
@@ -204,9 +258,14 @@ def open_state(path: str | Path, lock_timeout: float = 600.0) -> Iterator[Store]
         5
     """
     path = Path(path)
+    if isinstance(lock_timeout, bool) or not isinstance(lock_timeout, int | float) or \
+            not math.isfinite(lock_timeout) or lock_timeout < 0:
+        raise StateFileError(f"lock_timeout must be a finite number of seconds >= 0, got "
+                             f"{lock_timeout!r}")
+    if not path.exists():
+        _create(path)
     _check_file_kind(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         con = sqlite3.connect(path, timeout=lock_timeout, isolation_level=None)
     except (sqlite3.Error, OSError) as err:
         raise StateFileError(f"state {str(path)!r} cannot be opened: {err}") from None
@@ -226,15 +285,24 @@ def open_state(path: str | Path, lock_timeout: float = 600.0) -> Iterator[Store]
             check = con.execute("PRAGMA quick_check").fetchone()[0]
             if check != "ok":
                 raise StateFileError(f"state {str(path)!r} is damaged (SQLite: {check})")
-            con.execute("CREATE TABLE IF NOT EXISTS receval_monitor "
-                        "(key TEXT PRIMARY KEY, value BLOB NOT NULL)")
-            con.execute("CREATE TABLE IF NOT EXISTS applied_batches (hash TEXT PRIMARY KEY)")
+            tables = {r[0] for r in con.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables and "receval_monitor" not in tables:  # another program's database:
+                # refused before a table of ours is added to it
+                raise StateFileError(f"state {str(path)!r} is a SQLite database but not a "
+                                     f"receval monitor state (tables: "
+                                     f"{', '.join(sorted(tables))}); it is left as it is")
+            for statement in _TABLES:
+                con.execute(statement)
         except sqlite3.OperationalError as err:  # read-only file or folder, disk full...
             con.execute("ROLLBACK")
             raise StateFileError(f"state {str(path)!r} cannot be written: {err}") from None
         except sqlite3.DatabaseError as err:
             con.execute("ROLLBACK")
             raise StateFileError(f"state {str(path)!r} is damaged (SQLite: {err})") from None
+        except StateFileError:
+            con.execute("ROLLBACK")
+            raise
         try:
             yield Store(con, path)
         except BaseException:
@@ -243,6 +311,57 @@ def open_state(path: str | Path, lock_timeout: float = 600.0) -> Iterator[Store]
         con.execute("COMMIT")
     finally:
         con.close()
+
+
+_TABLES = ("CREATE TABLE IF NOT EXISTS receval_monitor (key TEXT PRIMARY KEY, value BLOB NOT "
+           "NULL)", "CREATE TABLE IF NOT EXISTS applied_batches (hash TEXT PRIMARY KEY)",
+           "CREATE TABLE IF NOT EXISTS applied_lists (key INTEGER PRIMARY KEY, served INTEGER "
+           "NOT NULL)")
+
+
+def list_keys(imps: pd.DataFrame) -> np.ndarray:
+    """One int64 key per impression row naming its served list: a hash of (user, served time,
+    variant), the same for every row of one list and in every run, so a list fed again in a
+    later batch (a batch repeating part of an earlier one) is recognised and applied once.
+
+    Example:
+        >>> f = pd.DataFrame({"user": [1, 1, 2], "served": [5, 5, 5], "item": [1, 2, 1]})
+        >>> k = list_keys(f)
+        >>> bool(k[0] == k[1]), bool(k[0] == k[2])
+        (True, False)
+    """
+    columns = ["user", "served"] + (["variant"] if "variant" in imps.columns else [])
+    frame = imps[columns].reset_index(drop=True)
+    if "variant" in frame.columns:  # a variant's type varies between files: its text
+        frame["variant"] = frame["variant"].astype(str)
+    hashed = pd.util.hash_pandas_object(frame, index=False).to_numpy(dtype=np.uint64)
+    return hashed.view(np.int64)
+
+
+def _create(path: Path) -> None:
+    """A new, empty state at ``path``, made beside it and linked into place whole: a state file
+    is never seen empty (0 bytes), so an empty file is refused as what it is (a state lost or
+    truncated), not taken for a new one. Another run creating it at the same time is fine."""
+    import os
+    import tempfile
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".new", dir=path.parent)
+        os.close(fd)
+        try:
+            con = sqlite3.connect(tmp, isolation_level=None)
+            try:
+                for statement in _TABLES:
+                    con.execute(statement)
+            finally:
+                con.close()
+            with contextlib.suppress(FileExistsError):  # another run made it first: theirs
+                os.link(tmp, path)
+        finally:
+            os.unlink(tmp)
+    except (sqlite3.Error, OSError) as err:
+        raise StateFileError(f"state {str(path)!r} cannot be created: {err}") from None
 
 
 def read_state(path: str | Path, lock_timeout: float = 600.0) -> State | None:
@@ -271,7 +390,11 @@ def _check_file_kind(path: Path) -> None:
             f"state {str(path)!r} is a version-1 (Parquet) monitor state; states are now "
             "SQLite files: to migrate, run receval monitor once over all the logs with a new "
             "--state FILE.sqlite (the old file is left as it is)")
-    if head and head != _SQLITE_MAGIC:
+    if not head:
+        raise StateFileError(f"state {str(path)!r} is an empty file (0 bytes), not a receval "
+                             "monitor state: its history is not there; restore a copy, or "
+                             "delete the file to start a new state")
+    if head != _SQLITE_MAGIC:
         raise StateFileError(f"state {str(path)!r} is not a receval monitor state file (not "
                              "a SQLite database)")
 

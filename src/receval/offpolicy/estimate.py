@@ -14,7 +14,6 @@ import pandas as pd
 from receval.accumulate import ExactSum
 from receval.checks import OffPolicyWeightsWarning, silence, warn
 from receval.exceptions import ReceValError
-from receval.io.formulas import neutralise_cell
 from receval.offpolicy.estimators import ESTIMATORS, Context, Terms
 from receval.offpolicy.intervals import bootstrap, normal
 from receval.offpolicy.logs import Log, _first_bad, _number, read_log, request_codes
@@ -75,19 +74,21 @@ class OffPolicyResult:
         return f"OffPolicyResult(\n{self.table.to_string(index=False)}\n)"
 
     def to_csv(self) -> str:
-        """The table as CSV (text cells that a spreadsheet would run as formulas neutralised).
+        """The table as CSV through :func:`receval.io.text_tables.csv_text`, as every command
+        writes one: every text cell (targets, estimators, ``by`` values) with its control
+        characters escaped and a ``'`` before a formula; floats at full precision.
 
         Example:
             >>> import pandas as pd
-            >>> r = OffPolicyResult(pd.DataFrame({"target": ["=a"], "value": [0.5]}))
+            >>> r = OffPolicyResult(pd.DataFrame({"target": ["=a"], "by": ["\\t=1"],
+            ...                                   "value": [0.5]}))
             >>> r.to_csv().splitlines()
-            ['target,value', "'=a,0.5"]
+            ['target,by,value', "'=a,\\\\x09=1,0.5"]
         """
-        table = self.table.copy()
-        for column in ("target", "estimator"):
-            if column in table.columns:
-                table[column] = table[column].map(lambda v: neutralise_cell(str(v)))
-        return str(table.to_csv(index=False, float_format="%.17g"))
+        from receval.io.text_tables import csv_text
+
+        rows = self.table.itertuples(index=False, name=None)
+        return csv_text(self.table.columns, rows)
 
     def to_json(self) -> str:
         """The estimates and the options as JSON (NaN as null).
@@ -186,7 +187,11 @@ def estimate(log: Any, targets: Mapping[str, Any], *,
     clip = options.get("clip")
     if clip is not None and not (isinstance(clip, int | float) and clip > 0):
         raise ReceValError(f"clip must be a number > 0; got {clip!r}")
-    threshold = float(options.get("switch_threshold", 10.0))
+    threshold = options.get("switch_threshold", 10.0)
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or \
+            not math.isfinite(threshold) or threshold <= 0:
+        raise ReceValError(f"switch_threshold must be a finite number > 0; got {threshold!r}")
+    threshold = float(threshold)
     alpha = float(options.get("alpha", 0.05))
     if not 0 < alpha < 1:
         raise ReceValError(f"alpha must be in (0, 1); got {alpha!r}")

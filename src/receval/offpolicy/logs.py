@@ -215,6 +215,14 @@ def read_log(log: pd.DataFrame, by: tuple[str, ...] = ()) -> Log:
     dup[order[1:][same]] = True
     if dup.any():
         raise _first_bad(frame, dup, "repeating a (request, position) already in the log")
+    order_item = np.lexsort((item, request))
+    again = np.zeros(len(frame), dtype=bool)
+    same = (request[order_item][1:] == request[order_item][:-1]) & \
+        (item[order_item][1:] == item[order_item][:-1])
+    again[order_item[1:][same]] = True
+    if again.any():  # as monitor: a served list shows an item once
+        raise _first_bad(frame, again, "showing an item its request already shows at another "
+                         "position (a list shows each item once)")
     probs = {c: _probability(frame, c) for c in ("propensity", "propensity_prefix",
                                                  "propensity_slate")}
     sorted_probs = {c: None if p is None else p[order] for c, p in probs.items()}

@@ -368,6 +368,13 @@ def _encode(name: str, frame: pd.DataFrame, log: Log, items: ItemCodes, columns:
     frame = frame.reset_index(drop=True)
     req = request_codes(frame, log, name)
     keep = req >= 0
+    if len(frame) and not keep.any():
+        column = "request" if "request" in frame.columns else "user"
+        theirs = ", ".join(map(repr, log.requests[:3].tolist()))
+        raise ReceValError(f"{name}: none of its {len(frame)} row(s) names a request of the log "
+                           f"(first: {column} {frame[column].iloc[0]!r}; the log's: {theirs}"
+                           f"{', ...' if log.n_requests > 3 else ''}); ids match exactly, a "
+                           "text id never equals a number")
     dropped = int((~keep).sum())
     frame = frame[keep].reset_index(drop=True)
     return frame, req[keep].astype(np.int64), items.codes(frame["item"]), dropped
@@ -388,6 +395,16 @@ def _from_table(name: str, table: pd.DataFrame, log: Log, items: ItemCodes) -> R
         raise _first_bad(frame, bad, "with a 'probability' outside [0, 1]", what)
     n_items = np.int64(len(items.index) + 1)
     top = np.int64(max(int(log.position.max()), int(pos.max()) if pos.size else 1) + 1)
+    slot = req * top + pos  # a position shows one item: its probabilities add up to <= 1
+    slots, inverse = np.unique(slot, return_inverse=True)
+    total = np.bincount(inverse, weights=prob, minlength=slots.size)
+    over = total > 1 + 1e-9
+    if over.any():
+        bad = over[inverse]
+        first = int(np.flatnonzero(bad)[0])
+        raise _first_bad(frame, bad, f"at a position whose probabilities add up to more "
+                         f"than 1 ({float(total[inverse[first]]):g} at position "
+                         f"{int(pos[first])}; {int(over.sum())} such position(s) in all)", what)
     key = (req * n_items + item) * top + pos
     srt = np.sort(key)
     if (srt[1:] == srt[:-1]).any():
@@ -458,7 +475,14 @@ def _from_scores(name: str, policy: Policy, log: Log, items: ItemCodes) -> Resol
     temp = policy.temperature or 1.0
     # softmax probabilities within request (max subtracted: no overflow)
     if rule in ("softmax", "plackett_luce") and req.size:
-        e, total, p1 = _softmax_groups(cstart, score / temp)
+        with np.errstate(over="ignore"):
+            z = score / temp
+        if not np.isfinite(z).all():
+            bad = ~np.isfinite(z)
+            raise _first_bad(frame.iloc[order].reset_index(drop=True), bad,
+                             f"whose score / temperature ({temp!r}) overflows; use a larger "
+                             "temperature or smaller scores", what)
+        e, total, p1 = _softmax_groups(cstart, z)
     else:
         e = p1 = np.zeros(req.size)
         total = np.zeros(n_req)

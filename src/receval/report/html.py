@@ -12,7 +12,7 @@ import datetime as dt
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -35,7 +35,15 @@ from receval.report.models import (
 )
 from receval.report.page import environment
 from receval.report.significance import Significance, significance
-from receval.report.tables import counts_line, options_line, rows
+from receval.report.tables import (
+    ABOVE_RANGE,
+    above_range,
+    above_range_note,
+    audit_lines,
+    counts_line,
+    options_line,
+    rows,
+)
 from receval.result import Result
 from receval.stats.pairing import pair_values
 
@@ -63,6 +71,7 @@ def render_report(
     beyond: Mapping[str, Any] | None = None,
     item_titles: Any = None,
     offpolicy: Any = None,
+    warnings: Sequence[str] = (),
 ) -> str:
     """The report as an HTML string.
 
@@ -79,6 +88,13 @@ def render_report(
     dict, a Series or a frame of item, title), shown beside the most predicted items.
     ``offpolicy``: an off-policy estimate (:func:`receval.offpolicy.estimate`'s result or its
     table), shown as its own section (:mod:`receval.report.offpolicy`'s fragment).
+    ``warnings``: the run's warnings, each shown once under the summary (``receval evaluate``
+    passes every warning it prints).
+
+    The page carries the audit the terminal prints (:func:`receval.report.tables.audit_lines`:
+    who was evaluated, the training audit, the debiased metrics' weights) and tests the
+    family of comparisons the terminal tests: every metric of the summary whose value is a
+    mean over users, beyond-accuracy ones included (:func:`receval.report.tables.marks`).
 
     A value significantly better than others carries a badge (``> a, c``: better than the
     models lettered a and c), explained under the table.
@@ -101,14 +117,18 @@ def render_report(
     shown = accuracy_names(shown)
     given_first = next(iter(given.values()))
     asked = list(metrics) if metrics else list(given_first.metrics or given_first.summary)
-    beyond_rows = [_beyond_row(n, given) for n in asked if n not in accuracy_names([n])]
     tables = {name: restrict(r, shown) for name, r in models.items()}
     limit = curve_limit(models, max_k)
     template = environment(TEMPLATES).get_template("report.html.j2")
     titles = _title_lookup(item_titles)
     step("paired tests between the models")
-    # every pair, as receval.compare: paired t, Holm across pairs x metrics, 1,000 resamples
-    tests = significance(tables, shown, seed=seed) if len(models) > 1 else None
+    # every pair, as receval.compare: paired t, Holm across pairs x metrics, 1,000 resamples;
+    # the family is the terminal's (receval.report.tables.marks): every metric of the summary
+    # whose value is a mean over users, the beyond-accuracy ones included
+    tests = significance(given, asked, seed=seed) if len(models) > 1 else None
+    beyond_rows = [_summary_row(n, [r.summary.get(n, math.nan) for r in given.values()],
+                                list(given), tests)
+                   for n in asked if n not in accuracy_names([n])]
     step("curves and comparison plots")
     figures = _figures(models, tables, seed, limit, tests)
     step("per-user distributions")
@@ -126,11 +146,13 @@ def render_report(
         # the footnote without its superscript letters: the page shows badges
         significance_note=(tests.footnote().split(": ", 1)[-1].replace("no mark:", "no badge:")
                            if tests is not None else ""),
-        summary=[_summary_row(m, v, list(models), tests) for m, v in rows(tables)],
+        summary=[_summary_row(m, v, list(models), tests, given) for m, v in rows(tables)],
         beyond_rows=beyond_rows,
         options=_options(next(iter(tables.values()))),
         options_line=options_line(first),
         counts=[_counts(name, r) for name, r in tables.items()],
+        warnings=list(dict.fromkeys(str(w) for w in warnings)),
+        above_range_note=above_range_note(given),
         figures=figures,
         distributions=distributions,
         users=users,
@@ -184,16 +206,20 @@ def write_report(path: str | Path, results: Result | Mapping[str, Result],
 
 
 def _summary_row(metric: str, values: list[float], names: list[str],
-                 tests: Significance | None) -> dict[str, Any]:
+                 tests: Significance | None,
+                 results: Mapping[str, Result] | None = None) -> dict[str, Any]:
     """The values, each with the letters of the models it is significantly better than
-    (``mark``: ``"a, c"``; ``better``: their names, for the badge's tooltip)."""
+    (``mark``: ``"a, c"``; ``better``: their names, for the badge's tooltip) and, from
+    ``results``, the mark of IPS values above the range (``above``)."""
     marks = tests.marks if tests is not None else {}
     by_letter = {v: k for k, v in tests.letters.items()} if tests is not None else {}
     cells = []
     for name, v in zip(names, values, strict=True):
         letters = _letters(marks.get((name, metric), ""), by_letter)
+        above = results is not None and above_range(results[name], metric) > 0
         cells.append({"text": numbers.value(v), "mark": ", ".join(letters),
-                      "better": ", ".join(f"{x} ({by_letter[x]})" for x in letters)})
+                      "better": ", ".join(f"{x} ({by_letter[x]})" for x in letters),
+                      "above": ABOVE_RANGE if above else ""})
     return {"metric": metric, "cells": cells}
 
 
@@ -205,13 +231,6 @@ def _letters(mark: str, by_letter: Mapping[str, str]) -> list[str]:
         out.append(mark[i:i + size])
         i += size
     return out
-
-
-def _beyond_row(metric: str, models: Mapping[str, Result]) -> dict[str, Any]:
-    """A beyond-accuracy metric's values, as the summary shows them (no test, no badge)."""
-    return {"metric": metric,
-            "cells": [{"text": numbers.value(r.summary.get(metric)), "mark": "",
-                       "better": ""} for r in models.values()]}
 
 
 def _title_lookup(titles: Any) -> dict[str, str] | None:
@@ -251,12 +270,23 @@ def _counts(name: str, result: Result) -> dict[str, Any]:
     return {
         "model": name,
         "line": counts_line(result),
+        "audit": audit_lines(result),  # the terminal's lines, in its order
         "users": list(users.items()),
         "rows": list(rows_.items()),
         "policy": undefined["policy"],
         "undefined": [(m, n) for m, n in undefined["users"].items()],
         "ties": list(result.counts.get("ties_at_cutoff", {}).items()),
+        "generated": _generated(cast(dict[str, Any], result.counts).get("generated") or {}),
     }
+
+
+def _generated(counts: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
+    """How generated titles resolved (:func:`receval.text.evaluate`; docs/generated.md): each
+    count and its share of ``generated`` ('-' where not measured); empty for other results."""
+    total = counts.get("generated") or 0
+    return [(k, "-" if v is None else v,
+             "" if k == "generated" or v is None or not total else f"{v / total:.4f}")
+            for k, v in counts.items()]
 
 
 def _figures(models: dict[str, Result], tables: dict[str, Result], seed: int,

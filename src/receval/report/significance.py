@@ -114,11 +114,35 @@ def _per_user_mean(result: Result, metric: str) -> bool:
                         abs_tol=1e-12)
 
 
+#: the options that weigh a debiased metric (receval.debias): models compared must share them
+WEIGHING = ("debias", "propensity", "propensity_clip")
+
+
+def weighed_alike(models: dict[str, Result]) -> bool:
+    """Whether every model's metrics were weighed alike (the same ``debias``, propensity
+    model, fitted gamma included, and clip): a difference between models weighed differently
+    is not the models' alone, so no letter is drawn between them.
+
+    Example:
+        >>> import receval
+        >>> t = {"user": [1], "item": [1], "p": [0.5]}
+        >>> p = {"user": [1], "item": [1], "score": [1.0]}
+        >>> a = receval.evaluate(t, p, ["P@1"], debias="snips", propensity="p")
+        >>> weighed_alike({"a": a, "b": a}), weighed_alike({"a": a, "b": receval.evaluate(
+        ...     t, p, ["P@1"])})
+        (True, False)
+    """
+    first = next(iter(models.values()))
+    return all(all(r.options.get(k) == first.options.get(k) for k in WEIGHING)
+               for r in models.values())
+
+
 def significance(models: dict[str, Result], metrics: Sequence[str], *, test: str = "t",
                  correction: str = "holm", alpha: float = 0.05, n_resamples: int = 1000,
                  seed: int = 0) -> Significance | None:
     """Paired tests between every two models on ``metrics`` (see the module); ``None`` with
-    fewer than two models or when the models were not evaluated on the same users.
+    fewer than two models, when the models were not evaluated on the same users, or when
+    their debiased metrics were weighed differently (:func:`weighed_alike`).
     ``n_resamples=0`` computes no interval (then the test must be ``t`` or ``wilcoxon``).
 
     Example:
@@ -132,7 +156,7 @@ def significance(models: dict[str, Result], metrics: Sequence[str], *, test: str
         ('a', '')
     """
     names = list(models)
-    if len(names) < 2:
+    if len(names) < 2 or not weighed_alike(models):
         return None
     try:
         aligned = align({name: models[name].per_user for name in names})

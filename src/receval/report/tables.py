@@ -182,6 +182,9 @@ def summary_lines(models: dict[str, Result], width: int) -> list[Table | Text]:
         for part in split_to_fit(headers, cells, width, wrap=False)]
     if tests is not None:
         lines.append(Text(tests.footnote(), style="dim"))
+    note = above_range_note(models)
+    if note:
+        lines.append(Text(note, style="dim"))
     return lines
 
 
@@ -189,6 +192,7 @@ def _summary_cells(models: dict[str, Result]) -> tuple[list[str], list[list[str]
     tests = marks(models)
     headers = ["metric", *(safe_text(name) for name in _columns(models, tests))]
     cells = [[safe_text(metric), *(numbers.value(v) + superscript(_mark(tests, name, metric))
+                                   + (ABOVE_RANGE if above_range(models[name], metric) else "")
                                    for name, v in zip(models, values, strict=True))]
              for metric, values in rows(models)]
     return headers, cells
@@ -270,6 +274,114 @@ without a relevant item 0); rows: truth 2, predictions 1, none dropped'
         shown = ", ".join(f"{m} {n}" for m, n in skipped.items())
         text += f"; users with an undefined value (set by empty={policy!r}): {shown}"
     return text + ties_text(result)
+
+
+#: the mark beside a summary value that some users' IPS values push above the range
+ABOVE_RANGE = "\u2021"
+
+
+def train_audit_line(counts: Mapping[str, Any], rows: Mapping[str, Any] | None = None) -> str:
+    """The training audit (``Result.counts["train"]``) in one line, as the terminal and the
+    HTML report print it; ``rows``
+    (``counts["rows"]``) adds the prediction rows excluded by ``exclude_train``.
+
+    Example:
+        >>> train_audit_line({"rows": 10, "users": 2, "items": 5, "predictions_in_train": 3,
+        ...             "truth_in_train": 0, "users_without_train": 1,
+        ...             "items_without_train": 2}, {"predictions": 12})
+        'train audit: 10 rows, 2 users, 5 items; predictions in train 3 (25% of 12), truth in \
+train 0, users without train 1, items without train 2'
+    """
+    total = (rows or {}).get("predictions")
+    share = f" ({counts['predictions_in_train'] / total:.0%} of {total:,})" if total else ""
+    parts = [f"predictions in train {counts['predictions_in_train']:,}{share}",
+             f"truth in train {counts['truth_in_train']:,}",
+             f"users without train {counts['users_without_train']:,}",
+             f"items without train {counts['items_without_train']:,}"]
+    if "train_after_test" in counts:
+        parts.append(f"train after test {counts['train_after_test']:,}")
+    excluded = (rows or {}).get("predictions_excluded_train")
+    if excluded is not None:
+        parts.append(f"excluded from the lists {excluded:,} (exclude_train)")
+    return (f"train audit: {counts['rows']:,} rows, {counts['users']:,} users, "
+            f"{counts['items']:,} items; " + ", ".join(parts))
+
+
+def debias_line(result: Result) -> str | None:
+    """The debiased metrics' weights (``Result.counts["debias"]``, :mod:`receval.debias`) in
+    one line, as the terminal and the HTML report print it; ``None`` without ``debias=``.
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1, 1], "item": [1, 2], "p": [0.5, 1.0]},
+        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"], debias="snips",
+        ...     propensity="p")
+        >>> debias_line(r)
+        'debias=snips weights: 2 relevant truth rows, effective sample size 1.8, largest \
+weight 2 (66.7% of the total), mean weight 1.5'
+    """
+    d = result.counts.get("debias")
+    if not d:
+        return None
+    text = (f"debias={d['estimator']} weights: {d['rows']:,} relevant truth rows, effective "
+            f"sample size {d['ess']:,.1f}, largest weight {d['max_weight']:,.4g} "
+            f"({100 * d['max_weight_share']:.3g}% of the total), mean weight "
+            f"{d['mean_weight']:,.4g}")
+    if d.get("at_clip"):
+        text += f", {d['at_clip']:,} at the clip"
+    above = {m: n for m, n in d.get("above_range", {}).items() if n}
+    if above:
+        text += ("; IPS values above the range of 1 (marked " + ABOVE_RANGE + "): "
+                 + ", ".join(f"{m} {n:,} users" for m, n in above.items()))
+    return text
+
+
+def audit_lines(result: Result) -> list[str]:
+    """Every line of a result's audit, in the order the terminal prints them: who was
+    evaluated (:func:`counts_line`), the training audit (:func:`train_audit_line`, with
+    ``train=``) and the debiased metrics' weights (:func:`debias_line`, with ``debias=``).
+    The HTML report shows the same lines.
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1], "item": [1]},
+        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"], train={"user": [1],
+        ...     "item": [1]})
+        >>> [line.split(":")[0] for line in audit_lines(r)]
+        ['users evaluated 1 (in truth 1, in predictions 1, without predictions 0, without a \
+relevant item 0); rows', 'train audit']
+    """
+    lines = [counts_line(result)]
+    if "train" in result.counts:
+        lines.append(train_audit_line(result.counts["train"], result.counts["rows"]))
+    debiased = debias_line(result)
+    if debiased:
+        lines.append(debiased)
+    return lines
+
+
+def above_range(result: Result, metric: str) -> int:
+    """Users whose IPS value of ``metric`` is above the metric's range (0 without
+    ``debias="ips"``): :data:`ABOVE_RANGE` marks its summary value.
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1], "item": [1]},
+        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"])
+        >>> above_range(r, "P@1")
+        0
+    """
+    return int(result.counts.get("debias", {}).get("above_range", {}).get(metric, 0))
+
+
+def above_range_note(models: Mapping[str, Result]) -> str | None:
+    """The footnote of :data:`ABOVE_RANGE`, or ``None`` when nothing is marked."""
+    marked = sorted({m for r in models.values() for m in r.summary if above_range(r, m)})
+    if not marked:
+        return None
+    return (f"{ABOVE_RANGE}: some users' IPS values are above the metric's range of 1 "
+            f"({', '.join(marked)}): IPS divides the weighted hits by the observed count, "
+            "not by the weights (docs/debiased-metrics.md); debias='snips' stays inside it")
 
 
 def ties_text(result: Result) -> str:
