@@ -554,7 +554,10 @@ RESULT_DOORS = (*(e for e in receval.dispatch.ENGINES if e != "spark"), "strata"
 
 #: the defects of issue 32 (found on d45022a) this suite catches, each with the cells it
 #: fails: (cases, doors, metric base names). A cell listed is xfail(strict=True): when the fix
-#: merges it passes, the strict xfail fails, and its line here goes.
+#: merges it passes, the strict xfail fails, and its line here goes. Caught on d45022a and
+#: fixed since (their lines gone): SNIPS outside the plain range (nDCG@3 up to 1.88) and not
+#: the plain metric under a constant propensity (P, nDCG, AP, RBP, hit rate); receval
+#: offpolicy reading items 007 and 7 as one (snips, sn_sips, sn_rips: 0.5 against 1.0).
 DEFECTS: list[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = [
     ("defect: a beyond-accuracy or fairness value undefined for a user (no training "
      "history, a list without a protected item, an empty list) is not counted in "
@@ -574,7 +577,8 @@ DEFECTS: list[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = [
     ("defect: RMSE/MAE users without a rated prediction are counted as undefined but not "
      "warned", ("protected_in_some",), (*RESULT_DOORS, "renamed"), ("MAE", "RMSE")),
     ("defect: exclude_train empties a user's whole list with no warning (counted as "
-     "without predictions)", ("exclude_train",), (*RESULT_DOORS, "renamed", "ips"), ("P",)),
+     "without predictions)", ("exclude_train",), (*RESULT_DOORS, "renamed", "ips", "snips"),
+     ("P",)),
     ("defect: user_mean relevance depends on the items' names (the mean summed in item-id "
      "order: 0.1 + 0.2 + 0.3 != 0.6), engines/judge.py",
      ("user_mean",), ("renamed",),
@@ -585,15 +589,6 @@ DEFECTS: list[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = [
      ("user_mean",), (*RESULT_DOORS, "scores"), ("P", "nDCG")),
     ("defect: nDCG_AWRF judges relevance again with other arithmetic (beyond/attach.py "
      "relevant_rows, not engines/judge.py)", ("user_mean",), RESULT_DOORS, ("nDCG_AWRF",)),
-    ("defect: SNIPS forms leave the plain metric's range (normalised by the mean weight, not "
-     "the weighted maximum), debias.py",
-     ("absent_group", "exclude_train", "plain", "protected_in_some", "ties"),
-     ("snips",), ("AP", "Hit", "P", "RBP", "nDCG")),
-    ("defect: SNIPS under a constant propensity is not the plain metric, debias.py",
-     ("constant",), ("snips",), ("AP", "Hit", "P", "RBP", "nDCG")),
-    ("defect: receval offpolicy reads items 007 and 7 as one (its own reader, "
-     "cli/offpolicy_command.py, not receval.io)", ("ids_007",), ("offpolicy-cli",),
-     ("snips", "sn_sips", "sn_rips")),
     ("defect: Result.strata drops the per-user beyond-accuracy and fairness metrics",
      tuple(CASES), ("strata",), tuple(b.name for b in BEYOND.values()
                                       if b.reduction == "user")),
