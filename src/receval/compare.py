@@ -9,9 +9,14 @@ mean difference, its paired bootstrap percentile interval, the test's p-value an
 corrected across every (pair x metric) row, Cohen's d_z (mean d / sd d), the probability of
 superiority ((wins + ties/2) / n) and the wins, ties and losses (docs/semantics.md section 12).
 
-Reproducible bit for bit: the random stream of each (model, baseline, metric) row comes from
-``numpy.random.SeedSequence(seed, spawn_key=...)`` keyed by a stable hash of the three names
-(:func:`receval.randomness.stream`), so neither the order of the models nor anything else in
+Wins, P(better) and the sign of "better" follow the metric's declared direction
+(:func:`receval.beyond.names.direction`: lower is better for RMSE, MAE and the other error,
+gap and concentration measures); ``delta`` is always model - baseline.
+
+Reproducible bit for bit: each row is :func:`receval.stats.pairing.pair_values`, its random
+stream from ``numpy.random.SeedSequence(seed, spawn_key=...)`` keyed by a stable hash of the
+unordered pair of model names and the metric (:func:`receval.stats.pairing.pair_stream`), so
+neither the order of the models (a swapped pair's row is the exact mirror) nor anything else in
 the call changes a row's numbers; the resampling is exact in distribution and the same on any
 number of threads (:mod:`receval.stats.resample`).
 """
@@ -28,18 +33,17 @@ import numpy as np
 import pandas as pd
 
 from receval import checks, numbers
+from receval.beyond.names import direction
 from receval.evaluation import evaluate
 from receval.exceptions import ReceValError
 from receval.finalize import recorded_inputs
 from receval.io.text_tables import csv_text, latex_cell, markdown_cell, safe_lines
 from receval.measures.spec import RATING, parse_metric, parse_metrics
-from receval.randomness import stream
 from receval.result import Result
-from receval.scalars import plain
 from receval.stats import MAX_RESAMPLES
 from receval.stats.corrections import CORRECTIONS, adjust
 from receval.stats.intervals import CI_METHOD
-from receval.stats.paired import paired
+from receval.stats.pairing import align, pair_values
 from receval.stats.tests import check_test
 from receval.strata import as_mapping, group_rows
 
@@ -282,7 +286,8 @@ def footnote(comparison: Comparison) -> str:
             f"{CORRECTION_NAMES[o['correction']]} {family_text(comparison)}; "
             f"interval: {o['ci_method']} at {1 - o['alpha']:.0%}; {o['resamples']:,} "
             f"resamples; seed {o['seed']}; d_z = mean / sd of the paired differences; "
-            f"P(better) = (wins + ties/2) / n; {o['pairing']}")
+            f"P(better) = (wins + ties/2) / n, a win in the metric's direction (lower is better "
+            f"for RMSE, MAE and the error, gap and concentration measures); {o['pairing']}")
 
 
 def family_text(comparison: Comparison) -> str:
@@ -628,30 +633,11 @@ def _take(values: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
 def _aligned(results: dict[str, Result],
              metrics: list[str]) -> tuple[np.ndarray, dict[str, dict[str, np.ndarray]]]:
     """The users, and each model's per-user values per metric in their order; every model must
-    have been evaluated on the same users."""
-    first = min(results)
-    reference = pd.Index(results[first].per_user["user"])
-    if reference.has_duplicates:
-        raise ReceValError(f"model {first!r}: its per-user values repeat a user")
-    out: dict[str, dict[str, np.ndarray]] = {}
-    for name in sorted(results):
-        frame = results[name].per_user
-        users = pd.Index(frame["user"])
-        if name != first and (len(users) != len(reference) or not users.equals(reference)):
-            only = users.difference(reference, sort=False)
-            missing = reference.difference(users, sort=False)
-            if len(only) or len(missing) or users.has_duplicates:
-                where = (f"user {plain(only[0])!r} is in {name!r} only" if len(only)
-                         else f"user {plain(missing[0])!r} is in {first!r} only" if len(missing)
-                         else f"model {name!r} repeats a user")
-                raise ReceValError(
-                    f"models {first!r} and {name!r} were evaluated on different users: {where} "
-                    f"({len(only) + len(missing)} users differ in all); pairing needs one user "
-                    "set for every model (users='truth' or 'relevant', not 'both')")
-            frame = frame.set_index("user").reindex(reference).reset_index()
-        out[name] = {m: frame[_column(results[name], m, name)].to_numpy(dtype=float)
-                     for m in metrics}
-    return reference.to_numpy(), out
+    have been evaluated on the same users (:func:`receval.stats.pairing.align`)."""
+    frames = align({name: r.per_user for name, r in results.items()})
+    out = {name: {m: frame[_column(results[name], m, name)].to_numpy(dtype=float)
+                  for m in metrics} for name, frame in frames.items()}
+    return frames[min(frames)]["user"].to_numpy(), out
 
 
 def _pairs(names: list[str], baseline: str | None) -> list[tuple[str, str]]:
@@ -664,6 +650,8 @@ def _pairs(names: list[str], baseline: str | None) -> list[tuple[str, str]]:
 def _row(model: str, base: str, metric: str, b: np.ndarray, a: np.ndarray, test: str,
          alpha: float, n_resamples: int, seed: int,
          extra: tuple[str, ...] = ()) -> dict[str, Any]:
-    rng = stream(seed, model, base, metric, *extra)
+    """One row: :func:`receval.stats.pairing.pair_values` in the metric's declared direction."""
     return {"model": model, "baseline": base, "metric": metric,
-            **paired(a, b, test=test, alpha=alpha, n_resamples=n_resamples, rng=rng)}
+            **pair_values(a, b, baseline=base, model=model, metric=metric, test=test,
+                          alpha=alpha, n_resamples=n_resamples, seed=seed,
+                          better=direction(metric), extra=extra)}

@@ -26,9 +26,9 @@ import pandas as pd
 
 from receval import training
 from receval.exceptions import ReceValError
-from receval.randomness import stream
 from receval.result import Result
 from receval.stats.corrections import adjust
+from receval.stats.pairing import pair_stream
 from receval.stats.unpaired import INTERVALS, check_unpaired_test, unpaired
 from receval.strata import as_mapping, group_rows
 
@@ -98,7 +98,7 @@ def disparity(
         for metric in _metrics(result, metrics, model):
             values = result.per_user[metric].to_numpy(dtype=float)
             for base, group in pairs:
-                rng = stream(seed, "disparity", model, metric, group, base)
+                rng = pair_stream(seed, group, base, metric, "disparity", model)
                 row = unpaired(values[members[base]], values[members[group]], test=test,
                                alpha=alpha, n_resamples=n_resamples, rng=rng)
                 rows.append({"model": model, "metric": metric, "group": group,

@@ -22,14 +22,15 @@ import numpy as np
 
 #: each random stream of receval: where it is drawn -> what keys it (the names it is given)
 STREAMS: dict[str, str] = {
-    "compare": "stream(seed, model, baseline, metric[, group]): paired interval and test",
+    "compare": "stream(seed, *sorted((model, baseline)), metric[, group]) "
+            "(receval.stats.pairing.pair_stream): the paired interval and test of compare, "
+            "the gates against a baseline, the report's letters, difference and fairness "
+            "tables; the same whichever model is named first",
     "report interval": "stream(seed, 'interval', model, metric): the report's bootstrap CI",
-    "report significance": "stream(seed, model, baseline, metric): the report's letters",
-    "report difference": "stream(seed, 'difference', baseline, model, metric): the HTML "
-                         "report's interval of a model's per-user difference",
     "monitor interval": "stream(seed, window, variant, metric)",
-    "disparity": "stream(seed, 'disparity', model, metric, group, reference): the permutation "
-                 "test and bootstrap interval of a gap between groups of users",
+    "disparity": "pair_stream(seed, group, reference, metric, 'disparity', model): the "
+                 "permutation test and bootstrap interval of a gap between groups of users, "
+                 "keyed by the unordered pair of groups",
     "monitor difference": "stream(seed, 'window:variant', baseline, metric)",
     "gate": "stream(seed, 'gate', metric[, group])",
     "offpolicy": "stream(seed, 'offpolicy', 'requests'): one resample of the requests for "

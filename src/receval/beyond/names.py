@@ -16,13 +16,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 from receval.exceptions import ReceValError
+from receval.measures.entry import Direction
 from receval.measures.spec import parse_metrics
 from receval.options import ORDER_FREE_TIES, Ties
 
 
 @dataclass(frozen=True)
 class BeyondEntry:
-    """One beyond-accuracy metric.
+    """One beyond-accuracy metric, declared: what the statistics, the conformance matrix and
+    the generated property suite (tests/test_no_quiet_number.py) read of it.
 
     Attributes:
         name: the canonical spelling (``coverage``; ``coverage@10`` with its cutoff).
@@ -33,8 +35,10 @@ class BeyondEntry:
         needs: what it reads besides the lists: ``"train"``, ``"features"`` (or co-occurrence
             from ``train``), ``"truth"``, ``"groups"`` (``item_groups=`` or the categories of
             ``item_features=``).
-        better: ``"higher"``, or ``"lower"`` for the concentration and popularity-bias
-            measures (Gini, ARP, PopREO, PopRSP): which way a significance mark points.
+        better: ``"higher"``, or ``"lower"`` for the concentration, popularity-bias,
+            unfairness, miscalibration and exposure-loss measures (Gini, ARP, MeanPopRank,
+            PopREO, PopRSP, group_exposure, rND, rKL, rRD, calibration, EE_L, EE_D): which
+            value is the better one (wins, P(better), significance marks).
         bounds: ``(low, high)`` that every defined value (per user, or the catalogue's) lies
             in, whatever the inputs and options.
         grows_with_k: whether the value never decreases as ``k`` grows (the lists fixed).
@@ -42,68 +46,114 @@ class BeyondEntry:
             input rows: those that fix which items a list holds (every policy of
             :data:`~receval.options.ORDER_FREE_TIES`: the tied items that make the top k
             follow the item ids). The three are checked by tests/test_registry_properties.py.
+        undefined: why a value (a user's, or the catalogue's) can be undefined (NaN, counted
+            as undefined): ``""`` where it never is.
+        options: the :class:`~receval.beyond.settings.BeyondOptions` switches that change its
+            value (tests/test_no_quiet_number.py checks that each is a switch).
     """
 
     name: str
     aliases: tuple[str, ...]
     reduction: Literal["user", "catalogue"]
     needs: tuple[str, ...]
-    better: Literal["higher", "lower"] = "higher"
+    better: Direction = "higher"
     bounds: tuple[float, float] | None = None
     grows_with_k: bool = False
     order_free_ties: tuple[Ties, ...] = ORDER_FREE_TIES
+    undefined: str = ""
+    options: tuple[str, ...] = ()
 
 
 _UNIT = (0.0, 1.0)
 _NONNEGATIVE = (0.0, math.inf)
+_EMPTY = "an empty list"
+_EXPOSURE = ("exposure_discount", "rbp_patience", "fairness_target")
+_RANKED = ("protected_group", "fairness_population", "fairness_step")
+_CALIBRATION = ("calibration_history", "calibration_style", "calibration_alpha",
+                "calibration_smooth", "calibration_discount", "calibration_base")
+_EE = ("ee_model", "ee_patience", "ee_utility", "ee_ties")
+_POPULARITY = ("popularity", "head_share", "tail_ratio")
 
 ENTRIES: dict[str, BeyondEntry] = {e.name: e for e in (
     BeyondEntry("coverage", ("coverage", "catalog_coverage", "catalogue_coverage",
                              "catalogcoverage", "item_coverage", "itemcoverage"),
-                "catalogue", (), bounds=_UNIT, grows_with_k=True),
+                "catalogue", (), bounds=_UNIT, grows_with_k=True,
+                undefined="an empty catalogue",
+                options=("catalogue", "coverage", "coverage_outside", "catalogue_pad")),
     BeyondEntry("distributional_coverage", ("distributional_coverage", "entropy",
                                             "shannon_entropy", "shannonentropy"),
-                "catalogue", (), bounds=_NONNEGATIVE),
-    BeyondEntry("gini", ("gini", "gini_index", "giniindex"), "catalogue", (), "lower", _UNIT),
+                "catalogue", (), bounds=_NONNEGATIVE, undefined="no list holds an item",
+                options=("entropy_base", "entropy_normalize")),
+    BeyondEntry("gini", ("gini", "gini_index", "giniindex"), "catalogue", (), "lower", _UNIT,
+                undefined="nothing exposed, or a zero denominator",
+                options=("catalogue", "gini_scope", "gini_form", "gini_denominator",
+                         "catalogue_pad")),
     BeyondEntry("novelty", ("novelty", "miuf", "meaninvuserfreq", "mean_inv_user_freq"),
-                "user", ("train",), bounds=_NONNEGATIVE),
+                "user", ("train",), bounds=_NONNEGATIVE,
+                undefined="an empty list, or one of cold items only under novelty_cold='skip'",
+                options=("novelty_popularity", "novelty_base", "novelty_cold",
+                         "novelty_average")),
     BeyondEntry("diversity", ("diversity", "ild", "intra_list_diversity",
-                              "intralistdiversity"), "user", ("features",), bounds=_UNIT),
-    BeyondEntry("serendipity", ("serendipity",), "user", ("train", "truth"), bounds=_UNIT),
+                              "intralistdiversity"), "user", ("features",), bounds=_UNIT,
+                undefined="a list of fewer than two items (diversity_short='undefined')",
+                options=("similarity", "diversity_short")),
+    BeyondEntry("serendipity", ("serendipity",), "user", ("train", "truth"), bounds=_UNIT,
+                undefined="an empty list, or no relevant item the serendipity form can count",
+                options=("similarity", "serendipity", "serendipity_relevance")),
     BeyondEntry("ARP", ("arp", "avgrecpopularity", "average_recommendation_popularity",
                         "averagepopularity", "average_popularity"),
-                "user", ("train",), "lower", _NONNEGATIVE),
+                "user", ("train",), "lower", _NONNEGATIVE,
+                undefined="an empty list, or one of cold items only under arp_cold='skip'",
+                options=("popularity", "arp_normalize", "arp_cold")),
     BeyondEntry("APLT", ("aplt", "tailpercentage", "tail_percentage"), "user", ("train",),
-                bounds=_UNIT),
+                bounds=_UNIT, undefined=_EMPTY, options=_POPULARITY),
     BeyondEntry("MeanPopRank", ("meanpoprank", "mean_pop_rank", "mpr"), "user", ("train",),
-                "lower", _UNIT),
-    BeyondEntry("ACLT", ("aclt",), "user", ("train",), bounds=_NONNEGATIVE, grows_with_k=True),
-    BeyondEntry("PopREO", ("popreo", "pop_reo"), "catalogue", ("train", "truth"), "lower", _UNIT),
-    BeyondEntry("PopRSP", ("poprsp", "pop_rsp"), "catalogue", ("train",), "lower", _UNIT),
+                "lower", _UNIT, undefined=_EMPTY, options=("popularity",)),
+    BeyondEntry("ACLT", ("aclt",), "user", ("train",), bounds=_NONNEGATIVE, grows_with_k=True,
+                undefined=_EMPTY, options=_POPULARITY),
+    BeyondEntry("PopREO", ("popreo", "pop_reo"), "catalogue", ("train", "truth"), "lower", _UNIT,
+                undefined="a popularity group (head or tail) without a relevant candidate",
+                options=_POPULARITY),
+    BeyondEntry("PopRSP", ("poprsp", "pop_rsp"), "catalogue", ("train",), "lower", _UNIT,
+                undefined="a popularity group (head or tail) without a candidate",
+                options=_POPULARITY),
     BeyondEntry("personalization", ("personalization", "personalisation"), "catalogue", (),
-                bounds=_UNIT),
+                bounds=_UNIT, undefined="fewer than two users with a list"),
     # exposure fairness and calibration over item groups (receval.beyond.fairness,
     # receval.beyond.calibration; docs/fairness.md)
     BeyondEntry("group_exposure", ("group_exposure", "groupexposure", "exposure_gap"),
-                "catalogue", ("groups",), bounds=_UNIT),
-    BeyondEntry("AWRF", ("awrf",), "user", ("groups",), bounds=_UNIT),
+                "catalogue", ("groups",), "lower", _UNIT,
+                undefined="no listed item has a group", options=_EXPOSURE),
+    BeyondEntry("AWRF", ("awrf",), "user", ("groups",), bounds=_UNIT,
+                undefined="no listed item has a group", options=_EXPOSURE),
     BeyondEntry("nDCG_AWRF", ("ndcg_awrf", "ndcgxawrf", "ndcg*awrf", "trec_fair"), "user",
-                ("groups", "truth"), bounds=_UNIT),
-    BeyondEntry("rND", ("rnd",), "user", ("groups",), bounds=_UNIT),
-    BeyondEntry("rKL", ("rkl",), "user", ("groups",), bounds=_UNIT),
-    BeyondEntry("rRD", ("rrd",), "user", ("groups",), bounds=_UNIT),
+                ("groups", "truth"), bounds=_UNIT,
+                undefined="no listed item has a group, or no relevant item",
+                options=_EXPOSURE),
+    *(BeyondEntry(name, (name.lower(),), "user", ("groups",), "lower", _UNIT,
+                  undefined="the list holds no protected item or only protected items (the "
+                            "normaliser, the maximum over arrangements, is 0), or no cut point",
+                  options=_RANKED) for name in ("rND", "rKL", "rRD")),
     BeyondEntry("calibration", ("calibration", "c_kl", "ckl", "miscalibration"), "user",
-                ("groups", "train"), bounds=_NONNEGATIVE),
+                ("groups", "train"), "lower", _NONNEGATIVE,
+                undefined="no training history, or no listed item with a group",
+                options=_CALIBRATION),
     BeyondEntry("calibration_js", ("calibration_js", "c_js", "cjs"), "user",
-                ("groups", "train"), bounds=_UNIT),  # JS divergence <= log(2) <= 1
+                ("groups", "train"), "lower", _UNIT,  # JS divergence <= log(2) <= 1
+                undefined="no training history, or no listed item with a group",
+                options=(*_CALIBRATION, "calibration_js")),
     # expected exposure (receval.beyond.expected_exposure), raw and normalised as expeval
-    # prints them
+    # prints them: EE-R is relevance (higher is better), EE-D disparity and EE-L the loss
     *(BeyondEntry(f"EE_{x}{n}", (f"ee_{x.lower()}{n}", f"ee-{x.lower()}{n}"), "user",
-                  ("truth",), bounds=_UNIT if n and x != "L" else _NONNEGATIVE)
+                  ("truth",), "higher" if x == "R" else "lower",
+                  bounds=_UNIT if n and x != "L" else _NONNEGATIVE,
+                  undefined="no relevant item, or an empty list", options=_EE)
       for x in "LDR" for n in ("", "_norm")),  # EE_L_norm's divisor is not its maximum
     # group expected exposure: the items' exposures and targets summed per item group
     *(BeyondEntry(f"EE_{x}_group", (f"ee_{x.lower()}_group", f"ee-{x.lower()}-group"), "user",
-                  ("groups", "truth"), bounds=_NONNEGATIVE) for x in "LDR"),
+                  ("groups", "truth"), "higher" if x == "R" else "lower", _NONNEGATIVE,
+                  undefined="no relevant item, or an empty list", options=_EE)
+      for x in "LDR"),
 )}
 
 ALIASES: dict[str, str] = {a: e.name for e in ENTRIES.values() for a in e.aliases}
@@ -158,9 +208,28 @@ def parse_beyond(name: str) -> BeyondSpec | None:
     return BeyondSpec(name=text, metric=metric, k=int(cut))
 
 
+def direction(name: str) -> Direction:
+    """Which value of the metric ``name`` is the better one, as its registry entry declares
+    it (:attr:`Entry.better <receval.measures.entry.Entry.better>`,
+    :attr:`BeyondEntry.better`): ``"higher"`` or ``"lower"``. A debiased form
+    (``IPS(...)``/``SNIPS(...)`` or a name under ``debias=``) has its plain metric's direction.
+
+    Example:
+        >>> direction("RMSE"), direction("nDCG@10"), direction("rND@10"), direction("EE_R@5")
+        ('lower', 'higher', 'lower', 'higher')
+    """
+    from receval.measures.registry import ENTRIES as ACCURACY
+    from receval.measures.spec import parse_metric
+
+    spec = parse_beyond(name)
+    if spec is not None:
+        return spec.entry.better
+    return ACCURACY[parse_metric(name).family].better
+
+
 def lower_is_better(name: str) -> bool:
-    """Whether a smaller value of the metric ``name`` (accuracy or beyond accuracy) is better:
-    RMSE and MAE, and the beyond-accuracy entries declared ``better="lower"``.
+    """Whether a smaller value of the metric ``name`` (accuracy or beyond accuracy) is better,
+    as its entry declares (:func:`direction`).
 
     Example:
         >>> lower_is_better("RMSE"), lower_is_better("nDCG@10"), lower_is_better("ARP@10")
@@ -168,12 +237,7 @@ def lower_is_better(name: str) -> bool:
         >>> lower_is_better("novelty@10")
         False
     """
-    from receval.measures.spec import RATING, parse_metric
-
-    spec = parse_beyond(name)
-    if spec is not None:
-        return spec.entry.better == "lower"
-    return parse_metric(name).family in RATING
+    return direction(name) == "lower"
 
 
 def catalogue_level(name: str) -> bool:

@@ -24,6 +24,7 @@ from receval.randomness import stream
 from receval.result import Result
 from receval.stats import MAX_RESAMPLES
 from receval.stats.intervals import bootstrap_means, percentile_interval
+from receval.stats.pairing import alpha_of
 
 #: the keys a gate file may have
 KEYS = ("name", "truth", "predictions", "baseline", "train", "strata", "confidence",
@@ -123,9 +124,12 @@ def check(config: str | Path | Mapping[str, Any]) -> Gate:
     The model (``predictions``) is evaluated with ``truth`` on the metrics the checks name
     (and ``metrics``), with ``train`` and ``strata`` when given and ``[options]`` (the keyword
     arguments of :func:`receval.evaluate`); with ``baseline`` and a check against it, the
-    baseline too, and :func:`receval.compare` pairs them at ``1 - confidence``. Paths are
-    relative to the gate file's folder. Bad input (a key, a check, a file) is a
-    :class:`~receval.exceptions.ReceValError` naming the line.
+    baseline too, and :func:`receval.compare` pairs them at the level ``confidence`` as
+    written (:func:`receval.stats.pairing.alpha_of`: 0.95 is alpha 0.05 exactly), the models
+    named by their files' stems (or, in a dict, ``predictions = {name: frame}``), so the
+    interval is compare's bit for bit. Paths are relative to the gate file's folder. Bad
+    input (a key, a check, a file) is a :class:`~receval.exceptions.ReceValError` naming the
+    line.
 
     Example:
         >>> import receval
@@ -187,15 +191,16 @@ def check(config: str | Path | Mapping[str, Any]) -> Gate:
     model, base_name = _names(data)
     truth = _input(data["truth"], base)
     kwargs = {**options, **({"train": train} if train is not None else {})}
-    result = evaluate(truth, _input(data["predictions"], base), metrics,
+    result = evaluate(truth, _input(_unnamed(data["predictions"]), base), metrics,
                       strata=strata if grouped else None, **kwargs)
     results = {model: result}
     comparison = None
     if against:
-        other = evaluate(truth, _input(data["baseline"], base), metrics, **kwargs)
+        other = evaluate(truth, _input(_unnamed(data["baseline"]), base), metrics, **kwargs)
         results[base_name] = other
         comparison = compare(None, {model: result, base_name: other}, metrics,
-                             baseline=base_name, alpha=1 - confidence, n_resamples=resamples,
+                             baseline=base_name, alpha=alpha_of(confidence),
+                             n_resamples=resamples,
                              seed=seed, strata=_resolved(strata, train, result, options)
                              if any(e.group for e in against) else None)
     rows = None
@@ -211,12 +216,46 @@ def check(config: str | Path | Mapping[str, Any]) -> Gate:
 
 
 def _names(data: Mapping[str, Any]) -> tuple[str, str]:
-    """The model's and the baseline's names: their files' stems (``model`` / ``baseline``
-    when they are not files or share a stem)."""
-    model = Path(data["predictions"]).stem if isinstance(data["predictions"], str) else "model"
-    raw = data.get("baseline")
-    base = Path(raw).stem if isinstance(raw, str) else "baseline"
+    """The model's and the baseline's names, which key the pair's random stream as
+    :func:`receval.compare` keys it: the name given (``predictions = {name: frame}`` in a
+    dict), else the file's stem (its path without the suffix when both stems are the same);
+    ``model`` / ``baseline`` only for frames given without a name.
+
+    Example:
+        >>> _names({"predictions": "runs/svd.csv", "baseline": "runs/pop.csv"})
+        ('svd', 'pop')
+        >>> _names({"predictions": "a/svd.csv", "baseline": "b/svd.csv"})
+        ('a/svd', 'b/svd')
+        >>> _names({"predictions": {"svd": "x.csv"}, "baseline": {"popular": "y.csv"}})
+        ('svd', 'popular')
+    """
+    model = _name(data["predictions"], "model", stem=True)
+    base = _name(data.get("baseline"), "baseline", stem=True)
+    if model == base:
+        model = _name(data["predictions"], "model", stem=False)
+        base = _name(data.get("baseline"), "baseline", stem=False)
     return (model, base) if model != base else ("model", "baseline")
+
+
+def _name(value: Any, default: str, *, stem: bool) -> str:
+    if _is_named(value):
+        return str(next(iter(value)))
+    if isinstance(value, str):
+        path = Path(value)
+        return path.stem if stem else path.with_suffix("").as_posix()
+    return default
+
+
+def _is_named(value: Any) -> bool:
+    """A one-entry mapping ``{name: input}`` (a frame of columns has at least two)."""
+    if not isinstance(value, Mapping) or len(value) != 1:
+        return False
+    inner = next(iter(value.values()))
+    return isinstance(inner, str | Mapping) or hasattr(inner, "columns")
+
+
+def _unnamed(value: Any) -> Any:
+    return next(iter(value.values())) if _is_named(value) else value
 
 
 def _number(data: Mapping[str, Any], key: str, default: float, lines: _Lines, *, low: float,
@@ -372,7 +411,7 @@ def _absolute(e: Expectation, group: str | None, result: Result, confidence: flo
         if len(values):
             rng = stream(seed, "gate", metric, *(() if group is None else (group,)))
             low, high = percentile_interval(bootstrap_means(values, resamples, rng),
-                                            1 - confidence)
+                                            alpha_of(confidence))
     passed = not math.isnan(value) and OPS[e.op](value, e.bound)
     shown = numbers.value(value)
     return Outcome(e, _named(e, group), group, value, low, high, passed,

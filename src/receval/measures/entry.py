@@ -23,6 +23,11 @@ if TYPE_CHECKING:
     from receval.picture import Picture
 
 
+#: which value of a metric is the better one: ``"higher"`` or ``"lower"`` (errors, losses,
+#: gaps, concentration)
+Direction = Literal["higher", "lower"]
+
+
 class Parts(NamedTuple):
     """One metric's per-user arrays: value (NaN: undefined), numerator, denominator, ``den2``."""
 
@@ -76,6 +81,9 @@ class Entry:
             ``bounds``, by tests/test_conformance_matrix.py and tests/test_registry_properties.py.
         order_free_ties: the tie policies under which its values do not depend on the order
             of the input rows (checked by tests/test_registry_properties.py).
+        better: ``"higher"`` or ``"lower"`` (RMSE, MAE): which value is the better one; the
+            statistics read it (:func:`receval.compare`'s wins and P(better), the report's
+            significance letters, the gates), never the name.
     """
 
     family: Family
@@ -93,6 +101,7 @@ class Entry:
     bounds: tuple[float, float] | None = None
     grows_with_k: bool | Callable[[Options], bool] = False
     order_free_ties: tuple[Ties, ...] = ORDER_FREE_TIES
+    better: Direction = "higher"
 
     def grows(self, options: Options) -> bool:
         """Whether a user's value never decreases as the cutoff grows, under ``options``.

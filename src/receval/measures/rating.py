@@ -78,6 +78,7 @@ RMSE_ENTRY = Entry(
     undefined="no (user, item) pair with both a rating and a prediction",
     compute=rmse,
     bounds=(0.0, float("inf")),
+    better="lower",
 )
 
 MAE_ENTRY = Entry(
@@ -91,6 +92,7 @@ MAE_ENTRY = Entry(
     undefined="no (user, item) pair with both a rating and a prediction",
     compute=mae,
     bounds=(0.0, float("inf")),
+    better="lower",
 )
 
 

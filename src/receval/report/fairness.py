@@ -11,7 +11,7 @@ Shown when a fairness or calibration metric was evaluated (docs/fairness.md):
   the paired mean difference over the users both define, its paired bootstrap percentile
   interval and the paired t-test's p-value, exactly the numbers of
   ``receval.compare(..., baseline=<first model>, test="t", n_resamples=1000, seed=seed)``
-  before its correction (the same random stream, keyed by model, baseline and metric).
+  before its correction (the same random stream, keyed by the pair of models and the metric).
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 
 from receval.beyond.fair_compute import CALIBRATION, EXPOSURE, FAIRNESS
-from receval.beyond.names import parse_beyond
-from receval.randomness import stream
+from receval.beyond.names import direction, parse_beyond
+from receval.exceptions import ReceValError
 from receval.result import Result
-from receval.stats.paired import paired
+from receval.stats.pairing import align, pair_values
 
 #: the metrics of the section (registry names)
 FAIRNESS_METRICS = (*FAIRNESS, *CALIBRATION, *EXPOSURE)
@@ -127,9 +127,10 @@ def _per_user(metrics: list[str], models: Mapping[str, Result], seed: int,
         cells = [_fmt(float(models[m].summary.get(metric, math.nan))) for m in names]
         diffs = []
         for other in names[1:]:
-            a, b = _aligned(models[base], models[other], metric)
-            row = paired(a, b, test="t", alpha=0.05, n_resamples=n_resamples,
-                         rng=stream(seed, other, base, metric))
+            a, b = _aligned(base, models[base], other, models[other], metric)
+            row = pair_values(a, b, baseline=base, model=other, metric=metric, test="t",
+                              alpha=0.05, n_resamples=n_resamples, seed=seed,
+                              better=direction(metric))
             diffs.append({"model": other, "delta": _signed(row["delta"]),
                           "interval": f"[{_signed(row['ci_low'])}, {_signed(row['ci_high'])}]",
                           "p": _fmt(row["p_value"]), "n": f"{row['n']:,}"})
@@ -137,9 +138,18 @@ def _per_user(metrics: list[str], models: Mapping[str, Result], seed: int,
     return {"models": names, "baseline": base, "rows": rows}
 
 
-def _aligned(base: Result, other: Result, metric: str) -> tuple[np.ndarray, np.ndarray]:
-    """Both models' values of ``metric`` on the base model's users (NaN where the other has
-    no value: the pair is then left out)."""
+def _aligned(base_name: str, base: Result, other_name: str, other: Result,
+             metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """Both models' values of ``metric`` paired by user as compare pairs them
+    (:func:`receval.stats.pairing.align`); models evaluated on different users: the base
+    model's users (NaN where the other has no value: the pair is then left out)."""
+    try:
+        frames = align({base_name: base.per_user[["user", metric]],
+                        other_name: other.per_user[["user", metric]]})
+        return (frames[base_name][metric].to_numpy(dtype=float),
+                frames[other_name][metric].to_numpy(dtype=float))
+    except ReceValError:
+        pass
     left = base.per_user[["user", metric]]
     right = other.per_user[["user", metric]].rename(columns={metric: "other"})
     both = left.merge(right, on="user", how="left", sort=False)

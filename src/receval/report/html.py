@@ -18,11 +18,10 @@ import numpy as np
 
 from receval import numbers
 from receval._version import __version__
+from receval.beyond.names import direction
 from receval.measures.spec import parse_metric
-from receval.randomness import stream
 from receval.report import plots
 from receval.report.beyond import accuracy_names, without_beyond
-from receval.report.bootstrap import bootstrap_ci
 from receval.report.fairness import fairness_section
 from receval.report.models import (
     as_models,
@@ -46,6 +45,7 @@ from receval.report.tables import (
     rows,
 )
 from receval.result import Result
+from receval.stats.pairing import pair_values
 
 TEMPLATES = Path(__file__).parent / "templates"
 #: at most this many metrics get a histogram; this many users are listed where models differ
@@ -391,15 +391,28 @@ def _missing(name: str, result: Result, edges: list[int], cutoff: int) -> dict[s
 
 def _difference(base_name: str, base: Result, name: str, other: Result, metric: str,
                 seed: int) -> dict[str, Any]:
-    pairs = paired_differences(base, other, metric)
+    """The model's per-user difference to the base model: its interval is compare's
+    (:func:`receval.stats.pairing.pair_values`, the pair's stream: the exact mirror when the
+    models are swapped); better and worse in the metric's declared direction."""
+    if name < base_name:  # the users in the order of the model whose name sorts first
+        pairs = paired_differences(other, base, metric).rename(
+            columns={"baseline": "other", "other": "baseline"})
+        pairs["difference"] = pairs["other"] - pairs["baseline"]
+    else:
+        pairs = paired_differences(base, other, metric)
     diff = pairs["difference"].to_numpy(dtype=np.float64)
     tol = 1e-12
-    rng = stream(seed, "difference", base_name, name, metric)  # keyed by names, not order
-    lo, hi = bootstrap_ci(diff, seed=rng) if len(diff) else (math.nan, math.nan)
+    better = direction(metric)
+    row = pair_values(pairs["baseline"].to_numpy(dtype=np.float64),
+                      pairs["other"].to_numpy(dtype=np.float64), baseline=base_name,
+                      model=name, metric=metric, test="t", alpha=0.05, n_resamples=1000,
+                      seed=seed, better=better)
+    lo, hi = row["ci_low"], row["ci_high"]
+    gain = -diff if better == "lower" else diff  # > 0: the model is better for the user
     # the largest differences first; equal ones in the order of the per-user table
-    losses = pairs[pairs["difference"] < -tol].sort_values("difference", kind="stable")
-    gains = pairs[pairs["difference"] > tol].sort_values("difference", ascending=False,
-                                                         kind="stable")
+    order = pairs.assign(_gain=gain)
+    losses = order[order["_gain"] < -tol].sort_values("_gain", kind="stable")
+    gains = order[order["_gain"] > tol].sort_values("_gain", ascending=False, kind="stable")
     losses, gains = losses.head(DIFFERING_USERS), gains.head(DIFFERING_USERS)
 
     def listed(frame: Any) -> list[list[str]]:
@@ -407,9 +420,9 @@ def _difference(base_name: str, base: Result, name: str, other: Result, metric: 
                 frame[["user", "baseline", "other", "difference"]].itertuples(index=False)]
 
     return {"model": name, "metric": metric, "users": numbers.count(len(diff)),
-            "better": _share(int((diff > tol).sum()), len(diff)),
+            "better": _share(int((gain > tol).sum()), len(diff)),
             "same": _share(int((np.abs(diff) <= tol).sum()), len(diff)),
-            "worse": _share(int((diff < -tol).sum()), len(diff)),
+            "worse": _share(int((gain < -tol).sum()), len(diff)),
             "mean": numbers.delta(_mean(diff)), "ci": numbers.interval(lo, hi, "delta"),
             "gains": listed(gains), "losses": listed(losses)}
 

@@ -3,9 +3,11 @@
 For each metric whose summary is the mean of the per-user values (macro averaging) and each
 pair of models (the earlier one in the given order as the baseline), the per-user values are
 paired by user and compared as :func:`receval.compare` compares them
-(:func:`receval.stats.paired.paired`: the same streams, the same numbers), and the p-values
-are corrected across every (pair x metric) together. A model's value is then marked with the
-letter of each model it is significantly better than (lower is better for RMSE/MAE), like
+(:func:`receval.stats.pairing.pair_values`: the same streams, the same numbers), and the
+p-values are corrected across every (pair x metric) together. A model's value is then marked
+with the letter of each model it is significantly better than, in the metric's declared
+direction (:func:`receval.beyond.names.direction`: lower is better for RMSE, MAE and the
+error, gap and concentration measures), like
 ranx's superscripts; nothing is marked where the difference is not significant after the
 correction. The letters are a, b, c, ... in the order of the models.
 """
@@ -20,11 +22,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from receval.beyond.names import catalogue_level, lower_is_better
-from receval.randomness import stream
+from receval.beyond.names import catalogue_level, direction
+from receval.exceptions import ReceValError
 from receval.result import Result
 from receval.stats.corrections import adjust
-from receval.stats.paired import paired
+from receval.stats.pairing import align, pair_values
 
 #: the tests and corrections as a footnote names them
 TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
@@ -156,18 +158,10 @@ def significance(models: dict[str, Result], metrics: Sequence[str], *, test: str
     names = list(models)
     if len(names) < 2 or not weighed_alike(models):
         return None
-    reference = pd.Index(models[names[0]].per_user["user"])
-    if reference.has_duplicates:
+    try:
+        aligned = align({name: models[name].per_user for name in names})
+    except ReceValError:
         return None
-    aligned: dict[str, pd.DataFrame] = {}
-    for name in names:
-        frame = models[name].per_user
-        users = pd.Index(frame["user"])
-        if len(users) != len(reference) or users.has_duplicates or not users.isin(
-                reference).all():
-            return None
-        aligned[name] = frame if users.equals(reference) else \
-            frame.set_index("user").reindex(reference).reset_index()
     tested = [m for m in metrics if all(_per_user_mean(models[n], m) for n in names)]
     rows = []
     for metric in tested:
@@ -175,8 +169,9 @@ def significance(models: dict[str, Result], metrics: Sequence[str], *, test: str
             for model in names[i + 1:]:
                 a = aligned[base][metric].to_numpy(dtype=np.float64)
                 b = aligned[model][metric].to_numpy(dtype=np.float64)
-                row = paired(a, b, test=test, alpha=alpha, n_resamples=n_resamples,
-                             rng=stream(seed, model, base, metric))
+                row = pair_values(a, b, baseline=base, model=model, metric=metric, test=test,
+                                  alpha=alpha, n_resamples=n_resamples, seed=seed,
+                                  better=direction(metric))
                 rows.append({"baseline": base, "model": model, "metric": metric,
                              **{k: row[k] for k in ("delta", "ci_low", "ci_high", "p_value",
                                                     "n")}})
@@ -188,7 +183,7 @@ def significance(models: dict[str, Result], metrics: Sequence[str], *, test: str
     for r in table.itertuples(index=False):
         if not r.p_adjusted < alpha or r.delta == 0:
             continue
-        lower_better = lower_is_better(str(r.metric))
+        lower_better = direction(str(r.metric)) == "lower"
         winner, loser = (r.model, r.baseline) if (r.delta > 0) != lower_better else \
             (r.baseline, r.model)
         marks[(winner, r.metric)] = "".join(sorted(marks[(winner, r.metric)] + letters[loser]))

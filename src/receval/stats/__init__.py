@@ -5,7 +5,9 @@ numpy/scipy/numba only, one job per module: :mod:`receval.stats.tests` (paired t
 :mod:`receval.stats.intervals` (the paired bootstrap and its percentile interval),
 :mod:`receval.stats.resample` (the compressed, exact-in-distribution bootstrap and sign flips
 behind them) and :mod:`receval.stats.paired` (one row: both means, the difference, its interval,
-the test, the effect sizes). Nothing here imports receval above :mod:`receval.exceptions`;
+the test, the effect sizes) and :mod:`receval.stats.pairing` (the one paired analysis of two
+models: aligned users, the pair's keyed stream, the exact mirror, wins in the declared
+direction). Nothing here imports receval above :mod:`receval.randomness`;
 :mod:`receval.compare` and the report put them together.
 """
 

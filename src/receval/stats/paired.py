@@ -18,11 +18,13 @@ from receval.stats.tests import bootstrap_test, randomization_test, t_test, wilc
 
 
 def paired(a: np.ndarray, b: np.ndarray, *, test: str, alpha: float, n_resamples: int,
-           rng: np.random.Generator) -> dict[str, Any]:
+           rng: np.random.Generator, better: str = "higher") -> dict[str, Any]:
     """b against a, paired by position (a pair with a NaN on either side is left out): both
     means, the mean difference, its bootstrap percentile interval, the p-value, Cohen's d_z,
     P(better), wins/ties/losses and n. ``n_resamples=0`` leaves the interval out (NaN): the
-    t and Wilcoxon tests need no resampling.
+    t and Wilcoxon tests need no resampling. ``better``: the metric's direction (``"lower"``:
+    a win is a smaller value of b, for RMSE, MAE and the other lower-is-better metrics).
+    :func:`receval.stats.pairing.pair_values` calls it with the keyed stream of the pair.
 
     Example:
         >>> import numpy as np
@@ -30,6 +32,9 @@ def paired(a: np.ndarray, b: np.ndarray, *, test: str, alpha: float, n_resamples
         ...            alpha=0.05, n_resamples=100, rng=np.random.default_rng(0))
         >>> r["delta"], r["wins"], r["ties"], r["n"]
         (0.5, 2, 1, 3)
+        >>> paired(np.array([0.0, 0.5, 0.5]), np.array([1.0, 0.5, 1.0]), test="t", alpha=0.05,
+        ...        n_resamples=0, rng=np.random.default_rng(0), better="lower")["wins"]
+        0
     """
     keep = ~(np.isnan(a) | np.isnan(b))
     a, b = a[keep], b[keep]
@@ -46,7 +51,8 @@ def paired(a: np.ndarray, b: np.ndarray, *, test: str, alpha: float, n_resamples
         p = randomization_test(d, n_resamples, rng)
     else:
         p = bootstrap_test(d, means)
-    wins, ties = int((d > 0).sum()), int((d == 0).sum())
+    wins = int((d < 0).sum()) if better == "lower" else int((d > 0).sum())
+    ties = int((d == 0).sum())
     nan = float("nan")
     return {
         "mean": float(b.mean()) if n else nan, "baseline_mean": float(a.mean()) if n else nan,
