@@ -18,7 +18,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from receval._version import __version__
+from receval.cli.group import main  # noqa: F401  (the group each command registers on)
 from receval.cli.options_table import every_command_effects, option
 from receval.exceptions import ReceValError, UndefinedMetricWarning
 from receval.io.detect import FORMATS as INPUT_FORMATS  # one list: the reader's
@@ -31,53 +31,6 @@ err_console = Console(stderr=True)
 DEFAULT_METRICS = ("P@10", "R@10", "MAP@10", "nDCG@10", "MRR")
 REPORT_SUFFIXES = (".html", ".htm")
 PLOT_SUFFIXES = (".png", ".svg")
-
-
-
-class _OneLineGroup(click.Group):
-    """The ``receval`` group: a usage error (a missing option, a bad value, an unknown flag or
-    command) is one line on stderr naming the ``--help`` to read, exit 2, instead of click's
-    usage block; everything else is click's standalone behaviour."""
-
-    def main(self, args: Any = None, prog_name: str | None = None,
-             complete_var: str | None = None, standalone_mode: bool = True,
-             **extra: Any) -> Any:
-        if not standalone_mode:
-            return super().main(args, prog_name, complete_var, False, **extra)
-        try:
-            code = super().main(args, prog_name, complete_var, False, **extra)
-        except click.UsageError as err:
-            if type(err).__name__ == "NoArgsIsHelpError":  # a bare ``receval``: the help
-                err.show()
-                sys.exit(err.exit_code)
-            path = err.ctx.command_path if err.ctx is not None else "receval"
-            click.echo(f"error: {one_line(err.format_message())} (see '{path} --help')",
-                       err=True)
-            sys.exit(err.exit_code)
-        except click.ClickException as err:
-            err.show()
-            sys.exit(err.exit_code)
-        except click.Abort:
-            click.echo("Aborted!", err=True)
-            sys.exit(1)
-        # an Exit (--help, --version, ctx.exit) comes back as its code; a command, as None
-        sys.exit(code if isinstance(code, int) else 0)
-
-    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
-        """Register ``cmd`` with the flags every command takes (``--debug``, ``--silence``:
-        :data:`receval.cli.options_table.EVERY_COMMAND`), which act in :func:`_errors_exit_2`."""
-        from receval.cli.options_table import every_command_params
-
-        taken = {p.name for p in cmd.params}
-        cmd.params += [p for p in every_command_params() if p.name not in taken]
-        super().add_command(cmd, name)
-
-
-@click.group(cls=_OneLineGroup,
-             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, prog_name="receval")
-def main() -> None:
-    """receval: exact, explicit and fast evaluation of recommender systems."""
 
 
 # --- shared options --------------------------------------------------------------------------
@@ -285,7 +238,6 @@ def _metric_names(metrics: tuple[str, ...] | list[str]) -> tuple[list[str], list
 def _beyond_kwargs(params: dict[str, Any], beyond: list[str]) -> dict[str, Any]:
     """``item_features=`` and ``beyond=`` of :func:`receval.evaluate`, after checking that the
     metrics asked have their inputs (the messages name the flags)."""
-    from receval.beyond.attach import check_inputs
     from receval.beyond.names import parse_beyond
     from receval.beyond.settings import BeyondOptions, resolve
 
@@ -320,6 +272,8 @@ def _beyond_kwargs(params: dict[str, Any], beyond: list[str]) -> dict[str, Any]:
         raise ReceValError("--item-features-columns names the columns of --item-features FILE; "
                            "pass it too")
     if beyond:
+        from receval.beyond.attach import check_inputs  # scipy: only when a metric needs it
+
         specs = [s for s in (parse_beyond(n) for n in beyond) if s is not None]
         options = resolve(params.get("profile"), kwargs.get("beyond"))
         try:

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from receval.exceptions import ReceValError
 from receval.io.terminal import safe_text
-from receval.stats.unpaired import UNPAIRED_TESTS
+from receval.stats import UNPAIRED_TESTS
 
 
 def disparity_option(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -32,3 +32,17 @@ def _html(result: Result) -> str:
 
 
 VIEWS.update(plot=_plot, html=_html)
+
+#: the modules of this package, each loaded on first attribute access
+#: (``receval.report.tables``): matplotlib and jinja2 load with the plots and the page only
+SUBMODULES = ("beyond", "bootstrap", "fairness", "fit", "html", "models", "notebook",
+              "offpolicy", "page", "plots", "significance", "tables")
+
+
+def __getattr__(name: str) -> Any:
+    """A submodule of the report, imported when first asked for."""
+    if name not in SUBMODULES:
+        raise AttributeError(f"module 'receval.report' has no attribute {name!r}")
+    import importlib
+
+    return importlib.import_module(f"receval.report.{name}")
