@@ -27,8 +27,6 @@ import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from receval._version import __version__
-
 if TYPE_CHECKING:  # what the names below are, for type checkers and IDEs
     from receval.compare import Comparison, compare
     from receval.evaluation import evaluate
@@ -88,7 +86,9 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     """A public name or a submodule, imported when first asked for (then kept)."""
-    if name in PUBLIC:
+    if name == "__version__":  # importlib.metadata takes ~0.1 s: read when asked
+        from receval._version import __version__ as value
+    elif name in PUBLIC:
         value = getattr(importlib.import_module(PUBLIC[name]), name)
     elif name in SUBMODULES:
         value = importlib.import_module(f"receval.{name}")
@@ -99,7 +99,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *PUBLIC, *SUBMODULES})
+    return sorted({*globals(), *PUBLIC, *SUBMODULES, "__version__"})
 
 
 class _Package(ModuleType):

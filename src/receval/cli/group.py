@@ -14,8 +14,6 @@ from typing import Any
 
 import click
 
-from receval._version import __version__
-
 #: every command: its module (which registers it on :data:`main`) and its help's first
 #: paragraph, as ``receval --help`` lists it before the module is loaded
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -117,6 +115,14 @@ class _OneLineGroup(click.Group):
                 formatter.write_dl([(n, c.get_short_help_str(limit)) for n, c in shown])
 
 
+def _print_version(ctx: click.Context) -> None:
+    """``receval --version`` (the package metadata is read only then)."""
+    from receval._version import __version__
+
+    click.echo(f"receval, version {__version__}")
+    ctx.exit()
+
+
 def all_commands() -> dict[str, click.Command]:
     """Every command, each module loaded (for the docs and the tests that read them all).
 
@@ -131,6 +137,8 @@ def all_commands() -> dict[str, click.Command]:
 
 @click.group(cls=_OneLineGroup,
              context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, prog_name="receval")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=lambda ctx, _param, value: _print_version(ctx) if value else None,
+              help="Show the version and exit.")
 def main() -> None:
     """receval: exact, explicit and fast evaluation of recommender systems."""
