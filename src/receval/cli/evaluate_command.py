@@ -141,7 +141,7 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
                                                  name if len(models) > 1 else "", out.width):
                     out.print(table)
         if params.get("disparity"):  # the gap between the --strata groups, unpaired
-            gaps, note = disparity_tables(models, runs.strata, runs.train, params)
+            gaps, note = disparity_tables(models, runs.strata, runs.train, params, out.width)
             out.print(gaps)
             out.print(note, style="dim", highlight=False, markup=False)
     elif fmt == "csv":
