@@ -18,7 +18,7 @@ from receval.io.terminal import safe_text
 SHOWN = ("value", "ci_low", "ci_high", "ess", "max_weight", "max_weight_share",
          "support_missing")
 #: how each shown column is written (receval.numbers); the rest are values
-_KIND: dict[str, numbers.Kind] = {"ess": "count", "max_weight_share": "share",
+_KIND: dict[str, numbers.Kind] = {"ess": "size", "max_weight_share": "share",
                                   "support_missing": "count"}
 
 
