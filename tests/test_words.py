@@ -71,3 +71,13 @@ def test_one_comparison_is_singular() -> None:
 def test_an_effective_size_is_rounded_and_a_small_share_keeps_a_digit() -> None:
     assert number(746.999, "size") == "747.0" and number(12345.04, "size") == "12,345.0"
     assert number(0.002, "share") == "0.2%"
+
+
+def test_counts_are_thousands_separated_in_the_counts_line() -> None:
+    from receval.report.tables import counts_line
+
+    users = list(range(1500))
+    r = receval.evaluate({"user": users, "item": [1] * 1500},
+                         {"user": users, "item": [1] * 1500, "score": [1.0] * 1500}, ["P@1"])
+    line = counts_line(r)
+    assert "users evaluated 1,500 (in truth 1,500" in line and "rows: truth 1,500" in line

@@ -251,7 +251,11 @@ def counts_line(result: Result) -> str:
         >>> counts_line(r)
         'users evaluated 2 (in truth 2, in predictions 1, without predictions 1, \
 without a relevant item 0); rows: truth 2, predictions 1, none dropped'
+
+    Counts are thousands separated, as in every table (``rows: truth 20,164``).
     """
+    from receval.numbers import count as n
+
     users, rows_ = result.counts["users"], result.counts["rows"]
     # every reason a row is not in the evaluation (Result.counts documents how they add up)
     dropped = {k: v for k, v in rows_.items() if v and (
@@ -259,15 +263,17 @@ without a relevant item 0); rows: truth 2, predictions 1, none dropped'
                                                         "not_evaluated")))}
     skipped = {m: n for m, n in result.counts["undefined"]["users"].items() if n}
     text = (
-        f"users evaluated {users['evaluated']} (in truth {users['in_truth']}, in predictions "
-        f"{users['in_predictions']}, without predictions {users['without_predictions']}, "
-        f"without a relevant item {users['without_relevant']}); rows: truth {rows_['truth']}, "
-        f"predictions {rows_['predictions']}, "
+        f"users evaluated {n(users['evaluated'])} (in truth {n(users['in_truth'])}, in "
+        f"predictions {n(users['in_predictions'])}, without predictions "
+        f"{n(users['without_predictions'])}, without a relevant item "
+        f"{n(users['without_relevant'])}); rows: truth {n(rows_['truth'])}, "
+        f"predictions {n(rows_['predictions'])}, "
     )
-    text += ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in dropped.items()) or "none dropped"
+    text += (", ".join(f"{k.replace('_', ' ')} {n(v)}" for k, v in dropped.items())
+             or "none dropped")
     if skipped:
         policy = result.counts["undefined"]["policy"]
-        shown = ", ".join(f"{m} {n}" for m, n in skipped.items())
+        shown = ", ".join(f"{m} {n(c)}" for m, c in skipped.items())
         text += f"; users with an undefined value (set by empty={policy!r}): {shown}"
     return text + ties_text(result)
 
@@ -283,14 +289,14 @@ def ties_text(result: Result) -> str:
         ...     r = receval.evaluate({"user": [1], "item": [1]},
         ...         {"user": [1, 1], "item": [1, 2], "score": [1.0, 1.0]}, ["P@1"])
         >>> ties_text(r).split(" (")[0]
-        '; tied scores across a cutoff: 1 users at k=1'
+        '; tied scores across a cutoff: 1 user at k=1'
         >>> "ties='average'" in ties_text(r)
         True
     """
     tied = {k: n for k, n in result.counts.get("ties_at_cutoff", {}).items() if n}
     if not tied:
         return ""
-    shown = ", ".join(f"{n:,} users at k={k}" for k, n in tied.items())
+    shown = ", ".join(f"{n:,} user{'' if n == 1 else 's'} at k={k}" for k, n in tied.items())
     ties = result.options.get("ties")
     how = (f"ties={ties!r} orders them by row order; ties='average' gives the exact "
            "expectation" if ties in ("stable", "ranx") else f"ties={ties!r}")
