@@ -81,3 +81,18 @@ def test_counts_are_thousands_separated_in_the_counts_line() -> None:
                          {"user": users, "item": [1] * 1500, "score": [1.0] * 1500}, ["P@1"])
     line = counts_line(r)
     assert "users evaluated 1,500 (in truth 1,500" in line and "rows: truth 1,500" in line
+
+
+def test_the_items_file_names_its_own_columns(tmp_path: Path) -> None:
+    (tmp_path / "t.csv").write_text("user,item\n1,1\n2,3\n")
+    (tmp_path / "p.csv").write_text("user,item,score\n1,1,0.9\n2,3,0.5\n")
+    (tmp_path / "movies.csv").write_text("movieId,name,genres\n1,Heat,Action\n3,Alien,SciFi\n")
+    base = ["evaluate", "-t", str(tmp_path / "t.csv"), "-p", str(tmp_path / "p.csv"),
+            "--report", str(tmp_path / "r.html"), "--items", str(tmp_path / "movies.csv")]
+    bad = CliRunner().invoke(main, base)
+    assert bad.exit_code == 2 and "pass --items-columns item=NAME" in bad.output
+    assert "--item-col" not in bad.output  # that flag renames the column in every file
+    out = CliRunner().invoke(main, [*base, "--items-columns", "item=movieId,title=name"])
+    assert out.exit_code == 0, out.output
+    page = (tmp_path / "r.html").read_text()
+    assert "Heat" in page and "Alien" in page and "Action" not in page

@@ -293,13 +293,28 @@ def _beyond_kwargs(params: dict[str, Any], beyond: list[str]) -> dict[str, Any]:
     return kwargs
 
 
-def _read_item_table(path: str, flag: str, item_col: str = "item") -> Any:
+def _read_item_table(path: str, flag: str, item_col: str = "item",
+                     columns: str | None = None) -> Any:
     """An item table (``--items``: CSV, TSV, Parquet or JSON Lines) as a pandas frame with its
-    item column named ``item``, read by :mod:`receval.io` (``007`` stays ``007``)."""
+    item column named ``item``, read by :mod:`receval.io` (``007`` stays ``007``); ``columns``
+    (``--items-columns item=movieId,title=title``) names the file's own columns."""
     from receval.io.features import read_item_features
 
-    return read_item_features(path, columns={"item": item_col}, side=flag.lstrip("-"),
-                              fix="--item-col NAME").to_pandas()
+    named: dict[str, str] = {}
+    for pair in (columns or "").split(",") if columns else []:
+        role, sep, name = (p.strip() for p in pair.partition("="))
+        if not sep or not role or not name:
+            raise ReceValError(f"{flag}-columns takes ROLE=NAME pairs separated by commas "
+                               f"(e.g. item=movieId,title=title); got {pair.strip()!r}")
+        named[role] = name
+    unknown = sorted(set(named) - {"item", "title"})
+    if unknown:
+        raise ReceValError(f"{flag}-columns takes the roles item and title; got {unknown[0]!r}")
+    wanted = {"item": named.get("item", item_col)}
+    if "title" in named:
+        wanted["features"] = named["title"]
+    fix = f"{flag}-columns item=NAME" if columns or item_col == "item" else "--item-col NAME"
+    return read_item_features(path, columns=wanted, side=flag.lstrip("-"), fix=fix).to_pandas()
 
 
 def _errors_exit_2(command: Callable[..., Any]) -> Callable[..., Any]:
