@@ -151,7 +151,7 @@ def _train_options(f: Callable[..., Any]) -> Callable[..., Any]:
 def _metrics_option(default: tuple[str, ...] = DEFAULT_METRICS, *,
                     beyond: bool = True) -> Callable[..., Any]:
     """``-m``; ``beyond=False``: a command that computes no beyond-accuracy metric does not
-    offer them (and refuses them with :func:`_no_beyond`)."""
+    offer them."""
     offer = (" beyond accuracy (docs/beyond-accuracy.md): coverage@10, novelty@10, "
              "diversity@10, gini@10, ... (most need --train)." if beyond else "")
     return click.option(
@@ -159,17 +159,6 @@ def _metrics_option(default: tuple[str, ...] = DEFAULT_METRICS, *,
         help="A metric, e.g. P@10, nDCG@5, MAP@10, MRR, F1@10, Rprec, RMSE; 'P@5,10,20' gives "
              f"three cutoffs.{offer} Repeat for more.",
     )
-
-
-def _no_beyond(metrics: tuple[str, ...] | list[str], command: str, why: str) -> None:
-    """A one-line error, before any work, for the first beyond-accuracy metric asked of a
-    command that does not compute them."""
-    from receval.beyond.names import split_metrics
-
-    beyond = split_metrics(list(metrics))[1]
-    if beyond:
-        raise ReceValError(f"{beyond[0].name!r} is a beyond-accuracy metric, which receval "
-                           f"{command} does not compute: {why}")
 
 
 # --- beyond-accuracy metrics (receval.beyond): names, --item-features, --beyond ---------------

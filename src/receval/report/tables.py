@@ -22,7 +22,6 @@ from rich.text import Text
 from receval import numbers
 from receval.io.terminal import safe_text
 from receval.io.text_tables import csv_text, latex_cell, markdown_cell, safe_lines
-from receval.measures.spec import RATING, parse_metric
 from receval.report.fit import fixed_table, split_to_fit
 from receval.report.significance import Significance, significance, superscript
 from receval.result import Result
@@ -142,22 +141,6 @@ def to_latex(models: dict[str, Result]) -> str:
                      rf"{{\footnotesize Superscripts: {note}}} \\")
     lines.append(r"\end{tabular}")
     return "\n".join(lines)
-
-
-def rich_table(models: dict[str, Result], title: str | None = None) -> Table:
-    """A rich :class:`~rich.table.Table` of the summary (the significance footnote, when there
-    is one, is :func:`summary_lines`' last line: a caption would wrap to the table's width).
-
-    Example:
-        >>> import receval
-        >>> r = receval.evaluate({"user": [1], "item": [1]},
-        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"])
-        >>> rich_table({"a": r}).row_count
-        1
-    """
-    headers, cells = _summary_cells(models)
-    return fixed_table(headers, cells, range(len(headers)), right=headers[1:],
-                       bold=("metric",), title=title, wrap=False)
 
 
 def summary_lines(models: dict[str, Result], width: int) -> list[Table | Text]:
@@ -324,20 +307,6 @@ def _columns(models: dict[str, Result], tests: Significance | None = None) -> li
     if tests is None:
         return list(models)
     return [f"{name} ({tests.letters[name]})" for name in models]
-
-
-def best_indices(metric: str, values: list[float]) -> set[int]:
-    """Which values are best: the lowest for RMSE/MAE, the highest otherwise (NaN never).
-
-    Example:
-        >>> best_indices("P@10", [0.2, 0.3, 0.3]), best_indices("RMSE", [0.9, 0.8])
-        ({1, 2}, {1})
-    """
-    finite = [v for v in values if not math.isnan(v)]
-    if not finite:
-        return set()
-    target = min(finite) if parse_metric(metric).family in RATING else max(finite)
-    return {i for i, v in enumerate(values) if v == target}
 
 
 def options_line(result: Result) -> str:
