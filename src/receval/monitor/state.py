@@ -124,7 +124,7 @@ def unhex_floats(row: dict[str, Any]) -> dict[str, Any]:
     """The inverse of :func:`hex_floats`.
 
     Example:
-        >>> unhex_floats(hex_floats({"a": math.nan}))["a"]
+        >>> unhex_floats(hex_floats({"a": float("nan")}))["a"]
         nan
     """
     return {k: float.fromhex(v["hex"]) if isinstance(v, dict) and "hex" in v else v
