@@ -468,7 +468,8 @@ def _within_depth(metrics: list[str], asked: list[str] | None, preds: Any) -> li
 
 
 #: how long the first run's compilation takes, as the README says it (a plain ``evaluate`` on
-#: a fresh install, 2 cores: 7.4-7.7 CPU-s of compiling, benchmarks/README.md "First run (stop 20)")
+#: a fresh install, 2 cores: 7.4-7.7 CPU-s of compiling, benchmarks/README.md "First run",
+#: 2026-11-26, `d52aea1`, 2-core dev machine)
 COMPILE_SECONDS = 8
 
 #: what the first run prints on stderr while numba compiles
