@@ -598,6 +598,9 @@ _register(Profile(
         "average": "macro",
         "duplicates": "error",
     },
+    # rating metrics: Experiment's default user_based=False pools every test pair, of every
+    # test user (ranking_eval's positive-only filter is for the ranking metrics)
+    per_family={"MAE": {"users": "truth"}, "RMSE": {"users": "truth"}},
     metrics=(("P@k", "Precision(k)"), ("R@k", "Recall(k)"), ("F1@k", "FMeasure(k)"),
              ("nDCG@k", "NDCG(k)"), ("nDCG", "NDCG()"), ("NCRR@k", "NCRR(k)"),
              ("NCRR", "NCRR()"), ("RR", "MRR()"), ("Hit@k", "HitRatio(k)"), ("AP", "MAP()")),
@@ -610,7 +613,7 @@ _register(Profile(
         "AUC (every positive/negative candidate pair, ties counted as misses) needs every "
         "candidate's score: no receval metric",
         "rating metrics: Experiment(user_based=True) averages per-user RMSE/MAE; receval "
-        "pools every pair (Cornac's user_based=False)",
+        "pools every pair of every test user (Cornac's default user_based=False)",
     ),
 ))
 

@@ -1,0 +1,53 @@
+"""Profiles against each tool's formula on the cases where they differed (issue 33, item 8);
+expected values written from the tools' definitions, not from receval."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import receval
+
+
+def _cornac_rating(truth: list[float], pred: list[float]) -> tuple[float, float]:
+    """Cornac's rating evaluation, user_based=False: MAE and RMSE over every test pair."""
+    err = np.asarray(pred) - np.asarray(truth)
+    return float(np.mean(np.abs(err))), float(math.sqrt(np.mean(err ** 2)))
+
+
+def test_cornac_mae_rmse_pool_every_test_pair() -> None:
+    truth = {"user": ["A", "A", "B", "B"], "item": [1, 2, 3, 4], "rating": [0.0, 0.5, 3.0, 4.0]}
+    preds = {"user": ["A", "A", "B", "B"], "item": [1, 2, 3, 4], "score": [1.0, 1.5, 3.0, 4.0]}
+    got = receval.evaluate(truth, preds, ["MAE", "RMSE", "P@2"], profile="cornac").summary
+    mae, rmse = _cornac_rating([0.0, 0.5, 3.0, 4.0], [1.0, 1.5, 3.0, 4.0])
+    assert got["MAE"] == pytest.approx(mae) and mae == 0.5
+    assert got["RMSE"] == pytest.approx(rmse)
+    assert got["P@2"] == 1.0  # ranking metrics still skip user A (no rating >= 1)
+
+
+def test_cornac_rating_metrics_of_users_without_a_positive() -> None:
+    truth = {"user": ["A", "A"], "item": [1, 2], "rating": [0.0, 0.5]}
+    preds = {"user": ["A", "A"], "item": [1, 2], "score": [1.0, 1.5]}
+    got = receval.evaluate(truth, preds, ["MAE", "RMSE"], profile="cornac").summary
+    assert got == pytest.approx(dict(zip(("MAE", "RMSE"),
+                                         _cornac_rating([0.0, 0.5], [1.0, 1.5]), strict=True)))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_cornac_mae_on_random_cases(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 30))
+    users = rng.integers(0, 5, n)
+    items = np.arange(n)
+    rating = rng.integers(0, 6, n) / 2.0  # 0.0 .. 2.5: many users without a rating >= 1
+    score = rng.normal(2.0, 1.0, n)
+    if not (rating >= 1).any():
+        rating[0] = 1.0
+    got = receval.evaluate({"user": users, "item": items, "rating": rating},
+                           {"user": users, "item": items, "score": score}, ["MAE", "RMSE"],
+                           profile="cornac").summary
+    mae, rmse = _cornac_rating(list(rating), list(score))
+    assert got["MAE"] == pytest.approx(mae, abs=1e-12)
+    assert got["RMSE"] == pytest.approx(rmse, abs=1e-12)
