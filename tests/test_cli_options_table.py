@@ -14,8 +14,7 @@ from click.testing import CliRunner
 
 import receval.cli
 from receval import options as core
-from receval.cli import main
-from receval.cli.group import COMMANDS, all_commands
+from receval.cli import COMMANDS, all_commands, main
 from receval.cli.options_table import EVERY_COMMAND, OPTIONS
 
 CLI = Path(receval.cli.__file__).parent

@@ -14,8 +14,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from receval.cli import main
-from receval.cli.group import all_commands
+from receval.cli import all_commands, main
 
 
 def _required() -> list[tuple[str, str]]:

@@ -15,7 +15,7 @@ import click
 import pytest
 
 import receval
-from receval.cli.group import COMMANDS, all_commands
+from receval.cli import COMMANDS, all_commands
 
 SRC = Path(receval.__file__).resolve().parents[1]
 

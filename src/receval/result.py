@@ -2,14 +2,13 @@
 
 Pure data: this module imports nothing from receval above :mod:`receval.exceptions`. Drawing
 and the notebook view belong to :mod:`receval.report`, which reads a Result and lends it
-:meth:`Result.plot` and :meth:`Result._repr_html_` through :data:`VIEWS` when it loads (on a
-view's first use, :data:`VIEW_MODULES`); :mod:`receval.tracking` lends :meth:`Result.log` the
-same way.
+:meth:`Result.plot` and :meth:`Result._repr_html_` through :data:`VIEWS` when it loads
+(:mod:`receval.evaluation` loads it, and :mod:`receval.tracking`, which lends :meth:`Result.log`
+the same way).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 from collections.abc import Callable
@@ -47,27 +46,6 @@ from receval.options import (
 #: path, name=) -> str``). :mod:`receval.report` and :mod:`receval.tracking` fill it when they
 #: are imported, so the arrow points from them to the data, never back.
 VIEWS: dict[str, Callable[..., Any]] = {}
-
-#: where each view is lent from: a view not yet registered loads its module by name on first
-#: use (a name, not an import: the arrow still points from those layers to this one), so
-#: ``import receval`` need not load the report or the trackers before they are wanted
-VIEW_MODULES = {"plot": "receval.report", "html": "receval.report", "log": "receval.tracking"}
-
-
-def _view(name: str) -> Callable[..., Any] | None:
-    """The view ``name`` (:data:`VIEWS`), its module loaded first when it is not registered;
-    None when that module cannot be loaded (an optional extra is missing) or lends none.
-
-    Example:
-        >>> _view("plot") is VIEWS["plot"]
-        True
-    """
-    if name not in VIEWS and name in VIEW_MODULES:
-        import importlib
-
-        with contextlib.suppress(ImportError):
-            importlib.import_module(VIEW_MODULES[name])
-    return VIEWS.get(name)
 
 
 class Counts(TypedDict, total=False):
@@ -310,7 +288,7 @@ class Result:
         return head + f", average={self.options['average']})\n" + "\n".join(lines)
 
     def _repr_html_(self) -> str | None:
-        view = _view("html")
+        view = VIEWS.get("html")
         return None if view is None else str(view(self))  # None: the notebook shows the repr
 
     def log(self, to: str, path: str | None = None, *, name: str | None = None) -> str:
@@ -326,7 +304,7 @@ class Result:
             ...     {"user": [1], "item": [1], "score": [1.0]}, ["nDCG@10"])
             >>> folder = r.log("dvc", tempfile.mkdtemp())
         """
-        view = _view("log")
+        view = VIEWS.get("log")
         if view is None:
             raise ReceValError("Result.log: no tracker is registered; import receval.tracking "
                                "(or receval) to log")
@@ -344,7 +322,7 @@ class Result:
             >>> r.plot("pr-curve").axes[0].get_xlabel()
             'recall@k'
         """
-        view = _view("plot")
+        view = VIEWS.get("plot")
         if view is None:
             raise ReceValError("Result.plot: no plot view is registered; import receval.report "
                                "(or receval) to draw")

@@ -20,7 +20,6 @@ calibration metrics.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -36,9 +35,12 @@ __all__ = ["BeyondOptions", "beyond_metrics"]
 
 
 def __getattr__(name: str) -> Any:
-    if name not in PUBLIC:
+    if name == "beyond_metrics":
+        from receval.beyond.frames import beyond_metrics as value
+    elif name == "BeyondOptions":
+        from receval.beyond.settings import BeyondOptions as value
+    else:
         raise AttributeError(f"module 'receval.beyond' has no attribute {name!r}")
-    value = getattr(importlib.import_module(PUBLIC[name]), name)
     globals()[name] = value
     return value
 
