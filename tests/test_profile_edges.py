@@ -51,3 +51,20 @@ def test_cornac_mae_on_random_cases(seed: int) -> None:
     mae, rmse = _cornac_rating(list(rating), list(score))
     assert got["MAE"] == pytest.approx(mae, abs=1e-12)
     assert got["RMSE"] == pytest.approx(rmse, abs=1e-12)
+
+
+def test_rectools_with_an_empty_training_frame_gives_zeros_not_an_index_error() -> None:
+    """RecTools' MeanInvUserFreq and AvgRecPopularity on an empty interactions frame: every
+    recommended item is unknown, each adds 0."""
+    import pandas as pd
+
+    from receval.beyond import beyond_metrics
+
+    lists = pd.DataFrame({"user": [1, 1, 2, 2], "item": [10, 11, 10, 12],
+                          "score": [2.0, 1.0, 2.0, 1.0]})
+    train = pd.DataFrame({"user": pd.Series([], dtype="int64"),
+                          "item": pd.Series([], dtype="int64")})
+    summary, per_user = beyond_metrics(lists, ["novelty@2", "ARP@2"], train=train,
+                                       profile="rectools")
+    assert summary == {"novelty@2": 0.0, "ARP@2": 0.0}
+    assert per_user["novelty@2"].tolist() == [0.0, 0.0]
