@@ -68,3 +68,17 @@ def test_rectools_with_an_empty_training_frame_gives_zeros_not_an_index_error() 
                                        profile="rectools")
     assert summary == {"novelty@2": 0.0, "ARP@2": 0.0}
     assert per_user["novelty@2"].tolist() == [0.0, 0.0]
+
+
+def test_torchmetrics_ndcg_with_a_negative_target_is_the_documented_gap() -> None:
+    """torchmetrics' nDCG takes a target of -1 as a gain of -1 (0.877); receval's gains are
+    never negative (0.950): the gap the profile names."""
+    lg = math.log2(3)
+    torchmetrics_value = (2 - 1 / lg + 1 / 2) / (2 + 1 / lg - 1 / 2)
+    receval_value = (2 + 1 / 2) / (2 + 1 / lg)
+    assert round(torchmetrics_value, 3) == 0.877 and round(receval_value, 3) == 0.950
+    got = receval.evaluate({"user": [1, 1, 1], "item": [1, 2, 3], "rating": [2, -1, 1]},
+                           {"user": [1, 1, 1], "item": [1, 2, 3], "score": [0.9, 0.8, 0.7]},
+                           ["nDCG@3"], profile="torchmetrics").summary["nDCG@3"]
+    assert got == pytest.approx(receval_value)
+    assert any("negative target" in gap for gap in receval.profiles.PROFILES["torchmetrics"].gaps)

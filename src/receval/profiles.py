@@ -328,6 +328,8 @@ _register(Profile(
         "aggregation='median'/'min'/'max' and RetrievalFallOut have no receval counterpart",
         "graded targets must be integers (relevant = target >= 1)",
         "duplicate (query, doc) rows are separate docs in torchmetrics; receval raises",
+        "a negative target is a negative gain in torchmetrics' nDCG (targets [2, -1, 1], "
+        "scores [0.9, 0.8, 0.7]: 0.877); receval's gains are never below 0 (0.950)",
     ),
 ))
 
