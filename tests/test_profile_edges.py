@@ -82,3 +82,31 @@ def test_torchmetrics_ndcg_with_a_negative_target_is_the_documented_gap() -> Non
                            ["nDCG@3"], profile="torchmetrics").summary["nDCG@3"]
     assert got == pytest.approx(receval_value)
     assert any("negative target" in gap for gap in receval.profiles.PROFILES["torchmetrics"].gaps)
+
+
+def _evidently_ild(vectors: list[list[float]]) -> float:
+    """Evidently's DiversityMetric for one list: the cosine distances of the unordered pairs,
+    summed, divided by the list's length."""
+    x = np.asarray(vectors, dtype=float)
+    x = x / np.linalg.norm(x, axis=1, keepdims=True)
+    m = len(x)
+    return sum(1 - float(x[i] @ x[j]) for i in range(m) for j in range(i + 1, m)) / m
+
+
+@pytest.mark.parametrize("vectors", [[[1, 0], [0, 1]], [[1, 0], [0, 1], [1, 1]],
+                                     [[1, 0, 0], [1, 1, 0], [0, 0, 1], [1, 1, 1]]])
+def test_evidently_diversity_divides_the_pair_sum_by_the_list_length(vectors) -> None:
+    import pandas as pd
+
+    from receval.beyond import beyond_metrics
+
+    m = len(vectors)
+    lists = pd.DataFrame({"user": [1] * m, "item": list(range(m)),
+                          "score": [float(m - i) for i in range(m)]})
+    feats = pd.DataFrame({"item": list(range(m)),
+                          **{f"f{j}": [float(v[j]) for v in vectors]
+                             for j in range(len(vectors[0]))}})
+    got = beyond_metrics(lists, [f"diversity@{m}"], item_features=feats, profile="evidently")[0]
+    assert got[f"diversity@{m}"] == pytest.approx(_evidently_ild(vectors))
+    mean = beyond_metrics(lists, [f"diversity@{m}"], item_features=feats)[0]
+    assert mean[f"diversity@{m}"] == pytest.approx(_evidently_ild(vectors) * 2 / (m - 1))
