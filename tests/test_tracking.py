@@ -324,3 +324,34 @@ def test_cli_without_mlflow_hint_before_any_work(tmp_path: Path,
     assert out.exit_code == 2
     assert out.stderr.strip() == "error: logging to MLflow needs mlflow: pip install " \
                                  "'receval[mlflow]'"
+
+
+@pytest.mark.slow
+def test_the_readme_mlflow_snippet_in_a_fresh_venv_with_only_the_extra(tmp_path: Path) -> None:
+    """``pip install 'receval[mlflow]'`` in an empty venv, then the README's MLflow block (after
+    the data it names): it logs, with MLflow's own defaults otherwise."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    start = readme.index("<!-- readme-test: skip (needs the mlflow extra")
+    block = readme[start:].split("```python\n", 1)[1].split("```", 1)[0]
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = str(venv / "bin" / "python")
+    root = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("MLFLOW_", "PYTHON", "VIRTUAL_ENV"))}
+    install = subprocess.run([python, "-m", "pip", "install", "-q", f"{root}[mlflow]"],
+                             capture_output=True, text=True, env=env, timeout=1800)
+    if install.returncode and "NewConnectionError" in install.stderr + install.stdout:
+        pytest.skip("no package index reachable")
+    assert install.returncode == 0, install.stderr[-2000:]
+    script = ("import receval\n"
+              "cmp_truth = {'user': [1, 1, 2, 3], 'item': [1, 2, 3, 4]}\n"
+              "svd = {'user': [1, 1, 2, 3], 'item': [1, 5, 3, 9], 'score': [0.9, 0.8, 0.7, 0.6]}\n"
+              "pop = {'user': [1, 1, 2, 3], 'item': [5, 1, 9, 4], 'score': [0.9, 0.8, 0.7, 0.6]}\n"
+              "c = receval.compare(cmp_truth, {'pop': pop, 'svd': svd}, ['P@1', 'nDCG@2'],\n"
+              "                    baseline='pop', n_resamples=100)\n" + block +
+              "print('logged', mlflow.last_active_run().info.run_id)\n")
+    done = subprocess.run([python, "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                          env=env, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "logged" in done.stdout and (tmp_path / "mlruns").is_dir()
