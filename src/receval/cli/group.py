@@ -45,7 +45,10 @@ class _OneLineGroup(click.Group):
         except click.Abort:
             click.echo("Aborted!", err=True)
             sys.exit(1)
-        # an Exit (--help, --version, ctx.exit) comes back as its code; a command, as None
+        # an Exit (--help, --version, ctx.exit) comes back as its code; a command, as None;
+        # what native code holds is freed before shutdown (receval.cli.common.release_native)
+        if "receval.cli.common" in sys.modules:
+            sys.modules["receval.cli.common"].release_native()
         sys.exit(code if isinstance(code, int) else 0)
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
