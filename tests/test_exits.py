@@ -70,3 +70,43 @@ def test_spark_on_a_bad_file_prints_one_line(tmp_path: Path) -> None:
     lines = [line for line in out.stderr.splitlines() if "FutureWarning" not in line
              and "require_minimum_pandas_version" not in line]  # pyspark's own, from Python
     assert len(lines) == 1 and lines[0].startswith("error: Spark failed"), out.stderr
+
+
+def test_an_error_after_reading_exits_2_every_time(tmp_path: Path) -> None:
+    """The one-line error, then exit 2 — never an abort at shutdown (Arrow's threads waited on
+    by an object freed while the interpreter finalizes: rc -6, seen under load)."""
+    (tmp_path / "t.csv").write_text("user,item,rating\n" + "".join(
+        f"{u},{i},1\n" for u in range(50) for i in range(5)))
+    for _ in range(5):
+        out = subprocess.run([sys.executable, "-m", "receval.cli", "evaluate", "-t",
+                              str(tmp_path / "t.csv"), "-p", str(tmp_path / "nope.csv")],
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 2, out.stderr
+        assert out.stderr.strip().splitlines() == [
+            f"error: predictions file not found: {tmp_path / 'nope.csv'}"]
+
+
+def test_release_native_frees_arrow_readers_held_in_cycles() -> None:
+    import gc
+    import io as stdio
+    import weakref
+
+    import pyarrow.csv as pacsv
+
+    from receval.cli.common import release_native
+
+    class Holder:
+        pass
+
+    holder = Holder()
+    holder.me = holder  # a cycle, as a traceback and its frames make
+    holder.reader = pacsv.open_csv(stdio.BytesIO(b"a,b\n1,2\n"))
+    gone = weakref.ref(holder)
+    gc.disable()
+    try:
+        del holder
+        assert gone() is not None  # only the collector frees a cycle
+        release_native()
+        assert gone() is None
+    finally:
+        gc.enable()
