@@ -86,6 +86,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     """A public name or a submodule, imported when first asked for (then kept)."""
+    value: Any
     if name == "__version__":  # importlib.metadata takes ~0.1 s: read when asked
         from receval._version import __version__ as value
     elif name in PUBLIC:

@@ -35,6 +35,8 @@ __all__ = ["BeyondOptions", "beyond_metrics"]
 
 
 def __getattr__(name: str) -> Any:
+    """``beyond_metrics`` and ``BeyondOptions``, imported when first asked for."""
+    value: Any
     if name == "beyond_metrics":
         from receval.beyond.frames import beyond_metrics as value
     elif name == "BeyondOptions":

@@ -87,7 +87,7 @@ def all_commands() -> dict[str, click.Command]:
     return dict(main.commands)
 
 
-main.lazy = COMMANDS
+type(main).lazy = COMMANDS  # the one group
 
 
 def __getattr__(name: str) -> Any:
