@@ -4,9 +4,10 @@
 # the main environment does not need. The test runs its `dvc` command and skips only when this
 # environment is absent.
 set -euo pipefail
-VENV="${DVC_VENV:-/tmp/dvc-venv}"
+. "$(dirname "$0")/peer_venv.sh"
+VENV="$(peer_venv_path dvc "$0")"
 if [ ! -x "$VENV/bin/dvc" ]; then
-  python -m venv "$VENV"
+  peer_venv_make "$VENV" 0
   "$VENV/bin/python" -m pip install -q "dvc==3.67.1"
 fi
 "$VENV/bin/dvc" --version

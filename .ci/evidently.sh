@@ -4,9 +4,10 @@
 # it gets pandas < 3 there, away from the main environment. The test runs it in a subprocess
 # and skips only when this environment is absent.
 set -euo pipefail
-VENV="${EVIDENTLY_VENV:-/tmp/evidently-venv}"
+. "$(dirname "$0")/peer_venv.sh"
+VENV="$(peer_venv_path evidently "$0")"
 if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import evidently" 2>/dev/null; then
-  python -m venv "$VENV"
+  peer_venv_make "$VENV" 0
   "$VENV/bin/python" -m pip install -q "evidently==0.7.23" "pandas<3"
 fi
 "$VENV/bin/python" -c "import evidently; print('evidently', evidently.__version__, 'in', '$VENV')"

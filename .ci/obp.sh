@@ -5,9 +5,10 @@
 # libraries `import obp` pulls in (obp.utils imports torch: a CPU wheel). The test runs OBP in a
 # subprocess and skips only when this environment is absent.
 set -euo pipefail
-VENV="${OBP_VENV:-/tmp/obp-venv}"
+. "$(dirname "$0")/peer_venv.sh"
+VENV="$(peer_venv_path obp "$0")"
 if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import obp" 2>/dev/null; then
-  python -m venv "$VENV"
+  peer_venv_make "$VENV" 0
   "$VENV/bin/python" -m pip install -q numpy pandas scipy scikit-learn matplotlib seaborn tqdm pyyaml "torch==2.13.0"
   DL="$(mktemp -d)"
   "$VENV/bin/python" -m pip download -q --no-deps --ignore-requires-python --no-binary obp -d "$DL" "obp==0.5.7"

@@ -14,7 +14,7 @@ random scores) and ``--relevant`` truth items per user (half of them among the p
   measured against, issue 24: within 1.5x): both sides' columns unioned and grouped by user
   with one ``collect_list`` per side and column exactly as the engine's ``columns`` plan does,
   written to Spark's ``noop`` sink (every row computed, nothing stored), on every master;
-  again packed as before stop 21 (a list of side flags): the ratios take the cheaper of the two.
+  again packed as before `22d997e` (a list of side flags): the ratios take the cheaper of the two.
 * receval's local engine on the same Parquet files (read by receval, numba on every core).
 
     python benchmarks/bench_spark.py --users 200000 1000000 --masters 'local[2]' 'local[1]'
@@ -207,7 +207,7 @@ def run_spark(master: str, t_path: str, p_path: str, mllib: bool, memory: str,
 def grouped_by_user(truth: Any, preds: Any, flags: bool = False) -> Any:
     """Both sides' rows grouped by user as the engine groups them (one ``collect_list`` per
     side and column: the truth's items, the predictions' items and scores): the bare shuffle
-    every Spark evaluator pays. ``flags``: as the engine grouped them before stop 21 (one
+    every Spark evaluator pays. ``flags``: as the engine grouped them before `22d997e` (one
     list of side flags, one of items, one of scores)."""
     from pyspark.sql import functions as F
 
@@ -239,7 +239,7 @@ def bare_shuffle(spark: Any, t_path: str, p_path: str, master: str,
 
     from receval.spark.engine import _shuffle_partitions, auto_partitions
 
-    try:  # receval >= stop 21: the engine's Arrow batches
+    try:  # receval at or after `22d997e`: the engine's Arrow batches
         from receval.spark.engine import ARROW_BATCH_USERS, _arrow_batches
     except ImportError:
         ARROW_BATCH_USERS, _arrow_batches = 0, None
@@ -262,7 +262,7 @@ def bare_shuffle(spark: Any, t_path: str, p_path: str, master: str,
             with _arrow_batches(spark, ARROW_BATCH_USERS):
                 grouped.mapInArrow(count, "n long").collect()
     seconds, cpu = time.perf_counter() - start, tree_cpu(os.getpid()) - cpu
-    try:  # the Exchange nodes of its plan (receval >= stop 20)
+    try:  # the Exchange nodes of its plan (receval at or after `d52aea1`)
         from receval.spark.engine import count_shuffles
 
         with _shuffle_partitions(spark, parts):

@@ -1,4 +1,4 @@
-"""User codes read through the ids while grouping (issue 24, stop 20): the column of one code
+"""User codes read through the ids while grouping (issue 24): the column of one code
 per row is not written for dense integer ids or string ids, and grouping through the ids gives
 the CSR that grouping the written codes gives (stable order, every user's rows)."""
 

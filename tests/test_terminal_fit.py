@@ -120,3 +120,74 @@ def test_two_model_footnote_is_not_wrapped_to_the_table(tmp_path, monkeypatch) -
     table_width = max(len(line) for line in text.splitlines() if line.startswith("│"))
     start = text.rindex("\n", 0, text.index("significantly better than model")) + 1
     assert len(text[start:].splitlines()[0]) > table_width
+
+
+# --- every command's tables: disparity, monitor, off-policy (issue 33, item 4) ----------------
+
+
+def _fits(text: str, width: int) -> None:
+    assert "…" not in text, text
+    assert max(len(line) for line in text.splitlines()) <= width, text
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_disparity_tables_fit(tmp_path, monkeypatch, width: int) -> None:
+    truth, a, b, train = _files(tmp_path)
+    text = _run(monkeypatch, width, ["evaluate", "-t", truth, "-p", a, "-p", b, "--train", train,
+                                     "--strata", "activity", "--disparity", "welch",
+                                     "--silence", "ties", "-m", "nDCG@10", "-m", "MRR"])
+    _fits(text, width)
+    assert "gap between groups of users" in text
+    for header in ("ref.", "adj.", "interval", "users"):  # headers wrap at their spaces
+        assert header in text  # no column left out
+    # every row of the gaps shown in full: its interval's two ends
+    assert text.count("[") >= 2 * 3  # 2 models x 2 metrics x at least the group pairs' rows
+
+
+def _served(tmp_path) -> tuple[str, str]:
+    """Served lists over three weeks at times of day (full timestamps as window starts)."""
+    rng = np.random.default_rng(3)
+    imp, fb = [], []
+    start = pd.Timestamp("2024-01-01 06:30")
+    for u in range(120):
+        at = start + pd.Timedelta(hours=int(rng.integers(0, 21 * 24)))
+        items = rng.choice(50, 5, replace=False)
+        imp += [(u, int(i), r + 1, at) for r, i in enumerate(items)]
+        fb += [(u, int(i), 1.0, at + pd.Timedelta(hours=2)) for i in items[:2]
+               if rng.random() < 0.5]
+    pd.DataFrame(imp, columns=["user", "item", "rank", "served_at"]).to_csv(
+        tmp_path / "imp.csv", index=False)
+    pd.DataFrame(fb, columns=["user", "item", "value", "at"]).to_csv(tmp_path / "fb.csv",
+                                                                     index=False)
+    return str(tmp_path / "imp.csv"), str(tmp_path / "fb.csv")
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_monitor_tables_fit(tmp_path, monkeypatch, width: int) -> None:
+    imp, fb = _served(tmp_path)
+    text = _run(monkeypatch, width, ["monitor", "-i", imp, "--feedback", fb, "-m", "P@5",
+                                     "-m", "nDCG@5", "-m", "MRR", "-m", "R@5", "--window", "7D",
+                                     "--origin", "2024-01-01 06:30", "--resamples", "50",
+                                     "--silence", "empty-reference"])
+    _fits(text, width)
+    assert "2024-01-01 06:30:00" in text  # a window's start in full
+    for header in ("nDCG@5", "R@5", "evaluated", "drift"):
+        assert header in text
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_offpolicy_tables_fit(tmp_path, monkeypatch, width: int) -> None:
+    rng = np.random.default_rng(0)
+    n = 200
+    log = pd.DataFrame({"request": np.repeat(np.arange(n), 2),
+                        "item": rng.integers(0, 5, 2 * n), "position": np.tile([1, 2], n),
+                        "reward": rng.integers(0, 2, 2 * n).astype(float),
+                        "propensity": rng.uniform(0.2, 0.6, 2 * n)})
+    log.drop_duplicates(["request", "item"]).to_csv(tmp_path / "log.csv", index=False)
+    pd.DataFrame({"request": np.repeat(np.arange(n), 5), "item": np.tile(range(5), n),
+                  "score": rng.normal(size=5 * n)}).to_csv(tmp_path / "t.csv", index=False)
+    text = _run(monkeypatch, width, ["offpolicy", "--log", str(tmp_path / "log.csv"),
+                                     "--target", f"a_long_target_name={tmp_path / 't.csv'}",
+                                     "--resamples", "50", "--silence", "weights"])
+    _fits(text, width)
+    assert text.count("a_long_target_name") >= 2  # the row's name in each part that needs it

@@ -4,6 +4,7 @@ client from a real local store, DVC's own ``dvc metrics show``), and the errors.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -206,6 +207,62 @@ def test_cli_log_mlflow(store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert MlflowClient(store).get_run(run_id).data.metrics == {"p_at_1": pytest.approx(2 / 3)}
 
 
+def _cli_mlflow(tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``receval evaluate --log mlflow`` in a fresh process in ``tmp_path``, MLflow's settings
+    from ``env`` only."""
+    pytest.importorskip("mlflow", reason="pip install 'receval[mlflow]'")
+    pd.DataFrame(TRUTH).to_csv(tmp_path / "t.csv", index=False)
+    pd.DataFrame(A).to_csv(tmp_path / "a.csv", index=False)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    return subprocess.run([sys.executable, "-m", "receval.cli", "evaluate", "-t", "t.csv", "-p",
+                           "a.csv", "-m", "P@1", "--log", "mlflow"], cwd=tmp_path,
+                          env={**clean, "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0",
+                               "MLFLOW_HTTP_REQUEST_TIMEOUT": "10", **env},
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("sqlalchemy") is not None,
+                    reason="MLflow's default SQLite store opens with SQLAlchemy installed")
+def test_mlflow_skinny_without_a_store_logs_to_mlruns_and_says_so(tmp_path: Path) -> None:
+    out = _cli_mlflow(tmp_path, {})
+    assert out.returncode == 0, out.stderr
+    said = [line for line in out.stderr.splitlines() if "file store ./mlruns" in line]
+    assert len(said) == 1 and "set MLFLOW_TRACKING_URI" in said[0]
+    assert (tmp_path / "mlruns").is_dir()
+
+
+@pytest.mark.parametrize(("env", "says"), [
+    ({"MLFLOW_TRACKING_URI": "file:./store"}, "set MLFLOW_ALLOW_FILE_STORE=true"),
+    ({"MLFLOW_TRACKING_URI": "http://127.0.0.1:9"}, "cannot reach the tracking server"),
+])
+def test_mlflow_failures_are_one_line_naming_what_to_set(tmp_path: Path, env: dict[str, str],
+                                                         says: str) -> None:
+    out = _cli_mlflow(tmp_path, env)
+    assert out.returncode == 2, out.stderr
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ") and says in last and "Traceback" not in out.stderr
+
+
+def test_a_reused_mlflow_run_id_with_another_option_is_one_line(tmp_path: Path) -> None:
+    mlflow = pytest.importorskip("mlflow", reason="pip install 'receval[mlflow]'")
+    env = {"MLFLOW_TRACKING_URI": (tmp_path / "mlruns").as_uri(),
+           "MLFLOW_ALLOW_FILE_STORE": "true"}
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        mlflow.set_tracking_uri(env["MLFLOW_TRACKING_URI"])
+        with mlflow.start_run() as run:
+            mlflow.log_param("ties", "random")  # receval will log ties=stable
+    finally:
+        mlflow.set_tracking_uri(None)
+        for k, v in old.items():
+            os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
+    out = _cli_mlflow(tmp_path, {**env, "MLFLOW_RUN_ID": run.info.run_id})
+    assert out.returncode == 2, out.stderr
+    last = out.stderr.strip().splitlines()[-1]
+    assert "MLFLOW_RUN_ID" in last and "unset MLFLOW_RUN_ID" in last
+
+
 def test_without_mlflow_the_install_hint(monkeypatch: pytest.MonkeyPatch,
                                          tmp_path: Path) -> None:
     monkeypatch.setitem(sys.modules, "mlflow", None)  # import mlflow raises ImportError
@@ -267,3 +324,34 @@ def test_cli_without_mlflow_hint_before_any_work(tmp_path: Path,
     assert out.exit_code == 2
     assert out.stderr.strip() == "error: logging to MLflow needs mlflow: pip install " \
                                  "'receval[mlflow]'"
+
+
+@pytest.mark.slow
+def test_the_readme_mlflow_snippet_in_a_fresh_venv_with_only_the_extra(tmp_path: Path) -> None:
+    """``pip install 'receval[mlflow]'`` in an empty venv, then the README's MLflow block (after
+    the data it names): it logs, with MLflow's own defaults otherwise."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    start = readme.index("<!-- readme-test: skip (needs the mlflow extra")
+    block = readme[start:].split("```python\n", 1)[1].split("```", 1)[0]
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = str(venv / "bin" / "python")
+    root = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("MLFLOW_", "PYTHON", "VIRTUAL_ENV"))}
+    install = subprocess.run([python, "-m", "pip", "install", "-q", f"{root}[mlflow]"],
+                             capture_output=True, text=True, env=env, timeout=1800)
+    if install.returncode and "NewConnectionError" in install.stderr + install.stdout:
+        pytest.skip("no package index reachable")
+    assert install.returncode == 0, install.stderr[-2000:]
+    script = ("import receval\n"
+              "cmp_truth = {'user': [1, 1, 2, 3], 'item': [1, 2, 3, 4]}\n"
+              "svd = {'user': [1, 1, 2, 3], 'item': [1, 5, 3, 9], 'score': [0.9, 0.8, 0.7, 0.6]}\n"
+              "pop = {'user': [1, 1, 2, 3], 'item': [5, 1, 9, 4], 'score': [0.9, 0.8, 0.7, 0.6]}\n"
+              "c = receval.compare(cmp_truth, {'pop': pop, 'svd': svd}, ['P@1', 'nDCG@2'],\n"
+              "                    baseline='pop', n_resamples=100)\n" + block +
+              "print('logged', mlflow.last_active_run().info.run_id)\n")
+    done = subprocess.run([python, "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                          env=env, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "logged" in done.stdout and (tmp_path / "mlruns").is_dir()

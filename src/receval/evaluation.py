@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pandas as pd
 
-from receval import audit, checks, training
+from receval import audit, checks, report, tracking, training
 from receval._version import __version__
 from receval.aggregate import aggregate
 from receval.beyond.names import split_metrics
@@ -48,6 +48,9 @@ from receval.result import RecordedOptions, Result
 from receval.scalars import plain
 from receval.shaping import Prepared, prepare, prepare_key
 from receval.strata import Strata, as_mapping, merge_metric_parts, stratify
+
+#: loaded for what they lend every Result: its plot and notebook views, its log (result.VIEWS)
+_VIEWS = (report, tracking)
 
 if TYPE_CHECKING:
     from receval.profiles import Profile

@@ -15,6 +15,8 @@ kind        what                               written as
 ``share``   a share of users or rows           a percentage, 1 decimal: ``12.5%``
 ``count``   a count                            an integer, thousands separated:
                                                ``12,345``
+``size``    a size that need not be whole (an  1 decimal, thousands separated:
+            effective sample size)             ``746.9``, ``12,345.0``
 ==========  =================================  ===============================
 
 A missing number (``None``, NaN: a metric undefined for every user, an interval of nothing)
@@ -35,7 +37,7 @@ from typing import Any, Literal
 NA = "n/a"
 
 #: what a number is, which decides how it is written (the module's table)
-Kind = Literal["value", "delta", "p", "effect", "share", "count"]
+Kind = Literal["value", "delta", "p", "effect", "share", "count", "size"]
 
 #: below this a p-value is written ``< 1e-16``: so far from 0.5 the test's assumptions, not
 #: its arithmetic, decide the digits (a t of 40 on 2,000 users gives about 1e-250)
@@ -43,7 +45,7 @@ P_FLOOR = 1e-16
 
 #: the format spec of each kind
 SPECS: dict[str, str] = {"value": ".4f", "delta": "+.4f", "p": ".3g", "effect": ".3f",
-                         "share": ".1%", "count": ",d"}
+                         "share": ".1%", "count": ",d", "size": ",.1f"}
 
 
 def _float(x: Any) -> float | None:
@@ -67,6 +69,8 @@ def number(x: Any, kind: Kind = "value") -> str:
         ('0.0312', '1.2e-05', '12,345')
         >>> number(0.41234, "effect"), number(0.125, "share"), number(float("inf"))
         ('0.412', '12.5%', 'inf')
+        >>> number(746.999, "size"), number(0.002, "share")  # never truncated to 746, 0%
+        ('747.0', '0.2%')
     """
     v = _float(x)
     if v is None:

@@ -328,6 +328,8 @@ _register(Profile(
         "aggregation='median'/'min'/'max' and RetrievalFallOut have no receval counterpart",
         "graded targets must be integers (relevant = target >= 1)",
         "duplicate (query, doc) rows are separate docs in torchmetrics; receval raises",
+        "a negative target is a negative gain in torchmetrics' nDCG (targets [2, -1, 1], "
+        "scores [0.9, 0.8, 0.7]: 0.877); receval's gains are never below 0 (0.950)",
     ),
 ))
 
@@ -598,6 +600,9 @@ _register(Profile(
         "average": "macro",
         "duplicates": "error",
     },
+    # rating metrics: Experiment's default user_based=False pools every test pair, of every
+    # test user (ranking_eval's positive-only filter is for the ranking metrics)
+    per_family={"MAE": {"users": "truth"}, "RMSE": {"users": "truth"}},
     metrics=(("P@k", "Precision(k)"), ("R@k", "Recall(k)"), ("F1@k", "FMeasure(k)"),
              ("nDCG@k", "NDCG(k)"), ("nDCG", "NDCG()"), ("NCRR@k", "NCRR(k)"),
              ("NCRR", "NCRR()"), ("RR", "MRR()"), ("Hit@k", "HitRatio(k)"), ("AP", "MAP()")),
@@ -610,7 +615,7 @@ _register(Profile(
         "AUC (every positive/negative candidate pair, ties counted as misses) needs every "
         "candidate's score: no receval metric",
         "rating metrics: Experiment(user_based=True) averages per-user RMSE/MAE; receval "
-        "pools every pair (Cornac's user_based=False)",
+        "pools every pair of every test user (Cornac's default user_based=False)",
     ),
 ))
 

@@ -3,7 +3,8 @@
 Pure data: this module imports nothing from receval above :mod:`receval.exceptions`. Drawing
 and the notebook view belong to :mod:`receval.report`, which reads a Result and lends it
 :meth:`Result.plot` and :meth:`Result._repr_html_` through :data:`VIEWS` when it loads
-(``import receval`` loads it); :mod:`receval.tracking` lends :meth:`Result.log` the same way.
+(:mod:`receval.evaluation` loads it, and :mod:`receval.tracking`, which lends :meth:`Result.log`
+the same way).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from receval import checks
+from receval import checks, report, tracking
 from receval import debias as db
 from receval._version import __version__
 from receval.beyond.names import split_metrics
@@ -31,6 +31,9 @@ from receval.measures.spec import RATING, MetricSpec, parse_metrics
 from receval.options import OPTION_NAMES, Options
 from receval.result import Counts, RecordedOptions, Result, null_reasons
 from receval.scalars import plain
+
+#: loaded for what they lend every Result: its plot and notebook views, its log (result.VIEWS)
+_VIEWS = (report, tracking)
 
 if TYPE_CHECKING:
     import torch

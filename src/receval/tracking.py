@@ -13,7 +13,9 @@ Every target gets the same four things:
 - the input audit (``Result.counts``), as JSON (``counts.json``).
 
 MLflow (``pip install 'receval[mlflow]'``) logs into the active run or starts one, in the
-tracking store MLflow is set to (``MLFLOW_TRACKING_URI``, :func:`mlflow.set_tracking_uri`);
+tracking store MLflow is set to (``MLFLOW_TRACKING_URI``, :func:`mlflow.set_tracking_uri`; with
+none set, where ``mlflow-skinny`` cannot open MLflow's SQLite default: ``./mlruns``, said in a
+warning, :func:`choose_store`); its failures are one line naming what to set (:func:`mlflow_error`);
 the files are artifacts under ``receval/``. DVC gets ``metrics.json`` (numbers nested per model,
 what ``metrics:`` in ``dvc.yaml`` lists and ``dvc metrics show`` reads) beside ``counts.json`` and
 ``per_user.parquet`` in a folder; ``json`` writes ``receval.json`` (metrics, parameters and counts
@@ -355,11 +357,96 @@ def _write_parquet(path: Path, frame: pd.DataFrame) -> None:
 MLFLOW_HINT = "logging to MLflow needs mlflow: pip install 'receval[mlflow]'"
 
 
+#: the store receval logs to when MLflow's default cannot be opened (see :func:`choose_store`)
+FALLBACK_STORE = "mlruns"
+
+
+def choose_store(environ: Mapping[str, str], default_uri: str, has_sqlalchemy: bool) -> str | None:
+    """The tracking URI receval sets, or None to keep MLflow's: only when ``MLFLOW_TRACKING_URI``
+    is not set and MLflow's default store is SQLite, which ``mlflow-skinny`` (the extra
+    ``receval[mlflow]`` installs) cannot open without SQLAlchemy: then the file store
+    ``./mlruns`` (with ``MLFLOW_ALLOW_FILE_STORE=true``, MLflow 3's opt-in for it).
+
+    Example:
+        >>> choose_store({}, "sqlite:///mlflow.db", has_sqlalchemy=False)
+        './mlruns'
+        >>> choose_store({}, "sqlite:///mlflow.db", has_sqlalchemy=True) is None
+        True
+        >>> choose_store({"MLFLOW_TRACKING_URI": "http://h:5000"}, "http://h:5000", False) is None
+        True
+    """
+    if environ.get("MLFLOW_TRACKING_URI") or not default_uri.startswith("sqlite:"):
+        return None
+    return None if has_sqlalchemy else f"./{FALLBACK_STORE}"
+
+
+def _set_store(mlflow: Any) -> None:
+    """Choose the store when MLflow's default cannot be opened, and say so in one line."""
+    import importlib.util
+    import os
+    import warnings
+
+    if mlflow.active_run() is not None:
+        return
+    uri = choose_store(os.environ, str(mlflow.get_tracking_uri()),
+                       importlib.util.find_spec("sqlalchemy") is not None)
+    if uri is None:
+        return
+    os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
+    mlflow.set_tracking_uri(uri)
+    warnings.warn(f"MLflow: logging to the file store {uri} (MLflow's default, SQLite, needs the "
+                  "full mlflow package); set MLFLOW_TRACKING_URI to choose the store",
+                  UserWarning, stacklevel=4)
+
+
+def mlflow_error(err: BaseException, environ: Mapping[str, str]) -> ReceValError:
+    """An MLflow failure as one line naming what to set.
+
+    Example:
+        >>> mlflow_error(Exception("Changing param values is not allowed. Param with key='x'"),
+        ...              {"MLFLOW_RUN_ID": "abc"})  # doctest: +ELLIPSIS
+        ReceValError("MLflow: run 'abc' (MLFLOW_RUN_ID) already holds a parameter with another ...")
+    """
+    from receval.io.terminal import one_line
+
+    text = one_line(str(err))
+    uri = environ.get("MLFLOW_TRACKING_URI", "")
+    if "Changing param values is not allowed" in text and environ.get("MLFLOW_RUN_ID"):
+        return ReceValError(f"MLflow: run {environ['MLFLOW_RUN_ID']!r} (MLFLOW_RUN_ID) already "
+                            "holds a parameter with another value (receval's options changed): "
+                            "unset MLFLOW_RUN_ID to log to a new run")
+    if "filesystem tracking backend" in text or "MLFLOW_ALLOW_FILE_STORE" in text:
+        return ReceValError(f"MLflow refuses its file store {uri or './mlruns'!r} (maintenance "
+                            "mode in MLflow 3): set MLFLOW_ALLOW_FILE_STORE=true, or set "
+                            "MLFLOW_TRACKING_URI to a server (http://host:5000)")
+    if uri.startswith(("http://", "https://")) and any(
+            word in text for word in ("Max retries", "Connection", "connect", "API request")):
+        return ReceValError(f"MLflow: cannot reach the tracking server {uri!r} "
+                            "(MLFLOW_TRACKING_URI): start it, or set MLFLOW_TRACKING_URI to "
+                            "one that answers")
+    where = f" (MLFLOW_TRACKING_URI={uri!r})" if uri else ""
+    return ReceValError(f"MLflow failed{where}: {text[:300]}; check MLFLOW_TRACKING_URI "
+                        "and MLFLOW_RUN_ID")
+
+
 def _to_mlflow(rec: Record) -> str:
+    import os
+
     try:
         import mlflow
     except ImportError:
         raise ReceValError(MLFLOW_HINT) from None
+    environ = dict(os.environ)  # as given (MLflow takes MLFLOW_RUN_ID out when it reads it)
+    try:
+        return _log_mlflow(mlflow, rec)
+    except ReceValError:
+        raise
+    except Exception as err:  # MlflowException, requests' errors: one line naming the settings
+        raise mlflow_error(err, environ) from err
+
+
+def _log_mlflow(mlflow: Any, rec: Record) -> str:
+    _set_store(mlflow)
     active = mlflow.active_run()
     run = active or mlflow.start_run(run_name="receval")
     status = "FAILED"  # a run this call started and could not fill says so

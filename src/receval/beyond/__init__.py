@@ -17,7 +17,35 @@ describes every formula and how the libraries differ; docs/fairness.md the fairn
 calibration metrics.
 """
 
-from receval.beyond.frames import beyond_metrics
-from receval.beyond.settings import BeyondOptions
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from receval.beyond.frames import beyond_metrics
+    from receval.beyond.settings import BeyondOptions
+
+#: each public name -> its module, imported on first access (PEP 562): the metric names
+#: (:mod:`~receval.beyond.names`) are read by every evaluation, the computing code (scipy)
+#: only by the evaluations that ask for a beyond-accuracy metric
+PUBLIC = {"beyond_metrics": "receval.beyond.frames", "BeyondOptions": "receval.beyond.settings"}
 
 __all__ = ["BeyondOptions", "beyond_metrics"]
+
+
+def __getattr__(name: str) -> Any:
+    """``beyond_metrics`` and ``BeyondOptions``, imported when first asked for."""
+    value: Any
+    if name == "beyond_metrics":
+        from receval.beyond.frames import beyond_metrics as value
+    elif name == "BeyondOptions":
+        from receval.beyond.settings import BeyondOptions as value
+    else:
+        raise AttributeError(f"module 'receval.beyond' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *PUBLIC})

@@ -102,6 +102,8 @@ def compute(specs: Sequence[BeyondSpec], top: np.ndarray, ctx: Context,
             if m == "diversity":
                 assert sim is not None
                 per_user[name] = div.diversity(lists, sim, short=o.diversity_short)
+                if o.diversity_divisor == "items":  # the pair sum over the list's length
+                    per_user[name] = div.per_item(per_user[name], lists)
             else:
                 relevant = _rows(ctx, "truth", name)
                 train = None if o.serendipity == "rectools" else _rows(ctx, "train", name)

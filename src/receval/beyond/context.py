@@ -166,7 +166,10 @@ def context(
                   has_train=has_train)
     if row_users is not None:
         rows = np.asarray(row_users, dtype=np.int64)
-        n_u = max(int(pu.max()) + 1 if len(pu) else 0, int(rows.max()) + 1 if len(rows) else 0)
+        # at least one user: a row of no training user (-1, an empty training frame) reads
+        # starts[1] below, masked out
+        n_u = max(int(pu.max()) + 1 if len(pu) else 0, int(rows.max()) + 1 if len(rows) else 0,
+                  1)
         starts = np.searchsorted(pu, np.arange(n_u + 1))
         valid = rows >= 0
         first = np.where(valid, starts[np.where(valid, rows, 0)], 0)

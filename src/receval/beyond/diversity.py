@@ -77,6 +77,19 @@ def _diversity_block(block: int, lo: int, hi: int, top: np.ndarray, mode: int,
             out[r] = 1.0 - pair_sum / (m * (m - 1) / 2.0)
 
 
+def per_item(values: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """Diversity with the pairs' sum divided by the list's length m instead of the number of
+    pairs (Evidently's ``DiversityMetric``): the mean over pairs times (m - 1) / 2; 0 for a
+    list of one item (no pair).
+
+    Example:
+        >>> per_item(np.array([1.0, 1.0, np.nan]), np.array([[0, 1, -1], [0, 1, 2], [0, -1, -1]]))
+        array([0.5, 1. , 0. ])
+    """
+    m = (np.asarray(top) >= 0).sum(axis=1)
+    return np.where(m >= 2, np.asarray(values, dtype=np.float64) * (m - 1) / 2.0, 0.0)
+
+
 def diversity(top: np.ndarray, sim: SimArrays, *, short: str = "undefined") -> np.ndarray:
     """Per user, 1 - the mean similarity of the pairs of listed items.
 

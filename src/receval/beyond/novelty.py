@@ -20,15 +20,21 @@ from receval.beyond._lists import row_means, row_sums
 def item_novelty(popularity: np.ndarray, total: int, *, base: float = 2.0,
                  cold: str = "zero") -> np.ndarray:
     """``-log_base(popularity / total)`` per item code; cold items (popularity 0) get 0
-    (``"zero"``), ``-log(1 / total)`` (``"one"``) or NaN (``"skip"``).
+    (``"zero"``), ``-log(1 / total)`` (``"one"``) or NaN (``"skip"``). Without training data
+    (``total`` 0) every item is cold and there is no one to count: 0 (NaN for ``"skip"``), as
+    RecTools' ``MeanInvUserFreq`` gives on an empty training frame.
 
     Example:
         >>> item_novelty(np.array([2, 1, 0]), 4).tolist()
         [1.0, 2.0, 0.0]
         >>> item_novelty(np.array([2, 1, 0]), 4, cold="one").tolist()
         [1.0, 2.0, 2.0]
+        >>> item_novelty(np.array([0, 0]), 0, cold="one").tolist()
+        [0.0, 0.0]
     """
     pop = np.asarray(popularity, dtype=np.float64)
+    if total <= 0:
+        return np.full(len(pop), np.nan if cold == "skip" else 0.0)
     if cold == "one":
         pop = np.where(pop > 0, pop, 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):

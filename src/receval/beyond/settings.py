@@ -32,6 +32,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "arp_cold": ("zero", "skip"),
     "similarity": ("features", "cooccurrence", "hamming"),
     "diversity_short": ("undefined", "zero"),
+    "diversity_divisor": ("pairs", "items"),
     "serendipity": ("auralist", "rectools", "evidently"),
     "serendipity_relevance": ("truth", "all"),
     "empty": ("inherit", "zero", "one", "skip", "nan", "error"),
@@ -97,6 +98,9 @@ class BeyondOptions:
             the raw feature values (RecTools ``PairwiseHammingDistanceCalculator``).
         diversity_short: a list of fewer than two items is ``"undefined"`` (NaN, then the
             ``empty`` policy; LensKit) or scores ``"zero"`` (RecTools).
+        diversity_divisor: the pairs' sum of distances over the number of pairs
+            (``"pairs"``: their mean, Ziegler et al.) or over the list's length (``"items"``:
+            Evidently's ``DiversityMetric``, 0 for a list of one item).
         serendipity: ``"auralist"`` (Microsoft Recommenders), ``"rectools"`` or
             ``"evidently"`` (see docs/beyond-accuracy.md).
         serendipity_relevance: rel(i) is 1 for items in the user's truth (``"truth"``) or for
@@ -163,6 +167,7 @@ class BeyondOptions:
     catalogue_pad: int = 0
     similarity: str = "features"
     diversity_short: str = "undefined"
+    diversity_divisor: str = "pairs"
     serendipity: str = "auralist"
     serendipity_relevance: str = "truth"
     empty: str = "inherit"
@@ -266,7 +271,7 @@ EVIDENTLY = BeyondOptions(
     catalogue="train", coverage="share", coverage_outside="drop", gini_scope="recommended",
     gini_denominator="n-1", novelty_popularity="users", novelty_cold="skip",
     novelty_average="users", popularity="users", arp_cold="skip", serendipity="evidently",
-    similarity="features", empty="skip")
+    similarity="features", diversity_divisor="items", empty="skip")
 
 #: RecBole 1.2.1 recbole/evaluator/metrics.py: ItemCoverage (distinct / data.num_items, which
 #: counts the [PAD] id), AveragePopularity (training interaction counts, cold 0, mean over k),

@@ -36,9 +36,6 @@ from receval.parallel import block_bounds, run_blocks
 
 _MIN_BLOCK_ROWS = 8_192
 
-#: the ``ee_ties`` switch: the list as ranked, or the expectation over the tied orders
-EE_TIES = ("list", "permute")
-
 
 def needs_scores(specs: Sequence[Any], ee_ties: str) -> bool:
     """Whether the expected-exposure metrics of ``specs`` read the predictions' scores.

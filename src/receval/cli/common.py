@@ -18,7 +18,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from receval._version import __version__
+from receval.cli.group import main  # noqa: F401  (the group each command registers on)
 from receval.cli.options_table import every_command_effects, option
 from receval.exceptions import ReceValError, UndefinedMetricWarning
 from receval.io.detect import FORMATS as INPUT_FORMATS  # one list: the reader's
@@ -31,53 +31,6 @@ err_console = Console(stderr=True)
 DEFAULT_METRICS = ("P@10", "R@10", "MAP@10", "nDCG@10", "MRR")
 REPORT_SUFFIXES = (".html", ".htm")
 PLOT_SUFFIXES = (".png", ".svg")
-
-
-
-class _OneLineGroup(click.Group):
-    """The ``receval`` group: a usage error (a missing option, a bad value, an unknown flag or
-    command) is one line on stderr naming the ``--help`` to read, exit 2, instead of click's
-    usage block; everything else is click's standalone behaviour."""
-
-    def main(self, args: Any = None, prog_name: str | None = None,
-             complete_var: str | None = None, standalone_mode: bool = True,
-             **extra: Any) -> Any:
-        if not standalone_mode:
-            return super().main(args, prog_name, complete_var, False, **extra)
-        try:
-            code = super().main(args, prog_name, complete_var, False, **extra)
-        except click.UsageError as err:
-            if type(err).__name__ == "NoArgsIsHelpError":  # a bare ``receval``: the help
-                err.show()
-                sys.exit(err.exit_code)
-            path = err.ctx.command_path if err.ctx is not None else "receval"
-            click.echo(f"error: {one_line(err.format_message())} (see '{path} --help')",
-                       err=True)
-            sys.exit(err.exit_code)
-        except click.ClickException as err:
-            err.show()
-            sys.exit(err.exit_code)
-        except click.Abort:
-            click.echo("Aborted!", err=True)
-            sys.exit(1)
-        # an Exit (--help, --version, ctx.exit) comes back as its code; a command, as None
-        sys.exit(code if isinstance(code, int) else 0)
-
-    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
-        """Register ``cmd`` with the flags every command takes (``--debug``, ``--silence``:
-        :data:`receval.cli.options_table.EVERY_COMMAND`), which act in :func:`_errors_exit_2`."""
-        from receval.cli.options_table import every_command_params
-
-        taken = {p.name for p in cmd.params}
-        cmd.params += [p for p in every_command_params() if p.name not in taken]
-        super().add_command(cmd, name)
-
-
-@click.group(cls=_OneLineGroup,
-             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, prog_name="receval")
-def main() -> None:
-    """receval: exact, explicit and fast evaluation of recommender systems."""
 
 
 # --- shared options --------------------------------------------------------------------------
@@ -198,7 +151,7 @@ def _train_options(f: Callable[..., Any]) -> Callable[..., Any]:
 def _metrics_option(default: tuple[str, ...] = DEFAULT_METRICS, *,
                     beyond: bool = True) -> Callable[..., Any]:
     """``-m``; ``beyond=False``: a command that computes no beyond-accuracy metric does not
-    offer them (and refuses them with :func:`_no_beyond`)."""
+    offer them."""
     offer = (" beyond accuracy (docs/beyond-accuracy.md): coverage@10, novelty@10, "
              "diversity@10, gini@10, ... (most need --train)." if beyond else "")
     return click.option(
@@ -206,17 +159,6 @@ def _metrics_option(default: tuple[str, ...] = DEFAULT_METRICS, *,
         help="A metric, e.g. P@10, nDCG@5, MAP@10, MRR, F1@10, Rprec, RMSE; 'P@5,10,20' gives "
              f"three cutoffs.{offer} Repeat for more.",
     )
-
-
-def _no_beyond(metrics: tuple[str, ...] | list[str], command: str, why: str) -> None:
-    """A one-line error, before any work, for the first beyond-accuracy metric asked of a
-    command that does not compute them."""
-    from receval.beyond.names import split_metrics
-
-    beyond = split_metrics(list(metrics))[1]
-    if beyond:
-        raise ReceValError(f"{beyond[0].name!r} is a beyond-accuracy metric, which receval "
-                           f"{command} does not compute: {why}")
 
 
 # --- beyond-accuracy metrics (receval.beyond): names, --item-features, --beyond ---------------
@@ -285,7 +227,6 @@ def _metric_names(metrics: tuple[str, ...] | list[str]) -> tuple[list[str], list
 def _beyond_kwargs(params: dict[str, Any], beyond: list[str]) -> dict[str, Any]:
     """``item_features=`` and ``beyond=`` of :func:`receval.evaluate`, after checking that the
     metrics asked have their inputs (the messages name the flags)."""
-    from receval.beyond.attach import check_inputs
     from receval.beyond.names import parse_beyond
     from receval.beyond.settings import BeyondOptions, resolve
 
@@ -320,6 +261,8 @@ def _beyond_kwargs(params: dict[str, Any], beyond: list[str]) -> dict[str, Any]:
         raise ReceValError("--item-features-columns names the columns of --item-features FILE; "
                            "pass it too")
     if beyond:
+        from receval.beyond.attach import check_inputs  # scipy: only when a metric needs it
+
         specs = [s for s in (parse_beyond(n) for n in beyond) if s is not None]
         options = resolve(params.get("profile"), kwargs.get("beyond"))
         try:
@@ -339,13 +282,28 @@ def _beyond_kwargs(params: dict[str, Any], beyond: list[str]) -> dict[str, Any]:
     return kwargs
 
 
-def _read_item_table(path: str, flag: str, item_col: str = "item") -> Any:
+def _read_item_table(path: str, flag: str, item_col: str = "item",
+                     columns: str | None = None) -> Any:
     """An item table (``--items``: CSV, TSV, Parquet or JSON Lines) as a pandas frame with its
-    item column named ``item``, read by :mod:`receval.io` (``007`` stays ``007``)."""
+    item column named ``item``, read by :mod:`receval.io` (``007`` stays ``007``); ``columns``
+    (``--items-columns item=movieId,title=title``) names the file's own columns."""
     from receval.io.features import read_item_features
 
-    return read_item_features(path, columns={"item": item_col}, side=flag.lstrip("-"),
-                              fix="--item-col NAME").to_pandas()
+    named: dict[str, str] = {}
+    for pair in (columns or "").split(",") if columns else []:
+        role, sep, name = (p.strip() for p in pair.partition("="))
+        if not sep or not role or not name:
+            raise ReceValError(f"{flag}-columns takes ROLE=NAME pairs separated by commas "
+                               f"(e.g. item=movieId,title=title); got {pair.strip()!r}")
+        named[role] = name
+    unknown = sorted(set(named) - {"item", "title"})
+    if unknown:
+        raise ReceValError(f"{flag}-columns takes the roles item and title; got {unknown[0]!r}")
+    wanted = {"item": named.get("item", item_col)}
+    if "title" in named:
+        wanted["features"] = named["title"]
+    fix = f"{flag}-columns item=NAME" if columns or item_col == "item" else "--item-col NAME"
+    return read_item_features(path, columns=wanted, side=flag.lstrip("-"), fix=fix).to_pandas()
 
 
 def _errors_exit_2(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -378,9 +336,27 @@ def _errors_exit_2(command: Callable[..., Any]) -> Callable[..., Any]:
                 first = one_line(str(err).strip().split("\n", 1)[0])[:300]
                 text = f"{type(err).__name__}: {first} (rerun with --debug for the traceback)"
             click.echo(f"error: {text}", err=True)
-            sys.exit(2 if bad_input else 1)
+            code = 2 if bad_input else 1
+        # outside the except block: the error, its traceback and the frames it holds (Arrow
+        # readers among their locals) are released now, not during interpreter shutdown
+        release_native()
+        sys.exit(code)
 
     return wrapper
+
+
+def release_native() -> None:
+    """Free now what native code still holds (Arrow readers and tables kept alive by a
+    traceback's frames, in reference cycles): released during interpreter shutdown instead, an
+    Arrow object whose destructor waits for its thread pool releases the GIL and cannot take it
+    back, and the process aborts ("terminate called without an active exception", rc -6).
+
+    Example:
+        >>> release_native()
+    """
+    import gc
+
+    gc.collect()
 
 
 def _is_bad_input(err: BaseException) -> bool:
@@ -510,7 +486,8 @@ def _within_depth(metrics: list[str], asked: list[str] | None, preds: Any) -> li
 
 
 #: how long the first run's compilation takes, as the README says it (a plain ``evaluate`` on
-#: a fresh install, 2 cores: 7.4-7.7 CPU-s of compiling, benchmarks/README.md "First run (stop 20)")
+#: a fresh install, 2 cores: 7.4-7.7 CPU-s of compiling, benchmarks/README.md "First run",
+#: 2026-11-26, `d52aea1`, 2-core dev machine)
 COMPILE_SECONDS = 8
 
 #: what the first run prints on stderr while numba compiles

@@ -51,6 +51,9 @@ from receval.report.tables import FORMATS as OUTPUT_FORMATS  # one list: the ren
 @option("items", help="Item titles for the report's most predicted items and its "
                    "beyond-accuracy section (CSV, TSV or Parquet: an item column and a title "
                    "column).")
+@click.option("--items-columns", metavar="ROLE=NAME,...", default=None,
+              help="The --items file's own column names: item=movieId,title=title (default: "
+                   "--item-col, and a 'title' column or the one besides it).")
 @option("format", choices=OUTPUT_FORMATS, what="the summary")
 @click.option("--per-user", metavar="FILE",
               help="Write per-user values to FILE (.csv, .tsv or .parquet).")
@@ -152,7 +155,7 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
                                                  name if len(models) > 1 else "", out.width):
                     out.print(table)
         if params.get("disparity"):  # the gap between the --strata groups, unpaired
-            gaps, note = disparity_tables(models, runs.strata, runs.train, params)
+            gaps, note = disparity_tables(models, runs.strata, runs.train, params, out.width)
             out.print(gaps)
             out.print(note, style="dim", highlight=False, markup=False)
     elif fmt == "csv":
@@ -287,7 +290,8 @@ def _item_titles(params: dict[str, Any]) -> Any:
     """The --items table (item, title), or None without the flag."""
     from receval.cli.common import _read_item_table
 
-    return (_read_item_table(params["items"], "--items", params.get("item_col") or "item")
+    return (_read_item_table(params["items"], "--items", params.get("item_col") or "item",
+                             params.get("items_columns"))
             if params.get("items") else None)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from receval.cli import served_log_flags as flags
@@ -215,15 +214,13 @@ def _print_table(result: Any, reference: str | None) -> None:
 
     drift = result.drift(reference)
     variant_col = result.options.get("variant_col")
-    table = Table(title="monitor")
-    table.add_column("window")
-    if variant_col:
-        table.add_column(str(variant_col))
+    from receval.report.fit import fit_tables
+
+    headers = ["window", *([str(variant_col)] if variant_col else [])]
     for name in result.metrics:
-        table.add_column(name, justify="right")
-        table.add_column("interval", justify="right")
-    for name in ("evaluated (n)", "waiting", "unjudged", "drift"):
-        table.add_column(name, justify="right")
+        headers += [name, "interval"]
+    headers += ["evaluated (n)", "waiting", "unjudged", "drift"]
+    rows = []
     for _, w in result.windows.iterrows():
         start = w["window_start"]
         mine = drift[drift["window_start"] == start]
@@ -239,9 +236,11 @@ def _print_table(result: Any, reference: str | None) -> None:
                                        int(w["users_evaluated"])))
         cells += [*(count(w[c]) for c in ("users_evaluated", "users_waiting", "users_unjudged")),
                   f"outside: {flagged}" if flagged else ""]
-        table.add_row(*(Text(safe_text(c)) for c in cells))
+        rows.append([safe_text(c) for c in cells])
     out = _stdout()
-    out.print(table)
+    keys = 2 if variant_col else 1  # what names a row, repeated in each part
+    out.print(fit_tables(headers, rows, out.width, keys=keys, right=headers[keys:-1],
+                         title="monitor"))
     c = result.counts
     out.print(Text(f"watermark {c['watermark']}; late rows ignored: "
                    f"{c['late_impressions_ignored']} impressions, "

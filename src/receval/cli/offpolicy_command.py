@@ -7,8 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
-from rich.text import Text
 
 from receval import numbers
 from receval.cli import served_log_flags as flags
@@ -21,7 +19,7 @@ from receval.io.terminal import safe_text
 SHOWN = ("value", "ci_low", "ci_high", "ess", "max_weight", "max_weight_share",
          "support_missing")
 #: how each shown column is written (receval.numbers); the rest are values
-_KIND: dict[str, numbers.Kind] = {"ess": "count", "max_weight_share": "share",
+_KIND: dict[str, numbers.Kind] = {"ess": "size", "max_weight_share": "share",
                                   "support_missing": "count"}
 
 
@@ -159,21 +157,19 @@ def offpolicy(log_path: str | None, impressions: str | None, feedback: str | Non
 
 def _print(frame: Any, log_name: str, confidence: float, resamples: int,
            by: list[str]) -> None:
-    table = Table(title=Text(f"off-policy estimates from {safe_text(log_name)} "
-                             f"({int(frame['n_requests'].iloc[0])} requests)"),
-                  caption=f"ci: {confidence:.0%} bootstrap percentile over requests, "
-                          f"{resamples} resamples; ess: effective sample size of the weights")
-    for column in by:
-        table.add_column(column)
-    table.add_column("target")
-    table.add_column("estimator")
-    for column in SHOWN:
-        table.add_column(column, justify="right")
+    from receval.report.fit import fit_tables
+
+    headers = [*by, "target", "estimator", *SHOWN]
+    rows = []
     for row in frame.to_dict(orient="records"):
-        cells = [Text(safe_text(str(row[c]))) for c in by]
-        cells += [Text(safe_text(str(row["target"]))), Text(str(row["estimator"]))]
-        for column in SHOWN:
-            v = row[column]
-            cells.append(Text(numbers.number(v, _KIND.get(column, "value"))))
-        table.add_row(*cells)
-    _stdout().print(table)
+        cells = [safe_text(str(row[c])) for c in by]
+        cells += [safe_text(str(row["target"])), str(row["estimator"])]
+        cells += [numbers.number(row[c], _KIND.get(c, "value")) for c in SHOWN]
+        rows.append(cells)
+    out = _stdout()  # every column, no cell cut: parts that repeat the row's names
+    out.print(fit_tables(headers, rows, out.width, keys=len(by) + 2, right=list(SHOWN),
+                         title=f"off-policy estimates from {safe_text(log_name)} "
+                               f"({int(frame['n_requests'].iloc[0])} requests)",
+                         caption=f"ci: {confidence:.0%} bootstrap percentile over requests, "
+                                 f"{resamples} resamples; ess: effective sample size of the "
+                                 "weights"))

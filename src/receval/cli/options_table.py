@@ -120,7 +120,7 @@ def _named(flag: str, short: str | None = None, metavar: str = "FILE") -> Callab
     """A file or a name whose meaning each command says (``help``): one spelling, one type."""
     def factory(help: str, dest: str | None = None, required: bool = False) -> Decorator:
         names = [flag, *([short] if short else []), *([dest] if dest else [])]
-        return click.option(*names, required=required, default=None, metavar=metavar,
+        return click.option(*names, required=required, metavar=metavar,
                             help=help)
     return factory
 

@@ -17,13 +17,13 @@ Decorator = Callable[[Any], Any]
 
 def impressions(required: bool, help: str) -> Decorator:
     """``--impressions`` / ``-i``: the served impressions file."""
-    return click.option("--impressions", "-i", required=required, default=None,
+    return click.option("--impressions", "-i", required=required,
                         metavar="FILE", help=help)
 
 
 def feedback(required: bool, help: str = "What users did: user, item, value, at.") -> Decorator:
     """``--feedback``: the feedback file."""
-    return click.option("--feedback", required=required, default=None, metavar="FILE",
+    return click.option("--feedback", required=required, metavar="FILE",
                         help=help)
 
 

@@ -74,8 +74,10 @@ def read_delimited(
     chunks: dict[str, list[pa.Array]] = {out: [] for out in columns}
     quoted = False
     try:
-        with stream:
-            reader = pacsv.open_csv(stream, read_options, parse_options, convert_options)
+        # the reader closed on every path, an error's included: its read-ahead runs on Arrow's
+        # native threads, which must not be torn down at exit with a task in flight
+        with stream, pacsv.open_csv(stream, read_options, parse_options,
+                                    convert_options) as reader:
             for batch in reader:
                 for out, src in columns.items():
                     col = batch.column(src)

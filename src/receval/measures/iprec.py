@@ -17,7 +17,6 @@ of ``trec_eval.c``), and so does ``R = 0`` with a list.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 from receval.measures._arrays import as_float, cumulative, flip_last, full, undefined_where
@@ -111,10 +110,6 @@ def eleven_point(pic: Picture, c: int, spec: MetricSpec, options: Options, xp: A
     value = total / 11.0
     none = none & (options.protocol == "known")
     return Parts(undefined_where(none, value, xp), value, full(value, 1.0, xp))
-
-
-def _check(level: float) -> bool:
-    return math.isfinite(level) and 0.0 <= level <= 1.0
 
 
 ENTRY = Entry(

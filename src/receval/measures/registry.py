@@ -63,9 +63,6 @@ ENTRIES: dict[Family, Entry] = {
     )
 }
 
-#: the picture's per-cutoff fields (``(U, C)``); the others are per user
-PER_CUTOFF = ("hits", "ap_sum", "dcg", "idcg", "first", "rr_sum", "ap_over_hits")
-
 
 class MetricArrays(NamedTuple):
     """Per user (rows) and metric (columns): ``value`` (NaN: undefined), ``num``, ``den``

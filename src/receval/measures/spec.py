@@ -107,6 +107,10 @@ def parse_metric(name: str) -> MetricSpec:
         0.5
         >>> parse_metric("HitRate@5").family.name
         'HIT'
+        >>> parse_metric("NDCG10")
+        Traceback (most recent call last):
+        ...
+        receval.exceptions.ReceValError: unknown metric 'NDCG10'; did you mean 'nDCG@10'?
     """
     if not isinstance(name, str):
         raise TypeError(f"a metric name must be a string; got {type(name).__name__}")
@@ -135,7 +139,12 @@ def parse_metric(name: str) -> MetricSpec:
         # the closest family name, with the cutoff as written ('nDGC@5' -> 'ndcg@5')
         close = difflib.get_close_matches(key, [*ALIASES, "f1", "f0.5", "f2"], n=1, cutoff=0.4)
         hint = ""
-        if close:
+        glued = re.fullmatch(r"(?P<base>.*?[a-z])[_\-.]?(?P<k>\d+)", key) if k is None else None
+        if glued and ALIASES.get(glued["base"]) not in (None, *UNCUT):
+            # a cutoff written without its '@' ('NDCG10'): the canonical name with it
+            guess = f"{CANONICAL[ALIASES[glued['base']]]}@{glued['k']}"
+            hint = f"; did you mean {guess!r}?"
+        elif close:
             guess = close[0] if k is None or ALIASES.get(close[0]) in UNCUT else f"{close[0]}@{k}"
             hint = f"; did you mean {guess!r}?"
         if base.strip() in TREC_EVAL_UNSUPPORTED or _TREC_CUT.match(base.strip()):

@@ -359,7 +359,7 @@ def monitor(
         raise ReceValError(f"step {step!r} must divide window {window!r} (rolling windows "
                            "start every step and hold a whole number of steps)")
     span = parse_attribution(attribution)
-    late_span = 0 if lateness in ("0s", "0", 0) else parse_attribution(lateness, "lateness")
+    late_span = 0 if lateness == 0 else parse_attribution(lateness, "lateness", zero=True)
     if min_feedback is not None and (
             isinstance(min_feedback, bool) or not isinstance(min_feedback, int | np.integer)
             or min_feedback < 1):

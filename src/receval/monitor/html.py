@@ -18,9 +18,22 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 
 def _duration(ns: Any) -> str:
-    import pandas as pd
+    """A duration as the flags write one (``7D``, ``12h``, ``0s``), not ``7 days 00:00:00``.
 
-    return "" if ns is None else str(pd.Timedelta(int(ns), unit="ns"))
+    Example:
+        >>> _duration(7 * 86_400 * 10**9), _duration(0), _duration(90 * 60 * 10**9), _duration(None)
+        ('7D', '0s', '90min', '')
+        >>> _duration(1_500_000_000)
+        '1.5s'
+    """
+    if ns is None:
+        return ""
+    value = int(ns)
+    for unit, size in (("D", 86_400 * 10**9), ("h", 3_600 * 10**9), ("min", 60 * 10**9),
+                       ("s", 10**9)):
+        if value and value % size == 0:
+            return f"{value // size}{unit}"
+    return f"{value / 10**9:g}s"
 
 
 def _start(ts: Any) -> str:

@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import math
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -127,7 +126,7 @@ def unhex_floats(row: dict[str, Any]) -> dict[str, Any]:
     """The inverse of :func:`hex_floats`.
 
     Example:
-        >>> unhex_floats(hex_floats({"a": math.nan}))["a"]
+        >>> unhex_floats(hex_floats({"a": float("nan")}))["a"]
         nan
     """
     return {k: float.fromhex(v["hex"]) if isinstance(v, dict) and "hex" in v else v
@@ -739,13 +738,3 @@ def check_params(state: State, params: dict[str, Any], path: str | Path) -> None
         if json.dumps(old, sort_keys=True) != json.dumps(new, sort_keys=True):
             raise ReceValError(f"state {str(path)!r} was made with {key}={old!r}, this run asks "
                                f"{key}={new!r}; start a new state file")
-
-
-def is_nan(value: Any) -> bool:
-    """``value`` is a float NaN.
-
-    Example:
-        >>> is_nan(math.nan), is_nan("x")
-        (True, False)
-    """
-    return isinstance(value, float) and math.isnan(value)

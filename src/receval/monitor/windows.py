@@ -43,7 +43,7 @@ class Windows:
         return self.origin + np.floor_divide(t - self.origin, self.width) * self.width
 
 
-def _duration(text: str, what: str) -> pd.Timedelta:
+def _duration(text: str, what: str, zero: bool = False) -> pd.Timedelta:
     spec = text.strip()
     if re.fullmatch(r"[A-Za-z]+", spec):
         spec = "1" + spec
@@ -53,8 +53,9 @@ def _duration(text: str, what: str) -> pd.Timedelta:
         value = pd.Timedelta(spec)
     except (ValueError, TypeError):
         raise ReceValError(f"{what} {text!r} is not a duration (e.g. '7D', 'W', '12h')") from None
-    if value <= pd.Timedelta(0):
-        raise ReceValError(f"{what} must be positive, got {text!r}")
+    if value < pd.Timedelta(0) or (value == pd.Timedelta(0) and not zero):
+        least = "zero or more" if zero else "positive"
+        raise ReceValError(f"{what} must be {least}, got {text!r}")
     return value
 
 
@@ -82,13 +83,19 @@ def parse_window(window: str, origin: str | pd.Timestamp | None = None) -> Windo
     return Windows(window, int(width.value), int(start.value))
 
 
-def parse_attribution(attribution: str, what: str = "attribution") -> int:
-    """The attribution period in ns.
+def parse_attribution(attribution: str, what: str = "attribution", *,
+                      zero: bool = False) -> int:
+    """The attribution period in ns; ``zero``: a zero duration is allowed (the lateness: ``0s``,
+    ``0D`` and ``0`` alike).
 
     Example:
         >>> parse_attribution("1h") == 3600 * 10**9
         True
+        >>> parse_attribution("0D", "lateness", zero=True), parse_attribution("0", zero=True)
+        (0, 0)
     """
     if not isinstance(attribution, str):
         raise ReceValError(f"{what} must be a duration text such as '7D', got {attribution!r}")
-    return int(_duration(attribution, what).value)
+    if zero and attribution.strip() == "0":
+        return 0
+    return int(_duration(attribution, what, zero).value)

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from receval import numbers
 from receval.accumulate import ExactSum
 from receval.checks import OffPolicyWeightsWarning, silence, warn
 from receval.exceptions import ReceValError
@@ -560,8 +561,9 @@ def _warn_weights(target: str, rows: list[dict[str, Any]]) -> bool:
         if _blows_up(row):
             warn(OffPolicyWeightsWarning,
                  f"target {target!r}: the importance weights of {row['estimator']} blow up "
-                 f"(effective sample size {row['ess']:.1f} of {n} rows; the largest weight, "
-                 f"{row['max_weight']:.4g}, holds {100 * row['max_weight_share']:.0f}% of the "
-                 "total): prefer snips or sndr (self-normalised), switch_dr, or clip=")
+                 f"(effective sample size {numbers.number(row['ess'], 'size')} of "
+                 f"{numbers.count(n)} rows; the largest weight, {row['max_weight']:.4g}, holds "
+                 f"{numbers.share(row['max_weight_share'])} of the total): prefer snips or sndr "
+                 "(self-normalised), switch_dr, or clip=")
             return True
     return False

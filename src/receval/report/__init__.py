@@ -32,3 +32,30 @@ def _html(result: Result) -> str:
 
 
 VIEWS.update(plot=_plot, html=_html)
+
+def _submodules() -> dict[str, Any]:
+    import importlib
+
+    return {  # each name written out: the layer check reads every import's target
+        "beyond": lambda: importlib.import_module("receval.report.beyond"),
+        "bootstrap": lambda: importlib.import_module("receval.report.bootstrap"),
+        "fairness": lambda: importlib.import_module("receval.report.fairness"),
+        "fit": lambda: importlib.import_module("receval.report.fit"),
+        "html": lambda: importlib.import_module("receval.report.html"),
+        "models": lambda: importlib.import_module("receval.report.models"),
+        "notebook": lambda: importlib.import_module("receval.report.notebook"),
+        "offpolicy": lambda: importlib.import_module("receval.report.offpolicy"),
+        "page": lambda: importlib.import_module("receval.report.page"),
+        "plots": lambda: importlib.import_module("receval.report.plots"),
+        "significance": lambda: importlib.import_module("receval.report.significance"),
+        "tables": lambda: importlib.import_module("receval.report.tables"),
+    }
+
+
+def __getattr__(name: str) -> Any:
+    """A submodule of the report (``receval.report.tables``), imported when first asked for:
+    matplotlib and jinja2 load with the plots and the page only."""
+    load = _submodules().get(name)
+    if load is None:
+        raise AttributeError(f"module 'receval.report' has no attribute {name!r}")
+    return load()

@@ -19,9 +19,7 @@ import pandas as pd
 
 from receval import numbers
 from receval.beyond.names import parse_beyond
-from receval.beyond.report_data import coverage_novelty, long_tail_exposure, most_recommended
 from receval.exceptions import ReceValError
-from receval.report import plots
 from receval.result import Result
 
 #: the metrics the section always shows (at its cutoff), besides the beyond ones asked
@@ -123,6 +121,8 @@ def beyond_section(
         >>> s["top"][0]["items"]
         [['a', 'Heat', '2', '100.0%']]
     """
+    from receval.beyond.report_data import coverage_novelty, long_tail_exposure, most_recommended
+    from receval.report import plots
     from receval.training import Training, plain_ids, read_train
 
     if not predictions:
@@ -176,6 +176,8 @@ def plot_long_tail(shares: Mapping[str, np.ndarray], labels: Sequence[str],
         >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
         ['training interactions', 'pop']
     """
+    from receval.report import plots
+
     with plots.plot_settings():
         fig = plots._figure(8.0, 4.0)
         ax = fig.subplots()

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.cells import cell_len
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
@@ -129,3 +130,47 @@ def fixed_table(headers: Sequence[str], rows: Sequence[Sequence[str]], columns: 
     for row in rows:  # as wide as its column: never wrapped
         table.add_row(*(Text(row[i], no_wrap=True) for i in columns))
     return table
+
+
+def fit_tables(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int, *,
+               keys: int = 1, right: Sequence[str] = (), title: str | None = None,
+               caption: str | None = None) -> Group:
+    """Every column of a table on a terminal ``width`` columns wide, no cell cut: as one table
+    when it fits, else as consecutive parts (:func:`split_to_fit`), each repeating the first
+    ``keys`` columns (what names a row); headers wrap at their spaces, cells never.
+
+    Example:
+        >>> from rich.console import Console
+        >>> console = Console(width=36, record=True)
+        >>> rows = [["2024-01-01", "0.1234", "[0.1000, 0.2000]", "120"]]
+        >>> console.print(fit_tables(["window", "P@10", "interval", "evaluated (n)"], rows, 36,
+        ...                          right=["P@10", "interval", "evaluated (n)"]))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        ┏━━━━━━━━━━━━┳━━━━━━━━┓
+        ┃ window     ┃   P@10 ┃
+        ┡━━━━━━━━━━━━╇━━━━━━━━┩
+        │ 2024-01-01 │ 0.1234 │
+        └────────────┴────────┘
+        ┏━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━┓
+        ┃ window     ┃         interval ┃
+        ┡━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━┩
+        │ 2024-01-01 │ [0.1000, 0.2000] │
+        └────────────┴──────────────────┘
+        ┏━━━━━━━━━━━━┳━━━━━━━━━━━┓
+        ┃            ┃ evaluated ┃
+        ┃ window     ┃       (n) ┃
+        ┡━━━━━━━━━━━━╇━━━━━━━━━━━┩
+        │ 2024-01-01 │       120 │
+        └────────────┴───────────┘
+    """
+    parts = split_to_fit(headers, rows, width, keys=keys)
+    tables = []
+    for n, columns in enumerate(parts):
+        table = fixed_table(headers, rows, columns, right=right,
+                            title=title if n == 0 else None)
+        if title is not None:
+            table.title_justify = "left"
+        if caption is not None and n == len(parts) - 1:
+            table.caption = Text(caption)
+        tables.append(table)
+    return Group(*tables)

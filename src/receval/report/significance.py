@@ -73,7 +73,8 @@ class Significance:
         text = (f"{shown}: significantly better than model "
                 f"{', '.join(self.letters.values())} ({TEST_NAMES[o['test']]} on the per-user "
                 f"values, paired by user; {CORRECTION_NAMES[o['correction']]} correction across "
-                f"{len(self.table)} comparisons, adjusted p < {o['alpha']:g}")
+                f"{len(self.table):,} comparison{'' if len(self.table) == 1 else 's'}, "
+                f"adjusted p < {o['alpha']:g}")
         if o["resamples"]:
             text += (f"; intervals: paired bootstrap percentile, {o['resamples']:,} resamples, "
                      f"seed {o['seed']}")

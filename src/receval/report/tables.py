@@ -22,7 +22,6 @@ from rich.text import Text
 from receval import numbers
 from receval.io.terminal import safe_text
 from receval.io.text_tables import csv_text, latex_cell, markdown_cell, safe_lines
-from receval.measures.spec import RATING, parse_metric
 from receval.report.fit import fixed_table, split_to_fit
 from receval.report.significance import Significance, significance, superscript
 from receval.result import Result
@@ -144,22 +143,6 @@ def to_latex(models: dict[str, Result]) -> str:
     return "\n".join(lines)
 
 
-def rich_table(models: dict[str, Result], title: str | None = None) -> Table:
-    """A rich :class:`~rich.table.Table` of the summary (the significance footnote, when there
-    is one, is :func:`summary_lines`' last line: a caption would wrap to the table's width).
-
-    Example:
-        >>> import receval
-        >>> r = receval.evaluate({"user": [1], "item": [1]},
-        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"])
-        >>> rich_table({"a": r}).row_count
-        1
-    """
-    headers, cells = _summary_cells(models)
-    return fixed_table(headers, cells, range(len(headers)), right=headers[1:],
-                       bold=("metric",), title=title, wrap=False)
-
-
 def summary_lines(models: dict[str, Result], width: int) -> list[Table | Text]:
     """The summary as tables that fit ``width`` columns (the models cut into several tables,
     each repeating the metric column, when they do not fit in one; no cell is ever cut), then
@@ -255,7 +238,11 @@ def counts_line(result: Result) -> str:
         >>> counts_line(r)
         'users evaluated 2 (in truth 2, in predictions 1, without predictions 1, \
 without a relevant item 0); rows: truth 2, predictions 1, none dropped'
+
+    Counts are thousands separated, as in every table (``rows: truth 20,164``).
     """
+    from receval.numbers import count as n
+
     users, rows_ = result.counts["users"], result.counts["rows"]
     # every reason a row is not in the evaluation (Result.counts documents how they add up)
     dropped = {k: v for k, v in rows_.items() if v and (
@@ -263,15 +250,17 @@ without a relevant item 0); rows: truth 2, predictions 1, none dropped'
                                                         "not_evaluated")))}
     skipped = {m: n for m, n in result.counts["undefined"]["users"].items() if n}
     text = (
-        f"users evaluated {users['evaluated']} (in truth {users['in_truth']}, in predictions "
-        f"{users['in_predictions']}, without predictions {users['without_predictions']}, "
-        f"without a relevant item {users['without_relevant']}); rows: truth {rows_['truth']}, "
-        f"predictions {rows_['predictions']}, "
+        f"users evaluated {n(users['evaluated'])} (in truth {n(users['in_truth'])}, in "
+        f"predictions {n(users['in_predictions'])}, without predictions "
+        f"{n(users['without_predictions'])}, without a relevant item "
+        f"{n(users['without_relevant'])}); rows: truth {n(rows_['truth'])}, "
+        f"predictions {n(rows_['predictions'])}, "
     )
-    text += ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in dropped.items()) or "none dropped"
+    text += (", ".join(f"{k.replace('_', ' ')} {n(v)}" for k, v in dropped.items())
+             or "none dropped")
     if skipped:
         policy = result.counts["undefined"]["policy"]
-        shown = ", ".join(f"{m} {n}" for m, n in skipped.items())
+        shown = ", ".join(f"{m} {n(c)}" for m, c in skipped.items())
         text += f"; users with an undefined value (set by empty={policy!r}): {shown}"
     return text + ties_text(result)
 
@@ -395,14 +384,14 @@ def ties_text(result: Result) -> str:
         ...     r = receval.evaluate({"user": [1], "item": [1]},
         ...         {"user": [1, 1], "item": [1, 2], "score": [1.0, 1.0]}, ["P@1"])
         >>> ties_text(r).split(" (")[0]
-        '; tied scores across a cutoff: 1 users at k=1'
+        '; tied scores across a cutoff: 1 user at k=1'
         >>> "ties='average'" in ties_text(r)
         True
     """
     tied = {k: n for k, n in result.counts.get("ties_at_cutoff", {}).items() if n}
     if not tied:
         return ""
-    shown = ", ".join(f"{n:,} users at k={k}" for k, n in tied.items())
+    shown = ", ".join(f"{n:,} user{'' if n == 1 else 's'} at k={k}" for k, n in tied.items())
     ties = result.options.get("ties")
     how = (f"ties={ties!r} orders them by row order; ties='average' gives the exact "
            "expectation" if ties in ("stable", "ranx") else f"ties={ties!r}")
@@ -430,20 +419,6 @@ def _columns(models: dict[str, Result], tests: Significance | None = None) -> li
     if tests is None:
         return list(models)
     return [f"{name} ({tests.letters[name]})" for name in models]
-
-
-def best_indices(metric: str, values: list[float]) -> set[int]:
-    """Which values are best: the lowest for RMSE/MAE, the highest otherwise (NaN never).
-
-    Example:
-        >>> best_indices("P@10", [0.2, 0.3, 0.3]), best_indices("RMSE", [0.9, 0.8])
-        ({1, 2}, {1})
-    """
-    finite = [v for v in values if not math.isnan(v)]
-    if not finite:
-        return set()
-    target = min(finite) if parse_metric(metric).family in RATING else max(finite)
-    return {i for i, v in enumerate(values) if v == target}
 
 
 def options_line(result: Result) -> str:

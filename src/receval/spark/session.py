@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -65,7 +66,91 @@ def get_session(master: str | None = None) -> Any:
                                  f"-Dlog4j2.configurationFile={quiet.as_uri()}")
     if master is not None:
         builder = builder.master(master)
-    return builder.getOrCreate()
+    from pyspark import SparkContext
+
+    with warnings.catch_warnings():  # pyspark's notice about pandas 3, before receval's line
+        warnings.filterwarnings("ignore", "PySpark does not yet fully support pandas",
+                                FutureWarning)
+        if SparkContext._gateway is None:  # receval starts the JVM: its start-up lines held
+            with _QuietStart(dict(builder._options or {})):
+                return builder.getOrCreate()
+        return builder.getOrCreate()
+
+
+#: what a JVM says on stderr while it starts, before receval's one line could: held back
+#: (the incubator warning is the JVM's own; the log-level lines Spark's when it starts)
+START_UP_LINES = ("WARNING: Using incubator modules", "Setting default log level to",
+                  "To adjust logging level use sc.setLogLevel")
+
+
+class _QuietStart:
+    """Launch Spark's JVM with its stderr read by a thread: while the session starts, the lines
+    of :data:`START_UP_LINES` are dropped and the rest held (said in the error when the start
+    fails); once it has started, every line is passed on to stderr (Spark's log, at the level
+    the session sets).
+
+    Example:
+        >>> q = _QuietStart({})
+        >>> q.take("Setting default log level to \"WARN\".\n"), q.held
+        (None, [])
+        >>> q.take("Error: boom\n"), q.held
+        (None, ['Error: boom\n'])
+    """
+
+    def __init__(self, options: dict[str, str]) -> None:
+        self.options = options
+        self.held: list[str] = []
+        self.started = False
+
+    def take(self, line: str) -> str | None:
+        """``line`` to pass on now, or None (dropped, or held until the start ends)."""
+        if self.started:
+            return line
+        if not line.startswith(START_UP_LINES):
+            self.held.append(line)
+        return None
+
+    def _forward(self, stream: Any) -> None:
+        import sys
+
+        for raw in iter(stream.readline, b""):
+            line = self.take(raw.decode("utf-8", "replace"))
+            if line is not None:
+                sys.stderr.write(line)
+                sys.stderr.flush()
+
+    def __enter__(self) -> _QuietStart:
+        import subprocess
+        import threading
+
+        from pyspark import SparkConf, SparkContext
+        from pyspark.java_gateway import launch_gateway
+
+        conf = SparkConf(loadDefaults=False)
+        for key, value in self.options.items():
+            conf.set(key, value)
+        try:
+            gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+        except Exception as err:  # the JVM did not start: say what it said
+            said = " ".join(line.strip() for line in self.held[-3:])
+            raise ReceValError(f"Spark's JVM did not start: {said or err}") from err
+        proc = getattr(gateway, "proc", None)
+        if proc is not None and proc.stderr is not None:
+            threading.Thread(target=self._forward, args=(proc.stderr,), daemon=True,
+                             name="receval-spark-stderr").start()
+        SparkContext._ensure_initialized(gateway=gateway)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import sys
+        import time
+
+        time.sleep(0.05)  # the lines written during the start reach the thread
+        self.started = True
+        if exc[0] is not None:
+            for line in self.held:  # a failed start: what the JVM said, then the error
+                sys.stderr.write(line)
+        self.held = []
 
 
 @contextlib.contextmanager

@@ -15,3 +15,7 @@ direction). Nothing here imports receval above :mod:`receval.randomness`;
 #: row (8 bytes), so 10 million is 80 MB per row, far past where the p-value's Monte Carlo
 #: error (about 1/sqrt(resamples)) matters; more would run out of memory, not be more exact
 MAX_RESAMPLES = 10_000_000
+
+#: the unpaired tests by name, the default first (:mod:`receval.stats.unpaired`; named here,
+#: where a flag can offer them without loading numba)
+UNPAIRED_TESTS = ("welch", "permutation")

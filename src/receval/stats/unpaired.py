@@ -33,11 +33,9 @@ import numba
 import numpy as np
 
 from receval.exceptions import ReceValError
+from receval.stats import UNPAIRED_TESTS  # the names, where the CLI reads them without numba
 from receval.stats.intervals import percentile_interval
 from receval.stats.resample import _key, _run, _uniform, bootstrap_sums, distinct
-
-#: the unpaired tests by name, the default first
-UNPAIRED_TESTS = ("welch", "permutation")
 
 #: the interval each test reports, as the output names it
 INTERVALS = {"welch": "Welch t interval",
