@@ -1,8 +1,8 @@
 """docs/sequential.md and docs/generated.md run: their Python blocks in order in one namespace
 per document, and a line ``expression  # literal`` claims the expression's value (a comment
 that is not a Python literal is prose). The MovieLens block needs ml-latest-small (the
-``MOVIELENS`` environment variable, default ../shared/data/ml-latest-small beside the repository) and is skipped
-without it."""
+``MOVIELENS`` environment variable, default ../shared/data/ml-latest-small beside the
+repository) and is skipped without it."""
 
 from __future__ import annotations
 

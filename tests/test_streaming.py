@@ -206,8 +206,9 @@ def test_options_and_duplicates(
 
 
 def test_text_and_mixed_ids_and_strata(tmp_path: Path) -> None:
-    """Text user ids ('007' is not '7'), items integer in one file and text in the other
-    (both read as text), a strata mapping: one partition per user at most."""
+    """Text user ids ('007' is not '7'), text items, a strata mapping: one partition per user
+    at most. Items stored as integers in Parquet against text in the truth are refused by both
+    paths alike (one id type per side: README, "Ids")."""
     truth = pd.DataFrame(
         {"user": ["007", "7", "a", "a", "b", "007"], "item": ["1", "2", "3", "x", "1", "3"]}
     )
@@ -219,7 +220,17 @@ def test_text_and_mixed_ids_and_strata(tmp_path: Path) -> None:
         }
     )
     t = _write(truth, tmp_path / "t.csv")
-    p = _write(preds.assign(user=preds["user"].astype(str)), tmp_path / "p.parquet", 3)
+    mixed = _write(preds.assign(user=preds["user"].astype(str)), tmp_path / "mixed.parquet", 3)
+    refusals = []
+    for run in (lambda: receval.evaluate(str(t), str(mixed), ["P@2"]),
+                lambda: evaluate_files(t, mixed, ["P@2"], evaluate_partition, explicit={},
+                                       memory_budget="64MiB", partitions=3, rows_per_chunk=2)):
+        with pytest.raises(ReceValError, match="mismatched types") as caught:
+            run()
+        refusals.append(str(caught.value))
+    assert refusals[0] == refusals[1]
+    p = _write(preds.assign(user=preds["user"].astype(str), item=preds["item"].astype(str)),
+               tmp_path / "p.parquet", 3)
     strata = {"007": "g1", "7": "g2", "a": "g1"}
     (memory, w_m), (streamed, w_s) = _both(
         t, p, ["P@2", "nDCG@2", "MRR"], partitions=3, rows=2, strata=strata
@@ -386,11 +397,12 @@ def rss(key):
     with open("/proc/self/status") as fh:
         return next(int(line.split()[1]) * 1024 for line in fh if line.startswith(key))
 
-after_import = rss("VmRSS:")
 metrics = ["P@10", "R@10", "nDCG@10", "MAP@10"]
-# the kernels compiled or loaded first (a one-off, whatever the data), then the peak reset
+# the kernels compiled or loaded first (a one-off, whatever the data), then the peak reset;
+# ``import receval`` is lazy, so the library's own footprint is read after that first call
 receval.evaluate(pd.DataFrame({"user": [1], "item": [2]}),
                  pd.DataFrame({"user": [1], "item": [2], "score": [0.5]}), metrics)
+after_import = rss("VmRSS:")
 with open("/proc/self/clear_refs", "w") as fh:
     fh.write("5")
 budget = sys.argv[3] if sys.argv[3] != "none" else None
@@ -402,7 +414,8 @@ print(json.dumps({"import": after_import, "users": len(r.per_user), "peak": rss(
 
 def test_peak_memory_within_the_budget(tmp_path: Path) -> None:
     """30,000 users x 100 shuffled predictions (3.3M rows, Parquet): streamed under 128MiB
-    the peak stays within 1.25 x 128MiB + the RSS after ``import receval``; in memory the
+    the peak stays within 1.25 x 128MiB + the RSS of the loaded library (``import receval``
+    is lazy: read after a first tiny evaluation has loaded it); in memory the
     same call goes over that line (so the check can fail). The peak is Linux's high-water
     mark (``VmHWM``), reset after a first tiny evaluation has compiled or loaded the kernels
     (a one-off whatever the data: a first compile alone peaks at hundreds of MB)."""

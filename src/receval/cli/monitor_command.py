@@ -259,6 +259,8 @@ def _print_table(result: Any, reference: str | None) -> None:
 def _print_decisions(result: Any, out: Any) -> None:
     """The cumulative decisions (variant, metric): difference, confidence sequence,
     always-valid p-value, users, looks and the stop/continue reading; the method below."""
+    from rich.table import Table
+
     from receval.monitor.ab import describe, reading
     from receval.numbers import count
 

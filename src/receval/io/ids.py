@@ -77,18 +77,35 @@ def align_id_types(tables: list[pa.Table],
         numeric = [pa.types.is_integer(t) for t in types]
         if all(numeric) or not any(numeric):
             continue
-        for i, kind in enumerate(map(file_format, out)):
-            if numeric[i] and kind in TYPED_FORMATS:
-                other = sides[1 - i] if len(sides) == 2 else "the other side"
-                raise ReceValError(
-                    f"{name} ids of mismatched types: {sides[i]} ({kind}) stores integers, "
-                    f"{other} has strings; give both files one type (ids in CSV/TSV are "
-                    "compared as text)")
+        refuse_typed_integers(name, numeric, [file_format(t) for t in out], sides)
         for i, table in enumerate(out):
             if numeric[i]:
                 col = pc.cast(table.column(name), pa.string())
                 out[i] = table.set_column(table.schema.get_field_index(name), name, col)
     return out
+
+
+def refuse_typed_integers(name: str, numeric: list[bool], kinds: list[str],
+                          sides: tuple[str, ...] | list[str]) -> None:
+    """Refuse a side whose file stores integer ``name`` ids (Parquet, JSON Lines) when another
+    side has text ids (``numeric``: per side, whether its ids are integers).
+
+    Example:
+        >>> refuse_typed_integers("item", [True, False], ["csv", "csv"], ("truth", "predictions"))
+        >>> refuse_typed_integers("item", [False, True], ["csv", "parquet"],
+        ...                       ("truth", "predictions"))
+        Traceback (most recent call last):
+        receval.exceptions.ReceValError: item ids of mismatched types: predictions (parquet) ...
+    """
+    if all(numeric) or not any(numeric):
+        return
+    for i, kind in enumerate(kinds):
+        if numeric[i] and kind in TYPED_FORMATS:
+            other = sides[1 - i] if len(sides) == 2 else "the other side"
+            raise ReceValError(
+                f"{name} ids of mismatched types: {sides[i]} ({kind}) stores integers, "
+                f"{other} has strings; give both files one type (ids in CSV/TSV are "
+                "compared as text)")
 
 
 def file_format(table: pa.Table) -> str:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field

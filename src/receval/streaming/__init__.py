@@ -13,7 +13,21 @@ See docs/streaming.md.
 
 from __future__ import annotations
 
-from receval.streaming.budget import auto_budget, parse_budget
-from receval.streaming.plan import ORDERS, REFUSED, evaluate_files, would_not_fit
+from typing import Any
+
+from receval.streaming.budget import auto_budget, parse_budget, would_not_fit
+
+# the plan reuses the Spark engine's per-partition step: loaded when a file is streamed, not
+# when ``would_not_fit`` is asked for every evaluation (``import receval`` stays light)
+_FROM_PLAN = ("ORDERS", "REFUSED", "evaluate_files")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_PLAN:
+        from receval.streaming import plan
+
+        return getattr(plan, name)
+    raise AttributeError(f"module 'receval.streaming' has no attribute {name!r}")
+
 
 __all__ = ["ORDERS", "REFUSED", "auto_budget", "evaluate_files", "parse_budget", "would_not_fit"]

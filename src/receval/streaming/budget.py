@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
+from typing import Any
 
 from receval.exceptions import ReceValError
 
@@ -145,3 +147,43 @@ def peak_rss() -> int:
     import resource
 
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+
+def text_rows(path: Path) -> int:
+    """About how many lines a text file holds (gzip: four times its size on disk)."""
+    from receval.io.source import head_text, is_gzip
+
+    size = path.stat().st_size * (4 if is_gzip(path) else 1)
+    head = head_text(path, "truth")
+    lines = max(head.count("\n"), 1)
+    return max(int(size / max(len(head.encode()) / lines, 1)), 1)
+
+
+def would_not_fit(truth: Any, predictions: Any, budget: int | None = None) -> bool:
+    """Whether two input files (CSV, TSV or Parquet) would take more than ``budget`` bytes
+    (default :func:`auto_budget`) in memory; ``False`` for anything else (frames, other
+    formats, files that cannot be read: the in-memory path names the problem).
+
+    Example:
+        >>> would_not_fit("/no/such.csv", "/no/such.parquet")
+        False
+    """
+    from receval.io.detect import detect_format
+
+    if not all(isinstance(x, str | Path) for x in (truth, predictions)):
+        return False
+    rows = 0
+    try:
+        for side, source in (("truth", truth), ("predictions", predictions)):
+            path = Path(source)
+            if not path.is_file() or detect_format(path, side) not in ("csv", "tsv", "parquet"):
+                return False
+            if detect_format(path, side) == "parquet":
+                import pyarrow.parquet as pq
+
+                rows += int(pq.ParquetFile(path).metadata.num_rows)
+            else:
+                rows += text_rows(path)
+    except (ReceValError, OSError, ValueError):  # pyarrow.ArrowInvalid is a ValueError
+        return False
+    return in_memory_bytes(rows) > (auto_budget() if budget is None else budget)

@@ -38,7 +38,7 @@ from receval.exceptions import ReceValError
 from receval.finalize import canonical_names, check_inputs, finish, record_profile, recorded_inputs
 from receval.io import SOURCE_KEY
 from receval.io.chunks import ChunkedSource
-from receval.io.ids import ID_COLUMNS
+from receval.io.ids import ID_COLUMNS, refuse_typed_integers
 from receval.io.wanted import Wanted
 from receval.measures.spec import parse_metrics
 from receval.profiles import resolve
@@ -57,6 +57,7 @@ from receval.streaming.budget import (
     chunk_rows,
     parse_budget,
     partition_rows,
+    text_rows,
 )
 from receval.streaming.ordered import NotSorted, lockstep, sorted_by_footer
 from receval.streaming.spill import Partitioner, SpillFolder
@@ -263,7 +264,9 @@ class _Run:
     def align(self, side: str, table: pa.Table) -> pa.Table:
         """``table``'s ids in their final types (int64 only where both sides' readers give
         int64, as :func:`receval.io.ids.align_id_types` after the whole reader), carrying
-        the file it comes from (messages name the file's columns)."""
+        the file it comes from (messages name the file's columns). A Parquet side that stores
+        integer ids against text on the other side is refused with the in-memory path's line."""
+        self._refuse_mixed_types()
         for name in ID_COLUMNS:
             as_int = all(s.int_ids.get(name, False) for s in self.sources.values())
             col = table.column(name)
@@ -280,6 +283,12 @@ class _Run:
             "asked": src.wanted.asked(),
         }
         return table.replace_schema_metadata({SOURCE_KEY: json.dumps(meta).encode()})
+
+    def _refuse_mixed_types(self) -> None:
+        sides = list(self.sources)
+        for name in ID_COLUMNS:
+            refuse_typed_integers(name, [self.sources[s].int_ids.get(name, False) for s in sides],
+                                  [self.sources[s].kind for s in sides], sides)
 
     def evaluate(self, truth: pa.Table, predictions: pa.Table) -> None:
         """One batch of complete users through the local plan."""
@@ -387,19 +396,9 @@ def _rows_hint(sources: Mapping[str, ChunkedSource]) -> int:
     for src in sources.values():
         rows = src.rows
         if rows is None:
-            rows = _text_rows(src.path)
+            rows = text_rows(src.path)
         total += rows
     return total
-
-
-def _text_rows(path: Path) -> int:
-    """About how many lines a text file holds (gzip: four times its size on disk)."""
-    from receval.io.source import head_text, is_gzip
-
-    size = path.stat().st_size * (4 if is_gzip(path) else 1)
-    head = head_text(path, "truth")
-    lines = max(head.count("\n"), 1)
-    return max(int(size / max(len(head.encode()) / lines, 1)), 1)
 
 
 def _partitions(sources: Mapping[str, ChunkedSource], budget: int) -> int:
@@ -408,33 +407,3 @@ def _partitions(sources: Mapping[str, ChunkedSource], budget: int) -> int:
     return max(1, math.ceil(_rows_hint(sources) * 4 / 3 / partition_rows(budget)))
 
 
-def would_not_fit(truth: Any, predictions: Any, budget: int | None = None) -> bool:
-    """Whether two input files (CSV, TSV or Parquet) would take more than ``budget`` bytes
-    (default :func:`auto_budget`) in memory; ``False`` for anything else (frames, other
-    formats, files that cannot be read: the in-memory path names the problem).
-
-    Example:
-        >>> would_not_fit("/no/such.csv", "/no/such.parquet")
-        False
-    """
-    from receval.io.detect import detect_format
-
-    if not all(isinstance(x, str | Path) for x in (truth, predictions)):
-        return False
-    rows = 0
-    try:
-        for side, source in (("truth", truth), ("predictions", predictions)):
-            path = Path(source)
-            if not path.is_file() or detect_format(path, side) not in ("csv", "tsv", "parquet"):
-                return False
-            if detect_format(path, side) == "parquet":
-                import pyarrow.parquet as pq
-
-                rows += int(pq.ParquetFile(path).metadata.num_rows)
-            else:
-                rows += _text_rows(path)
-    except (ReceValError, OSError, pa.ArrowInvalid):
-        return False
-    from receval.streaming.budget import in_memory_bytes
-
-    return in_memory_bytes(rows) > (auto_budget() if budget is None else budget)
