@@ -557,38 +557,15 @@ RESULT_DOORS = (*(e for e in receval.dispatch.ENGINES if e != "spark"), "strata"
 #: merges it passes, the strict xfail fails, and its line here goes. Caught on d45022a and
 #: fixed since (their lines gone): SNIPS outside the plain range (nDCG@3 up to 1.88) and not
 #: the plain metric under a constant propensity (P, nDCG, AP, RBP, hit rate); receval
-#: offpolicy reading items 007 and 7 as one (snips, sn_sips, sn_rips: 0.5 against 1.0).
+#: offpolicy reading items 007 and 7 as one (snips, sn_sips, sn_rips: 0.5 against 1.0);
+#: beyond-accuracy and fairness values undefined for a user (no training history, a list
+#: without a protected item, an empty or emptied list) neither counted nor warned; rND/rKL/rRD
+#: with a default protected group in no list; exclude_train emptying lists unannounced;
+#: user_mean relevance depending on the items' names and order (0.1 + 0.2 + 0.3); nDCG_AWRF
+#: and serendipity judging relevance a second time (beyond/attach.py).
 DEFECTS: list[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = [
-    ("defect: a beyond-accuracy or fairness value undefined for a user (no training "
-     "history, a list without a protected item, an empty list) is not counted in "
-     "counts['undefined'] nor warned (beyond/attach.py, beyond/fairness.py)",
-     ("plain", "ties", "absent_group", "protected_in_some"), RESULT_DOORS,
-     ("calibration", "calibration_js", "rKL", "rND", "rRD", "serendipity")),
-    ("defect: rND/rKL/rRD undefined for every list are not counted (the default protected "
-     "group is in no list), nor warned",
-     ("ids_007", "user_mean"), RESULT_DOORS, ("rKL", "rND", "rRD")),
-    ("defect: beyond-accuracy values of users with an empty or emptied list are not counted "
-     "in counts['undefined'] nor warned",
-     ("short_lists", "exclude_train"), RESULT_DOORS,
-     ("APLT", "ARP", "AWRF", "EE_D", "EE_D_group", "EE_D_norm", "EE_L", "EE_L_group",
-      "EE_L_norm", "EE_R", "EE_R_group", "EE_R_norm", "MeanPopRank", "calibration",
-      "calibration_js", "diversity", "nDCG_AWRF", "novelty", "rKL", "rND", "rRD",
-      "serendipity")),
     ("defect: RMSE/MAE users without a rated prediction are counted as undefined but not "
-     "warned", ("protected_in_some",), (*RESULT_DOORS, "renamed"), ("MAE", "RMSE")),
-    ("defect: exclude_train empties a user's whole list with no warning (counted as "
-     "without predictions)", ("exclude_train",), (*RESULT_DOORS, "renamed", "ips", "snips"),
-     ("P",)),
-    ("defect: user_mean relevance depends on the items' names (the mean summed in item-id "
-     "order: 0.1 + 0.2 + 0.3 != 0.6), engines/judge.py",
-     ("user_mean",), ("renamed",),
-     ("11pt_avg", "AP", "DCG", "ERR", "F", "Hit", "NCRR", "P", "R", "RBP", "RR", "Rprec",
-      "Rprec_mult", "bpref", "gm_AP", "hits", "iprec", "nDCG", "num_rel", "num_rel_ret")),
-    ("defect: user_mean judges the 0.2 item of ratings 0.1/0.2/0.3 not relevant (the mean "
-     "summed in item-id order is 0.20000000000000004), engines/judge.py",
-     ("user_mean",), (*RESULT_DOORS, "scores"), ("P", "nDCG")),
-    ("defect: nDCG_AWRF judges relevance again with other arithmetic (beyond/attach.py "
-     "relevant_rows, not engines/judge.py)", ("user_mean",), RESULT_DOORS, ("nDCG_AWRF",)),
+     "warned", ("protected_in_some",), ("renamed",), ("MAE", "RMSE")),
     ("defect: Result.strata drops the per-user beyond-accuracy and fairness metrics",
      tuple(CASES), ("strata",), tuple(b.name for b in BEYOND.values()
                                       if b.reduction == "user")),
