@@ -84,7 +84,7 @@ START_UP_LINES = ("WARNING: Using incubator modules", "Setting default log level
 
 
 class _QuietStart:
-    """Launch Spark's JVM with its stderr read by a thread: while the session starts, the lines
+    r"""Launch Spark's JVM with its stderr read by a thread: while the session starts, the lines
     of :data:`START_UP_LINES` are dropped and the rest held (said in the error when the start
     fails); once it has started, every line is passed on to stderr (Spark's log, at the level
     the session sets).
