@@ -64,7 +64,8 @@ def movielens_like() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     lists = []
     for user, seen in train.groupby("user")["item"]:
         unseen = [i for i in popular if i not in set(seen)][:10]
-        lists += [(user, int(i), float(10 - r)) for r, i in enumerate(unseen)]
+        # scores in (0, 1], not 1..n (that reads as ranks passed as scores: its own warning)
+        lists += [(user, int(i), (10 - r) / 10) for r, i in enumerate(unseen)]
     return train, test, pd.DataFrame(lists, columns=["user", "item", "score"])
 
 

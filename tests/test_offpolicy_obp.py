@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from receval.exceptions import ReceValError
 from receval.offpolicy import Policy, estimate
 
 VENV = Path(os.environ.get("OBP_VENV", "/tmp/obp-venv"))
@@ -106,6 +107,11 @@ def _slate_log(d: dict[str, np.ndarray], p: str) -> pd.DataFrame:
                          "propensity_slate": d[f"{p}_pscore"]})
 
 
+#: OBP's independent slots may draw one item at several positions of a slate: receval refuses
+#: such a log unless told (``repeats="allow"``); Plackett-Luce slates never repeat an item
+_REPEATS = {"pl": "refuse", "indep": "allow"}
+
+
 @pytest.mark.parametrize("kind", ["pl", "indep"])
 def test_slate_estimators_match_obp(obp: dict[str, np.ndarray], kind: str) -> None:
     p = f"slate_{kind}"
@@ -114,7 +120,7 @@ def test_slate_estimators_match_obp(obp: dict[str, np.ndarray], kind: str) -> No
         probability=obp[f"{p}_e_item"], probability_prefix=obp[f"{p}_e_cascade"],
         probability_slate=obp[f"{p}_e_slate"])
     got = _values(estimate(log, {"t": target}, estimators=SLATE, n_resamples=0,
-                           silence="weights").table)
+                           silence="weights", repeats=_REPEATS[kind]).table)
     for name in SLATE:
         assert got[name] == pytest.approx(float(obp[f"{p}_{name}"]), abs=TOL, rel=0), name
 
@@ -132,7 +138,7 @@ def test_slate_rules_from_scores_match_obp(obp: dict[str, np.ndarray], kind: str
     rule = "plackett_luce" if kind == "pl" else "softmax"
     names = ["sips", "sn_sips", "rips", "sn_rips"] + (["iips", "snips"] if kind == "indep" else [])
     got = _values(estimate(log, {"t": Policy(scores, rule, temperature=1.0)}, estimators=names,
-                           n_resamples=0, silence="weights").table)
+                           n_resamples=0, silence="weights", repeats=_REPEATS[kind]).table)
     for name in names:
         assert got[name] == pytest.approx(float(obp[f"{p}_{name}"]), abs=TOL, rel=0), name
 
@@ -154,6 +160,10 @@ def test_cascade_dr_matches_obp(obp: dict[str, np.ndarray], kind: str) -> None:
     rule = "plackett_luce" if kind == "pl" else "softmax"
     got = _values(estimate(log, {"t": Policy(scores, rule, temperature=1.0)},
                            estimators=["cascade_dr", "rips"], reward_model=model, n_resamples=0,
-                           silence="weights").table)
+                           silence="weights", repeats=_REPEATS[kind]).table)
     assert got["cascade_dr"] == pytest.approx(float(obp[f"{p}_cascade_dr"]), abs=TOL, rel=0)
     assert got["cascade_dr"] != got["rips"]
+    if kind == "indep":  # the same log refused by default, in one line naming the option
+        with pytest.raises(ReceValError, match="repeats='allow'"):
+            estimate(log, {"t": Policy(scores, rule, temperature=1.0)}, estimators=["rips"],
+                     n_resamples=0, silence="weights")

@@ -36,17 +36,11 @@ def read_covariate(source: Any, names: list[str], *, user_col: str = "user") -> 
         path = Path(source)
         if not path.is_file():
             raise ReceValError(f"covariate file {str(path)!r} does not exist")
-        suffix = path.suffix.lower()
-        try:
-            if suffix in (".parquet", ".pq"):
-                frame = pd.read_parquet(path)
-            else:
-                frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",")
-        except Exception as err:  # any reader failure: one line
-            raise ReceValError(
-                f"covariate file {str(path)!r} cannot be read: "
-                f"{str(err).splitlines()[0] if str(err) else err}"
-            ) from None
+        from receval.io.frames import read_frame
+
+        # receval's one reader (one-line errors; user ids typed as in the monitor's logs)
+        frame = read_frame(path, "covariate", ids=(user_col,),
+                           formats=("csv", "tsv", "parquet")).to_pandas()
     elif isinstance(source, pd.DataFrame):
         frame = source
     elif isinstance(source, dict):

@@ -24,7 +24,8 @@ from receval.scalars import plain
 
 #: the options ``estimate`` takes besides its named arguments
 OPTIONS = ("clip", "switch_threshold", "rule", "epsilon", "temperature", "examination",
-           "logger", "alpha", "silence", "window", "origin", "time_unit", "shrinkage")
+           "logger", "alpha", "silence", "window", "origin", "time_unit", "shrinkage",
+           "repeats")
 #: the estimators whose weights are not normalised: they get the blow-up warning
 UNNORMALISED = ("ips", "iips", "dr", "dros", "sips", "rips", "cascade_dr", "pi", "pbm")
 #: a target's weights "blow up" when the effective sample size falls below this share of
@@ -150,7 +151,10 @@ def estimate(log: Any, targets: Mapping[str, Any], *,
     the same at every position). Options: ``clip``, ``switch_threshold`` (10), ``shrinkage``
     (dros' lambda), ``rule`` / ``epsilon`` / ``temperature`` (score tables), ``examination``
     and ``logger`` (pbm), ``alpha`` (0.05), ``silence``; ``window`` / ``origin`` (monitor's
-    calendar windows of ``served_at`` for ``by="window"``). ``by``: the log's columns (constant
+    calendar windows of ``served_at`` for ``by="window"``); ``repeats``: ``"refuse"`` (default:
+    a served list shows each item once, as the monitor reads it) or ``"allow"`` (slates whose
+    positions are drawn independently, as Open Bandit Pipeline's ``indep`` logs, may show an
+    item at several positions). ``by``: the log's columns (constant
     within a request) that group the requests: one row per group, target and estimator, each
     group's interval from its own random stream; ``OffPolicyResult.sums`` merge exactly.
     Left at its default,
@@ -198,7 +202,11 @@ def estimate(log: Any, targets: Mapping[str, Any], *,
         raise ReceValError(f"alpha must be in (0, 1); got {alpha!r}")
     by_cols = _by_columns(by)
     with silence(options.get("silence")):
-        data = read_log(_with_window(log, by_cols, options), by=by_cols)
+        repeats = options.get("repeats", "refuse")
+        if repeats not in ("refuse", "allow"):
+            raise ReceValError(f"repeats must be 'refuse' or 'allow', got {repeats!r}")
+        data = read_log(_with_window(log, by_cols, options), by=by_cols,
+                        repeats=repeats == "allow")
         items = ItemCodes(data.items)
         model = _RewardModel(reward_model, data, items) if reward_model is not None else None
         logger = None

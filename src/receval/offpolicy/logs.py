@@ -165,7 +165,7 @@ def request_codes(frame: pd.DataFrame, log: Log, what: str) -> np.ndarray:
     return np.asarray(index.get_indexer(probe), dtype=np.int64)
 
 
-def read_log(log: pd.DataFrame, by: tuple[str, ...] = ()) -> Log:
+def read_log(log: pd.DataFrame, by: tuple[str, ...] = (), repeats: bool = False) -> Log:
     """Check and encode a log (a pandas DataFrame); ``by``: columns constant within each
     request whose values group the requests (``Log.groups``).
 
@@ -220,9 +220,10 @@ def read_log(log: pd.DataFrame, by: tuple[str, ...] = ()) -> Log:
     same = (request[order_item][1:] == request[order_item][:-1]) & \
         (item[order_item][1:] == item[order_item][:-1])
     again[order_item[1:][same]] = True
-    if again.any():  # as monitor: a served list shows an item once
+    if again.any() and not repeats:  # as monitor: a served list shows an item once
         raise _first_bad(frame, again, "showing an item its request already shows at another "
-                         "position (a list shows each item once)")
+                         "position (a list shows each item once; repeats='allow' for slates "
+                         "drawn slot by slot)")
     probs = {c: _probability(frame, c) for c in ("propensity", "propensity_prefix",
                                                  "propensity_slate")}
     sorted_probs = {c: None if p is None else p[order] for c, p in probs.items()}

@@ -37,16 +37,18 @@ def as_frame(obj: Any, side: str) -> pd.DataFrame:
     )
 
 
+#: columns read as ids when a file has them
+_ID_COLUMNS = ("user", "item", "session", "query")
+
+
 def _read(path: Path, side: str) -> pd.DataFrame:
     """A file by its extension; a missing file is a one-line error."""
     if not path.is_file():
         raise ReceValError(f"{side}: no such file: {path}")
-    suffix = path.suffix.lower()
-    if suffix == ".parquet":
-        return pd.read_parquet(path)
-    if suffix in (".jsonl", ".ndjson"):
-        return pd.read_json(path, lines=True)
-    return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",")
+    from receval.io.frames import read_frame
+
+    # receval's one reader: ids stay text unless every one is a plain integer (007 is not 7)
+    return read_frame(path, side, ids=_ID_COLUMNS).to_pandas()
 
 
 def require(frame: pd.DataFrame, columns: Iterable[str], side: str) -> None:
