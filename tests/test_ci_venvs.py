@@ -31,7 +31,10 @@ def test_a_peer_venv_from_an_activated_venv_sees_that_venvs_packages(tmp_path: P
                            "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
     Path(site, "only_in_outer.py").write_text("WHERE = 'outer'\n")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    # the real peer venvs' paths (.ci/run exports RECBOLE_VENV, ...) must not leak in: they
+    # override the keyed path, and this test would then remake the real venv
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "PYTHONHOME") and not k.endswith("_VENV")}
     env.update(VIRTUAL_ENV=str(outer), PATH=f"{outer / 'bin'}:{env['PATH']}",
                RECEVAL_PEERS_DIR=str(tmp_path / "peers"))
     peer = _bash("p=$(peer_venv_path recbole .ci/recbole.sh); peer_venv_make \"$p\" 1; "
@@ -43,7 +46,8 @@ def test_a_peer_venv_from_an_activated_venv_sees_that_venvs_packages(tmp_path: P
     assert seen.stdout.strip() == "outer", seen.stderr
     # keyed: the system interpreter (no venv active) gets another path, and so does a script
     # that changed
-    plain = dict(os.environ, RECEVAL_PEERS_DIR=str(tmp_path / "peers"))
+    plain = {k: v for k, v in os.environ.items() if not k.endswith("_VENV")}
+    plain["RECEVAL_PEERS_DIR"] = str(tmp_path / "peers")
     plain.pop("VIRTUAL_ENV", None)
     assert _bash("peer_venv_path recbole .ci/recbole.sh", plain) != peer
     assert _bash("peer_venv_path recbole .ci/cornac.sh", env) != peer
