@@ -43,7 +43,7 @@ from receval.finalize import (
     recorded_inputs,
 )
 from receval.measures.spec import RATING, MetricSpec, parse_metrics
-from receval.options import UNSET, Options
+from receval.options import UNSET, Options, passed_options
 from receval.result import RecordedOptions, Result
 from receval.scalars import plain
 from receval.shaping import Prepared, prepare, prepare_key
@@ -196,19 +196,9 @@ def evaluate(
     """
     from receval.profiles import resolve
 
-    passed = {
-        "relevance_threshold": relevance_threshold, "score_threshold": score_threshold,
-        "protocol": protocol, "ties": ties, "precision_denominator": precision_denominator,
-        "recall_denominator": recall_denominator, "ap_normalizer": ap_normalizer,
-        "gain": gain, "empty": empty, "average": average, "users": users,
-        "duplicates": duplicates, "score_dtype": score_dtype, "item_order": item_order,
-        "truth_scope": truth_scope, "nonpositive_scores": nonpositive_scores,
-        "empty_scope": empty_scope, "max_list": max_list,
-    }
-    passed.update(discount=discount, ideal=ideal, err_max_grade=err_max_grade,
-                  all_skipped=all_skipped, persistence=persistence,
-                  iprec_rounding=iprec_rounding)
-    explicit = {name: value for name, value in passed.items() if value is not UNSET}
+    # the option keywords above, read by the names of Options' fields (the one declaration;
+    # tests/test_declared_once.py holds this signature to it): those passed, not UNSET
+    explicit = passed_options(locals())
     resolved = resolve(profile, explicit)
     options = resolved.options
     check_engine(engine)

@@ -1,8 +1,11 @@
 """Every evaluation option in one validated, immutable record.
 
-Each option is a named variant of docs/semantics.md; the defaults are stated here once and
-repeated in the README. An :class:`Options` travels with every
-:class:`~receval.result.Result`, so a number never leaves receval without its definition.
+Each option is a named variant of docs/semantics.md. The fields of :class:`Options` are the one
+declaration of the options: their names, types, defaults and docs. The rest is derived from them
+(the CLI's flags and their help, the choices, :func:`passed_options`) or held to them by
+tests/test_declared_once.py (the keywords of :func:`receval.evaluate`, the README's table). An
+:class:`Options` travels with every :class:`~receval.result.Result`, so a number never leaves
+receval without its definition.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import contextlib
 import dataclasses
 import math
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -18,8 +22,7 @@ import numpy as np
 
 from receval.exceptions import ReceValError
 
-Ties = Literal["stable", "item", "item_ascending", "pessimistic", "optimistic", "average",
-               "ranx"]
+Ties = Literal["stable", "item", "item_ascending", "pessimistic", "optimistic", "average", "ranx"]
 Empty = Literal["zero", "one", "skip", "error", "nan"]
 Average = Literal["macro", "micro"]
 Users = Literal["truth", "both", "relevant", "predictions", "union"]
@@ -42,8 +45,14 @@ IprecRounding = Literal["plus_0.9", "nearest"]
 #: ``pessimistic``/``optimistic`` order a tie by relevance and gain, then, as ``item`` does,
 #: by item id descending; ``average`` averages the metrics over the orders of each tie, and
 #: its lists (the beyond-accuracy metrics) hold the tied items in ``item``'s order
-ORDER_FREE_TIES: tuple[Ties, ...] = ("item", "item_ascending", "pessimistic", "optimistic",
-                                     "average")
+ORDER_FREE_TIES: tuple[Ties, ...] = (
+    "item",
+    "item_ascending",
+    "pessimistic",
+    "optimistic",
+    "average",
+)
+
 
 class _Unset:
     """The type of :data:`UNSET`: an option the caller did not pass."""
@@ -58,6 +67,7 @@ class _Unset:
 #: The default of every option keyword of :func:`receval.evaluate`: "not passed", so a
 #: profile's value (or else the :class:`Options` default) applies.
 UNSET: Any = _Unset()
+
 
 @dataclass(frozen=True)
 class Options:
@@ -200,12 +210,15 @@ class Options:
         if st is not None and (isinstance(st, bool) or not _is_finite_number(st)):
             raise ReceValError(f"option score_threshold={st!r} must be a finite number")
         ml = self.max_list
-        if ml is not None and (isinstance(ml, bool) or not isinstance(ml, int | np.integer)
-                               or ml < 1):
+        if ml is not None and (
+            isinstance(ml, bool) or not isinstance(ml, int | np.integer) or ml < 1
+        ):
             raise ReceValError(f"option max_list={ml!r} must be a positive integer or None")
         if self.ideal == "k" and self.gain != "binary":
-            raise ReceValError(f"option ideal='k' counts every one of the k ranks as relevant "
-                               f"(gain 1): it needs gain='binary', not {self.gain!r}")
+            raise ReceValError(
+                f"option ideal='k' counts every one of the k ranks as relevant "
+                f"(gain 1): it needs gain='binary', not {self.gain!r}"
+            )
         object.__setattr__(self, "err_max_grade", _max_grade(self.err_max_grade))
         p = self.persistence
         if isinstance(p, bool) or not _is_finite_number(p) or not 0 < float(p) < 1:
@@ -243,6 +256,19 @@ class Options:
 OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Options))
 
 
+def passed_options(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The options a caller passed: each field of :class:`Options` read by name from
+    ``arguments`` (a function's keywords, ``locals()`` of :func:`receval.evaluate`), the ones
+    left :data:`UNSET` dropped. A field the keywords lack is a ``KeyError`` here, so the
+    keywords cannot fall behind the fields (tests/test_declared_once.py checks the rest).
+
+    Example:
+        >>> passed_options({**dict.fromkeys(OPTION_NAMES, UNSET), "ties": "item"})
+        {'ties': 'item'}
+    """
+    return {name: arguments[name] for name in OPTION_NAMES if arguments[name] is not UNSET}
+
+
 def _literal_choices(hint: Any) -> tuple[str, ...] | None:
     """The values of the ``Literal`` in an annotation (``Ties``, ``Gain | None``), or None:
     also for an open option whose ``Literal`` stands beside another type (``float |
@@ -259,13 +285,16 @@ def _literal_choices(hint: Any) -> tuple[str, ...] | None:
 #: Each named-choice option's choices, read from its ``Literal`` annotation: the one list that
 #: validation, the CLI's ``click.Choice`` and the docs use.
 CHOICES: dict[str, tuple[str, ...]] = {
-    name: choices for name, hint in typing.get_type_hints(Options).items()
+    name: choices
+    for name, hint in typing.get_type_hints(Options).items()
     if (choices := _literal_choices(hint)) is not None
 }
 #: The named-choice options that may also be None (``PrecisionDenominator | None``).
 _NULLABLE: frozenset[str] = frozenset(
-    name for name, hint in typing.get_type_hints(Options).items()
-    if name in CHOICES and type(None) in typing.get_args(hint))
+    name
+    for name, hint in typing.get_type_hints(Options).items()
+    if name in CHOICES and type(None) in typing.get_args(hint)
+)
 
 
 def _max_grade(value: object) -> float | str:
@@ -276,10 +305,8 @@ def _max_grade(value: object) -> float | str:
     if isinstance(value, str):
         with contextlib.suppress(ValueError):
             value = float(value)
-    if (isinstance(value, bool) or not _is_finite_number(value)
-            or float(value) < 0):  # type: ignore[arg-type]
-        raise ReceValError(f"option err_max_grade={value!r} must be 'user' or a finite "
-                           "number >= 0")
+    if isinstance(value, bool) or not _is_finite_number(value) or float(value) < 0:  # type: ignore[arg-type]
+        raise ReceValError(f"option err_max_grade={value!r} must be 'user' or a finite number >= 0")
     return float(value)  # type: ignore[arg-type]
 
 

@@ -1,0 +1,187 @@
+"""Declared once (issue 32, point 5): the evaluation options are the fields of
+:class:`receval.options.Options`; every other place that names them is derived from the fields
+or held to them here, and a flag every command takes is one edit of
+``receval.cli.options_table``.
+
+The options: ``receval.evaluate`` keeps one explicit keyword per field (IDE completion), and
+this module checks those keywords against the fields (names, UNSET defaults, types, docs); the
+dict of passed options is read from the keywords by the fields' names
+(:func:`receval.options.passed_options`); ``compare`` and ``evaluate_scores`` take them as
+``**options`` and the Spark engine as the ``explicit`` mapping, so they hold no copy. A value
+passed for each field reaches ``Result.options`` through every door.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import json
+import re
+import types
+import typing
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import receval
+from receval.options import CHOICES, OPTION_NAMES, UNSET, Options, passed_options
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TRUTH = pd.DataFrame({"user": [0, 0, 1, 1], "item": [0, 1, 0, 2], "rating": [4.0, 2.0, 5.0, 3.0]})
+PREDS = pd.DataFrame(
+    {
+        "user": [0, 0, 0, 1, 1, 1],
+        "item": [0, 1, 2, 0, 1, 2],
+        "score": [0.9, 0.6, 0.3, 0.8, 0.5, 0.7],
+    }
+)
+SCORES = np.array([[0.9, 0.6, 0.3], [0.8, 0.5, 0.7]])
+
+#: a value other than the default for each option that is not a named choice (those take
+#: their first choice that is not the default): a new open option needs a row here
+OPEN_VALUES: dict[str, Any] = {
+    "relevance_threshold": 3.0,
+    "score_threshold": 0.4,
+    "max_list": 2,
+    "err_max_grade": 4.0,
+    "persistence": 0.5,
+}
+
+
+def _other_value(name: str) -> Any:
+    """A valid value of option ``name`` that is not its default (as recorded)."""
+    if name in OPEN_VALUES:
+        return OPEN_VALUES[name]
+    default = Options().to_dict()[name]
+    return next(c for c in CHOICES[name] if c != default)
+
+
+def _types(hint: Any) -> frozenset[Any]:
+    """The types a hint admits, each ``Literal`` widened to the types of its values
+    (``Ties`` -> ``{str}``, ``float | Literal["user"]`` -> ``{float, str}``)."""
+    if typing.get_origin(hint) is Literal:
+        return frozenset(type(v) for v in typing.get_args(hint))
+    args = typing.get_args(hint)
+    if args and (typing.get_origin(hint) in (typing.Union, types.UnionType)):
+        return frozenset().union(*(_types(a) for a in args))
+    return frozenset({hint})
+
+
+def _keywords(function: Callable[..., Any]) -> dict[str, inspect.Parameter]:
+    return dict(inspect.signature(function).parameters)
+
+
+# --- receval.evaluate: one keyword per field ------------------------------------------------
+
+
+def test_the_unset_keywords_of_evaluate_are_exactly_the_fields() -> None:
+    params = _keywords(receval.evaluate)
+    unset = {n for n, p in params.items() if p.default is UNSET}
+    assert unset == set(OPTION_NAMES)
+    assert all(params[n].kind is inspect.Parameter.KEYWORD_ONLY for n in OPTION_NAMES)
+
+
+def test_each_keyword_admits_the_types_of_its_field() -> None:
+    """The keywords are annotated ``str`` where the field is a ``Literal`` (a caller's text
+    type-checks); otherwise the same types."""
+    fields = typing.get_type_hints(Options)
+    annotations = receval.evaluate.__annotations__
+    for name in OPTION_NAMES:
+        keyword = eval(annotations[name], {})  # builtins only: float | str | None
+        assert _types(keyword) == _types(fields[name]), name
+
+
+def test_each_option_has_its_one_paragraph_of_docs() -> None:
+    """The Options docstring documents each field once; the CLI's help of each flag is that
+    paragraph and evaluate's docstring points to it, not a copy."""
+    from receval.cli.common import _option_help
+
+    helps = _option_help()
+    assert set(helps) == set(OPTION_NAMES)
+    assert all(len(text) > 20 for text in helps.values())
+    assert "described\n    on :class:`~receval.options.Options`" in (receval.evaluate.__doc__ or "")
+
+
+def test_the_readme_table_names_each_option_with_its_default() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Options and defaults", 1)[1].split("\n\n", 2)[2].split("\n\n")[0]
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `(\w+)` \| ([^|]*)\|", section, re.M)}
+    assert set(rows) == set(OPTION_NAMES)
+    for name, value in Options().to_dict().items():  # precision_denominator: as resolved
+        written = "`None`" if value is None else f"`{json.dumps(value)}`"
+        assert rows[name].startswith(written), (name, rows[name])
+
+
+def test_the_passed_dict_is_read_by_the_field_names() -> None:
+    assert passed_options(dict.fromkeys(OPTION_NAMES, UNSET)) == {}
+    with pytest.raises(KeyError):  # a keyword missing for a field cannot pass unseen
+        passed_options({})
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+@pytest.mark.parametrize("name", OPTION_NAMES)
+def test_each_option_passed_to_evaluate_is_the_one_recorded(name: str) -> None:
+    value = _other_value(name)
+    with _quiet():
+        result = receval.evaluate(TRUTH, PREDS, ["P@2"], **{name: value})
+    assert result.options[name] == value
+    expected = Options(**{name: value}).to_dict()  # and no other moved
+    assert {n: result.options[n] for n in expected} == expected
+
+
+# --- the doors that take the options as **options or a mapping: no copy ----------------------
+
+
+def test_compare_and_evaluate_scores_take_the_options_without_naming_them() -> None:
+    for function in (receval.compare, receval.evaluate_scores):
+        params = _keywords(function)
+        assert not set(params) & set(OPTION_NAMES), function.__name__
+        assert any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        assert ":func:`receval.evaluate`" in (function.__doc__ or "")
+
+
+def test_the_spark_engine_takes_the_passed_options_as_one_mapping() -> None:
+    pytest.importorskip("pyspark")
+    from receval.spark.engine import evaluate_spark
+
+    params = _keywords(evaluate_spark)
+    assert "explicit" in params and not set(params) & set(OPTION_NAMES)
+
+
+@pytest.mark.parametrize("name", OPTION_NAMES)
+def test_each_option_reaches_compare(name: str) -> None:
+    value = _other_value(name)
+    with _quiet():
+        c = receval.compare(
+            TRUTH, {"a": PREDS, "b": PREDS}, ["P@2"], n_resamples=10, **{name: value}
+        )
+    assert {m: r.options[name] for m, r in c.results.items()} == {"a": value, "b": value}
+
+
+@pytest.mark.parametrize("name", OPTION_NAMES)
+def test_each_option_reaches_evaluate_scores(name: str) -> None:
+    pytest.importorskip("torch")
+    value = _other_value(name)
+    with _quiet():
+        result = receval.evaluate_scores(TRUTH, SCORES, ["P@2"], device="cpu", **{name: value})
+    assert result.options[name] == value
+
+
+def test_an_unknown_option_is_refused_at_every_door() -> None:
+    with pytest.raises(TypeError, match="tie"):
+        receval.evaluate(TRUTH, PREDS, ["P@1"], tie="item")  # type: ignore[call-arg]
+    with pytest.raises(receval.ReceValError, match="tie"):
+        pytest.importorskip("torch")
+        receval.evaluate_scores(TRUTH, SCORES, ["P@1"], device="cpu", tie="item")
