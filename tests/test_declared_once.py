@@ -20,7 +20,7 @@ import re
 import types
 import typing
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,6 +29,7 @@ import pandas as pd
 import pytest
 
 import receval
+from receval.cli import COMMANDS
 from receval.options import CHOICES, OPTION_NAMES, UNSET, Options, passed_options
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -185,3 +186,237 @@ def test_an_unknown_option_is_refused_at_every_door() -> None:
     with pytest.raises(receval.ReceValError, match="tie"):
         pytest.importorskip("torch")
         receval.evaluate_scores(TRUTH, SCORES, ["P@1"], device="cpu", tie="item")
+
+
+# --- a flag of every command: one edit of receval.cli.options_table ---------------------------
+
+
+def _inputs(folder: Path) -> dict[str, list[str]]:
+    """Small files, and a run of each command on them."""
+    users = [f"u{u}" for u in range(6)]
+    files = {
+        "truth.csv": "user,item\n"
+        + "".join(f"{u},i{(k + j) % 5}\n" for k, u in enumerate(users) for j in range(2)),
+        "a.csv": "user,item,score\n"
+        + "".join(f"{u},i{j},{1 - j / 10}\n" for u in users for j in range(4)),
+        "b.csv": "user,item,score\n"
+        + "".join(f"{u},i{4 - j},{1 - j / 10}\n" for u in users for j in range(4)),
+        "train.csv": "user,item\n" + "".join(f"{u},i9\n" for u in users),
+        "log.csv": "request,item,position,reward,propensity\n"
+        "1,a,1,1,0.5\n2,b,1,0,0.5\n3,a,1,0,0.5\n4,b,1,1,0.5\n",
+        "target.csv": "request,item,position,probability\n"
+        + "".join(f"{r},a,1,1.0\n" for r in range(1, 5)),
+        "imp.csv": "user,item,rank,served_at\n"
+        + "".join(
+            f"{u},i{j},{j + 1},2026-01-0{1 + k % 3}T00:00:00\n"
+            for k, u in enumerate(users)
+            for j in range(3)
+        ),
+        "fb.csv": "user,item,value,at\n"
+        + "".join(f"{u},i{k % 3},1,2026-01-0{1 + k % 3}T01:00:00\n" for k, u in enumerate(users)),
+        "gate.toml": 'truth = "truth.csv"\npredictions = "b.csv"\nbaseline = "a.csv"\n'
+        'resamples = 20\nchecks = ["P@1 >= 0"]\n',
+        "gen.csv": "user,rank,text\nu,1,Heat\nv,1,Up (2009)\n",
+        "movies.csv": "movieId,title\n1,Heat (1995)\n5,Up (2009)\n",
+        "movie_truth.csv": "user,movieId\nu,1\nv,5\n",
+        "ratings.csv": "user,item,timestamp\n"
+        + "".join(f"u{u},i{i},{u * 10 + i}\n" for u in range(6) for i in range(4)),
+    }
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    f = {name: str(folder / name) for name in files}
+    return {
+        "check": ["check", f["gate.toml"]],
+        "compare": [
+            "compare",
+            "-t",
+            f["truth.csv"],
+            "-p",
+            f["a.csv"],
+            "-p",
+            f["b.csv"],
+            "-m",
+            "P@1",
+            "--resamples",
+            "20",
+        ],
+        "demo": ["demo"],
+        "evaluate": ["evaluate", "-t", f["truth.csv"], "-p", f["a.csv"], "-m", "P@1"],
+        "explain": ["explain", "trec_eval", "kaggle"],
+        "monitor": [
+            "monitor",
+            "-i",
+            f["imp.csv"],
+            "--feedback",
+            f["fb.csv"],
+            "-m",
+            "P@1",
+            "--window",
+            "D",
+            "--resamples",
+            "0",
+        ],
+        "offpolicy": [
+            "offpolicy",
+            "--log",
+            f["log.csv"],
+            "--target",
+            f"a={f['target.csv']}",
+            "--resamples",
+            "0",
+        ],
+        "plot": [
+            "plot",
+            "-t",
+            f["truth.csv"],
+            "-p",
+            f["a.csv"],
+            "-m",
+            "P@1",
+            "-o",
+            str(folder / "plot.png"),
+        ],
+        "resolve": [
+            "resolve",
+            f["gen.csv"],
+            f["movie_truth.csv"],
+            "--catalogue",
+            f["movies.csv"],
+            "--item-col",
+            "movieId",
+            "-m",
+            "MRR",
+        ],
+        "sample": [
+            "sample",
+            "--train",
+            f["train.csv"],
+            "--test",
+            f["truth.csv"],
+            "--negatives",
+            "1",
+            "-o",
+            str(folder / "candidates.csv"),
+        ],
+        "split": [
+            "split",
+            f["ratings.csv"],
+            "--method",
+            "random-user",
+            "--test-fraction",
+            "0.25",
+            "--train-out",
+            str(folder / "tr.csv"),
+            "--test-out",
+            str(folder / "te.csv"),
+        ],
+    }
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
+    return _inputs(tmp_path_factory.mktemp("commands"))
+
+
+@pytest.fixture
+def planted(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """``--threads N`` planted in the table as a flag of every command, with an effect that
+    records N while the command runs; the commands registered again, as their modules'
+    imports register them. Returns what the effect saw."""
+    import click
+
+    from receval.cli import all_commands, main, options_table
+
+    commands = all_commands()  # each module loaded before the table changes
+    seen: list[Any] = []
+
+    @contextlib.contextmanager
+    def effect(params: Mapping[str, Any]) -> Iterator[None]:
+        seen.append(params.get("threads"))
+        yield
+
+    monkeypatch.setitem(
+        options_table.OPTIONS,
+        "threads",
+        lambda: click.option(
+            "--threads",
+            type=click.IntRange(1, None),
+            default=None,
+            help="Threads of the kernels (planted by a test).",
+        ),
+    )
+    monkeypatch.setattr(options_table, "EVERY_COMMAND", (*options_table.EVERY_COMMAND, "threads"))
+    monkeypatch.setitem(options_table.EFFECTS, "threads", effect)
+    for name, command in commands.items():
+        monkeypatch.setattr(command, "params", list(command.params))  # restored afterwards
+        main.add_command(command, name)
+    return seen
+
+
+def test_a_run_is_written_for_every_command(runs: dict[str, list[str]]) -> None:
+    assert set(runs) == set(COMMANDS)
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_flag_planted_in_the_table_reaches_every_command(
+    command: str, runs: dict[str, list[str]], planted: list[Any]
+) -> None:
+    """Before: ``receval offpolicy`` named its parameters one by one and exited 1 on the
+    planted flag (``TypeError: offpolicy() got an unexpected keyword argument 'threads'``)."""
+    from click.testing import CliRunner
+
+    from receval.cli import main
+
+    shown = CliRunner().invoke(main, [command, "--help"])
+    assert shown.exit_code == 0 and "--threads" in shown.output
+    with _quiet():
+        out = CliRunner().invoke(main, [*runs[command], "--threads", "3"])
+    assert out.exit_code == 0, out.output
+    assert planted == [3]
+
+
+# --- receval offpolicy --repeats ----------------------------------------------------------------
+
+
+def test_offpolicy_repeats_is_a_flag(tmp_path: Path) -> None:
+    """Request 1 shows item a twice (slots drawn one by one). IPS by hand, each shown row's
+    weight target probability / propensity times its reward, summed per request, averaged:
+    request 1: 1/0.5 * 1 + 1/0.5 * 0 = 2; request 2: b is not in the target (0), a at
+    position 2: 1/0.5 * 1 = 2; IPS = (2 + 2) / 2 = 2.0."""
+    from click.testing import CliRunner
+
+    from receval.cli import main
+    from receval.offpolicy.estimate import REPEATS
+
+    (tmp_path / "log.csv").write_text(
+        "request,item,position,reward,propensity\n1,a,1,1,0.5\n1,a,2,0,0.5\n"
+        "2,b,1,0,0.5\n2,a,2,1,0.5\n"
+    )
+    (tmp_path / "t.csv").write_text(
+        "request,item,position,probability\n1,a,1,1.0\n1,a,2,1.0\n2,a,2,1.0\n"
+    )
+    args = [
+        "offpolicy",
+        "--log",
+        str(tmp_path / "log.csv"),
+        "--target",
+        f"t={tmp_path / 't.csv'}",
+        "-e",
+        "ips",
+        "--resamples",
+        "0",
+        "-f",
+        "json",
+    ]
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 2
+    (line,) = refused.output.strip().splitlines()
+    assert "repeats='allow'" in line
+    assert CliRunner().invoke(main, [*args, "--repeats", "refuse"]).exit_code == 2
+    allowed = CliRunner().invoke(main, [*args, "--repeats", "allow"])
+    assert allowed.exit_code == 0, allowed.output
+    (row,) = json.loads(allowed.output)["estimates"]
+    assert row["value"] == 2.0
+    assert REPEATS == ("refuse", "allow")
+    bad = CliRunner().invoke(main, [*args, "--repeats", "yes"])
+    assert bad.exit_code == 2 and bad.output.startswith("error: Invalid value for '--repeats'")

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.text import Text
 
 from receval.cli.group import main  # noqa: F401  (the group each command registers on)
-from receval.cli.options_table import every_command_effects, option
+from receval.cli.options_table import every_command_effects, option, taken_by
 from receval.exceptions import ReceValError, UndefinedMetricWarning
 from receval.io.detect import FORMATS as INPUT_FORMATS  # one list: the reader's
 from receval.io.terminal import one_line, safe_text
@@ -320,7 +320,7 @@ def _errors_exit_2(command: Callable[..., Any]) -> Callable[..., Any]:
             with warnings.catch_warnings(record=True) as caught, \
                     every_command_effects(params):
                 warnings.simplefilter("default")
-                out = command(*args, **params)
+                out = command(*args, **taken_by(command, params))
             # each distinct warning once (one per model or per call is noise)
             for text in dict.fromkeys(str(w.message) for w in caught):
                 _print_warning(text)

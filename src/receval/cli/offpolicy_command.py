@@ -15,6 +15,7 @@ from receval.cli.finite import FiniteRange
 from receval.cli.options_table import option, shared
 from receval.exceptions import ReceValError
 from receval.io.terminal import safe_text
+from receval.offpolicy.estimate import REPEATS
 
 SHOWN = ("value", "ci_low", "ci_high", "ess", "max_weight", "max_weight_share",
          "support_missing")
@@ -89,6 +90,10 @@ def _targets(specs: tuple[str, ...]) -> dict[str, Any]:
               show_default=True, help="switch_dr: rows with a larger weight use the model.")
 @click.option("--shrinkage", type=FiniteRange(0, None, min_open=True), default=None,
               help="dros: lambda of the shrunk weights lambda w / (w^2 + lambda).")
+@click.option("--repeats", type=click.Choice(REPEATS), default=REPEATS[0], show_default=True,
+              help="refuse: a served list shows each item once (a repeated item is an error); "
+                   "allow: slates whose positions are drawn independently (Open Bandit "
+                   "Pipeline's indep logs) may show an item at several positions.")
 @option("resamples", what="Bootstrap resamples over requests", zero="the normal interval only")
 @shared("confidence", "seed", "format")
 @_errors_exit_2
@@ -98,9 +103,9 @@ def offpolicy(log_path: str | None, impressions: str | None, feedback: str | Non
               html_path: str | None, targets: tuple[str, ...], estimators: str | None,
               reward_model: str | None, rule: str, epsilon: float | None,
               temperature: float | None, clip: float | None, switch_threshold: float,
-              shrinkage: float | None,
-              resamples: int, confidence: float, seed: int, silence: tuple[str, ...], fmt: str,
-              debug: bool) -> None:
+              shrinkage: float | None, repeats: str,
+              resamples: int, confidence: float, seed: int, silence: tuple[str, ...],
+              fmt: str) -> None:
     """Estimate what each target policy would earn online from the served log (IPS, SNIPS,
     DR, ...), with bootstrap intervals over requests and the importance weights' diagnostics."""
     from receval.offpolicy import estimate, log_from_monitor
@@ -131,7 +136,8 @@ def offpolicy(log_path: str | None, impressions: str | None, feedback: str | Non
         estimators = "ips,snips,dr" if model is not None else "ips,snips"
     names = [e.strip() for e in estimators.split(",") if e.strip()]
     options: dict[str, Any] = {"rule": rule, "switch_threshold": switch_threshold,
-                               "alpha": round(1 - confidence, 12), "silence": list(silence)}
+                               "alpha": round(1 - confidence, 12), "silence": list(silence),
+                               "repeats": repeats}
     if "window" in by and log_path is not None:
         options.update(window=window, origin=origin, time_unit=time_unit)
     for key, value in (("epsilon", epsilon), ("temperature", temperature), ("clip", clip),

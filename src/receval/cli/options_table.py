@@ -9,14 +9,19 @@ made from :class:`receval.options.Options` come from its annotations
 
 A flag of every command (:data:`EVERY_COMMAND`: ``--debug``, ``--silence``) is added by the
 ``receval`` group to each command it registers, and acts through :data:`EFFECTS`, a context
-that :func:`receval.cli.common._errors_exit_2` (the wrapper of every command) enters. Adding
-one is this file only: an entry in :data:`OPTIONS`, its name in :data:`EVERY_COMMAND` and,
-when it acts while the command runs, its context in :data:`EFFECTS`.
+that :func:`receval.cli.common._errors_exit_2` (the wrapper of every command) enters; the
+wrapper hands a command only the flags of every command that its signature names
+(:func:`taken_by`; a command with ``**params`` gets them all), so a command that names its
+parameters one by one never meets a flag it does not read. Adding one is this file only: an
+entry in :data:`OPTIONS`, its name in :data:`EVERY_COMMAND` and, when it acts while the command
+runs, its context in :data:`EFFECTS` (tests/test_declared_once.py plants one and runs every
+command with it).
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -225,3 +230,24 @@ def shared(*names: str) -> Decorator:
             f = OPTIONS[name]()(f)
         return f
     return decorate
+
+
+def taken_by(command: Callable[..., Any], params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` as ``command`` takes them: the flags of :data:`EVERY_COMMAND` that its
+    signature does not name are left out (they act through :data:`EFFECTS`, and ``--debug``
+    in the wrapper); a command with ``**params`` gets every one. Any other flag is passed as
+    it is, so a command's own parameter missing from its signature is still an error.
+
+    Example:
+        >>> def run(seed: int, silence: tuple[str, ...]) -> None: ...
+        >>> taken_by(run, {"seed": 1, "silence": (), "debug": False})
+        {'seed': 1, 'silence': ()}
+        >>> def run_all(seed: int, **params: object) -> None: ...
+        >>> sorted(taken_by(run_all, {"seed": 1, "debug": False}))
+        ['debug', 'seed']
+    """
+    signature = inspect.signature(command).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.values()):
+        return dict(params)
+    return {name: value for name, value in params.items()
+            if name in signature or name not in EVERY_COMMAND}

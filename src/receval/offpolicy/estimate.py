@@ -26,6 +26,9 @@ from receval.scalars import plain
 OPTIONS = ("clip", "switch_threshold", "rule", "epsilon", "temperature", "examination",
            "logger", "alpha", "silence", "window", "origin", "time_unit", "shrinkage",
            "repeats")
+#: ``repeats=``: a served list shows each item once (``"refuse"``, the default) or may show an
+#: item at several positions (``"allow"``: slates drawn slot by slot)
+REPEATS = ("refuse", "allow")
 #: the estimators whose weights are not normalised: they get the blow-up warning
 UNNORMALISED = ("ips", "iips", "dr", "dros", "sips", "rips", "cascade_dr", "pi", "pbm")
 #: a target's weights "blow up" when the effective sample size falls below this share of
@@ -202,8 +205,8 @@ def estimate(log: Any, targets: Mapping[str, Any], *,
         raise ReceValError(f"alpha must be in (0, 1); got {alpha!r}")
     by_cols = _by_columns(by)
     with silence(options.get("silence")):
-        repeats = options.get("repeats", "refuse")
-        if repeats not in ("refuse", "allow"):
+        repeats = options.get("repeats", REPEATS[0])
+        if repeats not in REPEATS:
             raise ReceValError(f"repeats must be 'refuse' or 'allow', got {repeats!r}")
         data = read_log(_with_window(log, by_cols, options), by=by_cols,
                         repeats=repeats == "allow")
