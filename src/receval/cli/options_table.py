@@ -30,9 +30,11 @@ import click
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 #: the help of ``--seed``, the same in every command
-SEED_HELP = ("Seed of the random draws (non-negative integer); each stream is keyed by what it "
-             "draws for (names, never positions), so the order of models or groups and the "
-             "thread count change nothing.")
+SEED_HELP = (
+    "Seed of the random draws (non-negative integer); each stream is keyed by what it "
+    "draws for (names, never positions), so the order of models or groups and the "
+    "thread count change nothing."
+)
 
 
 def _debug() -> Decorator:
@@ -43,90 +45,140 @@ def _silence() -> Decorator:
     from receval.checks import WARNINGS
 
     return click.option(
-        "--silence", multiple=True, type=click.Choice(sorted(WARNINGS)), metavar="CODE",
-        help="Do not print this warning (repeat for more): "
-             f"{', '.join(sorted(WARNINGS))}.")
+        "--silence",
+        multiple=True,
+        type=click.Choice(sorted(WARNINGS)),
+        metavar="CODE",
+        help=f"Do not print this warning (repeat for more): {', '.join(sorted(WARNINGS))}.",
+    )
 
 
 def _seed(default: int = 0) -> Decorator:
-    return click.option("--seed", type=click.IntRange(0, None), default=default,
-                        show_default=True, help=SEED_HELP)
+    return click.option(
+        "--seed", type=click.IntRange(0, None), default=default, show_default=True, help=SEED_HELP
+    )
 
 
-def _resamples(default: int = 1000, *, minimum: int = 0,
-               what: str = "Bootstrap resamples of each interval",
-               zero: str = "none") -> Decorator:
+def _resamples(
+    default: int = 1000,
+    *,
+    minimum: int = 0,
+    what: str = "Bootstrap resamples of each interval",
+    zero: str = "none",
+) -> Decorator:
     from receval.stats import MAX_RESAMPLES
 
     none = f" (0: {zero})" if minimum == 0 else ""
-    return click.option("--resamples", type=click.IntRange(minimum, MAX_RESAMPLES),
-                        default=default, show_default=True, help=f"{what}{none}.")
+    return click.option(
+        "--resamples",
+        type=click.IntRange(minimum, MAX_RESAMPLES),
+        default=default,
+        show_default=True,
+        help=f"{what}{none}.",
+    )
 
 
 def _confidence() -> Decorator:
-    return click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-                        default=0.95, show_default=True, help="Level of the intervals.")
+    return click.option(
+        "--confidence",
+        type=click.FloatRange(0, 1, min_open=True, max_open=True),
+        default=0.95,
+        show_default=True,
+        help="Level of the intervals.",
+    )
 
 
-def _format(choices: Sequence[str] = ("table", "json", "csv"), default: str = "table",
-            what: str = "the result") -> Decorator:
-    return click.option("--format", "-f", "fmt", type=click.Choice(tuple(choices)),
-                        default=default, show_default=True, help=f"How {what} is printed.")
+def _format(
+    choices: Sequence[str] = ("table", "json", "csv"),
+    default: str = "table",
+    what: str = "the result",
+) -> Decorator:
+    return click.option(
+        "--format",
+        "-f",
+        "fmt",
+        type=click.Choice(tuple(choices)),
+        default=default,
+        show_default=True,
+        help=f"How {what} is printed.",
+    )
 
 
 def _column(flag: str, default: str | None) -> Callable[..., Decorator]:
     def factory(default: str | None = default, note: str = "") -> Decorator:
         role = flag[2:].removesuffix("-col")
-        return click.option(flag, default=default, show_default=default is not None,
-                            help=f"The {role} column{note}.")
+        return click.option(
+            flag,
+            default=default,
+            show_default=default is not None,
+            help=f"The {role} column{note}.",
+        )
+
     return factory
 
 
 def _delimiter() -> Decorator:
-    return click.option("--delimiter", default=None,
-                        help="CSV delimiter (default: sniffed; 'tab' or '\\t' for a tab).")
+    return click.option(
+        "--delimiter",
+        default=None,
+        help="CSV delimiter (default: sniffed; 'tab' or '\\t' for a tab).",
+    )
 
 
 def _raw_csv() -> Decorator:
     return click.option(
-        "--raw-csv", is_flag=True,
+        "--raw-csv",
+        is_flag=True,
         help="Write CSV/TSV text cells as they are: by default a cell starting with =, +, -, @, "
-             "tab or CR gets a ' in front, so a spreadsheet does not run it.")
+        "tab or CR gets a ' in front, so a spreadsheet does not run it.",
+    )
 
 
 def _max_k() -> Decorator:
-    return click.option("--max-k", type=click.IntRange(1, 10_000), default=None, metavar="N",
-                        help="Last cutoff of the curves. [default: as deep as the lists go, "
-                             "up to 1000]")
+    return click.option(
+        "--max-k",
+        type=click.IntRange(1, 10_000),
+        default=None,
+        metavar="N",
+        help="Last cutoff of the curves. [default: as deep as the lists go, up to 1000]",
+    )
 
 
 def _strata() -> Decorator:
     return click.option(
-        "--strata", default=None, metavar="FILE|NAME",
+        "--strata",
+        default=None,
+        metavar="FILE|NAME",
         help="Results per group of users too: a file (CSV, TSV or Parquet) with the user "
-             "column and one group column, or a built-in stratum of --train: activity, "
-             "activity:N, cold, cold:N. Users the file does not name: group (none).")
+        "column and one group column, or a built-in stratum of --train: activity, "
+        "activity:N, cold, cold:N. Users the file does not name: group (none).",
+    )
 
 
 def _report() -> Decorator:
-    return click.option("--report", default=None, metavar="FILE",
-                        help="Write a self-contained HTML report.")
+    return click.option(
+        "--report", default=None, metavar="FILE", help="Write a self-contained HTML report."
+    )
 
 
 def _memory_budget() -> Decorator:
     return click.option(
-        "--memory-budget", default=None, metavar="SIZE",
+        "--memory-budget",
+        default=None,
+        metavar="SIZE",
         help="Stream the truth and predictions files (CSV, TSV, Parquet) within SIZE of "
-             "memory (2GiB, 500MB), with the same numbers; unset, files that would not fit "
-             "in half the machine's memory are streamed too (docs/streaming.md).")
+        "memory (2GiB, 500MB), with the same numbers; unset, files that would not fit "
+        "in half the machine's memory are streamed too (docs/streaming.md).",
+    )
 
 
 def _named(flag: str, short: str | None = None, metavar: str = "FILE") -> Callable[..., Decorator]:
     """A file or a name whose meaning each command says (``help``): one spelling, one type."""
+
     def factory(help: str, dest: str | None = None, required: bool = False) -> Decorator:
         names = [flag, *([short] if short else []), *([dest] if dest else [])]
-        return click.option(*names, required=required, metavar=metavar,
-                            help=help)
+        return click.option(*names, required=required, metavar=metavar, help=help)
+
     return factory
 
 
@@ -194,7 +246,9 @@ def every_command_params() -> list[click.Parameter]:
         >>> [p.name for p in every_command_params()]
         ['debug', 'silence']
     """
+
     def holder() -> None: ...
+
     shared(*EVERY_COMMAND)(holder)
     # click keeps a function's parameters last-applied first
     return list(reversed(holder.__click_params__))  # type: ignore[attr-defined]
@@ -225,10 +279,12 @@ def shared(*names: str) -> Decorator:
         >>> [p.name for p in run.params]
         ['debug', 'seed']
     """
+
     def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
         for name in reversed(names):
             f = OPTIONS[name]()(f)
         return f
+
     return decorate
 
 
@@ -249,5 +305,8 @@ def taken_by(command: Callable[..., Any], params: Mapping[str, Any]) -> dict[str
     signature = inspect.signature(command).parameters
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.values()):
         return dict(params)
-    return {name: value for name, value in params.items()
-            if name in signature or name not in EVERY_COMMAND}
+    return {
+        name: value
+        for name, value in params.items()
+        if name in signature or name not in EVERY_COMMAND
+    }
