@@ -8,7 +8,8 @@ this module checks those keywords against the fields (names, UNSET defaults, typ
 dict of passed options is read from the keywords by the fields' names
 (:func:`receval.options.passed_options`); ``compare`` and ``evaluate_scores`` take them as
 ``**options`` and the Spark engine as the ``explicit`` mapping, so they hold no copy. A value
-passed for each field reaches ``Result.options`` through every door.
+passed for each field reaches ``Result.options`` through evaluate, compare and
+evaluate_scores, and the monitor's record of the options passed.
 """
 
 from __future__ import annotations
@@ -178,6 +179,29 @@ def test_each_option_reaches_evaluate_scores(name: str) -> None:
     with _quiet():
         result = receval.evaluate_scores(TRUTH, SCORES, ["P@2"], device="cpu", **{name: value})
     assert result.options[name] == value
+
+
+IMPRESSIONS = pd.DataFrame(
+    {
+        "user": [0, 0, 1, 1],
+        "item": [0, 1, 0, 2],
+        "rank": [1, 2, 1, 2],
+        "served_at": pd.Timestamp("2026-01-01"),
+    }
+)
+FEEDBACK = pd.DataFrame(
+    {"user": [0, 1], "item": [0, 2], "value": [4.0, 5.0], "at": pd.Timestamp("2026-01-01 01:00")}
+)
+
+
+@pytest.mark.parametrize("name", OPTION_NAMES)
+def test_each_option_reaches_monitor(name: str) -> None:
+    value = _other_value(name)
+    with _quiet():
+        m = receval.monitor(
+            IMPRESSIONS, FEEDBACK, ["P@2"], window="D", n_resamples=0, **{name: value}
+        )
+    assert m.options["options"] == {name: value}
 
 
 def test_an_unknown_option_is_refused_at_every_door() -> None:
