@@ -564,9 +564,6 @@ RESULT_DOORS = (*(e for e in receval.dispatch.ENGINES if e != "spark"), "strata"
 #: user_mean relevance depending on the items' names and order (0.1 + 0.2 + 0.3); nDCG_AWRF
 #: and serendipity judging relevance a second time (beyond/attach.py).
 DEFECTS: list[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = [
-    ("defect: Result.strata drops the per-user beyond-accuracy and fairness metrics",
-     tuple(CASES), ("strata",), tuple(b.name for b in BEYOND.values()
-                                      if b.reduction == "user")),
 ]
 
 

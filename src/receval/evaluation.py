@@ -47,7 +47,7 @@ from receval.options import UNSET, Options
 from receval.result import RecordedOptions, Result
 from receval.scalars import plain
 from receval.shaping import Prepared, prepare, prepare_key
-from receval.strata import Strata, as_mapping, merge_metric_parts, stratify
+from receval.strata import Strata, as_mapping, merge_metric_parts, stratify, with_user_metrics
 
 #: loaded for what they lend every Result: its plot and notebook views, its log (result.VIEWS)
 _VIEWS = (report, tracking)
@@ -343,6 +343,8 @@ def evaluate(
         _add_beyond(result, beyond_specs, requested, prepared_by_key[key], options, engine,
                     None if leak is None else leak.train, item_features, beyond, resolved.name,
                     item_features_columns, device, item_groups)
+    if mapping is not None:  # every per-user metric asked for, per group (receval.strata)
+        with_user_metrics(result, mapping, beyond_specs, partition=_IN_PARTITION.get())
     return result
 
 

@@ -133,10 +133,7 @@ def attach(
                                         ctx, opts, np.isnan(per_user[n]))
                    for n in names}
         value = np.column_stack([per_user[n] for n in names])
-        fill = {"zero": 0.0, "one": 1.0}.get(empty)
-        acc = Accumulator.from_arrays(names, value, ids=list(user_ids), fill=fill,
-                                      fillable=[not _left_out(by_name[n], empty)
-                                                for n in names])
+        acc = user_sums(specs, names, value, list(user_ids), empty)
         beyond_values = beyond_summary(acc, specs, empty)
         new_summary.update(beyond_values)
         _count_undefined(result, acc, specs, reasons, empty)
@@ -162,6 +159,25 @@ def attach(
     result.per_user = result.per_user[["user", *[n for n in requested
                                                   if n in result.per_user.columns]]]
     return result  # Result.options["beyond"] was written with the plan: recorded()
+
+
+def user_sums(specs: Sequence[BeyondSpec], names: Sequence[str], value: np.ndarray,
+              ids: Sequence[Any], empty: str) -> Accumulator:
+    """The exact sums of the per-user beyond metrics ``names`` (columns of ``value``, NaN:
+    undefined; rows: the users ``ids``) under the ``empty`` policy: the whole's and each
+    group's of users (:mod:`receval.strata`).
+
+    Example:
+        >>> from receval.beyond.names import parse_beyond
+        >>> acc = user_sums([parse_beyond("rND@2")], ["rND@2"], np.array([[0.5], [np.nan]]),
+        ...                 ["a", "b"], "zero")
+        >>> acc.metrics[0].n_defined, acc.metrics[0].n_undefined
+        (1, 1)
+    """
+    by_name = {s.name: s for s in specs}
+    return Accumulator.from_arrays(list(names), value, ids=list(ids),
+                                   fill={"zero": 0.0, "one": 1.0}.get(empty),
+                                   fillable=[not _left_out(by_name[n], empty) for n in names])
 
 
 def _left_out(spec: BeyondSpec, empty: str) -> bool:
