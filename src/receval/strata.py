@@ -367,11 +367,13 @@ def complete(result: Any, specs: Sequence[BeyondSpec]) -> None:
         "not_per_group": not_per_group}
 
 
-def with_user_metrics(result: Any, mapping: pd.Series, specs: Sequence[BeyondSpec], *,
-                      partition: bool = False) -> None:
-    """Add the per-user beyond metrics of ``specs`` (``result.per_user``'s columns) to
-    ``result``'s groups of users, in place (:func:`add_user_metrics`), and finish them
-    (:func:`complete`); in a Spark ``partition`` the sums only (the driver finishes once).
+def with_user_metrics(result: Any, mapping: pd.Series, specs: Sequence[BeyondSpec],
+                      raw: Mapping[str, Any], *, partition: bool = False) -> None:
+    """Add the per-user beyond metrics of ``specs`` to ``result``'s groups of users, in place
+    (:func:`add_user_metrics`), from ``raw``: their ``names``, ``value`` matrix before the
+    ``empty`` policy filled it and ``users`` (:func:`receval.beyond.attach.attach`'s
+    ``raw=``); then finish them (:func:`complete`); in a Spark ``partition`` the sums only
+    (the driver finishes once).
 
     Example:
         >>> import receval
@@ -385,11 +387,13 @@ def with_user_metrics(result: Any, mapping: pd.Series, specs: Sequence[BeyondSpe
     if result.strata is None:
         return
     per_user = [s for s in specs if s.entry.reduction == "user"]
-    if per_user:
+    if per_user and raw.get("names"):
+        values = pd.DataFrame(raw["value"], columns=list(raw["names"]))
+        values.insert(0, "user", raw["users"])
         settings = (result.options or {}).get("beyond") or {}
         empty = settings.get("empty") or (result.options or {}).get("empty", "zero")
         strata = add_user_metrics(Strata(result.strata, result.strata_sums or {}), mapping,
-                                  result.per_user, per_user, empty,
+                                  values, per_user, empty,
                                   require_match=not partition)
         result.strata, result.strata_sums = strata.table, strata.sums
     if not partition:

@@ -94,6 +94,7 @@ def attach(
     scored: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     popularity: Any = None,
     catalogue: Any = None,
+    raw: dict[str, Any] | None = None,
 ) -> Result:
     """Compute ``specs`` from the engine's lists and add them to ``result`` (in place, also
     returned), the summary and metrics in the ``requested`` order. ``truth`` holds each
@@ -104,7 +105,9 @@ def attach(
     ``result.counts["group_exposure"]`` (name -> group, exposure, target). ``popularity``:
     the whole training data's counts when ``train`` is part of it (a Spark partition:
     :class:`receval.beyond.frames.Popularity`), ``catalogue`` the catalogue's item ids when
-    the lists and ``train`` cannot tell it.
+    the lists and ``train`` cannot tell it. ``raw`` (a dict) receives the per-user metrics'
+    ``names``, their ``value`` matrix before the ``empty`` policy fills it and the ``users``
+    (for the groups of users: :mod:`receval.strata`).
     """
     opts = resolve(profile, beyond)
     if top is None:  # pragma: no cover - the engine was asked for the lists
@@ -133,6 +136,8 @@ def attach(
                                         ctx, opts, np.isnan(per_user[n]))
                    for n in names}
         value = np.column_stack([per_user[n] for n in names])
+        if raw is not None:  # before the empty policy fills the values in place
+            raw.update(names=names, value=value.copy(), users=user_ids)
         acc = user_sums(specs, names, value, list(user_ids), empty)
         beyond_values = beyond_summary(acc, specs, empty)
         new_summary.update(beyond_values)

@@ -1,0 +1,179 @@
+"""Strata carry every per-user beyond-accuracy and fairness metric asked for, with the whole's
+accounting: each group's value is the exact mean of its users' per-user values (a pandas
+groupby oracle written here, means by exact fractions), undefined users counted per group,
+values inside their declared bounds; catalogue-level metrics named "not per group"."""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import receval
+from receval.beyond.names import ENTRIES
+from receval.strata import NONE, NOT_PER_GROUP
+
+K = 3
+PER_USER = [f"{m}@{K}" for m in ("novelty", "diversity", "ARP", "APLT", "AWRF", "nDCG_AWRF",
+                                 "rND", "rKL", "calibration", "calibration_js", "EE_L")]
+CATALOGUE = [f"coverage@{K}", f"gini@{K}"]
+#: the metrics whose undefined users are left out of the mean under empty="zero" (a 0 reads
+#: as perfect): docs/fairness.md
+ZERO_IS_BEST = ("rND", "rKL", "rRD", "calibration", "calibration_js")
+
+
+def _data() -> dict:
+    rng = np.random.default_rng(11)
+    users = list(range(24))
+    items = [f"i{j}" for j in range(10)]
+    preds = pd.DataFrame([(u, it, float(s)) for u in users
+                          for it, s in zip(rng.permutation(items)[:4], range(4, 0, -1),
+                                           strict=False)], columns=["user", "item", "score"])
+    truth = pd.DataFrame([(u, it, float(rng.integers(1, 6))) for u in users
+                          for it in rng.choice(items, 3, replace=False)],
+                         columns=["user", "item", "rating"])
+    train = pd.DataFrame([(u, it) for u in users[:20]  # users 20..23: no training history
+                          for it in rng.choice(items, 3, replace=False)],
+                         columns=["user", "item"])
+    features = {it: ["a" if j < 3 else "b"] for j, it in enumerate(items)}
+    return {"truth": truth, "predictions": preds, "train": train, "item_features": features}
+
+
+#: users 0..19 in three groups by u % 3; 20..23 not in the mapping (group NONE)
+STRATA = {u: ("new", "mid", "old")[u % 3] for u in range(20)}
+
+
+def _evaluate(empty: str) -> receval.Result:
+    d = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return receval.evaluate(d["truth"], d["predictions"], ["P@3", *PER_USER, *CATALOGUE],
+                                train=d["train"], item_features=d["item_features"],
+                                relevance_threshold=3, empty=empty,
+                                beyond={"protected_group": "a", "fairness_step": 1}, strata=STRATA)
+
+
+def _exact_mean(values: pd.Series) -> float:
+    """The correctly rounded mean (an exact sum over exact fractions, rounded once)."""
+    if len(values) == 0:
+        return math.nan
+    return float(sum(map(Fraction, values)) / len(values))
+
+
+def _oracle(per_user: pd.DataFrame, metric: str, empty: str) -> pd.Series:
+    """Each group's value from the per-user values alone, by the documented policy."""
+    frame = per_user[["user", metric]].assign(
+        group=per_user["user"].map(lambda u: STRATA.get(u, NONE)))
+    left_out = empty == "skip" or (empty == "zero" and metric.startswith(ZERO_IS_BEST))
+
+    def one(values: pd.Series) -> float:
+        if left_out:
+            return _exact_mean(values.dropna())
+        if empty == "nan" and values.isna().any():
+            return math.nan
+        return _exact_mean(values.fillna({"zero": 0.0, "one": 1.0}.get(empty, math.nan)))
+
+    return frame.groupby("group")[metric].agg(one)
+
+
+@pytest.mark.parametrize("empty", ["zero", "skip", "nan"])
+def test_each_group_is_the_mean_of_its_users_values(empty: str) -> None:
+    r = _evaluate(empty)
+    table = r.strata.set_index("group")
+    assert list(table.index) == ["mid", "new", "old", NONE]
+    for metric in PER_USER:
+        assert metric in table.columns, f"{metric}: a per-user metric missing per group"
+        want = _oracle(r.per_user, metric, empty)
+        for group in table.index:
+            got, expected = table.loc[group, metric], want[group]
+            assert (math.isnan(got) and math.isnan(expected)) or got == expected, \
+                (metric, group, got, expected)
+
+
+def test_the_cases_are_not_trivial() -> None:
+    """The data holds what the policies act on: undefined users in several groups."""
+    r = _evaluate("zero")
+    undefined = r.per_user.set_index("user")[f"calibration@{K}"].isna()
+    assert set(undefined[undefined].index) == {20, 21, 22, 23}  # no training history
+    assert r.per_user[f"rND@{K}"].isna().any() and r.per_user[f"rND@{K}"].notna().any()
+
+
+@pytest.mark.parametrize("empty", ["nan", "zero"])
+def test_undefined_counted_per_group_and_warned(empty: str) -> None:
+    d = _data()
+
+    def run(policy: str) -> tuple[receval.Result, list[str]]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            r = receval.evaluate(d["truth"], d["predictions"], PER_USER, train=d["train"],
+                                 item_features=d["item_features"], relevance_threshold=3,
+                                 empty=policy, strata=STRATA,
+                                 beyond={"protected_group": "a", "fairness_step": 1})
+        return r, [str(w.message) for w in caught]
+
+    r, warned = run(empty)
+    undefined = run("nan")[0].per_user  # NaN where undefined (empty="zero" fills the values)
+    groups = undefined["user"].map(lambda u: STRATA.get(u, NONE))
+    counted = r.counts["strata"]["undefined"]
+    for metric in PER_USER:
+        want = undefined[metric].isna().groupby(groups).sum()
+        for group, n in want.items():
+            assert counted[group][metric] == n, (metric, group)
+        assert sum(counted[g][metric] for g in counted) == \
+            r.counts["undefined"]["users"][metric]
+    assert any(f"calibration@{K} undefined" in w for w in warned)
+
+
+@pytest.mark.parametrize("empty", ["zero", "nan"])
+def test_group_values_inside_their_bounds(empty: str) -> None:
+    r = _evaluate(empty)
+    for metric in PER_USER:
+        low, high = ENTRIES[metric.partition("@")[0]].bounds
+        values = r.strata[metric].dropna()
+        assert ((values >= low) & (values <= high)).all(), (metric, values.tolist())
+
+
+def test_groups_merge_to_the_whole_exactly() -> None:
+    r = _evaluate("zero")
+    merged = functools.reduce(lambda a, b: a.merge(b), r.strata_sums.values())
+
+    def fields(acc):  # the first undefined user is the group's, not the whole's
+        return [(m.name, m.total, m.n_defined, m.n_undefined) for m in acc.metrics]
+
+    whole = {m.name: m for m in r.sums.metrics}
+    assert fields(merged) == [(m.name, whole[m.name].total, whole[m.name].n_defined,
+                               whole[m.name].n_undefined) for m in merged.metrics]
+    assert [m.name for m in merged.metrics] == ["P@3", *PER_USER]
+
+
+def test_catalogue_metrics_are_named_not_per_group() -> None:
+    r = _evaluate("zero")
+    assert r.counts["strata"]["not_per_group"] == {m: NOT_PER_GROUP for m in CATALOGUE}
+    assert not set(CATALOGUE) & set(r.strata.columns)
+    assert r.strata.columns.tolist() == ["group", "users", "P@3", *PER_USER]
+
+
+def test_novelty_pooled_over_slots_is_not_per_group() -> None:
+    d = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = receval.evaluate(d["truth"], d["predictions"], [f"novelty@{K}"], train=d["train"],
+                             beyond={"novelty_average": "slots"}, strata=STRATA)
+    assert f"novelty@{K}" not in r.strata.columns
+    assert "slots" in r.counts["strata"]["not_per_group"][f"novelty@{K}"]
+
+
+def test_beyond_metrics_only() -> None:
+    d = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = receval.evaluate(d["truth"], d["predictions"], [f"novelty@{K}"], train=d["train"],
+                             strata=STRATA)
+    want = _oracle(r.per_user, f"novelty@{K}", "zero")
+    assert r.strata.set_index("group")[f"novelty@{K}"].to_dict() == want.to_dict()
+    assert r.strata["users"].sum() == len(r.per_user)
