@@ -177,3 +177,28 @@ def test_beyond_metrics_only() -> None:
     want = _oracle(r.per_user, f"novelty@{K}", "zero")
     assert r.strata.set_index("group")[f"novelty@{K}"].to_dict() == want.to_dict()
     assert r.strata["users"].sum() == len(r.per_user)
+
+
+@pytest.mark.slow
+def test_spark_strata_carry_the_per_user_beyond_metrics(spark) -> None:
+    """The Spark driver finishes the groups' merged sums with the local rule: the same
+    table, sums and counts as the local plan, bit for bit."""
+    pytest.importorskip("pyspark", reason="the Spark engine needs pyspark (receval[spark])")
+    d = _data()
+    metrics = ["P@3", f"novelty@{K}", f"AWRF@{K}", f"rND@{K}", f"calibration@{K}",
+               f"coverage@{K}"]
+    kw = {"train": d["train"], "item_features": d["item_features"], "relevance_threshold": 3,
+          "beyond": {"protected_group": "a", "fairness_step": 1}, "strata": STRATA,
+          "ties": "optimistic"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        local = receval.evaluate(d["truth"], d["predictions"], metrics, **kw)
+        got = receval.evaluate(spark.createDataFrame(d["truth"]),
+                               spark.createDataFrame(d["predictions"]), metrics,
+                               spark_options={"partitions": 3}, **kw)
+    pd.testing.assert_frame_equal(got.strata.reset_index(drop=True),
+                                  local.strata.reset_index(drop=True))
+    assert got.counts["strata"] == local.counts["strata"]
+    for label, acc in local.strata_sums.items():
+        assert [(m.name, m.total, m.n_defined, m.n_undefined) for m in acc.metrics] == \
+            [(m.name, m.total, m.n_defined, m.n_undefined) for m in got.strata_sums[label].metrics]
