@@ -202,3 +202,54 @@ def test_spark_strata_carry_the_per_user_beyond_metrics(spark) -> None:
     for label, acc in local.strata_sums.items():
         assert [(m.name, m.total, m.n_defined, m.n_undefined) for m in acc.metrics] == \
             [(m.name, m.total, m.n_defined, m.n_undefined) for m in got.strata_sums[label].metrics]
+
+
+@pytest.fixture()
+def cli_files(tmp_path):
+    """u1, u2 (group new) and u3 (old) with two-item lists; training rows make item i1 seen
+    by 2 users of 3, i2 by 1, i3 by none (novelty -log2 of the share; an unseen item: cold)."""
+    (tmp_path / "t.csv").write_text("user,item\nu1,i1\nu2,i2\nu3,i3\n")
+    (tmp_path / "p.csv").write_text("user,item,score\nu1,i1,0.9\nu1,i2,0.8\nu2,i1,0.9\n"
+                                    "u2,i2,0.8\nu3,i2,0.9\nu3,i1,0.8\n")
+    (tmp_path / "train.csv").write_text("user,item\nx1,i1\nx2,i1\nx3,i2\n")
+    (tmp_path / "g.csv").write_text("user,group\nu1,new\nu2,new\nu3,old\n")
+    return tmp_path
+
+
+def _cli(files, *args: str):
+    from click.testing import CliRunner
+
+    from receval.cli import main
+
+    return CliRunner().invoke(main, [
+        "evaluate", "-t", str(files / "t.csv"), "-p", str(files / "p.csv"), "-m", "P@1",
+        "-m", "novelty@2", "-m", "coverage@2", "--train", str(files / "train.csv"),
+        "--strata", str(files / "g.csv"), *args])
+
+
+def test_cli_groups_carry_the_per_user_beyond_metrics(cli_files) -> None:
+    import json
+
+    out = _cli(cli_files, "-f", "json")
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout[out.stdout.index("{"):])
+    groups = {g["group"]: g for g in data["strata"]}
+    # every list holds i1 and i2: novelty = mean(-log2 2/3, -log2 1/3) for every user
+    want = (-math.log2(2 / 3) - math.log2(1 / 3)) / 2
+    assert groups["new"]["novelty@2"] == pytest.approx(want, rel=1e-15)
+    assert groups["old"]["novelty@2"] == pytest.approx(want, rel=1e-15)
+    assert groups["new"]["P@1"] == 0.5 and groups["old"]["P@1"] == 0.0
+    assert "coverage@2" not in groups["new"]
+    assert data["counts"]["strata"]["not_per_group"] == {"coverage@2": NOT_PER_GROUP}
+
+
+def test_terminal_and_report_name_what_is_not_per_group(cli_files) -> None:
+    out = _cli(cli_files, "--report", str(cli_files / "r.html"))
+    assert out.exit_code == 0, out.output
+    text = " ".join(out.stdout.split())
+    assert "novelty@2" in text and f"coverage@2: {NOT_PER_GROUP}" in text
+    page = (cli_files / "r.html").read_text()
+    section = page[page.index('<section id="strata">'):]
+    section = section[:section.index("</section>")]
+    assert "<th>novelty@2</th>" in section
+    assert f"coverage@2: {NOT_PER_GROUP}" in " ".join(section.split())
