@@ -335,6 +335,7 @@ def evaluate(
                                      column=score_col)
         if leak is not None:
             leak.record(result)
+    raw: dict[str, Any] = {}  # the beyond metrics' per-user values, for the groups of users
     if beyond_specs:
         key = prepare_key(options)
         if key not in prepared_by_key:
@@ -344,8 +345,7 @@ def evaluate(
                           engine, None if leak is None else leak.train, item_features, beyond,
                           resolved.name, item_features_columns, device, item_groups)
     if mapping is not None:  # every per-user metric asked for, per group (receval.strata)
-        with_user_metrics(result, mapping, beyond_specs, raw if beyond_specs else {},
-                          partition=_IN_PARTITION.get())
+        with_user_metrics(result, mapping, beyond_specs, raw, partition=_IN_PARTITION.get())
     return result
 
 
