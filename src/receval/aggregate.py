@@ -146,7 +146,9 @@ def aggregate(
 
 def warn_undefined(specs: list[MetricSpec], options: Options, undefined: dict[str, int]) -> None:
     """The one warning that ``options.empty`` set undefined values (``undefined``: users per
-    metric; RMSE/MAE never count), whichever door the counts come from.
+    metric), whichever door the counts come from; and, for RMSE/MAE (pooled over the rated
+    pairs, so no policy applies), the one warning that users without a rated prediction have
+    no value and are left out of the pooled error.
 
     Example:
         >>> import warnings
@@ -156,8 +158,23 @@ def warn_undefined(specs: list[MetricSpec], options: Options, undefined: dict[st
         ...     warn_undefined(parse_metrics(["R@5"]), Options(), {"R@5": 2})
         >>> str(caught[0].message).split(";")[0]
         "1 metric(s) undefined for some users (up to 2 users, for R@5) were set by empty='zero'"
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     warn_undefined(parse_metrics(["RMSE"]), Options(), {"RMSE": 3})
+        >>> str(caught[0].message).split(":")[0]
+        'RMSE undefined for 3 users without a rated prediction (a predicted item the truth rates)'
     """
     rating = {s.name for s in specs if s.family in RATING}
+    unrated = {s.name: undefined[s.name] for s in specs
+               if undefined.get(s.name) and s.name in rating}
+    if unrated:  # whatever empty= says: a user without rated pairs has no error to pool
+        names = ", ".join(unrated)
+        checks.warn(
+            UndefinedMetricWarning,
+            f"{names} undefined for {max(unrated.values())} users without a rated prediction "
+            f"(a predicted item the truth rates): left out of the pooled {names}; "
+            "Result.counts['undefined'] has the count per metric",
+        )
     touched = {s.name: undefined[s.name] for s in specs
                if undefined.get(s.name) and s.name not in rating}
     if touched and options.empty != "skip":

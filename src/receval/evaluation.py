@@ -47,7 +47,7 @@ from receval.options import UNSET, Options, passed_options
 from receval.result import RecordedOptions, Result
 from receval.scalars import plain
 from receval.shaping import Prepared, prepare, prepare_key
-from receval.strata import Strata, as_mapping, merge_metric_parts, stratify
+from receval.strata import Strata, as_mapping, merge_metric_parts, stratify, with_user_metrics
 
 #: loaded for what they lend every Result: its plot and notebook views, its log (result.VIEWS)
 _VIEWS = (report, tracking)
@@ -325,14 +325,17 @@ def evaluate(
                                      column=score_col)
         if leak is not None:
             leak.record(result)
+    raw: dict[str, Any] = {}  # the beyond metrics' per-user values, for the groups of users
     if beyond_specs:
         key = prepare_key(options)
         if key not in prepared_by_key:
             prepared_by_key[key] = prepare(truth_cols, pred_cols, options,
                                            rating_col=rating_col, score_col=score_col)
-        _add_beyond(result, beyond_specs, requested, prepared_by_key[key], options, engine,
-                    None if leak is None else leak.train, item_features, beyond, resolved.name,
-                    item_features_columns, device, item_groups)
+        raw = _add_beyond(result, beyond_specs, requested, prepared_by_key[key], options,
+                          engine, None if leak is None else leak.train, item_features, beyond,
+                          resolved.name, item_features_columns, device, item_groups)
+    if mapping is not None:  # every per-user metric asked for, per group (receval.strata)
+        with_user_metrics(result, mapping, beyond_specs, raw, partition=_IN_PARTITION.get())
     return result
 
 
@@ -532,9 +535,10 @@ def _beyond_record(specs: list[Any], options: Options, beyond: Any,
 def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared: Prepared,
                 options: Options, engine: str, trained: Any, item_features: Any, beyond: Any,
                 profile: str | None, features_columns: Mapping[str, str] | None = None,
-                device: Any = None, item_groups: Any = None) -> None:
+                device: Any = None, item_groups: Any = None) -> dict[str, Any]:
     """The beyond-accuracy metrics from the engine's ranked top-k lists of the same users
-    (:mod:`receval.beyond.attach`); a second pass of the engine, asking for the lists only."""
+    (:mod:`receval.beyond.attach`); a second pass of the engine, asking for the lists only.
+    Returns the per-user values before the ``empty`` policy (``attach(raw=)``), for strata."""
     from receval.beyond.attach import attach
     from receval.beyond.tied_exposure import tied_scores
     from receval.engines.judge import relevant_items
@@ -556,7 +560,8 @@ def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared
         specs = [s for s in specs if s not in whole]
         requested = [n for n in requested if n not in {s.name for s in whole}]
         if not specs:
-            return
+            return {}
+    raw: dict[str, Any] = {}
     t = prepared.truth
     truth = relevant_items(t.indptr, t.items, t.values, selected, options.relevance_threshold)
     scored = tied_scores(specs, beyond, profile, prepared, selected, options)
@@ -568,4 +573,5 @@ def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared
            truth_items=np.unique(np.asarray(t.items, dtype=np.int64)),
            features_columns=features_columns, item_groups=item_groups, scored=scored,
            popularity=(_WHOLE.get() or {}).get("popularity"),
-           catalogue=(_WHOLE.get() or {}).get("catalogue"))
+           catalogue=(_WHOLE.get() or {}).get("catalogue"), raw=raw)
+    return raw

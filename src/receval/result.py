@@ -68,6 +68,9 @@ class Counts(TypedDict, total=False):
     undefined: dict[str, Any]
     #: metric -> users in its mean
     averaged: dict[str, int]
+    #: with ``strata=``: ``{"undefined": {group: {metric: users whose value is undefined}},
+    #: "not_per_group": {metric: why it has no per-group column}}`` (:mod:`receval.strata`)
+    strata: dict[str, Any]
     #: cutoff k -> users whose k-th item ties with the (k+1)-th
     ties_at_cutoff: dict[int, int]
     #: metric -> why its summary value is not a number
@@ -194,8 +197,10 @@ class Result:
             another set of users' sums and ``finalize`` gives the summary over both, bit for bit
             as one evaluation would (partitions, time windows).
         strata: with ``evaluate(strata=...)``, a DataFrame, one row per group of users:
-            ``group``, ``users`` and one column per metric; ``None`` otherwise
-            (:mod:`receval.strata`).
+            ``group``, ``users`` and one column per metric asked for that is a mean over
+            users (accuracy, and the per-user beyond-accuracy and fairness metrics);
+            catalogue-level metrics are named in ``counts["strata"]["not_per_group"]``;
+            ``None`` otherwise (:mod:`receval.strata`).
         strata_sums: with ``strata=``, each group's exact sums (group -> Accumulator; merged,
             they give ``sums``); ``None`` otherwise.
         list_depth: the longest ranked list evaluated (items kept in one user's list), or

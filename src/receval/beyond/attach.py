@@ -94,6 +94,7 @@ def attach(
     scored: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     popularity: Any = None,
     catalogue: Any = None,
+    raw: dict[str, Any] | None = None,
 ) -> Result:
     """Compute ``specs`` from the engine's lists and add them to ``result`` (in place, also
     returned), the summary and metrics in the ``requested`` order. ``truth`` holds each
@@ -104,7 +105,9 @@ def attach(
     ``result.counts["group_exposure"]`` (name -> group, exposure, target). ``popularity``:
     the whole training data's counts when ``train`` is part of it (a Spark partition:
     :class:`receval.beyond.frames.Popularity`), ``catalogue`` the catalogue's item ids when
-    the lists and ``train`` cannot tell it.
+    the lists and ``train`` cannot tell it. ``raw`` (a dict) receives the per-user metrics'
+    ``names``, their ``value`` matrix before the ``empty`` policy fills it and the ``users``
+    (for the groups of users: :mod:`receval.strata`).
     """
     opts = resolve(profile, beyond)
     if top is None:  # pragma: no cover - the engine was asked for the lists
@@ -133,10 +136,9 @@ def attach(
                                         ctx, opts, np.isnan(per_user[n]))
                    for n in names}
         value = np.column_stack([per_user[n] for n in names])
-        fill = {"zero": 0.0, "one": 1.0}.get(empty)
-        acc = Accumulator.from_arrays(names, value, ids=list(user_ids), fill=fill,
-                                      fillable=[not _left_out(by_name[n], empty)
-                                                for n in names])
+        if raw is not None:  # before the empty policy fills the values in place
+            raw.update(names=names, value=value.copy(), users=user_ids)
+        acc = user_sums(specs, names, value, list(user_ids), empty)
         beyond_values = beyond_summary(acc, specs, empty)
         new_summary.update(beyond_values)
         _count_undefined(result, acc, specs, reasons, empty)
@@ -162,6 +164,25 @@ def attach(
     result.per_user = result.per_user[["user", *[n for n in requested
                                                   if n in result.per_user.columns]]]
     return result  # Result.options["beyond"] was written with the plan: recorded()
+
+
+def user_sums(specs: Sequence[BeyondSpec], names: Sequence[str], value: np.ndarray,
+              ids: Sequence[Any], empty: str) -> Accumulator:
+    """The exact sums of the per-user beyond metrics ``names`` (columns of ``value``, NaN:
+    undefined; rows: the users ``ids``) under the ``empty`` policy: the whole's and each
+    group's of users (:mod:`receval.strata`).
+
+    Example:
+        >>> from receval.beyond.names import parse_beyond
+        >>> acc = user_sums([parse_beyond("rND@2")], ["rND@2"], np.array([[0.5], [np.nan]]),
+        ...                 ["a", "b"], "zero")
+        >>> acc.metrics[0].n_defined, acc.metrics[0].n_undefined
+        (1, 1)
+    """
+    by_name = {s.name: s for s in specs}
+    return Accumulator.from_arrays(list(names), value, ids=list(ids),
+                                   fill={"zero": 0.0, "one": 1.0}.get(empty),
+                                   fillable=[not _left_out(by_name[n], empty) for n in names])
 
 
 def _left_out(spec: BeyondSpec, empty: str) -> bool:

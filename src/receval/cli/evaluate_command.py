@@ -154,6 +154,9 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
                 for table in tables.strata_table(result.strata,
                                                  name if len(models) > 1 else "", out.width):
                     out.print(table)
+                note = tables.not_per_group_note(result)
+                if note:  # catalogue-level metrics: named, never silently absent
+                    out.print(Text(safe_text(note)), style="dim", highlight=False)
         if params.get("disparity"):  # the gap between the --strata groups, unpaired
             gaps, note = disparity_tables(models, runs.strata, runs.train, params, out.width)
             out.print(gaps)
@@ -258,6 +261,16 @@ def _restrict(result: Any, asked: list[str], beyond: list[str]) -> Any:
     shown.per_user = shown.per_user[["user", *[n for n in asked
                                                if n in shown.per_user.columns]]]
     shown.metrics = list(asked)
+    if result.strata is not None:  # per group: every metric asked for that has a column
+        shown.strata = result.strata[["group", "users", *[n for n in asked
+                                                          if n in result.strata.columns]]]
+        groups = shown.counts.get("strata") or {}
+        if groups:
+            shown.counts["strata"] = {
+                "undefined": {g: {n: v for n, v in by.items() if n in asked}
+                              for g, by in groups["undefined"].items()},
+                "not_per_group": {n: v for n, v in groups["not_per_group"].items()
+                                  if n in asked}}
     if isinstance(result.options.get("metrics"), dict):
         shown.options["metrics"] = {n: result.options["metrics"].get(n, n) for n in asked}
     if isinstance(result.options.get("beyond"), dict):  # not the report's extra metrics

@@ -41,6 +41,7 @@ from receval.report.tables import (
     above_range_note,
     audit_lines,
     counts_line,
+    not_per_group_note,
     options_line,
     rows,
 )
@@ -160,7 +161,11 @@ def render_report(
                    for name, items in (top_items or {}).items()},
         item_titles=titles is not None,
         beyond=dict(beyond) if beyond else None,
-        strata=[_strata(name, r.strata) for name, r in tables.items() if r.strata is not None],
+        # per group: every metric asked for that has per-group values (beyond ones included)
+        strata=[_strata(name, r.strata[["group", "users", *[m for m in asked
+                                                              if m in r.strata.columns]]],
+                        not_per_group_note(r, asked))
+                for name, r in given.items() if r.strata is not None],
         fairness=fairness_section(given, asked, seed=seed),  # None: no fairness metric asked
         offpolicy=_offpolicy(offpolicy),
     )
@@ -178,13 +183,14 @@ def _offpolicy(offpolicy: Any) -> dict[str, Any] | None:
                            options.get("n_resamples"))
 
 
-def _strata(model: str, strata: Any) -> dict[str, Any]:
-    """One model's groups as the template shows them: header and formatted rows."""
+def _strata(model: str, strata: Any, note: str | None = None) -> dict[str, Any]:
+    """One model's groups as the template shows them: header, formatted rows and the note
+    naming the metrics that are not per group (:func:`receval.report.tables.not_per_group_note`)."""
     metrics = [c for c in strata.columns if c not in ("group", "users")]
     rows = [[str(row["group"]), numbers.count(row["users"]),
              *(numbers.value(row[m]) for m in metrics)]
             for row in strata.to_dict(orient="records")]
-    return {"model": model, "header": ["group", "users", *metrics], "rows": rows}
+    return {"model": model, "header": ["group", "users", *metrics], "rows": rows, "note": note}
 
 
 def write_report(path: str | Path, results: Result | Mapping[str, Result],

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -205,6 +205,28 @@ def strata_table(strata: pd.DataFrame, model: str = "", width: int | None = None
     return [fixed_table(headers, cells, part, right=headers[1:], bold=("group",),
                         title=safe_text(title) if i == 0 else None, wrap=False)
             for i, part in enumerate(parts)]
+
+
+def not_per_group_note(result: Result, metrics: Sequence[str] | None = None) -> str | None:
+    """The line under a per-group table naming the metrics asked for (``metrics``, or all)
+    that have no per-group column (``Result.counts["strata"]["not_per_group"]``:
+    catalogue-level metrics), with why; ``None`` when every metric is there.
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1, 2], "item": [1, 1]},
+        ...     {"user": [1, 2], "item": [1, 2], "score": [1.0, 1.0]}, ["P@1", "coverage@1"],
+        ...     strata={1: "new", 2: "old"})
+        >>> not_per_group_note(r)
+        'coverage@1: not per group: one number over every list (catalogue-level)'
+    """
+    missing = (result.counts.get("strata") or {}).get("not_per_group") or {}
+    by_reason: dict[str, list[str]] = {}
+    for name, why in missing.items():
+        if metrics is not None and name not in metrics:
+            continue
+        by_reason.setdefault(why, []).append(name)
+    return "; ".join(f"{', '.join(names)}: {why}" for why, names in by_reason.items()) or None
 
 
 def marks(models: dict[str, Result]) -> Significance | None:

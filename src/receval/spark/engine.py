@@ -51,6 +51,7 @@ from receval.spark.session import get_session, session_conf
 from receval.spark.training import ROW, SparkTrain
 from receval.spark.training import record as record_train
 from receval.strata import NONE, Strata, as_mapping, no_match_error, summarise
+from receval.strata import complete as complete_strata
 
 #: the keys of ``evaluate(..., spark_options=...)``
 SPARK_OPTIONS = ("partitions", "order_by", "per_user", "master", "log_level")
@@ -383,6 +384,8 @@ def _evaluate_spark(
         stage.name = "the beyond-accuracy metrics (exposure counts merged)"
         _finish_beyond(out, beyond, b_opts, merged, metas, options, truth_df, trained, wt,
                        union.schema["i"].dataType)
+    if mapping is not None:  # the groups' per-user beyond metrics from their merged sums
+        complete_strata(out, [] if beyond is None else beyond["specs"])
     if lean:
         out.unpersist()
         out.per_user = None

@@ -52,6 +52,7 @@ from receval.spark.engine import (
     _with_first_ids,
 )
 from receval.strata import as_mapping
+from receval.strata import complete as complete_strata
 from receval.streaming.budget import (
     auto_budget,
     chunk_rows,
@@ -358,6 +359,7 @@ class _Run:
             strata=None if groups is None else groups.table,
             strata_sums=None if groups is None else groups.sums,
         )
+        complete_strata(result, [])  # the groups' accounting, as the local plan's
         ratings = (
             None if not ranges else np.array([min(r[0] for r in ranges), max(r[1] for r in ranges)])
         )
