@@ -1,9 +1,12 @@
 """``--memory-budget`` of ``receval evaluate`` and ``receval compare``: each predictions file
 streamed with the truth file (:mod:`receval.streaming`, docs/streaming.md), within the budget
-given or, unset, when the files would not fit in memory."""
+given or, unset, when the files would not fit in memory. With ``--report``, one more pass
+over each predictions file counts what the report reads from the lists themselves (each
+item's rows, the deepest list: :func:`list_facts`)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from receval.cli.common import _Runs, _semantics
@@ -19,8 +22,7 @@ def streamed_unasked(params: dict[str, Any], report: str | None) -> bool:
         False
     """
     if (
-        report
-        or params.get("no_header")
+        params.get("no_header")
         or params.get("delimiter")
         or params.get("engine") not in (None, "numba")
         or params.get("train")
@@ -32,10 +34,18 @@ def streamed_unasked(params: dict[str, Any], report: str | None) -> bool:
 
 
 def evaluate_files_streaming(
-    metrics: list[str], params: dict[str, Any], report: str | None = None
+    metrics: list[str],
+    params: dict[str, Any],
+    report: str | None = None,
+    asked: list[str] | None = None,
 ) -> _Runs:
     """Each predictions file evaluated with the truth file by :func:`receval.evaluate` under
     ``params["memory_budget"]``; what a budget cannot take is refused in one line.
+
+    With ``report``, ``metrics`` holds the report's curve cutoffs besides the ``asked``
+    ones: each file's are cut at its deepest list and its most predicted items kept
+    (:func:`list_facts`), as the in-memory path does from the whole table; ties across a
+    cutoff are said for the asked cutoffs only.
 
     Example:
         >>> evaluate_files_streaming(["P@1"], {"no_header": True})
@@ -49,17 +59,16 @@ def evaluate_files_streaming(
     from receval import io
     from receval.exceptions import UndefinedMetricWarning
     from receval.io.wanted import parse_columns_flag
+    from receval.streaming.budget import auto_budget, chunk_rows, parse_budget
 
     for flag, given in (
-        ("--report", report),
         ("--no-header", params.get("no_header")),
         ("--delimiter", params.get("delimiter")),
     ):
         if given:
             raise ReceValError(
                 f"--memory-budget cannot take {flag}: the streamed files are "
-                "read with their header and sniffed delimiter, and the report "
-                "reads every list at once"
+                "read with their header and sniffed delimiter"
             )
     kwargs = _semantics(params)
     kwargs.update(_inputs(metrics, params))
@@ -71,19 +80,31 @@ def evaluate_files_streaming(
         "truth_columns": parse_columns_flag(params.get("truth_columns"), "truth"),
         "prediction_columns": parse_columns_flag(params.get("prediction_columns"), "predictions"),
     }
+    extra = report is not None and asked is not None and set(asked) != set(metrics)
+    if extra:
+        kwargs["silence"] = sorted({*kwargs.get("silence", ()), "ties"})
     runs = _Runs({}, {"truth": str(params["truth"])}, {}, [])
     paths = list(params["predictions"])
+    budget = params.get("memory_budget")
+    rows = chunk_rows(auto_budget() if budget is None else parse_budget(budget))
     for name, path in zip(io.model_names(paths), paths, strict=True):
+        these = metrics
+        if report is not None:
+            top, deepest = list_facts(str(params["truth"]), str(path), columns, chunk_rows=rows)
+            runs.top_items[name] = top
+            these = cut_at_depth(metrics, asked, deepest) if extra else metrics
         with warnings.catch_warnings():  # said once per model by _warn_undefined
             warnings.simplefilter("ignore", UndefinedMetricWarning)
             runs.results[name] = receval.evaluate(
                 str(params["truth"]),
                 str(path),
-                metrics,
+                these,
                 **kwargs,
                 **columns,
                 memory_budget=params.get("memory_budget"),
             )
+        if extra and "ties" not in params.get("silence", ()):
+            _asked_ties(runs.results[name], asked or [], metrics)
         runs.inputs[f"predictions: {name}"] = str(path)
     runs.strata = kwargs.get("strata")
     return runs
@@ -116,3 +137,110 @@ def _inputs(metrics: list[str], params: dict[str, Any]) -> dict[str, Any]:
     if params.get("strata"):
         out["strata"] = strata
     return out
+
+
+def _asked_ties(result: Any, asked: list[str], metrics: list[str]) -> None:
+    """The ties-at-cutoff warning for the asked cutoffs only (the curve cutoffs were
+    silenced), as the in-memory path gives it."""
+    from receval import checks
+    from receval.beyond.names import parse_beyond
+    from receval.measures.spec import parse_metrics
+
+    accuracy = [n for n in asked if parse_beyond(n) is None]
+    cutoffs = {s.k for s in parse_metrics(accuracy)} if accuracy else set()
+    tied = result.counts["ties_at_cutoff"]
+    checks.check_ties({k: n for k, n in tied.items() if k in cutoffs}, result.options["ties"])
+
+
+def cut_at_depth(metrics: list[str], asked: list[str] | None, deepest: int) -> list[str]:
+    """``metrics`` without the report's curve cutoffs (P@k, R@k not asked) past the first one
+    at or beyond the ``deepest`` list (:func:`receval.cli.common._within_depth` on a table).
+
+    Example:
+        >>> cut_at_depth(["P@1", "P@2", "R@2", "P@5", "P@10"], ["P@1"], 2)
+        ['P@1', 'P@2', 'R@2']
+    """
+    curve = re.compile(r"^[PR]@(\d+)$")
+    kept = set(asked or ())
+    extra_ks = sorted({int(m.group(1)) for n in metrics if n not in kept and (m := curve.match(n))})
+    limit = next((k for k in extra_ks if k >= deepest), None)
+    if limit is None:
+        return metrics
+    return [
+        n for n in metrics if n in kept or not (m := curve.match(n)) or int(m.group(1)) <= limit
+    ]
+
+
+#: per-user and per-item count tables are merged again once they hold this many rows
+_MERGE_ROWS = 1 << 20
+
+
+def list_facts(
+    truth: str, predictions: str, columns: dict[str, Any], n: int = 10, *, chunk_rows: int = 1 << 20
+) -> tuple[list[tuple[Any, int]], int]:
+    """The report's facts about the lists of ``predictions``, read chunk by chunk: its ``n``
+    most predicted items (item, rows), most first then by item, and the most rows any user
+    has; what the in-memory path reads from the whole table. The per-chunk counts are
+    summed exactly (by item, by user); the items get the type the evaluation gives them
+    (int64 only where both files' item ids are integers), before they are ordered.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (d / "t.csv").write_text("user,item\\n1,10\\n")
+        >>> _ = (d / "p.csv").write_text("user,item,score\\n1,9,1\\n1,10,2\\n2,10,1\\n")
+        >>> list_facts(str(d / "t.csv"), str(d / "p.csv"), {})
+        ([(10, 2), (9, 1)], 2)
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from receval.io.chunks import ChunkedSource
+    from receval.io.wanted import Wanted
+
+    user_col, item_col = columns.get("user_col", "user"), columns.get("item_col", "item")
+    wp = Wanted.predictions(
+        user_col=user_col,
+        item_col=item_col,
+        score_col=columns.get("score_col", "score"),
+        columns=columns.get("prediction_columns"),
+    )
+    src = ChunkedSource.open(predictions, wp, chunk_rows=chunk_rows)
+    users: list[pa.Table] = []
+    items: list[pa.Table] = []
+
+    def merged(parts: list[pa.Table], key: str) -> list[pa.Table]:
+        table = pa.concat_tables(parts, promote_options="permissive")
+        return [table.group_by(key).aggregate([("n", "sum")]).rename_columns([key, "n"])]
+
+    for chunk in src.chunks():
+        for key, parts in (("user", users), ("item", items)):
+            counted = chunk.group_by(key).aggregate([(key, "count")])
+            parts.append(counted.rename_columns([key, "n"]).select([key, "n"]))
+            if sum(p.num_rows for p in parts) > _MERGE_ROWS and len(parts) > 1:
+                parts[:] = merged(parts, key)
+    deepest = int(pc.max(merged(users, "user")[0].column("n")).as_py() or 0) if users else 0
+    del users
+    if not items:
+        return [], deepest
+    table = merged(items, "item")[0]
+    as_int = src.int_ids["item"]
+    if as_int and not pa.types.is_integer(table.schema.field("item").type):
+        wt = Wanted.truth(
+            user_col=user_col,
+            item_col=item_col,
+            rating_col=columns.get("rating_col", "rating"),
+            columns=columns.get("truth_columns"),
+        )
+        truth_src = ChunkedSource.open(truth, wt, chunk_rows=chunk_rows)
+        if truth_src.kind != "parquet":
+            for _ in truth_src.chunks():  # a text file's id type is known at its end
+                pass
+        as_int = truth_src.int_ids["item"]
+    want = pa.int64() if as_int else pa.string()
+    if table.schema.field("item").type != want:
+        table = table.set_column(0, "item", pc.cast(table.column("item"), want))
+    table = table.sort_by([("n", "descending"), ("item", "ascending")]).slice(0, n)
+    return list(
+        zip(table.column("item").to_pylist(), table.column("n").to_pylist(), strict=True)
+    ), deepest
