@@ -14,8 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from receval.cli import main
-from receval.cli import streaming_runs
+from receval.cli import main, streaming_runs
 from receval.cli.streaming_runs import cut_at_depth, list_facts
 
 

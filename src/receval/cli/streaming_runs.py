@@ -51,7 +51,7 @@ def evaluate_files_streaming(
         >>> evaluate_files_streaming(["P@1"], {"no_header": True})
         Traceback (most recent call last):
         ...
-        receval.exceptions.ReceValError: --memory-budget cannot take --no-header: the streamed files are read with their header and sniffed delimiter, and the report reads every list at once
+        receval.exceptions.ReceValError: --memory-budget cannot take --no-header: the streamed files are read with their header and sniffed delimiter
     """  # noqa: E501
     import warnings
 
