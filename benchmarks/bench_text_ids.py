@@ -95,11 +95,20 @@ def main() -> int:
     parser.add_argument("--users", type=int, default=500_000)
     parser.add_argument("--budget", default=None, help="also run with --memory-budget")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--data", type=Path, default=None, help="folder for the inputs")
+    parser.add_argument("--data", type=Path, default=None,
+                        help="keep the inputs in this folder (reused by a later run with the "
+                             "same --users and --seed); default: a temporary folder")
     parser.add_argument("--out", type=Path, default=None, help="write the results as JSON")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(dir=args.data) as tmp:
-        paths = write(Path(tmp), args.users, args.seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        if args.data is not None:
+            folder = args.data / f"text_ids_{args.users}_{args.seed}"
+            folder.mkdir(parents=True, exist_ok=True)
+        paths = {ids: (folder / f"truth_{ids}.parquet", folder / f"preds_{ids}.parquet")
+                 for ids in ("int", "text")}
+        if not all(p.exists() for pair in paths.values() for p in pair):
+            paths = write(folder, args.users, args.seed)
         results: dict[str, Any] = {}
         for budget in [None] + ([args.budget] if args.budget else []):
             mode = "memory" if budget is None else f"stream {budget}"
