@@ -15,7 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from receval.cli import main, streaming_runs
-from receval.cli.streaming_runs import cut_at_depth, list_facts
+from receval.cli.common import cut_at_depth
+from receval.cli.streaming_runs import list_facts
 
 
 def _frames(text_ids: bool, seed: int = 3) -> tuple[pd.DataFrame, pd.DataFrame]:

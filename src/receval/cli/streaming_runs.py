@@ -6,10 +6,9 @@ item's rows, the deepest list: :func:`list_facts`)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from receval.cli.common import _Runs, _semantics
+from receval.cli.common import _Runs, _semantics, cut_at_depth
 from receval.exceptions import ReceValError
 
 
@@ -150,25 +149,6 @@ def _asked_ties(result: Any, asked: list[str], metrics: list[str]) -> None:
     cutoffs = {s.k for s in parse_metrics(accuracy)} if accuracy else set()
     tied = result.counts["ties_at_cutoff"]
     checks.check_ties({k: n for k, n in tied.items() if k in cutoffs}, result.options["ties"])
-
-
-def cut_at_depth(metrics: list[str], asked: list[str] | None, deepest: int) -> list[str]:
-    """``metrics`` without the report's curve cutoffs (P@k, R@k not asked) past the first one
-    at or beyond the ``deepest`` list (:func:`receval.cli.common._within_depth` on a table).
-
-    Example:
-        >>> cut_at_depth(["P@1", "P@2", "R@2", "P@5", "P@10"], ["P@1"], 2)
-        ['P@1', 'P@2', 'R@2']
-    """
-    curve = re.compile(r"^[PR]@(\d+)$")
-    kept = set(asked or ())
-    extra_ks = sorted({int(m.group(1)) for n in metrics if n not in kept and (m := curve.match(n))})
-    limit = next((k for k in extra_ks if k >= deepest), None)
-    if limit is None:
-        return metrics
-    return [
-        n for n in metrics if n in kept or not (m := curve.match(n)) or int(m.group(1)) <= limit
-    ]
 
 
 #: per-user and per-item count tables are merged again once they hold this many rows
