@@ -24,10 +24,12 @@ def _frames(text_ids: bool, seed: int = 3) -> tuple[pd.DataFrame, pd.DataFrame]:
     n = 120
     depth = rng.integers(1, 25, n)  # lists of different lengths: the deepest one matters
     users = np.repeat(np.arange(n), depth)
-    preds = pd.DataFrame({"user": users, "item": rng.integers(0, 60, len(users)),
-                          "score": rng.random(len(users))}).drop_duplicates(["user", "item"])
-    truth = pd.DataFrame({"user": np.repeat(np.arange(n), 3),
-                          "item": rng.integers(0, 60, 3 * n)}).drop_duplicates()
+    preds = pd.DataFrame(
+        {"user": users, "item": rng.integers(0, 60, len(users)), "score": rng.random(len(users))}
+    ).drop_duplicates(["user", "item"])
+    truth = pd.DataFrame(
+        {"user": np.repeat(np.arange(n), 3), "item": rng.integers(0, 60, 3 * n)}
+    ).drop_duplicates()
     preds = preds.iloc[rng.permutation(len(preds))].reset_index(drop=True)
     if text_ids:  # '007'-style items: text that is not a canonical integer
         for f in (preds, truth):
@@ -40,8 +42,7 @@ def _write(frame: pd.DataFrame, path: Path) -> Path:
     if path.suffix == ".csv":
         frame.to_csv(path, index=False)
     else:
-        pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path,
-                       row_group_size=50)
+        pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path, row_group_size=50)
     return path
 
 
@@ -99,8 +100,9 @@ def test_report_under_a_budget_is_the_in_memory_report(
     runner = CliRunner()
     base = ["evaluate", "-t", str(t), "-p", str(p), "-m", "P@5,nDCG@10,MRR", "--seed", "2"]
     plain = runner.invoke(main, [*base, "--report", str(tmp_path / "a.html")])
-    streamed = runner.invoke(main, [*base, "--report", str(tmp_path / "b.html"),
-                                    "--memory-budget", "64MiB"])
+    streamed = runner.invoke(
+        main, [*base, "--report", str(tmp_path / "b.html"), "--memory-budget", "64MiB"]
+    )
     assert plain.exit_code == 0, plain.output
     assert streamed.exit_code == 0, streamed.output
     assert "streamed (partitioned)" in streamed.stdout
@@ -119,7 +121,8 @@ def test_report_of_two_models_under_a_budget(tmp_path: Path) -> None:
     runner = CliRunner()
     base = ["evaluate", "-t", str(t), "-p", str(p1), "-p", str(p2), "-m", "nDCG@5"]
     plain = runner.invoke(main, [*base, "--report", str(tmp_path / "a.html")])
-    streamed = runner.invoke(main, [*base, "--report", str(tmp_path / "b.html"),
-                                    "--memory-budget", "64MiB"])
+    streamed = runner.invoke(
+        main, [*base, "--report", str(tmp_path / "b.html"), "--memory-budget", "64MiB"]
+    )
     assert plain.exit_code == 0 and streamed.exit_code == 0, streamed.output
     assert (tmp_path / "a.html").read_text() == (tmp_path / "b.html").read_text()
