@@ -85,9 +85,8 @@ PLOT_SUFFIXES = (".png", ".svg")
 @click.option("--value-col", default="value", show_default=True)
 @click.option("--time-col", default="at", show_default=True)
 @shared("resamples", "confidence", "seed")
-@click.option("--memory-budget", default=None, metavar="SIZE",
-              help="Read the Parquet logs in pieces of time within SIZE of memory (2GiB, "
-                   "500MB), with the numbers of one read (docs/streaming.md).")
+@option("memory_budget", help="Read the Parquet logs in pieces of time within SIZE of memory "
+                              "(2GiB, 500MB), with the numbers of one read (docs/streaming.md).")
 @_semantics_options
 @option("train", help="Training interactions (user, item): each served list's user history, "
                    "for calibration@k (docs/fairness.md).")

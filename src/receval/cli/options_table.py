@@ -108,12 +108,12 @@ def _report() -> Decorator:
                         help="Write a self-contained HTML report.")
 
 
-def _memory_budget() -> Decorator:
+def _memory_budget(help: str | None = None) -> Decorator:
     return click.option(
         "--memory-budget", default=None, metavar="SIZE",
-        help="Stream the truth and predictions files (CSV, TSV, Parquet) within SIZE of "
-             "memory (2GiB, 500MB), with the same numbers; unset, files that would not fit "
-             "in half the machine's memory are streamed too (docs/streaming.md).")
+        help=help or "Stream the truth and predictions files (CSV, TSV, Parquet) within SIZE "
+             "of memory (2GiB, 500MB), with the same numbers; unset, files that would not "
+             "fit in half the machine's memory are streamed too (docs/streaming.md).")
 
 
 def _named(flag: str, short: str | None = None, metavar: str = "FILE") -> Callable[..., Decorator]:
