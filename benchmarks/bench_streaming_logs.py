@@ -28,18 +28,37 @@ import numpy as np
 
 
 def measure(imp: str, fb: str, budget: str | None) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "receval.cli", "monitor", "-i", imp, "--feedback", fb,
-           "-m", "P@5,nDCG@10,MRR", "--window", "7D", "--attribution", "2D",
-           "--format", "json", "--resamples", "200"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "receval.cli",
+        "monitor",
+        "-i",
+        imp,
+        "--feedback",
+        fb,
+        "-m",
+        "P@5,nDCG@10,MRR",
+        "--window",
+        "7D",
+        "--attribution",
+        "2D",
+        "--format",
+        "json",
+        "--resamples",
+        "200",
+    ]
     if budget:
         cmd += ["--memory-budget", budget]
     start = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(done.stderr[-2000:])
-    return {"seconds": time.perf_counter() - start,
-            "peak": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024,
-            "out": json.loads(done.stdout)}
+    return {
+        "seconds": time.perf_counter() - start,
+        "peak": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024,
+        "out": json.loads(done.stdout),
+    }
 
 
 def write(folder: Path, lists: int, days: int, seed: int) -> tuple[Path, Path]:
@@ -51,13 +70,24 @@ def write(folder: Path, lists: int, days: int, seed: int) -> tuple[Path, Path]:
     served = t0 + rng.integers(0, days * 86_400 * 10**9, lists)
     user = rng.integers(0, max(lists // 10, 1), lists)
     items = (rng.integers(0, 50_000, lists)[:, None] + np.arange(10) * 7919) % 50_000
-    imp = pa.table({"user": np.repeat(user, 10), "item": items.ravel(),
-                    "rank": np.tile(np.arange(1, 11), lists),
-                    "served_at": pa.array(np.repeat(served, 10), pa.timestamp("ns"))})
+    imp = pa.table(
+        {
+            "user": np.repeat(user, 10),
+            "item": items.ravel(),
+            "rank": np.tile(np.arange(1, 11), lists),
+            "served_at": pa.array(np.repeat(served, 10), pa.timestamp("ns")),
+        }
+    )
     click = rng.random(lists * 10) < 0.15
     at = np.repeat(served, 10)[click] + rng.integers(0, 48 * 3600 * 10**9, int(click.sum()))
-    fb = pa.table({"user": np.repeat(user, 10)[click], "item": items.ravel()[click],
-                   "value": np.ones(int(click.sum())), "at": pa.array(at, pa.timestamp("ns"))})
+    fb = pa.table(
+        {
+            "user": np.repeat(user, 10)[click],
+            "item": items.ravel()[click],
+            "value": np.ones(int(click.sum())),
+            "at": pa.array(at, pa.timestamp("ns")),
+        }
+    )
     pq.write_table(imp, folder / "imp.parquet", row_group_size=1 << 20)
     pq.write_table(fb, folder / "fb.parquet", row_group_size=1 << 20)
     return folder / "imp.parquet", folder / "fb.parquet"
@@ -77,8 +107,12 @@ def main() -> int:
         imp, fb = write(Path(tmp), args.lists, args.days, args.seed)
         runs = {}
         for budget in (None, args.budget):
-            done = subprocess.run([sys.executable, __file__, "--measure", str(imp), str(fb),
-                                   budget or ""], capture_output=True, text=True, check=False)
+            done = subprocess.run(
+                [sys.executable, __file__, "--measure", str(imp), str(fb), budget or ""],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             if done.returncode != 0:
                 raise SystemExit(done.stderr[-2000:])
             runs[budget or "whole"] = json.loads(done.stdout)
@@ -86,9 +120,11 @@ def main() -> int:
     how = parts["out"]["counts"].pop("streaming")
     same = whole["out"] == parts["out"]
     print(f"{args.lists * 10:,} impressions over {args.days} days")
-    print(f"whole: {whole['peak'] / 2**30:.2f} GiB {whole['seconds']:.1f} s | "
-          f"--memory-budget {args.budget}: {parts['peak'] / 2**30:.2f} GiB "
-          f"{parts['seconds']:.1f} s, {how['partitions']} pieces | equal: {same}")
+    print(
+        f"whole: {whole['peak'] / 2**30:.2f} GiB {whole['seconds']:.1f} s | "
+        f"--memory-budget {args.budget}: {parts['peak'] / 2**30:.2f} GiB "
+        f"{parts['seconds']:.1f} s, {how['partitions']} pieces | equal: {same}"
+    )
     return 0 if same else 1
 
 

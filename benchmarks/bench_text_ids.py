@@ -31,14 +31,39 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 ITEMS, RELEVANT = 20, 5
-METRICS = ["P@5", "P@10", "P@20", "R@10", "R@20", "nDCG@5", "nDCG@10", "nDCG@20", "AP@10",
-           "AP@20", "RR@10", "Hit@10", "Hit@20"]
+METRICS = [
+    "P@5",
+    "P@10",
+    "P@20",
+    "R@10",
+    "R@20",
+    "nDCG@5",
+    "nDCG@10",
+    "nDCG@20",
+    "AP@10",
+    "AP@20",
+    "RR@10",
+    "Hit@10",
+    "Hit@20",
+]
 
 
 def measure(truth: str, preds: str, budget: str | None) -> dict[str, Any]:
     """One CLI run as this process's only child: seconds, peak RSS (bytes), summary."""
-    cmd = [sys.executable, "-m", "receval.cli", "evaluate", "-t", truth, "-p", preds,
-           "-m", ",".join(METRICS), "--format", "json"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "receval.cli",
+        "evaluate",
+        "-t",
+        truth,
+        "-p",
+        preds,
+        "-m",
+        ",".join(METRICS),
+        "--format",
+        "json",
+    ]
     if budget:
         cmd += ["--memory-budget", budget]
     start = time.perf_counter()
@@ -48,8 +73,12 @@ def measure(truth: str, preds: str, budget: str | None) -> dict[str, Any]:
         raise SystemExit(done.stderr[-2000:])
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
     out = json.loads(done.stdout)
-    return {"seconds": seconds, "peak": peak, "summary": out["summary"],
-            "streaming": out.get("counts", {}).get("streaming")}
+    return {
+        "seconds": seconds,
+        "peak": peak,
+        "summary": out["summary"],
+        "streaming": out.get("counts", {}).get("streaming"),
+    }
 
 
 def run(truth: Path, preds: Path, budget: str | None) -> dict[str, Any]:
@@ -95,9 +124,13 @@ def main() -> int:
     parser.add_argument("--users", type=int, default=500_000)
     parser.add_argument("--budget", default=None, help="also run with --memory-budget")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--data", type=Path, default=None,
-                        help="keep the inputs in this folder (reused by a later run with the "
-                             "same --users and --seed); default: a temporary folder")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="keep the inputs in this folder (reused by a later run with the "
+        "same --users and --seed); default: a temporary folder",
+    )
     parser.add_argument("--out", type=Path, default=None, help="write the results as JSON")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -105,8 +138,10 @@ def main() -> int:
         if args.data is not None:
             folder = args.data / f"text_ids_{args.users}_{args.seed}"
             folder.mkdir(parents=True, exist_ok=True)
-        paths = {ids: (folder / f"truth_{ids}.parquet", folder / f"preds_{ids}.parquet")
-                 for ids in ("int", "text")}
+        paths = {
+            ids: (folder / f"truth_{ids}.parquet", folder / f"preds_{ids}.parquet")
+            for ids in ("int", "text")
+        }
         if not all(p.exists() for pair in paths.values() for p in pair):
             paths = write(folder, args.users, args.seed)
         results: dict[str, Any] = {}
@@ -115,15 +150,19 @@ def main() -> int:
             for ids in ("int", "text"):  # interleaved
                 results[f"{mode} {ids}"] = run(*paths[ids], budget)
     ok = True
-    print(f"{args.users} users x {ITEMS} predictions, {len(METRICS)} metrics, "
-          f"{platform.node()}, {platform.python_version()}")
+    print(
+        f"{args.users} users x {ITEMS} predictions, {len(METRICS)} metrics, "
+        f"{platform.node()}, {platform.python_version()}"
+    )
     for mode in dict.fromkeys(k.rsplit(" ", 1)[0] for k in results):
         a, b = results[f"{mode} int"], results[f"{mode} text"]
         same = a["summary"] == b["summary"]
         ok &= same
-        print(f"{mode:>14}: int {a['peak'] / 2**30:.2f} GiB {a['seconds']:.1f} s | text "
-              f"{b['peak'] / 2**30:.2f} GiB {b['seconds']:.1f} s | text/int "
-              f"{b['peak'] / a['peak']:.2f}x | summaries equal: {same}")
+        print(
+            f"{mode:>14}: int {a['peak'] / 2**30:.2f} GiB {a['seconds']:.1f} s | text "
+            f"{b['peak'] / 2**30:.2f} GiB {b['seconds']:.1f} s | text/int "
+            f"{b['peak'] / a['peak']:.2f}x | summaries equal: {same}"
+        )
     if args.out:
         args.out.write_text(json.dumps(results, indent=1))
     return 0 if ok else 1
