@@ -14,9 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from receval.cli import main, streaming_runs
+from receval.cli import main
 from receval.cli.common import cut_at_depth
-from receval.cli.streaming_runs import list_facts
+from receval.streaming import facts
+from receval.streaming.facts import list_facts
 
 
 def _frames(text_ids: bool, seed: int = 3) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -61,7 +62,7 @@ def test_list_facts_equal_a_count_over_the_whole_file(
     truth, preds = _frames(text_ids)
     t = _write(truth, tmp_path / f"t{suffix}")
     p = _write(preds, tmp_path / f"p{suffix}")
-    monkeypatch.setattr(streaming_runs, "_MERGE_ROWS", 7)  # the counts merged many times
+    monkeypatch.setattr(facts, "_MERGE_ROWS", 7)  # the counts merged many times
     got = list_facts(str(t), str(p), {}, chunk_rows=13)
     assert got == _oracle(preds)
     assert all(type(item) is (str if text_ids else int) for item, _ in got[0])
