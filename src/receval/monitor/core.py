@@ -323,7 +323,8 @@ def monitor(
     for the run (another run waits up to ``lock_timeout`` seconds); a log batch already applied
     to it is skipped (counted in ``counts["batches_replayed"]``). ``late_out``: a CSV, TSV or
     Parquet file that receives this run's late feedback rows, with the reason each was
-    ignored.
+    ignored. ``memory_budget`` (``"2GiB"``): two Parquet logs read in pieces of time within
+    it, with the numbers of one read (:mod:`receval.monitor.streamed`, docs/streaming.md).
 
     Example:
         >>> import receval, pandas as pd
