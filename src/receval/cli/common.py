@@ -473,16 +473,26 @@ def _within_depth(metrics: list[str], asked: list[str] | None, preds: Any) -> li
     import pyarrow.compute as pc
 
     counts = preds.group_by("user").aggregate([("user", "count")]).column("user_count")
-    deepest = int(pc.max(counts).as_py() or 0)
+    return cut_at_depth(metrics, asked, int(pc.max(counts).as_py() or 0))
+
+
+def cut_at_depth(metrics: list[str], asked: list[str] | None, deepest: int) -> list[str]:
+    """``metrics`` without the report's curve cutoffs (P@k, R@k not asked) past the first one
+    at or beyond the ``deepest`` list (:func:`_within_depth` reads it from a table).
+
+    Example:
+        >>> cut_at_depth(["P@1", "P@2", "R@2", "P@5", "P@10"], ["P@1"], 2)
+        ['P@1', 'P@2', 'R@2']
+    """
     curve = re.compile(r"^[PR]@(\d+)$")
     kept = set(asked or ())
-    extra_ks = sorted({int(m.group(1)) for n in metrics if n not in kept
-                       and (m := curve.match(n))})
+    extra_ks = sorted({int(m.group(1)) for n in metrics if n not in kept and (m := curve.match(n))})
     limit = next((k for k in extra_ks if k >= deepest), None)
     if limit is None:
         return metrics
-    return [n for n in metrics if n in kept or not (m := curve.match(n))
-            or int(m.group(1)) <= limit]
+    return [
+        n for n in metrics if n in kept or not (m := curve.match(n)) or int(m.group(1)) <= limit
+    ]
 
 
 #: how long the first run's compilation takes, as the README says it (a plain ``evaluate`` on

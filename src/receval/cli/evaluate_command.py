@@ -106,7 +106,7 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
     # the run's warnings, recorded for the report too, then passed on to be printed
     with warnings.catch_warnings(record=True) as caught:
         if params.get("memory_budget") is not None or streamed_unasked(params, report):
-            runs = evaluate_files_streaming(wanted, params, report)
+            runs = evaluate_files_streaming(wanted, params, report, asked)
         elif params.get("engine") == "spark":
             runs = _evaluate_files_spark(wanted, params, bool(per_user or report))
         else:

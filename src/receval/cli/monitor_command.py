@@ -85,6 +85,8 @@ PLOT_SUFFIXES = (".png", ".svg")
 @click.option("--value-col", default="value", show_default=True)
 @click.option("--time-col", default="at", show_default=True)
 @shared("resamples", "confidence", "seed")
+@option("memory_budget", help="Read the Parquet logs in pieces of time within SIZE of memory "
+                              "(2GiB, 500MB), with the numbers of one read (docs/streaming.md).")
 @_semantics_options
 @option("train", help="Training interactions (user, item): each served list's user history, "
                    "for calibration@k (docs/fairness.md).")
@@ -132,6 +134,10 @@ def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: s
     from receval.cli.offpolicy_command import _targets
 
     policies = _targets(targets)  # read (or refused) before anything is written
+    budget = params.pop("memory_budget", None)
+    if targets and budget is not None:
+        raise ReceValError("--target reads the logs whole for its estimates; run it without "
+                           "--memory-budget")
     options = _semantics(params)
     result = receval.monitor(
         # 'P@10,R@10' and 'P@10' 'R@10' are one metric set (a state must not tell them apart)
@@ -142,7 +148,7 @@ def monitor(impressions: str, feedback: str, metrics: tuple[str, ...], window: s
         served_col=served_col, value_col=value_col, time_col=time_col, n_resamples=resamples,
         confidence=confidence, seed=seed, time_unit=time_unit, late_out=late_out,
         lock_timeout=lock_timeout, unit=unit, planned_users=planned_users,
-        covariate=covariate, **options, **fairness)
+        covariate=covariate, memory_budget=budget, **options, **fairness)
     if reference is not None:
         result.drift(reference)  # a bad reference fails before anything is written
     if plot_path:

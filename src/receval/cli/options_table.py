@@ -161,12 +161,13 @@ def _report() -> Decorator:
     )
 
 
-def _memory_budget() -> Decorator:
+def _memory_budget(help: str | None = None) -> Decorator:
     return click.option(
         "--memory-budget",
         default=None,
         metavar="SIZE",
-        help="Stream the truth and predictions files (CSV, TSV, Parquet) within SIZE of "
+        help=help
+        or "Stream the truth and predictions files (CSV, TSV, Parquet) within SIZE of "
         "memory (2GiB, 500MB), with the same numbers; unset, files that would not fit "
         "in half the machine's memory are streamed too (docs/streaming.md).",
     )

@@ -1,12 +1,14 @@
 """``--memory-budget`` of ``receval evaluate`` and ``receval compare``: each predictions file
 streamed with the truth file (:mod:`receval.streaming`, docs/streaming.md), within the budget
-given or, unset, when the files would not fit in memory."""
+given or, unset, when the files would not fit in memory. With ``--report``, one more pass
+over each predictions file counts what the report reads from the lists themselves (each
+item's rows, the deepest list: :func:`receval.streaming.facts.list_facts`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from receval.cli.common import _Runs, _semantics
+from receval.cli.common import _Runs, _semantics, cut_at_depth
 from receval.exceptions import ReceValError
 
 
@@ -19,8 +21,7 @@ def streamed_unasked(params: dict[str, Any], report: str | None) -> bool:
         False
     """
     if (
-        report
-        or params.get("no_header")
+        params.get("no_header")
         or params.get("delimiter")
         or params.get("engine") not in (None, "numba")
         or params.get("train")
@@ -32,16 +33,24 @@ def streamed_unasked(params: dict[str, Any], report: str | None) -> bool:
 
 
 def evaluate_files_streaming(
-    metrics: list[str], params: dict[str, Any], report: str | None = None
+    metrics: list[str],
+    params: dict[str, Any],
+    report: str | None = None,
+    asked: list[str] | None = None,
 ) -> _Runs:
     """Each predictions file evaluated with the truth file by :func:`receval.evaluate` under
     ``params["memory_budget"]``; what a budget cannot take is refused in one line.
+
+    With ``report``, ``metrics`` holds the report's curve cutoffs besides the ``asked``
+    ones: each file's are cut at its deepest list and its most predicted items kept
+    (:func:`receval.streaming.facts.list_facts`), as the in-memory path does from the whole table; ties across a
+    cutoff are said for the asked cutoffs only.
 
     Example:
         >>> evaluate_files_streaming(["P@1"], {"no_header": True})
         Traceback (most recent call last):
         ...
-        receval.exceptions.ReceValError: --memory-budget cannot take --no-header: the streamed files are read with their header and sniffed delimiter, and the report reads every list at once
+        receval.exceptions.ReceValError: --memory-budget cannot take --no-header: the streamed files are read with their header and sniffed delimiter
     """  # noqa: E501
     import warnings
 
@@ -49,17 +58,17 @@ def evaluate_files_streaming(
     from receval import io
     from receval.exceptions import UndefinedMetricWarning
     from receval.io.wanted import parse_columns_flag
+    from receval.streaming.budget import auto_budget, chunk_rows, parse_budget
+    from receval.streaming.facts import list_facts
 
     for flag, given in (
-        ("--report", report),
         ("--no-header", params.get("no_header")),
         ("--delimiter", params.get("delimiter")),
     ):
         if given:
             raise ReceValError(
                 f"--memory-budget cannot take {flag}: the streamed files are "
-                "read with their header and sniffed delimiter, and the report "
-                "reads every list at once"
+                "read with their header and sniffed delimiter"
             )
     kwargs = _semantics(params)
     kwargs.update(_inputs(metrics, params))
@@ -71,19 +80,31 @@ def evaluate_files_streaming(
         "truth_columns": parse_columns_flag(params.get("truth_columns"), "truth"),
         "prediction_columns": parse_columns_flag(params.get("prediction_columns"), "predictions"),
     }
+    extra = report is not None and asked is not None and set(asked) != set(metrics)
+    if extra:
+        kwargs["silence"] = sorted({*kwargs.get("silence", ()), "ties"})
     runs = _Runs({}, {"truth": str(params["truth"])}, {}, [])
     paths = list(params["predictions"])
+    budget = params.get("memory_budget")
+    rows = chunk_rows(auto_budget() if budget is None else parse_budget(budget))
     for name, path in zip(io.model_names(paths), paths, strict=True):
+        these = metrics
+        if report is not None:
+            top, deepest = list_facts(str(params["truth"]), str(path), columns, chunk_rows=rows)
+            runs.top_items[name] = top
+            these = cut_at_depth(metrics, asked, deepest) if extra else metrics
         with warnings.catch_warnings():  # said once per model by _warn_undefined
             warnings.simplefilter("ignore", UndefinedMetricWarning)
             runs.results[name] = receval.evaluate(
                 str(params["truth"]),
                 str(path),
-                metrics,
+                these,
                 **kwargs,
                 **columns,
                 memory_budget=params.get("memory_budget"),
             )
+        if extra and "ties" not in params.get("silence", ()):
+            _asked_ties(runs.results[name], asked or [], metrics)
         runs.inputs[f"predictions: {name}"] = str(path)
     runs.strata = kwargs.get("strata")
     return runs
@@ -116,3 +137,16 @@ def _inputs(metrics: list[str], params: dict[str, Any]) -> dict[str, Any]:
     if params.get("strata"):
         out["strata"] = strata
     return out
+
+
+def _asked_ties(result: Any, asked: list[str], metrics: list[str]) -> None:
+    """The ties-at-cutoff warning for the asked cutoffs only (the curve cutoffs were
+    silenced), as the in-memory path gives it."""
+    from receval import checks
+    from receval.beyond.names import parse_beyond
+    from receval.measures.spec import parse_metrics
+
+    accuracy = [n for n in asked if parse_beyond(n) is None]
+    cutoffs = {s.k for s in parse_metrics(accuracy)} if accuracy else set()
+    tied = result.counts["ties_at_cutoff"]
+    checks.check_ties({k: n for k, n in tied.items() if k in cutoffs}, result.options["ties"])

@@ -8,6 +8,7 @@ dictionary shared by both sides; either way key order is id order.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numba
@@ -26,9 +27,27 @@ _DENSE_FACTOR = 4
 
 @dataclass(frozen=True)
 class Dictionary:
-    """Maps codes back to the original ids. ``ids is None`` means codes are the ids."""
+    """Maps codes back to the original ids. ``source is None`` means codes are the ids.
 
-    ids: np.ndarray | None
+    Text ids stay an Arrow array (their bytes, not a Python string each) until
+    :attr:`ids` is asked for: :meth:`decode` turns only the codes it is given into strings
+    (a run with many distinct ids decodes its users once, for the per-user values, and its
+    items never).
+    """
+
+    source: np.ndarray | pa.Array | None
+
+    @functools.cached_property
+    def ids(self) -> np.ndarray | None:
+        """Every id, in code order (text ids as Python strings, made on first use).
+
+        Example:
+            >>> Dictionary(pa.array(["a", "b"])).ids.tolist()
+            ['a', 'b']
+        """
+        if isinstance(self.source, pa.Array):
+            return np.asarray(self.source.to_numpy(zero_copy_only=False))
+        return self.source
 
     def decode(self, codes: np.ndarray) -> np.ndarray:
         """The original ids of ``codes``.
@@ -36,13 +55,24 @@ class Dictionary:
         Example:
             >>> Dictionary(np.array(["a", "b"], dtype=object)).decode(np.array([1, 0])).tolist()
             ['b', 'a']
+            >>> Dictionary(pa.array(["a", "b"])).decode(np.array([1, 1])).tolist()
+            ['b', 'b']
         """
-        return codes if self.ids is None else self.ids[codes]
+        if self.source is None:
+            return codes
+        if isinstance(self.source, pa.Array) and "ids" not in self.__dict__:
+            taken = self.source.take(pa.array(np.asarray(codes, dtype=np.int64)))
+            return np.asarray(taken.to_numpy(zero_copy_only=False))
+        ids = self.ids
+        assert ids is not None
+        return ids[codes]
 
     @property
     def kind(self) -> str:
         """``"int"`` or ``"str"``: the type of the original ids."""
-        return "int" if self.ids is None or self.ids.dtype.kind in "iu" else "str"
+        if isinstance(self.source, pa.Array):
+            return "str"
+        return "int" if self.source is None or self.source.dtype.kind in "iu" else "str"
 
 
 def _kind(arr: IdArray) -> str:
@@ -146,8 +176,8 @@ def _string_codes(
     dtype = np.int32 if small_codes and len(uniques) < 2**31 else np.int64
     t = _recode(t_values, t_index, uniques, dtype)
     p = _recode(p_values, p_index, uniques, dtype)
-    ids = uniques.to_numpy(zero_copy_only=False)  # str objects, built in C (no to_pylist)
-    return t, p, Dictionary(ids), len(ids)
+    # the strings stay Arrow's: decoded to Python strings only where asked (Dictionary.decode)
+    return t, p, Dictionary(uniques), len(uniques)
 
 
 def _used_dictionary(arr: IdArray) -> tuple[pa.Array, Codes]:

@@ -286,6 +286,7 @@ def monitor(
     unit: str = "user",
     planned_users: int = DEFAULT_PLANNED_USERS,
     covariate: Any = None,
+    memory_budget: str | int | None = None,
     _collect: list[pd.DataFrame] | None = None,
     **options: Any,
 ) -> Monitor:
@@ -322,7 +323,8 @@ def monitor(
     for the run (another run waits up to ``lock_timeout`` seconds); a log batch already applied
     to it is skipped (counted in ``counts["batches_replayed"]``). ``late_out``: a CSV, TSV or
     Parquet file that receives this run's late feedback rows, with the reason each was
-    ignored.
+    ignored. ``memory_budget`` (``"2GiB"``): two Parquet logs read in pieces of time within
+    it, with the numbers of one read (:mod:`receval.monitor.streamed`, docs/streaming.md).
 
     Example:
         >>> import receval, pandas as pd
@@ -382,12 +384,21 @@ def monitor(
         raise ReceValError(f"monitor got unknown option(s) {', '.join(unknown)}; known: the "
                            "options of receval.evaluate")
     _refuse_input_paths(state, late_out, impressions, feedback)
-    imps, order_kind, imp_zone = read_impressions(
-        impressions, user_col=user_col, item_col=item_col, score_col=score_col,
-        served_col=served_col, variant_col=variant_col, time_unit=time_unit)
-    fb, fb_zone = read_feedback(feedback, user_col=user_col, item_col=item_col,
-                                value_col=value_col, time_col=time_col, time_unit=time_unit)
-    zone = _one_zone([("impressions", served_col, imp_zone), ("feedback", time_col, fb_zone)])
+    if memory_budget is not None:  # Parquet logs read in pieces of time (docs/streaming.md)
+        from receval.monitor import streamed
+
+        if state is not None:
+            raise ReceValError("memory_budget reads the logs in pieces into a state of its "
+                               "own; with state=, feed the logs to the state file in pieces")
+        order_kind = streamed.order_kind(
+            streamed.check_parquet(impressions, "impressions"), score_col)
+    else:
+        imps, order_kind, imp_zone = read_impressions(
+            impressions, user_col=user_col, item_col=item_col, score_col=score_col,
+            served_col=served_col, variant_col=variant_col, time_unit=time_unit)
+        fb, fb_zone = read_feedback(feedback, user_col=user_col, item_col=item_col,
+                                    value_col=value_col, time_col=time_col, time_unit=time_unit)
+        zone = _one_zone([("impressions", served_col, imp_zone), ("feedback", time_col, fb_zone)])
     params = {
         "metrics": names_asked, "metric_names": names, "window": window,
         "origin": windows.origin, "width": windows.width, "step": step_ns,
@@ -422,6 +433,15 @@ def monitor(
                confidence, seed, options, unit=unit, planned_users=int(planned_users),
                covariate=cov)
     run.collect = _collect
+    if memory_budget is not None:
+        out, late_rows = streamed.run_in_pieces(
+            run.advance, _one_zone, params, impressions, feedback, memory_budget,
+            read={"user_col": user_col, "item_col": item_col, "score_col": score_col,
+                  "served_col": served_col, "variant_col": variant_col, "value_col": value_col,
+                  "time_col": time_col, "time_unit": time_unit})
+        if late_out is not None:
+            _write_late(late_rows, late_out)
+        return out
     if state is None:
         out, _, late_rows = run.advance(State(params=params), imps, fb, zone, keep=False)
         out.counts["lists_replayed"] = 0
