@@ -20,11 +20,7 @@ from receval import checks
 from receval.accumulate import Accumulator
 from receval.beyond._lists import cut
 from receval.beyond.compute import compute
-from receval.beyond.fair_compute import (
-    ZERO_IS_BEST,
-    protected_name,
-    undefined_reasons,
-)
+from receval.beyond.fair_compute import protected_name, undefined_reasons
 from receval.beyond.frames import build, features_needed
 from receval.beyond.names import BeyondSpec
 from receval.beyond.settings import BeyondOptions, resolve
@@ -166,9 +162,9 @@ def attach(
 
 def _left_out(spec: BeyondSpec, empty: str) -> bool:
     """Whether ``spec``'s undefined users are left out of its mean: a metric whose 0 reads
-    as the best value (:data:`~receval.beyond.fair_compute.ZERO_IS_BEST`) under
+    as the best value (:attr:`~receval.beyond.names.BeyondEntry.zero_is_best`) under
     ``empty="zero"`` (a perfect 0 would hide them)."""
-    return empty == "zero" and spec.metric in ZERO_IS_BEST
+    return empty == "zero" and spec.entry.zero_is_best
 
 
 def beyond_summary(sums: Accumulator, specs: Sequence[BeyondSpec], empty: str

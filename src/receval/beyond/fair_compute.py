@@ -1,6 +1,8 @@
-"""The group metrics' part of :func:`receval.beyond.compute.compute`: exposure fairness
-(:mod:`receval.beyond.fairness`) and calibration (:mod:`receval.beyond.calibration`) from the
-lists, the item groups of the :class:`~receval.beyond.context.Context` and the switches.
+"""The group metrics' functions for :func:`receval.beyond.compute.compute` (each declared as
+its entry's :attr:`~receval.beyond.names.BeyondEntry.compute`): exposure fairness
+(:mod:`receval.beyond.fairness`), expected exposure and calibration
+(:mod:`receval.beyond.calibration`) from the lists, the item groups of the
+:class:`~receval.beyond.context.Context` and the switches.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import numpy as np
 
 from receval.beyond import calibration as cal
 from receval.beyond import fairness as fair
+from receval.beyond.compute import Job
 from receval.beyond.context import Context
 from receval.beyond.expected_exposure import COLUMNS as EE_COLUMNS
 from receval.beyond.expected_exposure import (
@@ -50,87 +53,107 @@ def protected_index(ctx: Context, given: Any) -> int:
     return int(np.argmin(np.where(counts > 0, counts, np.iinfo(np.int64).max)))
 
 
-def group_metric(spec: BeyondSpec, lists: np.ndarray, ctx: Context, o: BeyondOptions,
-                 per_user: dict[str, np.ndarray], summary: dict[str, float],
-                 tables: dict[str, Any] | None) -> None:
-    """Compute one group metric into ``per_user`` / ``summary`` (and ``tables``)."""
-    m, name = spec.metric, spec.name
-    if m in GROUP_COLUMNS:
-        if ctx.truth_indptr is None or ctx.truth_items is None:
-            raise ReceValError(f"metric {name!r} needs each user's relevant items")
-        if ctx.groups is None:
-            raise ReceValError(f"metric {name!r} needs item groups: pass item_groups= (item "
-                               f"-> group) or item_features= (categories)")
-        ee = group_expected_exposure(lists, (ctx.truth_indptr, ctx.truth_items), ctx.groups,
-                                     model=o.ee_model, patience=o.ee_patience,
-                                     utility=o.ee_utility)
-        per_user[name] = np.ascontiguousarray(ee[:, GROUP_COLUMNS.index(m)])
-        return
-    if m in EXPOSURE:
-        if ctx.truth_indptr is None or ctx.truth_items is None:
-            raise ReceValError(f"metric {name!r} needs each user's relevant items")
-        ee = expected_exposure(lists, (ctx.truth_indptr, ctx.truth_items), ctx.n_items,
-                               model=o.ee_model, patience=o.ee_patience, utility=o.ee_utility)
-        column = EE_COLUMNS.index(m)
-        per_user[name] = np.ascontiguousarray(ee[:, column])
-        return
-    if ctx.groups is None:
-        raise ReceValError(f"metric {name!r} needs item groups: pass item_groups= (item -> "
-                           f"group) or item_features= (categories)")
-    groups = ctx.groups
-    if m in ("group_exposure", "AWRF", "nDCG_AWRF"):
-        disc = fair.discounts(o.exposure_discount, spec.k, o.rbp_patience)
-        target = fair.target_shares(o.fairness_target, groups, ctx.catalogue, ctx.group_names)
-        if m == "group_exposure":
-            shares = fair.group_exposure(lists, groups, disc)
-            summary[name] = fair.exposure_gap(shares, target)
-            if tables is not None:
-                tables[name] = {"group": list(ctx.group_names), "exposure": shares.tolist(),
-                                "target": target.tolist()}
-            return
-        value = fair.awrf(lists, groups, disc, target)
-        if m == "nDCG_AWRF":
-            if ctx.truth_indptr is None or ctx.truth_items is None:
-                raise ReceValError(f"metric {name!r} needs each user's relevant items")
-            value = fair.trec_ndcg(lists, (ctx.truth_indptr, ctx.truth_items),
-                                   ctx.n_items) * value
-        per_user[name] = value
-    elif m in ("rND", "rKL", "rRD"):
-        pg = protected_index(ctx, o.protected_group)
-        flag = groups[:, pg] > 0
-        share = None
-        if o.fairness_population == "catalogue":
-            share = float(flag[ctx.catalogue].mean()) if ctx.catalogue.any() else float("nan")
-        per_user[name] = fair.ranked_fairness(m, lists, flag, step=o.fairness_step,
-                                              share=share)
-    else:
-        if ctx.train_indptr is None or ctx.train_items is None:
-            raise ReceValError(f"metric {name!r} needs each user's training items: pass "
-                               f"train=")
-        history = (ctx.train_indptr, ctx.train_items)
-        counts = ctx.train_counts if o.calibration_history == "rows" else None
-        if o.calibration_style == "snippet":
-            if m == "calibration_js":
-                raise ReceValError(f"metric {name!r}: calibration_style='snippet' has KL only")
-            per_user[name] = cal.calibration_snippet(lists, history, groups,
-                                                     alpha=o.calibration_alpha,
-                                                     history_counts=counts)
-            return
-        kl, js = cal.calibration(lists, history, groups, alpha=o.calibration_alpha,
-                                 smooth=o.calibration_smooth,
-                                 discount=o.calibration_discount, base=o.calibration_base,
-                                 history_weights=None if counts is None
-                                 else counts.astype(np.float64))
-        if m == "calibration":
-            per_user[name] = kl
-        else:
-            per_user[name] = np.sqrt(np.abs(js)) if o.calibration_js == "distance" else js
+def _truth(job: Job) -> tuple[np.ndarray, np.ndarray]:
+    ctx = job.ctx
+    if ctx.truth_indptr is None or ctx.truth_items is None:
+        raise ReceValError(f"metric {job.name!r} needs each user's relevant items")
+    return ctx.truth_indptr, ctx.truth_items
 
 
-#: metrics whose 0 reads as the best value (a perfectly fair or calibrated list): under
-#: ``empty="zero"`` their undefined users are left out of the mean instead of averaged as a
-#: perfect 0 (counted in ``Result.counts["undefined"]`` with their reasons, and warned)
-ZERO_IS_BEST = ("rND", "rKL", "rRD", "calibration", "calibration_js")
+def _groups(job: Job) -> np.ndarray:
+    if job.ctx.groups is None:
+        raise ReceValError(f"metric {job.name!r} needs item groups: pass item_groups= (item "
+                           f"-> group) or item_features= (categories)")
+    return job.ctx.groups
+
+
+def expected_exposure_metric(job: Job) -> np.ndarray:
+    """``EE_L``, ``EE_D``, ``EE_R`` (and their ``_norm`` forms) per user
+    (:func:`receval.beyond.expected_exposure.expected_exposure`)."""
+    o = job.options
+    ee = expected_exposure(job.lists, _truth(job), job.ctx.n_items, model=o.ee_model,
+                           patience=o.ee_patience, utility=o.ee_utility)
+    return np.ascontiguousarray(ee[:, EE_COLUMNS.index(job.spec.metric)])
+
+
+def group_expected_exposure_metric(job: Job) -> np.ndarray:
+    """``EE_*_group``: the exposures and targets summed per item group
+    (:func:`receval.beyond.expected_exposure.group_expected_exposure`)."""
+    o = job.options
+    truth = _truth(job)
+    ee = group_expected_exposure(job.lists, truth, _groups(job), model=o.ee_model,
+                                 patience=o.ee_patience, utility=o.ee_utility)
+    return np.ascontiguousarray(ee[:, GROUP_COLUMNS.index(job.spec.metric)])
+
+
+def _shares(job: Job) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The item groups, the rank discounts and the target shares."""
+    o, ctx = job.options, job.ctx
+    groups = _groups(job)
+    disc = fair.discounts(o.exposure_discount, job.spec.k, o.rbp_patience)
+    target = fair.target_shares(o.fairness_target, groups, ctx.catalogue, ctx.group_names)
+    return groups, disc, target
+
+
+def group_exposure_metric(job: Job) -> float:
+    """The gap between the groups' exposure and their target shares
+    (:func:`receval.beyond.fairness.exposure_gap`); the per-group table to ``job.tables``."""
+    groups, disc, target = _shares(job)
+    shares = fair.group_exposure(job.lists, groups, disc)
+    if job.tables is not None:
+        job.tables[job.name] = {"group": list(job.ctx.group_names),
+                                "exposure": shares.tolist(), "target": target.tolist()}
+    return fair.exposure_gap(shares, target)
+
+
+def awrf_metric(job: Job) -> np.ndarray:
+    """Attention-weighted rank fairness per list (:func:`receval.beyond.fairness.awrf`)."""
+    groups, disc, target = _shares(job)
+    return fair.awrf(job.lists, groups, disc, target)
+
+
+def ndcg_awrf_metric(job: Job) -> np.ndarray:
+    """TREC Fair's nDCG x AWRF per list."""
+    value = awrf_metric(job)
+    return fair.trec_ndcg(job.lists, _truth(job), job.ctx.n_items) * value
+
+
+def ranked_metric(job: Job) -> np.ndarray:
+    """rND, rKL or rRD against the protected group
+    (:func:`receval.beyond.fairness.ranked_fairness`)."""
+    o, ctx = job.options, job.ctx
+    groups = _groups(job)
+    flag = groups[:, protected_index(ctx, o.protected_group)] > 0
+    share = None
+    if o.fairness_population == "catalogue":
+        share = float(flag[ctx.catalogue].mean()) if ctx.catalogue.any() else float("nan")
+    return fair.ranked_fairness(job.spec.metric, job.lists, flag, step=o.fairness_step,
+                                share=share)
+
+
+def calibration_metric(job: Job) -> np.ndarray:
+    """Miscalibration against each user's history: KL (``calibration``) or Jensen-Shannon
+    (``calibration_js``) (:mod:`receval.beyond.calibration`)."""
+    o, ctx, name = job.options, job.ctx, job.name
+    groups = _groups(job)
+    if ctx.train_indptr is None or ctx.train_items is None:
+        raise ReceValError(f"metric {name!r} needs each user's training items: pass train=")
+    history = (ctx.train_indptr, ctx.train_items)
+    counts = ctx.train_counts if o.calibration_history == "rows" else None
+    js_wanted = job.spec.metric == "calibration_js"
+    if o.calibration_style == "snippet":
+        if js_wanted:
+            raise ReceValError(f"metric {name!r}: calibration_style='snippet' has KL only")
+        return cal.calibration_snippet(job.lists, history, groups, alpha=o.calibration_alpha,
+                                       history_counts=counts)
+    kl, js = cal.calibration(job.lists, history, groups, alpha=o.calibration_alpha,
+                             smooth=o.calibration_smooth, discount=o.calibration_discount,
+                             base=o.calibration_base,
+                             history_weights=None if counts is None
+                             else counts.astype(np.float64))
+    if not js_wanted:
+        return kl
+    return np.sqrt(np.abs(js)) if o.calibration_js == "distance" else js
 
 
 def protected_name(ctx: Context, o: BeyondOptions) -> Any:

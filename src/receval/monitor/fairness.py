@@ -27,15 +27,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from receval.beyond.fair_compute import CALIBRATION, EXPOSURE
-from receval.beyond.names import BeyondSpec, split_metrics
+from receval.beyond.names import ENTRIES, BeyondSpec, split_metrics
 from receval.beyond.settings import resolve
 from receval.exceptions import ReceValError
 from receval.scalars import plain
 from receval.training import Training
 
-#: the beyond-accuracy metrics a monitor window computes (registry names)
-PER_LIST = ("AWRF", "nDCG_AWRF", "rND", "rKL", "rRD", *CALIBRATION, *EXPOSURE)
+#: the beyond-accuracy metrics a monitor window computes (registry names), as their entries
+#: declare (:attr:`~receval.beyond.names.BeyondEntry.per_list`) when this module is loaded
+PER_LIST = tuple(e.name for e in ENTRIES.values() if e.per_list)
 
 #: the keyword arguments of :func:`receval.monitor` that feed them (to :func:`receval.evaluate`)
 INPUTS = ("item_groups", "item_features", "item_features_columns", "train", "beyond")
@@ -66,17 +66,18 @@ rKL@k, rRD@k, calibration@k, calibration_js@k, EE_L@k, ...)
                                "(catalogue level): its sums do not merge across lists, runs and "
                                f"windows; receval monitor computes the per-list fairness and "
                                f"calibration metrics ({offered})")
-        if spec.metric not in PER_LIST:
+        if not spec.entry.per_list:
             raise ReceValError(f"{spec.name!r} is a beyond-accuracy metric, which receval "
                                "monitor does not compute: it reads the training data's "
                                "popularity or similarity, not the window's (receval.evaluate "
                                f"with train= does); monitor computes {offered}")
     if not specs:
         return specs
-    if options.get("item_groups") is None and options.get("item_features") is None:
-        raise ReceValError(f"metric {specs[0].name!r} needs item groups: pass item_groups= "
+    grouped = [s.name for s in specs if "groups" in s.entry.needs]
+    if grouped and options.get("item_groups") is None and options.get("item_features") is None:
+        raise ReceValError(f"metric {grouped[0]!r} needs item groups: pass item_groups= "
                            "(item -> group) or item_features= (--item-features FILE)")
-    needs_train = [s.name for s in specs if s.metric in CALIBRATION]
+    needs_train = [s.name for s in specs if "train" in s.entry.needs]
     if needs_train and options.get("train") is None:
         raise ReceValError(f"metric {needs_train[0]!r} needs each user's history: pass train= "
                            "(--train FILE: user, item rows)")
