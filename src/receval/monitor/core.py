@@ -201,9 +201,10 @@ class Monitor:
         """Each metric per window with its interval, the reference window's band and a flag.
 
         The band is the reference window's interval (``reference``: a window start, default
-        the first window of each variant); ``flag`` is true when a window's interval
-        (``rule="interval"``) or value (``rule="value"``) lies wholly outside it. See
-        :func:`receval.monitor.drift.drift_table`.
+        the first window of each variant); ``change`` is ``"worse"`` or ``"better"`` when a
+        window's interval (``rule="interval"``) or value (``rule="value"``) lies wholly
+        outside it, in the metric's declared direction (``direction``), and ``flag`` is true
+        on the worse side only. See :func:`receval.monitor.drift.drift_table`.
 
         Example:
             >>> import receval, pandas as pd
