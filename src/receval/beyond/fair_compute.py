@@ -173,11 +173,12 @@ def protected_name(ctx: Context, o: BeyondOptions) -> Any:
 
 def undefined_reasons(spec: BeyondSpec, lists: np.ndarray, ctx: Context, o: BeyondOptions,
                       undefined: np.ndarray) -> dict[str, int]:
-    """Why the ``undefined`` rows of ``spec`` (a per-user group metric, ``lists`` in context
-    codes) have no value, as ``reason -> users``: for rND/rKL/rRD an empty list, a list without
-    (or with only) items of the protected group, or a normaliser of 0 otherwise; for
-    calibration no training history or no listed item with a group; for diversity fewer
-    than two listed items; for serendipity no training history; ``"undefined"`` otherwise.
+    """Why the ``undefined`` rows of ``spec`` (a per-user metric, ``lists`` in context codes,
+    cut at its k) have no value, as ``reason -> users``: ``"empty list"``, else what the
+    entry's :attr:`~receval.beyond.names.BeyondEntry.reasons` tells (for rND/rKL/rRD a list
+    without, or with only, items of the protected group, or a normaliser of 0 otherwise; for
+    calibration no training history or no listed item with a group; for diversity fewer than
+    two listed items; for serendipity no training history), ``"undefined"`` otherwise.
 
     Example:
         >>> from receval.beyond.context import context
@@ -192,27 +193,57 @@ def undefined_reasons(spec: BeyondSpec, lists: np.ndarray, ctx: Context, o: Beyo
     rows = np.flatnonzero(undefined)
     if not len(rows):
         return {}
-    sub = lists[rows]
-    listed = sub >= 0
-    n = listed.sum(axis=1)
-    why = np.full(len(rows), "undefined", dtype=object)
-    if spec.metric in ("rND", "rKL", "rRD") and ctx.groups is not None:
-        name = protected_name(ctx, o)
-        flag = ctx.groups[:, protected_index(ctx, o.protected_group)] > 0
-        p = (flag[np.where(listed, sub, 0)] & listed).sum(axis=1)
-        why[:] = (f"every arrangement of the list scores 0 (cut points at multiples of "
-                  f"fairness_step={o.fairness_step})")
-        why[p == n] = f"every listed item is of the protected group {name!r}"
-        why[p == 0] = f"no item of the protected group {name!r} in the list"
-    elif spec.metric in CALIBRATION:
-        why[:] = "no listed item with a group"
-        if ctx.train_indptr is not None:
-            history = np.diff(ctx.train_indptr)[rows]
-            why[history == 0] = "no training history (train=)"
-    elif spec.metric == "diversity":
-        why[n < 2] = "fewer than two listed items"
-    elif spec.metric == "serendipity" and ctx.train_indptr is not None:
-        why[np.diff(ctx.train_indptr)[rows] == 0] = "no training history (train=)"
+    n = (lists[rows] >= 0).sum(axis=1)
+    tell = spec.entry.reasons
+    why = (np.full(len(rows), "undefined", dtype=object) if tell is None
+           else np.asarray(tell(Job(spec, lists, ctx, o), rows), dtype=object))
     why[n == 0] = "empty list"
     reasons, counts = np.unique(why.astype(str), return_counts=True)
     return {str(r): int(c) for r, c in zip(reasons, counts, strict=True)}
+
+
+def _reasons(rows: np.ndarray) -> np.ndarray:
+    return np.full(len(rows), "undefined", dtype=object)
+
+
+def ranked_reasons(job: Job, rows: np.ndarray) -> np.ndarray:
+    """rND/rKL/rRD: why each of ``rows`` is undefined (see :func:`undefined_reasons`)."""
+    ctx, o = job.ctx, job.options
+    why = _reasons(rows)
+    if ctx.groups is None:
+        return why
+    sub = job.lists[rows]
+    listed = sub >= 0
+    n = listed.sum(axis=1)
+    name = protected_name(ctx, o)
+    flag = ctx.groups[:, protected_index(ctx, o.protected_group)] > 0
+    p = (flag[np.where(listed, sub, 0)] & listed).sum(axis=1)
+    why[:] = (f"every arrangement of the list scores 0 (cut points at multiples of "
+              f"fairness_step={o.fairness_step})")
+    why[p == n] = f"every listed item is of the protected group {name!r}"
+    why[p == 0] = f"no item of the protected group {name!r} in the list"
+    return why
+
+
+def calibration_reasons(job: Job, rows: np.ndarray) -> np.ndarray:
+    """calibration, calibration_js: no training history, or no listed item with a group."""
+    why = _reasons(rows)
+    why[:] = "no listed item with a group"
+    if job.ctx.train_indptr is not None:
+        why[np.diff(job.ctx.train_indptr)[rows] == 0] = "no training history (train=)"
+    return why
+
+
+def diversity_reasons(job: Job, rows: np.ndarray) -> np.ndarray:
+    """diversity: fewer than two listed items."""
+    why = _reasons(rows)
+    why[(job.lists[rows] >= 0).sum(axis=1) < 2] = "fewer than two listed items"
+    return why
+
+
+def serendipity_reasons(job: Job, rows: np.ndarray) -> np.ndarray:
+    """serendipity: no training history."""
+    why = _reasons(rows)
+    if job.ctx.train_indptr is not None:
+        why[np.diff(job.ctx.train_indptr)[rows] == 0] = "no training history (train=)"
+    return why

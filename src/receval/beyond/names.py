@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 BeyondFunction = Callable[["Job"], Any]
 
 
-def lazy(module: str, function: str) -> BeyondFunction:
+def lazy(module: str, function: str) -> Callable[..., Any]:
     """The function ``function`` of ``receval.beyond.<module>``, imported on its first call:
     this table is read by every evaluation, the computing code (scipy) only when a
     beyond-accuracy metric is asked.
@@ -46,8 +46,8 @@ def lazy(module: str, function: str) -> BeyondFunction:
         0.25
     """
 
-    def call(job: Job) -> Any:
-        return getattr(importlib.import_module(f"receval.beyond.{module}"), function)(job)
+    def call(*args: Any) -> Any:
+        return getattr(importlib.import_module(f"receval.beyond.{module}"), function)(*args)
 
     call.__qualname__ = call.__name__ = f"{module}.{function}"
     return call
@@ -88,6 +88,10 @@ class BeyondEntry:
         zero_is_best: whether 0 reads as the best value (a perfectly fair or calibrated
             list): under ``empty="zero"`` its undefined users are left out of the mean instead
             of averaged as a perfect 0 (counted in ``Result.counts["undefined"]`` and warned).
+        reasons: for a per-user metric, ``fn(job, rows) -> why``: the reason each of the
+            undefined ``rows`` has no value (an object array of texts; ``None``: "undefined"),
+            counted in ``Result.counts["undefined"]["reasons"]`` (an empty list is counted
+            as such whatever the metric).
         per_list: whether its value reads only the list, the list's judged items, the item
             groups and the list's user's history (no catalogue, no training popularity or
             similarity): :func:`receval.monitor` computes it in each window.
@@ -110,6 +114,7 @@ class BeyondEntry:
     options: tuple[str, ...] = ()
     compute: BeyondFunction = field(kw_only=True)
     zero_is_best: bool = field(default=False, kw_only=True)
+    reasons: Callable[[Job, Any], Any] | None = field(default=None, kw_only=True)
     per_list: bool = field(default=False, kw_only=True)
 
 
@@ -126,6 +131,7 @@ _POPULARITY = ("popularity", "head_share", "tail_ratio")
 _C = "compute"
 _F = "fair_compute"
 _CAL = lazy(_F, "calibration_metric")
+_CAL_WHY = lazy(_F, "calibration_reasons")
 
 ENTRIES: dict[str, BeyondEntry] = {e.name: e for e in (
     BeyondEntry("coverage", ("coverage", "catalog_coverage", "catalogue_coverage",
@@ -151,11 +157,12 @@ ENTRIES: dict[str, BeyondEntry] = {e.name: e for e in (
     BeyondEntry("diversity", ("diversity", "ild", "intra_list_diversity",
                               "intralistdiversity"), "user", ("features",), bounds=_UNIT,
                 undefined="a list of fewer than two items (diversity_short='undefined')",
-                options=("similarity", "diversity_short"), compute=lazy(_C, "diversity")),
+                options=("similarity", "diversity_short"), compute=lazy(_C, "diversity"),
+                reasons=lazy(_F, "diversity_reasons")),
     BeyondEntry("serendipity", ("serendipity",), "user", ("train", "truth"), bounds=_UNIT,
                 undefined="an empty list, or no relevant item the serendipity form can count",
                 options=("similarity", "serendipity", "serendipity_relevance"),
-                compute=lazy(_C, "serendipity")),
+                compute=lazy(_C, "serendipity"), reasons=lazy(_F, "serendipity_reasons")),
     BeyondEntry("ARP", ("arp", "avgrecpopularity", "average_recommendation_popularity",
                         "averagepopularity", "average_popularity"),
                 "user", ("train",), "lower", _NONNEGATIVE,
@@ -195,16 +202,18 @@ ENTRIES: dict[str, BeyondEntry] = {e.name: e for e in (
                   undefined="the list holds no protected item or only protected items (the "
                             "normaliser, the maximum over arrangements, is 0), or no cut point",
                   options=_RANKED, compute=lazy(_F, "ranked_metric"), zero_is_best=True,
-                  per_list=True) for name in ("rND", "rKL", "rRD")),
+                  reasons=lazy(_F, "ranked_reasons"), per_list=True)
+      for name in ("rND", "rKL", "rRD")),
     BeyondEntry("calibration", ("calibration", "c_kl", "ckl", "miscalibration"), "user",
                 ("groups", "train"), "lower", _NONNEGATIVE,
                 undefined="no training history, or no listed item with a group",
-                options=_CALIBRATION, compute=_CAL, zero_is_best=True, per_list=True),
+                options=_CALIBRATION, compute=_CAL, zero_is_best=True, per_list=True,
+                reasons=_CAL_WHY),
     BeyondEntry("calibration_js", ("calibration_js", "c_js", "cjs"), "user",
                 ("groups", "train"), "lower", _UNIT,  # JS divergence <= log(2) <= 1
                 undefined="no training history, or no listed item with a group",
                 options=(*_CALIBRATION, "calibration_js"), compute=_CAL, zero_is_best=True,
-                per_list=True),
+                per_list=True, reasons=_CAL_WHY),
     # expected exposure (receval.beyond.expected_exposure), raw and normalised as expeval
     # prints them: EE-R is relevance (higher is better), EE-D disparity and EE-L the loss
     *(BeyondEntry(f"EE_{x}{n}", (f"ee_{x.lower()}{n}", f"ee-{x.lower()}{n}"), "user",
