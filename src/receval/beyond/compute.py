@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,10 +31,12 @@ from receval.beyond import popularity as pop
 from receval.beyond import serendipity as ser
 from receval.beyond._lists import cut
 from receval.beyond.context import Context
-from receval.beyond.names import BeyondSpec
 from receval.beyond.settings import BeyondOptions
 from receval.beyond.similarity import SimArrays
 from receval.exceptions import ReceValError
+
+if TYPE_CHECKING:
+    from receval.beyond.names import BeyondSpec
 
 
 @dataclass

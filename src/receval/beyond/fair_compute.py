@@ -7,7 +7,7 @@ its entry's :attr:`~receval.beyond.names.BeyondEntry.compute`): exposure fairnes
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,9 +21,11 @@ from receval.beyond.expected_exposure import (
     expected_exposure,
     group_expected_exposure,
 )
-from receval.beyond.names import BeyondSpec
 from receval.beyond.settings import BeyondOptions
 from receval.exceptions import ReceValError
+
+if TYPE_CHECKING:
+    from receval.beyond.names import BeyondSpec
 
 FAIRNESS = ("group_exposure", "AWRF", "nDCG_AWRF", "rND", "rKL", "rRD")
 CALIBRATION = ("calibration", "calibration_js")

@@ -9,11 +9,11 @@ hold, and :mod:`receval.measures` sits below the layer that has them.
 
 from __future__ import annotations
 
-import importlib
 import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
 from receval.exceptions import ReceValError
@@ -30,9 +30,21 @@ if TYPE_CHECKING:
 BeyondFunction = Callable[["Job"], Any]
 
 
-def lazy(module: str, function: str) -> Callable[..., Any]:
-    """The function ``function`` of ``receval.beyond.<module>``, imported on its first call:
-    this table is read by every evaluation, the computing code (scipy) only when a
+def _compute() -> ModuleType:
+    from receval.beyond import compute
+
+    return compute
+
+
+def _fair_compute() -> ModuleType:
+    from receval.beyond import fair_compute
+
+    return fair_compute
+
+
+def lazy(module: Callable[[], ModuleType], function: str) -> Callable[..., Any]:
+    """The function ``function`` of the module ``module()`` returns, imported on its first
+    call: this table is read by every evaluation, the computing code (scipy) only when a
     beyond-accuracy metric is asked.
 
     Example:
@@ -42,14 +54,15 @@ def lazy(module: str, function: str) -> Callable[..., Any]:
         >>> import numpy as np
         >>> job = Job(parse_beyond("coverage@1"), np.array([[0], [0]]),
         ...           context(None, None, 4, catalogue=np.ones(4, bool)), BeyondOptions())
-        >>> lazy("compute", "coverage")(job)
-        0.25
+        >>> fn = lazy(_compute, "coverage")
+        >>> fn.__name__, fn(job)
+        ('compute.coverage', 0.25)
     """
 
     def call(*args: Any) -> Any:
-        return getattr(importlib.import_module(f"receval.beyond.{module}"), function)(*args)
+        return getattr(module(), function)(*args)
 
-    call.__qualname__ = call.__name__ = f"{module}.{function}"
+    call.__qualname__ = call.__name__ = f"{module.__name__.lstrip('_')}.{function}"
     return call
 
 
@@ -128,8 +141,8 @@ _CALIBRATION = ("calibration_history", "calibration_style", "calibration_alpha",
 _EE = ("ee_model", "ee_patience", "ee_utility", "ee_ties")
 _POPULARITY = ("popularity", "head_share", "tail_ratio")
 
-_C = "compute"
-_F = "fair_compute"
+_C = _compute
+_F = _fair_compute
 _CAL = lazy(_F, "calibration_metric")
 _CAL_WHY = lazy(_F, "calibration_reasons")
 
