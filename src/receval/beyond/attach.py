@@ -30,8 +30,16 @@ from receval.exceptions import ReceValError, UndefinedMetricWarning
 from receval.options import Options
 from receval.result import Result, null_reasons
 
-#: the ranked fairness metrics (a protected group)
-RANKED = ("rND", "rKL", "rRD")
+
+def reads_protected_group(spec: BeyondSpec) -> bool:
+    """Whether ``spec`` reads the protected group (its entry declares the switch).
+
+    Example:
+        >>> from receval.beyond.names import parse_beyond
+        >>> [reads_protected_group(parse_beyond(m)) for m in ("rKL@5", "AWRF@5")]
+        [True, False]
+    """
+    return "protected_group" in spec.entry.options
 
 
 def check_inputs(specs: Sequence[BeyondSpec], options: BeyondOptions, *, has_train: bool,
@@ -257,7 +265,7 @@ def _record_protected_group(result: Result, specs: Sequence[BeyondSpec], ctx: An
     """rND/rKL/rRD: the protected group used, given or the default (chosen from the
     catalogue), into ``Result.options["beyond"]``; :func:`report_undefined` warns when no
     list holds an item of it."""
-    if ctx.groups is None or not any(s.metric in RANKED for s in specs):
+    if ctx.groups is None or not any(reads_protected_group(s) for s in specs):
         return
     result.options["beyond"] = {**(result.options.get("beyond") or {}),
                                 "protected_group": protected_name(ctx, opts)}
@@ -266,7 +274,7 @@ def _record_protected_group(result: Result, specs: Sequence[BeyondSpec], ctx: An
 def _absent_group(result: Result, specs: Sequence[BeyondSpec], empty: str) -> None:
     """Warn (``protected-group``) when the protected group is in no list: every list of the
     deepest rND/rKL/rRD metric is undefined for holding no item of it (or none at all)."""
-    ranked = [s for s in specs if s.metric in RANKED]
+    ranked = [s for s in specs if reads_protected_group(s)]
     if not ranked:
         return
     deepest = max(ranked, key=lambda s: s.k)

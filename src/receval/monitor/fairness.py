@@ -5,8 +5,9 @@ A window's lists are evaluated as :func:`receval.evaluate` evaluates them, each 
 exactly into the window like any mean (and merged across runs through the state):
 
 - ``AWRF@k``, ``nDCG_AWRF@k``, ``rND@k``, ``rKL@k``, ``rRD@k`` and the expected exposure
-  ``EE_*@k`` read the list, the item groups (``item_groups=`` or ``item_features=``) and the
-  list's judged impressions;
+  ``EE_*@k`` read the list, the item groups (``item_groups=`` or ``item_features=``; the
+  plain ``EE_L``, ``EE_D``, ``EE_R`` none) and the list's judged impressions: the entries
+  that declare ``per_list`` (:class:`~receval.beyond.names.BeyondEntry`);
 - ``calibration@k`` and ``calibration_js@k`` also read the history of the list's user: the
   rows of ``train=`` (user, item) of that user.
 
@@ -88,7 +89,7 @@ rKL@k, rRD@k, calibration@k, calibration_js@k, EE_L@k, ...)
         raise ReceValError("monitor: fairness_target='catalogue' and fairness_population="
                            "'catalogue' read each window's catalogue, which differs from one "
                            "window to the next; give the target as a dict group -> weight")
-    ranked = [s.name for s in specs if s.metric in ("rND", "rKL", "rRD")]
+    ranked = [s.name for s in specs if "protected_group" in s.entry.options]
     if ranked and given.protected_group is None:
         raise ReceValError(f"monitor: {ranked[0]!r} needs protected_group= in beyond= (by "
                            "default it is the group with the fewest catalogue items, which "
