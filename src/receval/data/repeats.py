@@ -47,8 +47,7 @@ def repeated(lists: np.ndarray, items: Any) -> np.ndarray:
     return np.asarray(pd.Index(key).duplicated(), dtype=bool)
 
 
-def repeat_error(source: str, item: Any, where: str, row: Any, n: int, hint: str
-                 ) -> ReceValError:
+def repeat_error(source: str, item: Any, where: str, row: Any, n: int, hint: str) -> ReceValError:
     """The one-line error for an item shown twice in one list: the ``source`` read, the first
     repeated ``item``, the list (``where``), its ``row`` and the ``n`` repeated rows in all,
     and what to pass instead (``hint``).
@@ -57,6 +56,8 @@ def repeat_error(source: str, item: Any, where: str, row: Any, n: int, hint: str
         >>> print(repeat_error("log", 5, "request 3", 2, 1, "repeats='allow' keeps them"))
         log: item 5 served twice in one list (request 3) at row 2 (1 repeated rows in all); a list shows each item once: repeats='allow' keeps them
     """  # noqa: E501
-    return ReceValError(f"{source}: item {plain(item)!r} served twice in one list ({where}) at "
-                        f"row {plain(row)} ({n} repeated rows in all); a list shows each item "
-                        f"once: {hint}")
+    return ReceValError(
+        f"{source}: item {plain(item)!r} served twice in one list ({where}) at "
+        f"row {plain(row)} ({n} repeated rows in all); a list shows each item "
+        f"once: {hint}"
+    )
