@@ -269,8 +269,8 @@ CASES: dict[str, Case] = {
                                        r"temperature \(1e-300\) overflows"),
     "offpolicy item twice in a list": Case(["offpolicy", "--log", "log_twice.csv", "--target",
                                             "t=target.csv"], 2,
-                                           r"^error: log: 1 row\(s\) showing an item its request "
-                                           r"already shows"),
+                                           r"^error: log: item .* served twice in one list "
+                                           r"\(request .*\) at row \d+ \(1 repeated rows"),
     "offpolicy csv": Case(["offpolicy", "--log", "log.csv", "--target", "@t=target.csv", "--by",
                            "grp", "-f", "csv", "--resamples", "0"], 0,
                           stdout=lambda out: "\\x09=1" in out and "\\x9b" in out and

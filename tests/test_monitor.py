@@ -452,8 +452,10 @@ def test_drift_flags_the_window_outside_the_reference_band():
     # the reference (week 1) has every value 1: its band is [1, 1]; week 3 is 0
     assert d["flag"].tolist() == [False, False, True, False]
     assert (d["band_low"].tolist(), d["band_high"].tolist()) == ([1.0] * 4, [1.0] * 4)
-    named = m.drift(reference="2024-01-15")
-    assert named["flag"].tolist() == [True, True, False, True]
+    assert d["change"].tolist() == ["", "", "worse", ""]
+    named = m.drift(reference="2024-01-15")  # against the bad week, the others are better:
+    assert named["change"].tolist() == ["better", "better", "", "better"]
+    assert not named["flag"].any()  # an improvement is no alarm (P@1: higher is better)
     with pytest.raises(ReceValError, match="reference window"):
         m.drift(reference="2024-02-15")
 

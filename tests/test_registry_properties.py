@@ -362,7 +362,8 @@ def _plant(monkeypatch: pytest.MonkeyPatch) -> None:
                               aliases=("novel",), bounds=None)
     monkeypatch.setitem(registry.ENTRIES, "novel", new)  # type: ignore[index]
     monkeypatch.setitem(beyond_names.ENTRIES, "freshness",
-                        BeyondEntry("freshness", ("freshness",), "user", ("train",)))
+                        BeyondEntry("freshness", ("freshness",), "user", ("train",),
+                                    compute=beyond_names.ENTRIES["novelty"].compute))
 
 
 def test_a_family_registered_without_an_oracle_fails(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,11 +20,7 @@ from receval import checks
 from receval.accumulate import Accumulator
 from receval.beyond._lists import cut
 from receval.beyond.compute import compute
-from receval.beyond.fair_compute import (
-    ZERO_IS_BEST,
-    protected_name,
-    undefined_reasons,
-)
+from receval.beyond.fair_compute import protected_name, undefined_reasons
 from receval.beyond.frames import build, features_needed
 from receval.beyond.names import BeyondSpec
 from receval.beyond.settings import BeyondOptions, resolve
@@ -34,8 +30,16 @@ from receval.exceptions import ReceValError, UndefinedMetricWarning
 from receval.options import Options
 from receval.result import Result, null_reasons
 
-#: the ranked fairness metrics (a protected group)
-RANKED = ("rND", "rKL", "rRD")
+
+def reads_protected_group(spec: BeyondSpec) -> bool:
+    """Whether ``spec`` reads the protected group (its entry declares the switch).
+
+    Example:
+        >>> from receval.beyond.names import parse_beyond
+        >>> [reads_protected_group(parse_beyond(m)) for m in ("rKL@5", "AWRF@5")]
+        [True, False]
+    """
+    return "protected_group" in spec.entry.options
 
 
 def check_inputs(specs: Sequence[BeyondSpec], options: BeyondOptions, *, has_train: bool,
@@ -187,9 +191,9 @@ def user_sums(specs: Sequence[BeyondSpec], names: Sequence[str], value: np.ndarr
 
 def _left_out(spec: BeyondSpec, empty: str) -> bool:
     """Whether ``spec``'s undefined users are left out of its mean: a metric whose 0 reads
-    as the best value (:data:`~receval.beyond.fair_compute.ZERO_IS_BEST`) under
+    as the best value (:attr:`~receval.beyond.names.BeyondEntry.zero_is_best`) under
     ``empty="zero"`` (a perfect 0 would hide them)."""
-    return empty == "zero" and spec.metric in ZERO_IS_BEST
+    return empty == "zero" and spec.entry.zero_is_best
 
 
 def beyond_summary(sums: Accumulator, specs: Sequence[BeyondSpec], empty: str
@@ -282,7 +286,7 @@ def _record_protected_group(result: Result, specs: Sequence[BeyondSpec], ctx: An
     """rND/rKL/rRD: the protected group used, given or the default (chosen from the
     catalogue), into ``Result.options["beyond"]``; :func:`report_undefined` warns when no
     list holds an item of it."""
-    if ctx.groups is None or not any(s.metric in RANKED for s in specs):
+    if ctx.groups is None or not any(reads_protected_group(s) for s in specs):
         return
     result.options["beyond"] = {**(result.options.get("beyond") or {}),
                                 "protected_group": protected_name(ctx, opts)}
@@ -291,7 +295,7 @@ def _record_protected_group(result: Result, specs: Sequence[BeyondSpec], ctx: An
 def _absent_group(result: Result, specs: Sequence[BeyondSpec], empty: str) -> None:
     """Warn (``protected-group``) when the protected group is in no list: every list of the
     deepest rND/rKL/rRD metric is undefined for holding no item of it (or none at all)."""
-    ranked = [s for s in specs if s.metric in RANKED]
+    ranked = [s for s in specs if reads_protected_group(s)]
     if not ranked:
         return
     deepest = max(ranked, key=lambda s: s.k)

@@ -1,6 +1,11 @@
 """Every requested beyond-accuracy metric from the lists and a :class:`Context`: per-user
 arrays for the ``"user"`` metrics, one number for the ``"catalogue"`` ones.
 
+:func:`compute` calls each metric's declared function
+(:attr:`BeyondEntry.compute <receval.beyond.names.BeyondEntry.compute>`) with a :class:`Job`;
+the functions of the popularity, novelty, diversity, serendipity and catalogue metrics are
+here, those of the group metrics in :mod:`receval.beyond.fair_compute`.
+
 Example:
     >>> from receval.beyond.context import context
     >>> from receval.beyond.names import parse_beyond
@@ -14,7 +19,8 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,12 +31,51 @@ from receval.beyond import popularity as pop
 from receval.beyond import serendipity as ser
 from receval.beyond._lists import cut
 from receval.beyond.context import Context
-from receval.beyond.fair_compute import CALIBRATION, EXPOSURE, FAIRNESS
-from receval.beyond.fair_compute import group_metric as _group_metric
-from receval.beyond.names import BeyondSpec
 from receval.beyond.settings import BeyondOptions
 from receval.beyond.similarity import SimArrays
 from receval.exceptions import ReceValError
+
+if TYPE_CHECKING:
+    from receval.beyond.names import BeyondSpec
+
+
+@dataclass
+class Job:
+    """What a metric's function reads: the request, the lists cut at its ``k``, the context
+    and the switches, plus what one :func:`compute` call shares between its metrics.
+
+    Attributes:
+        spec: the metric as requested.
+        lists: ``(U, k)`` item codes of ``ctx`` (``-1`` past a list's end).
+        ctx: the :class:`Context` (training data, truth, features, groups, catalogue).
+        options: the switches in force.
+        shared: values computed once per call and reused by the next metric (the item
+            similarity, the short head).
+        tables: where a metric puts a per-group table (``group_exposure``), or ``None``.
+        summary: where a per-user metric puts a pooled number that replaces its users' mean
+            (novelty under ``novelty_average="slots"``).
+
+    Example:
+        >>> from receval.beyond.context import context
+        >>> from receval.beyond.names import parse_beyond
+        >>> job = Job(parse_beyond("coverage@1"), np.array([[0]]),
+        ...           context(None, None, 2, catalogue=np.ones(2, bool)), BeyondOptions())
+        >>> job.name, coverage(job)
+        ('coverage@1', 0.5)
+    """
+
+    spec: BeyondSpec
+    lists: np.ndarray
+    ctx: Context
+    options: BeyondOptions
+    shared: dict[str, Any] = field(default_factory=dict)
+    tables: dict[str, Any] | None = None
+    summary: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """The metric's name as requested (``novelty@10``)."""
+        return self.spec.name
 
 
 def _need_train(ctx: Context, name: str) -> None:
@@ -39,12 +84,26 @@ def _need_train(ctx: Context, name: str) -> None:
                            f"user, item rows)")
 
 
-def _rows(ctx: Context, which: str, name: str) -> tuple[np.ndarray, np.ndarray]:
+def rows(job: Job, which: str) -> tuple[np.ndarray, np.ndarray]:
+    """Each user's ``"train"`` or ``"truth"`` items as ``(indptr, items)``, or a one-line
+    error naming what to pass.
+
+    Example:
+        >>> from receval.beyond.context import context
+        >>> from receval.beyond.names import parse_beyond
+        >>> job = Job(parse_beyond("PopREO@1"), np.array([[0]]),
+        ...           context(np.array([0]), np.array([0]), 1), BeyondOptions())
+        >>> rows(job, "truth")
+        Traceback (most recent call last):
+        ...
+        receval.exceptions.ReceValError: metric 'PopREO@1' needs each user's truth items: pass the truth
+    """  # noqa: E501
+    ctx = job.ctx
     indptr = ctx.train_indptr if which == "train" else ctx.truth_indptr
     items = ctx.train_items if which == "train" else ctx.truth_items
     if indptr is None or items is None:
         option = "train=" if which == "train" else "the truth"
-        raise ReceValError(f"metric {name!r} needs each user's {which} items: pass {option}")
+        raise ReceValError(f"metric {job.name!r} needs each user's {which} items: pass {option}")
     return indptr, items
 
 
@@ -57,80 +116,157 @@ def compute(specs: Sequence[BeyondSpec], top: np.ndarray, ctx: Context,
 
     ``top`` is ``(U, K)`` item codes of ``ctx`` (``-1`` past a list's end), K at least the
     largest k requested. ``tables`` (a dict) receives each ``group_exposure`` metric's
-    per-group table: ``{"group": [...], "exposure": [...], "target": [...]}``.
+    per-group table: ``{"group": [...], "exposure": [...], "target": [...]}``. Each metric
+    is its entry's function (:attr:`~receval.beyond.names.BeyondEntry.compute`): a new entry
+    is computed here with no edit.
     """
     o = options or BeyondOptions()
     per_user: dict[str, np.ndarray] = {}
     summary: dict[str, float] = {}
-    sim: SimArrays | None = None
-    head: np.ndarray | None = None
+    shared: dict[str, Any] = {}
     for spec in specs:
-        lists = cut(top, spec.k, ctx.n_items)
-        m, name = spec.metric, spec.name
-        if "train" in spec.entry.needs:
-            _need_train(ctx, name)
-        if m == "coverage":
-            summary[name] = cat.coverage(lists, ctx.catalogue, count=o.coverage == "count",
-                                         outside=o.coverage_outside, pad=o.catalogue_pad)
-        elif m == "distributional_coverage":
-            summary[name] = cat.distributional_coverage(
-                lists, ctx.n_items, base=o.entropy_base, normalize=o.entropy_normalize)
-        elif m == "gini":
-            summary[name] = cat.gini(lists, ctx.catalogue, scope=o.gini_scope,
-                                     form=o.gini_form, denominator=o.gini_denominator,
-                                     pad=o.catalogue_pad)
-        elif m == "personalization":
-            summary[name] = div.personalization(lists, ctx.n_items, spec.k)
-        elif m == "novelty":
-            by_users = o.novelty_popularity == "users"
-            values = nov.item_novelty(ctx.users if by_users else ctx.interactions,
-                                      ctx.n_train_users if by_users else ctx.n_interactions,
-                                      base=o.novelty_base, cold=o.novelty_cold)
-            per_user[name] = nov.novelty(lists, values)
-            if o.novelty_average == "slots":
-                summary[name] = nov.novelty_slots(lists, values)
-        elif m in FAIRNESS or m in CALIBRATION or m in EXPOSURE:
-            _group_metric(spec, lists, ctx, o, per_user, summary, tables)
-        elif m in ("diversity", "serendipity"):
-            if sim is None and (m == "diversity" or o.serendipity != "rectools"):
-                if o.similarity == "cooccurrence":
-                    _need_train(ctx, name)
-                sim = SimArrays(ctx, o.similarity)
-            if m == "serendipity" and o.similarity == "hamming" and o.serendipity != "rectools":
-                raise ReceValError(f"metric {name!r}: similarity='hamming' is a distance for "
-                                   f"diversity only; choose 'features' or 'cooccurrence'")
-            if m == "diversity":
-                assert sim is not None
-                per_user[name] = div.diversity(lists, sim, short=o.diversity_short)
-                if o.diversity_divisor == "items":  # the pair sum over the list's length
-                    per_user[name] = div.per_item(per_user[name], lists)
-            else:
-                relevant = _rows(ctx, "truth", name)
-                train = None if o.serendipity == "rectools" else _rows(ctx, "train", name)
-                per_user[name] = ser.serendipity(
-                    lists, kind=o.serendipity, relevant=relevant, train=train, sim=sim,
-                    interactions=ctx.interactions, n_catalogue=int(ctx.catalogue.sum()),
-                    all_relevant=o.serendipity_relevance == "all")
+        entry = spec.entry
+        if "train" in entry.needs:
+            _need_train(ctx, spec.name)
+        job = Job(spec, cut(top, spec.k, ctx.n_items), ctx, o, shared, tables, summary)
+        value = entry.compute(job)
+        if entry.reduction == "user":
+            per_user[spec.name] = np.ascontiguousarray(value, dtype=np.float64)
         else:
-            popularity = ctx.users if o.popularity == "users" else ctx.interactions
-            if head is None:
-                head = pop.short_head(popularity, o.head_share)
-            if m == "ARP":
-                norm = {"interactions": ctx.n_interactions,
-                        "max": int(popularity.max(initial=0))}.get(o.arp_normalize)
-                per_user[name] = pop.arp(lists, popularity, normalize_by=norm, cold=o.arp_cold)
-            elif m == "MeanPopRank":
-                per_user[name] = pop.arp(lists, pop.popularity_quantile(popularity))
-            elif m in ("APLT", "ACLT"):
-                tail = (~head if o.tail_ratio is None
-                        else pop.tail_by_ratio(popularity, o.tail_ratio))
-                per_user[name] = (pop.aplt if m == "APLT" else pop.aclt)(lists, tail)
-            elif m == "PopRSP":
-                summary[name] = pop.pop_rsp(lists, head, ctx.catalogue,
-                                            _rows(ctx, "train", name))
-            elif m == "PopREO":
-                summary[name] = pop.pop_reo(lists, head, _rows(ctx, "truth", name),
-                                            _rows(ctx, "train", name))
-            else:  # pragma: no cover - the names table and this dispatch list the same
-                raise AssertionError(m)
+            summary[spec.name] = float(value)
     return per_user, summary
+
+
+# --- the catalogue metrics -------------------------------------------------------------------
+
+
+def coverage(job: Job) -> float:
+    """Catalogue coverage (:func:`receval.beyond.catalogue.coverage`)."""
+    o = job.options
+    return cat.coverage(job.lists, job.ctx.catalogue, count=o.coverage == "count",
+                        outside=o.coverage_outside, pad=o.catalogue_pad)
+
+
+def distributional_coverage(job: Job) -> float:
+    """The entropy of the exposure (:func:`receval.beyond.catalogue.distributional_coverage`)."""
+    o = job.options
+    return cat.distributional_coverage(job.lists, job.ctx.n_items, base=o.entropy_base,
+                                       normalize=o.entropy_normalize)
+
+
+def gini(job: Job) -> float:
+    """The Gini index of the exposure (:func:`receval.beyond.catalogue.gini`)."""
+    o = job.options
+    return cat.gini(job.lists, job.ctx.catalogue, scope=o.gini_scope, form=o.gini_form,
+                    denominator=o.gini_denominator, pad=o.catalogue_pad)
+
+
+def personalization(job: Job) -> float:
+    """One minus the lists' mean overlap (:func:`receval.beyond.diversity.personalization`)."""
+    return div.personalization(job.lists, job.ctx.n_items, job.spec.k)
+
+
+# --- novelty, diversity, serendipity ---------------------------------------------------------
+
+
+def novelty(job: Job) -> np.ndarray:
+    """Each list's mean self-information (:func:`receval.beyond.novelty.novelty`); under
+    ``novelty_average="slots"`` the slots' pooled mean goes to ``job.summary``."""
+    o, ctx = job.options, job.ctx
+    by_users = o.novelty_popularity == "users"
+    values = nov.item_novelty(ctx.users if by_users else ctx.interactions,
+                              ctx.n_train_users if by_users else ctx.n_interactions,
+                              base=o.novelty_base, cold=o.novelty_cold)
+    if o.novelty_average == "slots":
+        job.summary[job.name] = nov.novelty_slots(job.lists, values)
+    return nov.novelty(job.lists, values)
+
+
+def _similarity(job: Job) -> SimArrays:
+    """The item similarity of ``job.options.similarity``, built once per call."""
+    sim = job.shared.get("similarity")
+    if sim is None:
+        if job.options.similarity == "cooccurrence":
+            _need_train(job.ctx, job.name)
+        sim = job.shared["similarity"] = SimArrays(job.ctx, job.options.similarity)
+    return sim
+
+
+def diversity(job: Job) -> np.ndarray:
+    """Intra-list diversity (:func:`receval.beyond.diversity.diversity`)."""
+    value = div.diversity(job.lists, _similarity(job), short=job.options.diversity_short)
+    if job.options.diversity_divisor == "items":  # the pair sum over the list's length
+        value = div.per_item(value, job.lists)
+    return value
+
+
+def serendipity(job: Job) -> np.ndarray:
+    """Serendipity in the form ``job.options.serendipity``
+    (:func:`receval.beyond.serendipity.serendipity`)."""
+    o, ctx = job.options, job.ctx
+    sim = None
+    if o.serendipity != "rectools":
+        sim = _similarity(job)
+        if o.similarity == "hamming":
+            raise ReceValError(f"metric {job.name!r}: similarity='hamming' is a distance for "
+                               f"diversity only; choose 'features' or 'cooccurrence'")
+    relevant = rows(job, "truth")
+    train = None if o.serendipity == "rectools" else rows(job, "train")
+    return ser.serendipity(job.lists, kind=o.serendipity, relevant=relevant, train=train,
+                           sim=sim, interactions=ctx.interactions,
+                           n_catalogue=int(ctx.catalogue.sum()),
+                           all_relevant=o.serendipity_relevance == "all")
+
+
+# --- popularity bias -------------------------------------------------------------------------
+
+
+def _popularity(job: Job) -> np.ndarray:
+    return job.ctx.users if job.options.popularity == "users" else job.ctx.interactions
+
+
+def _head(job: Job) -> np.ndarray:
+    """The short head (:func:`receval.beyond.popularity.short_head`), found once per call."""
+    head = job.shared.get("head")
+    if head is None:
+        head = job.shared["head"] = pop.short_head(_popularity(job), job.options.head_share)
+    return head
+
+
+def arp(job: Job) -> np.ndarray:
+    """Average recommendation popularity (:func:`receval.beyond.popularity.arp`)."""
+    o, popularity = job.options, _popularity(job)
+    norm = {"interactions": job.ctx.n_interactions,
+            "max": int(popularity.max(initial=0))}.get(o.arp_normalize)
+    return pop.arp(job.lists, popularity, normalize_by=norm, cold=o.arp_cold)
+
+
+def mean_pop_rank(job: Job) -> np.ndarray:
+    """The mean popularity quantile of the listed items."""
+    return pop.arp(job.lists, pop.popularity_quantile(_popularity(job)))
+
+
+def _tail(job: Job) -> np.ndarray:
+    o = job.options
+    return ~_head(job) if o.tail_ratio is None else pop.tail_by_ratio(_popularity(job),
+                                                                       o.tail_ratio)
+
+
+def aplt(job: Job) -> np.ndarray:
+    """The share of long-tail items in each list (:func:`receval.beyond.popularity.aplt`)."""
+    return pop.aplt(job.lists, _tail(job))
+
+
+def aclt(job: Job) -> np.ndarray:
+    """The count of long-tail items in each list (:func:`receval.beyond.popularity.aclt`)."""
+    return pop.aclt(job.lists, _tail(job))
+
+
+def pop_rsp(job: Job) -> float:
+    """Popularity-based statistical parity (:func:`receval.beyond.popularity.pop_rsp`)."""
+    return pop.pop_rsp(job.lists, _head(job), job.ctx.catalogue, rows(job, "train"))
+
+
+def pop_reo(job: Job) -> float:
+    """Popularity-based equal opportunity (:func:`receval.beyond.popularity.pop_reo`)."""
+    return pop.pop_reo(job.lists, _head(job), rows(job, "truth"), rows(job, "train"))

@@ -11,14 +11,59 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal
 
 from receval.exceptions import ReceValError
 from receval.measures.entry import Direction
 from receval.measures.spec import parse_metrics
 from receval.options import ORDER_FREE_TIES, Ties
+
+if TYPE_CHECKING:
+    from receval.beyond.compute import Job
+
+#: a metric's function: ``fn(job) -> value``, the per-user values (a float array, NaN where
+#: undefined) of a ``"user"`` metric or the number of a ``"catalogue"`` one, from a
+#: :class:`receval.beyond.compute.Job` (the lists cut at ``k``, the context, the switches)
+BeyondFunction = Callable[["Job"], Any]
+
+
+def _compute() -> ModuleType:
+    from receval.beyond import compute
+
+    return compute
+
+
+def _fair_compute() -> ModuleType:
+    from receval.beyond import fair_compute
+
+    return fair_compute
+
+
+def lazy(module: Callable[[], ModuleType], function: str) -> Callable[..., Any]:
+    """The function ``function`` of the module ``module()`` returns, imported on its first
+    call: this table is read by every evaluation, the computing code (scipy) only when a
+    beyond-accuracy metric is asked.
+
+    Example:
+        >>> from receval.beyond.compute import Job
+        >>> from receval.beyond.context import context
+        >>> from receval.beyond.settings import BeyondOptions
+        >>> import numpy as np
+        >>> job = Job(parse_beyond("coverage@1"), np.array([[0], [0]]),
+        ...           context(None, None, 4, catalogue=np.ones(4, bool)), BeyondOptions())
+        >>> fn = lazy(_compute, "coverage")
+        >>> fn.__name__, fn(job)
+        ('compute.coverage', 0.25)
+    """
+
+    def call(*args: Any) -> Any:
+        return getattr(module(), function)(*args)
+
+    call.__qualname__ = call.__name__ = f"{module.__name__.lstrip('_')}.{function}"
+    return call
 
 
 @dataclass(frozen=True)
@@ -50,6 +95,24 @@ class BeyondEntry:
             as undefined): ``""`` where it never is.
         options: the :class:`~receval.beyond.settings.BeyondOptions` switches that change its
             value (tests/test_no_quiet_number.py checks that each is a switch).
+        compute: its function (:data:`BeyondFunction`): what
+            :func:`receval.beyond.compute.compute` calls for it, whatever the door (evaluate
+            on every engine, compare, strata, the CLI, the monitor's windows).
+        zero_is_best: whether 0 reads as the best value (a perfectly fair or calibrated
+            list): under ``empty="zero"`` its undefined users are left out of the mean instead
+            of averaged as a perfect 0 (counted in ``Result.counts["undefined"]`` and warned).
+        reasons: for a per-user metric, ``fn(job, rows) -> why``: the reason each of the
+            undefined ``rows`` has no value (an object array of texts; ``None``: "undefined"),
+            counted in ``Result.counts["undefined"]["reasons"]`` (an empty list is counted
+            as such whatever the metric).
+        per_list: whether its value reads only the list, the list's judged items, the item
+            groups and the list's user's history (no catalogue, no training popularity or
+            similarity): :func:`receval.monitor` computes it in each window.
+
+    Example:
+        >>> e = ENTRIES["rND"]
+        >>> e.better, e.bounds, e.zero_is_best, e.per_list, e.compute.__name__
+        ('lower', (0.0, 1.0), True, True, 'fair_compute.ranked_metric')
     """
 
     name: str
@@ -62,6 +125,10 @@ class BeyondEntry:
     order_free_ties: tuple[Ties, ...] = ORDER_FREE_TIES
     undefined: str = ""
     options: tuple[str, ...] = ()
+    compute: BeyondFunction = field(kw_only=True)
+    zero_is_best: bool = field(default=False, kw_only=True)
+    reasons: Callable[[Job, Any], Any] | None = field(default=None, kw_only=True)
+    per_list: bool = field(default=False, kw_only=True)
 
 
 _UNIT = (0.0, 1.0)
@@ -74,89 +141,124 @@ _CALIBRATION = ("calibration_history", "calibration_style", "calibration_alpha",
 _EE = ("ee_model", "ee_patience", "ee_utility", "ee_ties")
 _POPULARITY = ("popularity", "head_share", "tail_ratio")
 
+_C = _compute
+_F = _fair_compute
+_CAL = lazy(_F, "calibration_metric")
+_CAL_WHY = lazy(_F, "calibration_reasons")
+
 ENTRIES: dict[str, BeyondEntry] = {e.name: e for e in (
     BeyondEntry("coverage", ("coverage", "catalog_coverage", "catalogue_coverage",
                              "catalogcoverage", "item_coverage", "itemcoverage"),
                 "catalogue", (), bounds=_UNIT, grows_with_k=True,
                 undefined="an empty catalogue",
-                options=("catalogue", "coverage", "coverage_outside", "catalogue_pad")),
+                options=("catalogue", "coverage", "coverage_outside", "catalogue_pad"),
+                compute=lazy(_C, "coverage")),
     BeyondEntry("distributional_coverage", ("distributional_coverage", "entropy",
                                             "shannon_entropy", "shannonentropy"),
                 "catalogue", (), bounds=_NONNEGATIVE, undefined="no list holds an item",
-                options=("entropy_base", "entropy_normalize")),
+                options=("entropy_base", "entropy_normalize"),
+                compute=lazy(_C, "distributional_coverage")),
     BeyondEntry("gini", ("gini", "gini_index", "giniindex"), "catalogue", (), "lower", _UNIT,
                 undefined="nothing exposed, or a zero denominator",
                 options=("catalogue", "gini_scope", "gini_form", "gini_denominator",
-                         "catalogue_pad")),
+                         "catalogue_pad"), compute=lazy(_C, "gini")),
     BeyondEntry("novelty", ("novelty", "miuf", "meaninvuserfreq", "mean_inv_user_freq"),
                 "user", ("train",), bounds=_NONNEGATIVE,
                 undefined="an empty list, or one of cold items only under novelty_cold='skip'",
                 options=("novelty_popularity", "novelty_base", "novelty_cold",
-                         "novelty_average")),
+                         "novelty_average"), compute=lazy(_C, "novelty")),
     BeyondEntry("diversity", ("diversity", "ild", "intra_list_diversity",
                               "intralistdiversity"), "user", ("features",), bounds=_UNIT,
                 undefined="a list of fewer than two items (diversity_short='undefined')",
-                options=("similarity", "diversity_short")),
+                options=("similarity", "diversity_short"), compute=lazy(_C, "diversity"),
+                reasons=lazy(_F, "diversity_reasons")),
     BeyondEntry("serendipity", ("serendipity",), "user", ("train", "truth"), bounds=_UNIT,
                 undefined="an empty list, or no relevant item the serendipity form can count",
-                options=("similarity", "serendipity", "serendipity_relevance")),
+                options=("similarity", "serendipity", "serendipity_relevance"),
+                compute=lazy(_C, "serendipity"), reasons=lazy(_F, "serendipity_reasons")),
     BeyondEntry("ARP", ("arp", "avgrecpopularity", "average_recommendation_popularity",
                         "averagepopularity", "average_popularity"),
                 "user", ("train",), "lower", _NONNEGATIVE,
                 undefined="an empty list, or one of cold items only under arp_cold='skip'",
-                options=("popularity", "arp_normalize", "arp_cold")),
+                options=("popularity", "arp_normalize", "arp_cold"), compute=lazy(_C, "arp")),
     BeyondEntry("APLT", ("aplt", "tailpercentage", "tail_percentage"), "user", ("train",),
-                bounds=_UNIT, undefined=_EMPTY, options=_POPULARITY),
+                bounds=_UNIT, undefined=_EMPTY, options=_POPULARITY,
+                compute=lazy(_C, "aplt")),
     BeyondEntry("MeanPopRank", ("meanpoprank", "mean_pop_rank", "mpr"), "user", ("train",),
-                "lower", _UNIT, undefined=_EMPTY, options=("popularity",)),
+                "lower", _UNIT, undefined=_EMPTY, options=("popularity",),
+                compute=lazy(_C, "mean_pop_rank")),
     BeyondEntry("ACLT", ("aclt",), "user", ("train",), bounds=_NONNEGATIVE, grows_with_k=True,
-                undefined=_EMPTY, options=_POPULARITY),
+                undefined=_EMPTY, options=_POPULARITY, compute=lazy(_C, "aclt")),
     BeyondEntry("PopREO", ("popreo", "pop_reo"), "catalogue", ("train", "truth"), "lower", _UNIT,
                 undefined="a popularity group (head or tail) without a relevant candidate",
-                options=_POPULARITY),
+                options=_POPULARITY, compute=lazy(_C, "pop_reo")),
     BeyondEntry("PopRSP", ("poprsp", "pop_rsp"), "catalogue", ("train",), "lower", _UNIT,
                 undefined="a popularity group (head or tail) without a candidate",
-                options=_POPULARITY),
+                options=_POPULARITY, compute=lazy(_C, "pop_rsp")),
     BeyondEntry("personalization", ("personalization", "personalisation"), "catalogue", (),
-                bounds=_UNIT, undefined="fewer than two users with a list"),
+                bounds=_UNIT, undefined="fewer than two users with a list",
+                compute=lazy(_C, "personalization")),
     # exposure fairness and calibration over item groups (receval.beyond.fairness,
     # receval.beyond.calibration; docs/fairness.md)
     BeyondEntry("group_exposure", ("group_exposure", "groupexposure", "exposure_gap"),
                 "catalogue", ("groups",), "lower", _UNIT,
-                undefined="no listed item has a group", options=_EXPOSURE),
+                undefined="no listed item has a group", options=_EXPOSURE,
+                compute=lazy(_F, "group_exposure_metric")),
     BeyondEntry("AWRF", ("awrf",), "user", ("groups",), bounds=_UNIT,
-                undefined="no listed item has a group", options=_EXPOSURE),
+                undefined="no listed item has a group", options=_EXPOSURE,
+                compute=lazy(_F, "awrf_metric"), per_list=True),
     BeyondEntry("nDCG_AWRF", ("ndcg_awrf", "ndcgxawrf", "ndcg*awrf", "trec_fair"), "user",
                 ("groups", "truth"), bounds=_UNIT,
                 undefined="no listed item has a group, or no relevant item",
-                options=_EXPOSURE),
+                options=_EXPOSURE, compute=lazy(_F, "ndcg_awrf_metric"), per_list=True),
     *(BeyondEntry(name, (name.lower(),), "user", ("groups",), "lower", _UNIT,
                   undefined="the list holds no protected item or only protected items (the "
                             "normaliser, the maximum over arrangements, is 0), or no cut point",
-                  options=_RANKED) for name in ("rND", "rKL", "rRD")),
+                  options=_RANKED, compute=lazy(_F, "ranked_metric"), zero_is_best=True,
+                  reasons=lazy(_F, "ranked_reasons"), per_list=True)
+      for name in ("rND", "rKL", "rRD")),
     BeyondEntry("calibration", ("calibration", "c_kl", "ckl", "miscalibration"), "user",
                 ("groups", "train"), "lower", _NONNEGATIVE,
                 undefined="no training history, or no listed item with a group",
-                options=_CALIBRATION),
+                options=_CALIBRATION, compute=_CAL, zero_is_best=True, per_list=True,
+                reasons=_CAL_WHY),
     BeyondEntry("calibration_js", ("calibration_js", "c_js", "cjs"), "user",
                 ("groups", "train"), "lower", _UNIT,  # JS divergence <= log(2) <= 1
                 undefined="no training history, or no listed item with a group",
-                options=(*_CALIBRATION, "calibration_js")),
+                options=(*_CALIBRATION, "calibration_js"), compute=_CAL, zero_is_best=True,
+                per_list=True, reasons=_CAL_WHY),
     # expected exposure (receval.beyond.expected_exposure), raw and normalised as expeval
     # prints them: EE-R is relevance (higher is better), EE-D disparity and EE-L the loss
     *(BeyondEntry(f"EE_{x}{n}", (f"ee_{x.lower()}{n}", f"ee-{x.lower()}{n}"), "user",
                   ("truth",), "higher" if x == "R" else "lower",
                   bounds=_UNIT if n and x != "L" else _NONNEGATIVE,
-                  undefined="no relevant item, or an empty list", options=_EE)
+                  undefined="no relevant item, or an empty list", options=_EE,
+                  compute=lazy(_F, "expected_exposure_metric"), per_list=True)
       for x in "LDR" for n in ("", "_norm")),  # EE_L_norm's divisor is not its maximum
     # group expected exposure: the items' exposures and targets summed per item group
     *(BeyondEntry(f"EE_{x}_group", (f"ee_{x.lower()}_group", f"ee-{x.lower()}-group"), "user",
                   ("groups", "truth"), "higher" if x == "R" else "lower", _NONNEGATIVE,
-                  undefined="no relevant item, or an empty list", options=_EE)
+                  undefined="no relevant item, or an empty list", options=_EE,
+                  compute=lazy(_F, "group_expected_exposure_metric"), per_list=True)
       for x in "LDR"),
 )}
 
+#: every alias -> its entry's name, as the table was declared (:func:`find` reads the table as
+#: it is now: an entry added later is found)
 ALIASES: dict[str, str] = {a: e.name for e in ENTRIES.values() for a in e.aliases}
+
+
+def find(alias: str) -> str | None:
+    """The name of the entry that ``alias`` (lower case) means, or ``None``.
+
+    Example:
+        >>> find("ild"), find("ndcg")
+        ('diversity', None)
+    """
+    name = ALIASES.get(alias)
+    if name is not None and name in ENTRIES:
+        return name
+    return next((e.name for e in ENTRIES.values() if alias in e.aliases), None)
 
 _NUMBER = re.compile(r"\d+")
 #: a bare cutoff in a comma list, as the accuracy parser reads one (``P@5,1e2``)
@@ -197,7 +299,7 @@ def parse_beyond(name: str) -> BeyondSpec | None:
     """
     text = name.strip()
     base, sep, cut = text.partition("@")
-    metric = ALIASES.get(base.strip().lower())
+    metric = find(base.strip().lower())
     if metric is None:
         return None
     if not sep:

@@ -233,6 +233,7 @@ def _print_table(result: Any, reference: str | None) -> None:
         if variant_col:
             mine = mine[mine[variant_col] == w[variant_col]]
         flagged = ", ".join(mine.loc[mine["flag"], "metric"]) or ""
+        better = ", ".join(mine.loc[mine["change"] == "better", "metric"])
         cells = [str(start.date()) if start.hour == 0 else str(start)]
         if variant_col:
             cells.append(str(w[variant_col]))
@@ -241,7 +242,8 @@ def _print_table(result: Any, reference: str | None) -> None:
             cells.append(interval_cell(w[f"{name}_ci_low"], w[f"{name}_ci_high"],
                                        int(w["users_evaluated"])))
         cells += [*(count(w[c]) for c in ("users_evaluated", "users_waiting", "users_unjudged")),
-                  f"outside: {flagged}" if flagged else ""]
+                  "; ".join([*([f"worse: {flagged}"] if flagged else []),
+                             *([f"better: {better}"] if better else [])])]
         rows.append([safe_text(c) for c in cells])
     out = _stdout()
     keys = 2 if variant_col else 1  # what names a row, repeated in each part

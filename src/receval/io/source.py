@@ -67,20 +67,24 @@ def seekable(path: str | Path) -> Path:
 
 
 def read_text(path: str | Path, side: str) -> str:
-    """The whole text (UTF-8) of a small input such as a gate file, read through
-    :func:`seekable`; every problem a one-line error naming the file.
+    """The whole text (UTF-8) of a small input such as a gate file, once :func:`check_file`
+    has checked it (the one check of every input file: a missing, directory, unreadable or
+    empty file is refused the same way as a truth file); a file that is not UTF-8 is a
+    one-line error naming the file.
 
     Example:
         >>> read_text("/no/such/gate.toml", "gate")
         Traceback (most recent call last):
         ...
         receval.exceptions.ReceValError: gate file not found: /no/such/gate.toml
+        >>> import tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "gate.toml"; _ = p.write_text("")
+        >>> read_text(p, "gate")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        receval.exceptions.ReceValError: gate file is empty: .../gate.toml
     """
-    source = seekable(path)
-    if not source.exists():
-        raise ReceValError(f"{side} file not found: {path}")
-    if source.is_dir():
-        raise ReceValError(f"{side} path is a directory, not a file: {path}")
+    source = check_file(path, side)
     try:
         return source.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
@@ -89,7 +93,8 @@ def read_text(path: str | Path, side: str) -> str:
 
 def check_file(path: str | Path, side: str) -> Path:
     """``path`` as a :class:`Path` once it is known to be a readable, non-empty file (a pipe
-    is read once into a regular file: :func:`seekable`).
+    is read once into a regular file: :func:`seekable`, which is what is returned); the
+    errors name ``path`` as given.
 
     Example:
         >>> check_file("/no/such/file.csv", "truth")
@@ -97,19 +102,19 @@ def check_file(path: str | Path, side: str) -> Path:
         ...
         receval.exceptions.ReceValError: truth file not found: /no/such/file.csv
     """
-    path = seekable(path)
-    if not path.exists():
+    source = seekable(path)
+    if not source.exists():
         raise ReceValError(f"{side} file not found: {path}")
-    if path.is_dir():
+    if source.is_dir():
         raise ReceValError(f"{side} path is a directory, not a file: {path}")
     try:
-        with path.open("rb") as fh:
+        with source.open("rb") as fh:
             first = fh.read(1)
     except OSError as err:
         raise ReceValError(f"cannot read {side} file {path}: {one_line(err)}") from None
     if not first:
         raise ReceValError(f"{side} file is empty: {path}")
-    return path
+    return source
 
 
 def magic(path: Path, n: int = 4) -> bytes:

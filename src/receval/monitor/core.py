@@ -65,6 +65,7 @@ import pandas as pd
 from receval.accumulate import Accumulator
 from receval.aggregate import reductions
 from receval.beyond.names import split_metrics
+from receval.data.repeats import repeat_error, repeated
 from receval.evaluation import evaluate
 from receval.exceptions import (
     IdMismatchWarning,
@@ -200,9 +201,10 @@ class Monitor:
         """Each metric per window with its interval, the reference window's band and a flag.
 
         The band is the reference window's interval (``reference``: a window start, default
-        the first window of each variant); ``flag`` is true when a window's interval
-        (``rule="interval"``) or value (``rule="value"``) lies wholly outside it. See
-        :func:`receval.monitor.drift.drift_table`.
+        the first window of each variant); ``change`` is ``"worse"`` or ``"better"`` when a
+        window's interval (``rule="interval"``) or value (``rule="value"``) lies wholly
+        outside it, in the metric's declared direction (``direction``), and ``flag`` is true
+        on the worse side only. See :func:`receval.monitor.drift.drift_table`.
 
         Example:
             >>> import receval, pandas as pd
@@ -900,14 +902,10 @@ class _Run:
     def _refuse_duplicates(self, imps: pd.DataFrame, preds: pd.DataFrame) -> None:
         """An item served twice in one list, named by the list's user and time (evaluate would
         name the list's internal number)."""
-        dup = preds.duplicated(["user", "item"]).to_numpy()
+        dup = repeated(pd.factorize(preds["user"])[0], preds["item"].to_numpy())
         if dup.any():
             row = int(np.flatnonzero(dup)[0])
-            raise ReceValError(
-                f"impressions: item {plain(imps['item'].iloc[row])!r} served twice in one list "
-                f"(user {plain(imps['user'].iloc[row])!r}, served_at "
-                f"{_ts(int(imps['served'].iloc[row]))}; {int(dup.sum())} repeated rows); pass "
-                "duplicates='first' or 'max' to keep one")
+            raise _repeat_error(imps, row, imps.index[row], int(dup.sum()))
 
     # --- rows --------------------------------------------------------------------------------
 
@@ -1155,25 +1153,21 @@ def _refuse_repeated_items(imps: pd.DataFrame, row_list: np.ndarray, n_pending: 
         touched = np.zeros(int(lists.max(initial=0)) + 1, dtype=bool)
         touched[lists[n_pending:]] = True
         rows = rows[touched[lists]]
-    items = imps["item"].to_numpy()[rows]
-    if pd.api.types.is_integer_dtype(imps["item"]) and len(rows):
-        items = items.astype(np.int64) - int(items.min())
-    if not (pd.api.types.is_integer_dtype(imps["item"])
-            and (int(items.max(initial=0)) + 1) * (int(lists.max(initial=0)) + 1) < 2**62):
-        items = pd.factorize(items)[0].astype(np.int64)
-    key = lists[rows] * (int(items.max(initial=0)) + 1) + items
-    ordered = np.sort(key)  # a sort is several times faster than a hash set here
-    if not (ordered[1:] == ordered[:-1]).any():
-        return
     dup = np.zeros(len(imps), dtype=bool)
-    dup[rows[pd.Index(key).duplicated()]] = True
+    dup[rows] = repeated(lists[rows], imps["item"].to_numpy()[rows])
+    if not dup.any():
+        return
     row = int(np.flatnonzero(dup)[0])
-    raise ReceValError(
-        f"impressions: item {plain(imps['item'].iloc[row])!r} served twice in one list "
-        f"(user {plain(imps['user'].iloc[row])!r}, served_at "
-        f"{_ts(int(imps['served'].iloc[row]))}) at row {row - n_pending} "
-        f"({int(dup.sum())} repeated rows in all); an item is served once per list: "
-        "pass duplicates='first' or 'max' to keep one")
+    raise _repeat_error(imps, row, row - n_pending, int(dup.sum()))
+
+
+def _repeat_error(imps: pd.DataFrame, row: int, shown: Any, n: int) -> ReceValError:
+    """:func:`receval.data.repeats.repeat_error` for the impressions' row ``row`` (``shown``:
+    the row number the message names)."""
+    return repeat_error("impressions", imps["item"].iloc[row],
+                        f"user {plain(imps['user'].iloc[row])!r}, served_at "
+                        f"{_ts(int(imps['served'].iloc[row]))}", shown, n,
+                        "pass duplicates='first' or 'max' to keep one")
 
 
 def _known_baseline(baseline: Any, variant_col: str, seen: set[Any]) -> Any:

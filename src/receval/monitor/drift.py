@@ -11,6 +11,13 @@ never flagged; nor is an open window still waiting for feedback when every list 
 default ``min_feedback=None``: its clicked lists count first, so it reads high until it
 closes).
 
+The flag is an alarm: it reads the metric's declared direction
+(:func:`receval.beyond.names.direction`, ``direction`` in the table). A window outside the band
+on the worse side (below it for a higher-is-better metric such as P@k, above it for a
+lower-is-better one such as RMSE, MAE, rND or calibration) has ``change="worse"`` and is
+flagged; one outside on the better side has ``change="better"`` and is not (an improvement is
+no alarm); ``change`` is ``""`` inside the band or where nothing is judged.
+
 A reference window without any evaluated list has no band: a named one (``reference=``) is an
 error, the default first window a warning (code ``empty-reference``) that names the first
 window with evaluated lists to pass as ``reference=`` (``--reference``). The default only warns
@@ -33,7 +40,8 @@ if TYPE_CHECKING:
 
 #: the columns of the drift table
 DRIFT_COLUMNS = ("window_start", "variant", "metric", "value", "ci_low", "ci_high",
-                 "reference_start", "band_low", "band_high", "flag", "users_evaluated")
+                 "reference_start", "band_low", "band_high", "flag", "direction", "change",
+                 "users_evaluated")
 
 
 RULES = ("interval", "value")
@@ -51,6 +59,8 @@ def drift_table(result: Monitor, reference: Any = None, rule: str = "interval") 
         >>> m = receval.monitor(imp, fb, "P@1", window="W", relevance_threshold=1)
         >>> m.drift()[["value", "band_low", "band_high", "flag"]].values.tolist()
         [[0.5, 0.0, 1.0, False], [0.0, 0.0, 1.0, False]]
+        >>> m.drift(rule="value")[["change", "flag", "direction"]].values.tolist()
+        [['', False, 'higher'], ['', False, 'higher']]
     """
     if rule not in RULES:
         raise ReceValError(f"drift rule {rule!r} is not one of {', '.join(RULES)}")
@@ -82,6 +92,7 @@ def drift_table(result: Monitor, reference: Any = None, rule: str = "interval") 
         if ref is not None and int(ref["users_evaluated"]) == 0:
             _empty_reference(ref, mine, variant, named=ref_start is not None)
         for metric in result.metrics:
+            better = _direction(metric)
             low_band = float(ref[f"{metric}_ci_low"]) if ref is not None else math.nan
             high_band = float(ref[f"{metric}_ci_high"]) if ref is not None else math.nan
             for _, w in mine.iterrows():
@@ -90,14 +101,18 @@ def drift_table(result: Monitor, reference: Any = None, rule: str = "interval") 
                 if rule == "value" or math.isnan(low):
                     low = high = value
                 provisional = every_list and not w["closed"] and w["users_waiting"] > 0
-                flag = not (math.isnan(value) or math.isnan(low_band) or provisional) and \
-                    (high < low_band or low > high_band)
+                judged = not (math.isnan(value) or math.isnan(low_band) or provisional)
+                change = ""
+                if judged and (high < low_band or low > high_band):
+                    up = low > high_band
+                    change = "better" if up == (better == "higher") else "worse"
                 rows.append({"window_start": w["window_start"], "variant": variant,
                              "metric": metric, "value": value,
                              "ci_low": float(w[f"{metric}_ci_low"]),
                              "ci_high": float(w[f"{metric}_ci_high"]),
                              "reference_start": None if ref is None else ref["window_start"],
-                             "band_low": low_band, "band_high": high_band, "flag": bool(flag),
+                             "band_low": low_band, "band_high": high_band,
+                             "flag": change == "worse", "direction": better, "change": change,
                              "users_evaluated": int(w["users_evaluated"])})
     out = pd.DataFrame(rows, columns=list(DRIFT_COLUMNS))
     if not variant_col:
@@ -105,6 +120,18 @@ def drift_table(result: Monitor, reference: Any = None, rule: str = "interval") 
     else:
         out = out.rename(columns={"variant": variant_col})
     return out
+
+
+def _direction(metric: str) -> str:
+    """The metric's declared direction (``"higher"`` or ``"lower"``), read from its entry.
+
+    Example:
+        >>> _direction("P@10"), _direction("MAE"), _direction("rND@10")
+        ('higher', 'lower', 'lower')
+    """
+    from receval.beyond.names import direction
+
+    return direction(metric)
 
 
 def _empty_reference(ref: pd.Series, windows: pd.DataFrame, variant: Any, named: bool) -> None:

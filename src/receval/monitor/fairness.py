@@ -5,8 +5,9 @@ A window's lists are evaluated as :func:`receval.evaluate` evaluates them, each 
 exactly into the window like any mean (and merged across runs through the state):
 
 - ``AWRF@k``, ``nDCG_AWRF@k``, ``rND@k``, ``rKL@k``, ``rRD@k`` and the expected exposure
-  ``EE_*@k`` read the list, the item groups (``item_groups=`` or ``item_features=``) and the
-  list's judged impressions;
+  ``EE_*@k`` read the list, the item groups (``item_groups=`` or ``item_features=``; the
+  plain ``EE_L``, ``EE_D``, ``EE_R`` none) and the list's judged impressions: the entries
+  that declare ``per_list`` (:class:`~receval.beyond.names.BeyondEntry`);
 - ``calibration@k`` and ``calibration_js@k`` also read the history of the list's user: the
   rows of ``train=`` (user, item) of that user.
 
@@ -27,15 +28,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from receval.beyond.fair_compute import CALIBRATION, EXPOSURE
-from receval.beyond.names import BeyondSpec, split_metrics
+from receval.beyond.names import ENTRIES, BeyondSpec, split_metrics
 from receval.beyond.settings import resolve
 from receval.exceptions import ReceValError
 from receval.scalars import plain
 from receval.training import Training
 
-#: the beyond-accuracy metrics a monitor window computes (registry names)
-PER_LIST = ("AWRF", "nDCG_AWRF", "rND", "rKL", "rRD", *CALIBRATION, *EXPOSURE)
+#: the beyond-accuracy metrics a monitor window computes (registry names), as their entries
+#: declare (:attr:`~receval.beyond.names.BeyondEntry.per_list`) when this module is loaded
+PER_LIST = tuple(e.name for e in ENTRIES.values() if e.per_list)
 
 #: the keyword arguments of :func:`receval.monitor` that feed them (to :func:`receval.evaluate`)
 INPUTS = ("item_groups", "item_features", "item_features_columns", "train", "beyond")
@@ -66,17 +67,18 @@ rKL@k, rRD@k, calibration@k, calibration_js@k, EE_L@k, ...)
                                "(catalogue level): its sums do not merge across lists, runs and "
                                f"windows; receval monitor computes the per-list fairness and "
                                f"calibration metrics ({offered})")
-        if spec.metric not in PER_LIST:
+        if not spec.entry.per_list:
             raise ReceValError(f"{spec.name!r} is a beyond-accuracy metric, which receval "
                                "monitor does not compute: it reads the training data's "
                                "popularity or similarity, not the window's (receval.evaluate "
                                f"with train= does); monitor computes {offered}")
     if not specs:
         return specs
-    if options.get("item_groups") is None and options.get("item_features") is None:
-        raise ReceValError(f"metric {specs[0].name!r} needs item groups: pass item_groups= "
+    grouped = [s.name for s in specs if "groups" in s.entry.needs]
+    if grouped and options.get("item_groups") is None and options.get("item_features") is None:
+        raise ReceValError(f"metric {grouped[0]!r} needs item groups: pass item_groups= "
                            "(item -> group) or item_features= (--item-features FILE)")
-    needs_train = [s.name for s in specs if s.metric in CALIBRATION]
+    needs_train = [s.name for s in specs if "train" in s.entry.needs]
     if needs_train and options.get("train") is None:
         raise ReceValError(f"metric {needs_train[0]!r} needs each user's history: pass train= "
                            "(--train FILE: user, item rows)")
@@ -87,7 +89,7 @@ rKL@k, rRD@k, calibration@k, calibration_js@k, EE_L@k, ...)
         raise ReceValError("monitor: fairness_target='catalogue' and fairness_population="
                            "'catalogue' read each window's catalogue, which differs from one "
                            "window to the next; give the target as a dict group -> weight")
-    ranked = [s.name for s in specs if s.metric in ("rND", "rKL", "rRD")]
+    ranked = [s.name for s in specs if "protected_group" in s.entry.options]
     if ranked and given.protected_group is None:
         raise ReceValError(f"monitor: {ranked[0]!r} needs protected_group= in beyond= (by "
                            "default it is the group with the fewest catalogue items, which "

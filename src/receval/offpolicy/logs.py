@@ -13,7 +13,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from receval.data.repeats import repeat_error, repeated
 from receval.exceptions import ReceValError
+from receval.scalars import plain
 
 #: the log's columns; ``request`` may be replaced by ``user`` + ``served_at``
 REQUIRED = ("item", "position", "reward")
@@ -215,15 +217,13 @@ def read_log(log: pd.DataFrame, by: tuple[str, ...] = (), repeats: bool = False)
     dup[order[1:][same]] = True
     if dup.any():
         raise _first_bad(frame, dup, "repeating a (request, position) already in the log")
-    order_item = np.lexsort((item, request))
-    again = np.zeros(len(frame), dtype=bool)
-    same = (request[order_item][1:] == request[order_item][:-1]) & \
-        (item[order_item][1:] == item[order_item][:-1])
-    again[order_item[1:][same]] = True
+    again = repeated(request, item)
     if again.any() and not repeats:  # as monitor: a served list shows an item once
-        raise _first_bad(frame, again, "showing an item its request already shows at another "
-                         "position (a list shows each item once; repeats='allow' for slates "
-                         "drawn slot by slot)")
+        row = int(np.flatnonzero(again)[0])
+        raise repeat_error("log", frame["item"].iloc[row],
+                           f"request {plain(frame['request'].iloc[row])!r}", frame.index[row],
+                           int(again.sum()), "pass repeats='allow' for slates drawn slot by "
+                           "slot")
     probs = {c: _probability(frame, c) for c in ("propensity", "propensity_prefix",
                                                  "propensity_slate")}
     sorted_probs = {c: None if p is None else p[order] for c, p in probs.items()}
