@@ -47,23 +47,36 @@ def test_the_partition_mode_is_an_argument_not_global_state() -> None:
 def test_a_partition_with_one_side_empty_counts_as_its_users_do() -> None:
     """Dummy users on the empty side are taken out of the counts by difference: the users
     and rows are the partition's own (oracle: counted by hand)."""
-    plan = LocalPlan(("user", "item", None, "user", "item", "score"), evaluate_partition,
-                     ["P@1"], {})
+    plan = LocalPlan(
+        ("user", "item", None, "user", "item", "score"), evaluate_partition, ["P@1"], {}
+    )
     truth = pa.table({"user": [1, 1, 2], "item": [5, 6, 6]})
-    preds = pa.table({"user": pa.array([], pa.int64()), "item": pa.array([], pa.int64()),
-                      "score": pa.array([], pa.float64())})
+    preds = pa.table(
+        {
+            "user": pa.array([], pa.int64()),
+            "item": pa.array([], pa.int64()),
+            "score": pa.array([], pa.float64()),
+        }
+    )
     counts = plan.evaluate(truth, preds).counts
     assert counts["rows"]["truth"] == 3 and counts["rows"]["predictions"] == 0
     assert counts["users"]["in_truth"] == 2 and counts["users"]["evaluated"] == 2
 
 
 def test_merged_counts_add_up_and_the_rating_range_spans_every_partition() -> None:
-    plan = LocalPlan(("user", "item", "rating", "user", "item", "score"), evaluate_partition,
-                     ["P@1"], {"relevance_threshold": 3})
-    sides = [({"user": [1], "item": [5], "rating": [4.0]},
-              {"user": [1], "item": [5], "score": [1.0]}),
-             ({"user": [2, 2], "item": [5, 6], "rating": [1.0, 5.0]},
-              {"user": [2], "item": [7], "score": [1.0]})]
+    plan = LocalPlan(
+        ("user", "item", "rating", "user", "item", "score"),
+        evaluate_partition,
+        ["P@1"],
+        {"relevance_threshold": 3},
+    )
+    sides = [
+        ({"user": [1], "item": [5], "rating": [4.0]}, {"user": [1], "item": [5], "score": [1.0]}),
+        (
+            {"user": [2, 2], "item": [5, 6], "rating": [1.0, 5.0]},
+            {"user": [2], "item": [7], "score": [1.0]},
+        ),
+    ]
     metas = []
     for part, (t, p) in enumerate(sides):
         truth, preds = pa.table(t), pa.table(p)
@@ -78,9 +91,10 @@ def test_merged_counts_add_up_and_the_rating_range_spans_every_partition() -> No
 
 
 def test_the_streaming_path_does_not_load_the_spark_engine() -> None:
-    code = ("import sys, receval.streaming.plan, receval.partitions; "
-            "print(sorted(m for m in sys.modules if m.startswith('receval.spark')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    code = (
+        "import sys, receval.streaming.plan, receval.partitions; "
+        "print(sorted(m for m in sys.modules if m.startswith('receval.spark')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
     assert "receval.spark" not in (SRC / "streaming" / "plan.py").read_text()
