@@ -230,19 +230,23 @@ def grouped_by_user(truth: Any, preds: Any, flags: bool = False) -> Any:
 def bare_shuffle(spark: Any, t_path: str, p_path: str, master: str,
                  to_python: bool = False, flags: bool = False) -> dict:
     """The floor: the engine's shuffle by user of the same columns (user, item, score; one
-    ``collect_list`` per side and column, as ``receval.spark.engine._run`` packs them) with
+    ``collect_list`` per side and column, as ``receval.spark.job._run`` packs them) with
     no evaluation, written to the ``noop`` sink, under the partitions receval picked.
     ``to_python``: the grouped rows sent to Python workers that only count them (a
     ``mapInArrow`` doing nothing, in the engine's Arrow batches): the floor of any evaluation
     in Python. ``flags``: packed with a list of side flags (:func:`grouped_by_user`)."""
     import pyarrow as pa
 
-    from receval.spark.engine import _shuffle_partitions, auto_partitions
+    try:  # the engine split by job (receval.spark.job, .settings)
+        from receval.spark.job import ARROW_BATCH_USERS, _arrow_batches, _shuffle_partitions
+        from receval.spark.settings import auto_partitions
+    except ImportError:  # older receval: one module
+        from receval.spark.engine import _shuffle_partitions, auto_partitions
 
-    try:  # receval at or after `22d997e`: the engine's Arrow batches
-        from receval.spark.engine import ARROW_BATCH_USERS, _arrow_batches
-    except ImportError:
-        ARROW_BATCH_USERS, _arrow_batches = 0, None
+        try:  # receval at or after `22d997e`: the engine's Arrow batches
+            from receval.spark.engine import ARROW_BATCH_USERS, _arrow_batches
+        except ImportError:
+            ARROW_BATCH_USERS, _arrow_batches = 0, None
 
     def count(batches: Any) -> Any:
         yield pa.RecordBatch.from_arrays([pa.array([sum(b.num_rows for b in batches)])], ["n"])
@@ -263,7 +267,10 @@ def bare_shuffle(spark: Any, t_path: str, p_path: str, master: str,
                 grouped.mapInArrow(count, "n long").collect()
     seconds, cpu = time.perf_counter() - start, tree_cpu(os.getpid()) - cpu
     try:  # the Exchange nodes of its plan (receval at or after `d52aea1`)
-        from receval.spark.engine import count_shuffles
+        try:
+            from receval.spark.job import count_shuffles
+        except ImportError:  # before the engine was split by job
+            from receval.spark.engine import count_shuffles
 
         with _shuffle_partitions(spark, parts):
             shuffles: int | None = count_shuffles(grouped)

@@ -3,7 +3,7 @@
 A table of about 61,000 rows (``--users`` users x 100 predictions, 10 truth rows each, in
 Parquet), evaluated with ``engine="spark"`` on ``--master`` under several ``partitions``
 settings: ``spark`` (the session's: 200 shuffle partitions, coalesced by AQE), ``auto`` (the
-default: :func:`receval.spark.engine.auto_partitions`) and fixed numbers. Each setting runs
+default: :func:`receval.spark.settings.auto_partitions`) and fixed numbers. Each setting runs
 ``--repeat`` times after one warm-up run of the same setting (the cache cleared after each
 run: the per-user frame is persisted, and a rerun of the same plan would only read it); the
 best and median seconds are printed as one JSON line per setting.

@@ -53,12 +53,8 @@ def main() -> None:
     from pyspark.sql import SparkSession
 
     import receval
-    from receval.spark.engine import (
-        ARROW_BATCH_USERS,
-        _arrow_batches,
-        _columns_sides,
-        _shuffle_partitions,
-    )
+    from receval.spark.job import ARROW_BATCH_USERS, _arrow_batches, _shuffle_partitions
+    from receval.spark.packing import _columns_sides
 
     folder = Path(args.data)
     folder.mkdir(parents=True, exist_ok=True)

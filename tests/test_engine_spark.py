@@ -95,7 +95,7 @@ def test_identical_to_numba(spark: Any, seed: int, strings: bool, options: dict)
 def test_partitioning_changes_nothing(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """One partition, many partitions (most holding one side only), Spark's own choice, and
     the rows packed as one list of structs per user instead of one list per column."""
-    from receval.spark import engine
+    from receval.spark import driver
 
     truth, preds = _random(6, n_users=12)
     ref, _ = _both(spark, truth, preds, METRICS, relevance_threshold=2)
@@ -106,7 +106,7 @@ def test_partitioning_changes_nothing(spark: Any, monkeypatch: pytest.MonkeyPatc
         assert parts != 9 or len(got.tasks) > 2
         # auto (the default): a few hundred rows are one partition, not the session's
         assert parts != "auto" or len(got.tasks) == 1
-    monkeypatch.setattr(engine, "_MODE", "struct")  # one list of structs per user
+    monkeypatch.setattr(driver, "_MODE", "struct")  # one list of structs per user
     _same(ref, _both(spark, truth, preds, METRICS, partitions=4, relevance_threshold=2)[1])
 
 
@@ -114,19 +114,19 @@ def test_tied_scores_bring_the_order_column(spark: Any,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """``ties="stable"`` (the default) shuffles no order column until a partition finds a
     user's tied scores: then the run with it gives the frame's order, as the local engine."""
-    from receval.spark import engine
+    from receval.spark import driver
 
     truth, preds = _random(13, n_users=30)  # heavy ties
     st, sp = spark.createDataFrame(truth), spark.createDataFrame(preds).repartition(3)
     ref = receval.evaluate(st.toPandas(), sp.toPandas(), METRICS, silence=QUIET)
     ordered: list[bool] = []
-    real = engine._run
+    real = driver._run
 
     def spy(*args: Any) -> Any:
         ordered.append(args[2].ordered)
         return real(*args)
 
-    monkeypatch.setattr(engine, "_run", spy)
+    monkeypatch.setattr(driver, "_run", spy)
     _same(ref, receval.evaluate(st, sp, METRICS, engine="spark", silence=QUIET))
     assert ordered == [False, True]
     ordered.clear()
@@ -342,7 +342,7 @@ def test_auto_partitions_from_the_number_of_rows() -> None:
     """One partition per core while each gets 25,000 rows or more; one per 4 million rows above
     (issue 19: 61,000 rows under Spark's 200 shuffle partitions took far longer; issue 24: a
     Python task per million rows cost a fifth of the CPU at 24M rows)."""
-    from receval.spark.engine import auto_partitions
+    from receval.spark.settings import auto_partitions
 
     assert [auto_partitions(rows, 2) for rows in (0, 49_999, 61_000, 2_000_000, 8_000_001,
                                                   24_000_000)] == [1, 1, 2, 2, 3, 6]
@@ -389,16 +389,16 @@ def test_cli_engine_spark(spark: Any, tmp_path: Path,
     assert trained["spark"]["counts"] == trained["numba"]["counts"]
     assert trained["spark"]["counts"]["train"]["truth_in_train"] > 0
     # --spark-partitions N reaches the shuffle; the default picks from the rows (here 1)
-    from receval.spark import engine as spark_engine
+    from receval.spark import job as spark_job
 
     used: list[Any] = []
-    original = spark_engine._shuffle_partitions
+    original = spark_job._shuffle_partitions
 
     def spy(session: Any, parts: Any) -> Any:
         used.append(parts)
         return original(session, parts)
 
-    monkeypatch.setattr(spark_engine, "_shuffle_partitions", spy)
+    monkeypatch.setattr(spark_job, "_shuffle_partitions", spy)
     base = ["evaluate", "-t", str(tmp_path / "t.parquet"), "-p", str(tmp_path / "p.parquet"),
             "-m", "P@3", "--engine", "spark", "--silence", "ties", "-f", "json"]
     for extra, want in (([], 1), (["--spark-partitions", "3"], 3),
@@ -415,7 +415,7 @@ def test_a_killed_worker_is_one_line_naming_the_stage(spark: Any) -> None:
     """Issue 20: a Python worker that dies mid-job was a Py4J trace; now one ReceValError
     naming the step and the remedy, the Py4J error chained (for --debug), and Spark's log
     level restored after the call."""
-    from receval.spark.engine import evaluate_spark
+    from receval.spark.driver import evaluate_spark
     from receval.spark.failures import _level_now
 
     def killed(*_: Any) -> Any:

@@ -42,7 +42,7 @@ def _driver(truth: pd.DataFrame, preds: pd.DataFrame, options: dict[str, Any]
             ) -> tuple[dict[str, float], dict[str, Any], list[str]]:
     """Two partitions (users split by parity) through the Spark partition step, merged as the
     driver merges them (JSON, as they travel), then the one finish."""
-    from receval.spark.engine import _merge, _with_first_ids
+    from receval.partitions import merge, with_first_ids
 
     metas = []
     for part in (0, 1):
@@ -51,8 +51,8 @@ def _driver(truth: pd.DataFrame, preds: pd.DataFrame, options: dict[str, Any]
         names = frozenset(r.metrics)
         metas.append(json.loads(json.dumps(
             {"partition": part, "counts": r.counts,
-             "sums": _with_first_ids(r, names).to_dict()}, default=plain)))
-    counts, sums = _merge(metas)
+             "sums": with_first_ids(r, names).to_dict()}, default=plain)))
+    counts, sums = merge(metas)
     resolved = resolve(options.get("profile"), {k: v for k, v in options.items()
                                                 if k != "profile"})
     specs = parse_metrics(METRICS)
@@ -101,9 +101,10 @@ def test_no_user_errors_from_the_one_finish() -> None:
 def test_the_spark_driver_has_no_finish_of_its_own() -> None:
     """The Spark driver's copy (its own "no user" errors, summary_null and warnings) is gone:
     both doors call receval.finalize."""
-    engine = (SRC / "spark" / "engine.py").read_text()
+    spark = "".join(p.read_text() for p in sorted((SRC / "spark").glob("*.py")))
+    engine = (SRC / "spark" / "driver.py").read_text()
     for copy in ("no user to evaluate", "null_reasons", "UndefinedMetricWarning",
                  "check_relevance_threshold", "check_ties"):
-        assert copy not in engine, copy
+        assert copy not in spark, copy
     for door in (engine, (SRC / "evaluation.py").read_text()):
         assert "finish(" in door and "check_inputs(" in door

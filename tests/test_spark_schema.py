@@ -74,7 +74,7 @@ def test_names_equal_but_for_case_are_left_to_spark(tmp_path: Path) -> None:
 def test_the_reader_takes_the_stated_schema(spark: Any, tmp_path: Path) -> None:
     """``_as_frame`` hands the footers' schema to Spark: a schema the file does not have (a
     column renamed) shows that it is not inferred (Spark reads the missing column as nulls)."""
-    from receval.spark.engine import _as_frame
+    from receval.spark.schema import _as_frame
 
     pq.write_table(pa.table({"user": [1, 2], "item": [3, 4]}), tmp_path / "t.parquet")
     found = read_footers(tmp_path / "t.parquet")

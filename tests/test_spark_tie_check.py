@@ -21,7 +21,7 @@ METRICS = ["P@2", "nDCG@3", "AP@3", "MRR"]
 
 
 def test_list_ties_on_lists_of_one_length() -> None:
-    from receval.spark.engine import _list_ties
+    from receval.spark.packing import _list_ties
 
     assert _list_ties(pa.array([[3.0, 1.0, 2.0], [5.0, 4.0, 6.0]])) is False
     # the tie in the last list, not next to each other

@@ -1,5 +1,5 @@
 """How the packed rows reach the partitions' Python workers (issue 24): one list per side and
-column, in Arrow batches of :data:`receval.spark.engine.ARROW_BATCH_USERS` users (the
+column, in Arrow batches of :data:`receval.spark.job.ARROW_BATCH_USERS` users (the
 session's own setting restored after the call), each partition's local plan on the task's
 cores; the numbers the local engine's, bit for bit, with and without training rows and the
 order column.
@@ -24,7 +24,7 @@ KEY = "spark.sql.execution.arrow.maxRecordsPerBatch"
 
 
 def test_columns_sides_unpacks_each_side_in_row_order() -> None:
-    from receval.spark.engine import _columns_sides
+    from receval.spark.packing import _columns_sides
 
     packed = pa.table({"u": [5, 2, 9],
                        "l0_i": [[10, 11], [], [12]], "l1_i": [[20], [21, 22], []],
@@ -55,7 +55,8 @@ def _frames(users: int, seed: int = 5) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 @pytest.mark.slow
 def test_batches_of_the_engine_size_and_the_session_setting_restored(spark: Any) -> None:
-    from receval.spark.engine import ARROW_BATCH_USERS, SparkResult
+    from receval.spark.job import ARROW_BATCH_USERS
+    from receval.spark.result import SparkResult
 
     truth, preds = _frames(2 * ARROW_BATCH_USERS + 500)
     # one batch per partition, were it in force (the shared session's own value put back after)
@@ -77,7 +78,7 @@ def test_batches_of_the_engine_size_and_the_session_setting_restored(spark: Any)
 def test_order_column_and_training_rows_per_side(spark: Any) -> None:
     """``duplicates="first"`` ships the order column (``l0_o``, ``l1_o``, ``l2_o``); training
     rows excluded and used by calibration travel as their own side's lists."""
-    from receval.spark.engine import SparkResult
+    from receval.spark.result import SparkResult
 
     truth, preds = _frames(300, seed=9)
     preds = pd.concat([preds, preds.iloc[::7]], ignore_index=True)  # repeated (user, item)
@@ -136,7 +137,7 @@ def test_parquet_paths_without_nulls_skip_the_check_and_with_nulls_keep_it(
     the local engine's; a null item in the truth file: checked, and the local engine's error
     (on the partition's rows)."""
     from receval.exceptions import ReceValError
-    from receval.spark.engine import SparkResult
+    from receval.spark.result import SparkResult
 
     truth, preds = _frames(400, seed=2)
     t_path, p_path = tmp_path / "truth.parquet", tmp_path / "preds.parquet"

@@ -9,7 +9,6 @@ and merge the groups of a profile's per-metric options (:mod:`receval.finalize`)
 
 from __future__ import annotations
 
-import contextvars
 import os
 import warnings
 from collections.abc import Iterable, Mapping
@@ -53,6 +52,7 @@ from receval.strata import Strata, as_mapping, merge_metric_parts, stratify, wit
 _VIEWS = (report, tracking)
 
 if TYPE_CHECKING:
+    from receval.partitions import PartitionMode
     from receval.profiles import Profile
 
 
@@ -109,6 +109,7 @@ def evaluate(
     debias: str | None = None,
     propensity_clip: float | None = None,
     memory_budget: str | int | None = None,
+    _partition: PartitionMode | None = None,
 ) -> Result:
     """Evaluate ``predictions`` against ``truth`` on ``metrics``.
 
@@ -182,6 +183,9 @@ def evaluate(
     unset, two files that would not fit in half the machine's memory are streamed too.
     ``Result.counts["streaming"]`` then says how (sorted or partitioned, the partitions and
     the passes over the data).
+
+    ``_partition`` is not for callers: :func:`evaluate_partition` sets it on the users of one
+    Spark partition or streamed batch (:class:`receval.partitions.PartitionMode`).
 
     Example:
         >>> import pandas as pd, receval
@@ -294,7 +298,7 @@ def evaluate(
             parts.append((members, evaluate_prepared(prepared_by_key[key],
                                                      [specs[i] for i in members], opts,
                                                      engine=engine, strata=mapping,
-                                                     device=device)))
+                                                     device=device, partition=_partition)))
     result = parts[0][1] if len(parts) == 1 else merge_parts(specs, parts, options)
     if mapping is not None and len(parts) > 1:  # the groups' metric columns side by side
         merged = merge_metric_parts([_strata_of(p) for _, p in parts], [s.name for s in specs])
@@ -333,20 +337,22 @@ def evaluate(
                                            rating_col=rating_col, score_col=score_col)
         raw = _add_beyond(result, beyond_specs, requested, prepared_by_key[key], options,
                           engine, None if leak is None else leak.train, item_features, beyond,
-                          resolved.name, item_features_columns, device, item_groups)
+                          resolved.name, item_features_columns, device, item_groups, _partition)
     if mapping is not None:  # every per-user metric asked for, per group (receval.strata)
-        with_user_metrics(result, mapping, beyond_specs, raw, partition=_IN_PARTITION.get())
+        with_user_metrics(result, mapping, beyond_specs, raw, partition=_partition is not None)
     return result
 
 
 def evaluate_prepared(
     prepared: Prepared, specs: list[MetricSpec], options: Options, *, engine: str = "numba",
-    strata: pd.Series | None = None, device: Any = None,
+    strata: pd.Series | None = None, device: Any = None, partition: PartitionMode | None = None,
 ) -> Result:
     """Run the engine on prepared inputs and build the :class:`Result` (with ``strata``, a
-    user -> group Series, its per-group sums: :func:`receval.strata.stratify`)."""
+    user -> group Series, its per-group sums: :func:`receval.strata.stratify`); ``partition``:
+    the users of one partition (:class:`receval.partitions.PartitionMode`: it may select no
+    user, its finish is partial, the mapping may name none of its users)."""
     selected = (np.flatnonzero(audit.users_mask(prepared, options)).astype(np.int64)
-                if _IN_PARTITION.get() else audit.select_users(prepared, options))
+                if partition is not None else audit.select_users(prepared, options))
     request = engine_request(prepared, selected, specs, options)
     out = run(request, specs, options, engine, device)
     if options.duplicates == "error":
@@ -369,7 +375,7 @@ def evaluate_prepared(
     user_ids = prepared.users.decode(selected)
     # per group before the empty policy fills the values in place, as the whole's sums are
     groups = None if strata is None else stratify(specs, out, options, user_ids, strata,
-                                                  require_match=not _IN_PARTITION.get())
+                                                  require_match=partition is None)
     agg = aggregate(specs, out, options, lambda row: plain(user_ids[row]), warn=False)
     # one block around the value matrix (no copy), then the user column in front
     per_user = pd.DataFrame(agg.per_user, columns=[s.name for s in specs], copy=False)
@@ -379,7 +385,7 @@ def evaluate_prepared(
     # the one finish (the Spark driver's too): "no user", summary_null, the warnings
     assert agg.sums is not None
     summary = finish(specs, [options] * len(specs), counts, agg.sums,
-                     partial=_IN_PARTITION.get())
+                     partial=partition is not None)
     record = options.to_dict()
     record.update(
         version=__version__,
@@ -401,27 +407,17 @@ def _strata_of(result: Result) -> Strata | None:
     return Strata(result.strata, result.strata_sums or {})
 
 
-#: set while :func:`evaluate_partition` runs: a partition may select no user (the driver
-#: raises when no partition does)
-_IN_PARTITION: contextvars.ContextVar[bool] = contextvars.ContextVar("receval_in_partition",
-                                                                    default=False)
-#: in a Spark partition, what its rows cannot tell (its ``train=`` holds its users' rows
-#: only): ``"popularity"`` the whole training data's (:class:`receval.beyond.frames.Popularity`)
-#: and ``"catalogue"`` the catalogue's item ids, each ``None`` when not sent
-_WHOLE: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("receval_whole",
-                                                                               default=None)
-
-
 def _is_spark_frame(obj: Any) -> bool:
     """A pyspark DataFrame (classic or Connect), known without importing pyspark."""
     return type(obj).__module__.startswith("pyspark.") and hasattr(obj, "mapInArrow")
 
 
 def evaluate_partition(truth: Any, predictions: Any, metrics: list[str],
-                       kwargs: dict[str, Any]) -> Result:
-    """:func:`evaluate` on one Spark partition's users (``engine="spark"``, on the executors):
-    no warning (the driver checks once, on the merged counts) and a partition that selects
-    no user is not an error.
+                       kwargs: dict[str, Any], mode: PartitionMode | None = None) -> Result:
+    """:func:`evaluate` on one partition's users (a Spark partition on the executors, a
+    streamed batch): no warning (the driver checks once, on the merged counts) and a
+    partition that selects no user is not an error; ``mode`` carries the driver's whole
+    training popularity and catalogue (:class:`receval.partitions.PartitionMode`).
 
     Example:
         >>> r = evaluate_partition({"user": [1], "item": [2]},
@@ -429,18 +425,12 @@ def evaluate_partition(truth: Any, predictions: Any, metrics: list[str],
         >>> r.counts["users"]["evaluated"], r.counts["users"]["seen"]
         (0, 2)
     """
-    kwargs = dict(kwargs)
-    token = _IN_PARTITION.set(True)
-    # the whole training data's popularity and the catalogue (the driver's), for the beyond
-    # metrics
-    held = _WHOLE.set({k: kwargs.pop(k, None) for k in ("popularity", "catalogue")})
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return evaluate(truth, predictions, metrics, engine="numba", **kwargs)
-    finally:
-        _WHOLE.reset(held)
-        _IN_PARTITION.reset(token)
+    from receval.partitions import PartitionMode
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return evaluate(truth, predictions, metrics, engine="numba", **kwargs,
+                        _partition=PartitionMode() if mode is None else mode)
 
 
 def _would_not_fit(truth: Any, predictions: Any) -> bool:
@@ -535,23 +525,25 @@ def _beyond_record(specs: list[Any], options: Options, beyond: Any,
 def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared: Prepared,
                 options: Options, engine: str, trained: Any, item_features: Any, beyond: Any,
                 profile: str | None, features_columns: Mapping[str, str] | None = None,
-                device: Any = None, item_groups: Any = None) -> dict[str, Any]:
+                device: Any = None, item_groups: Any = None,
+                partition: PartitionMode | None = None) -> dict[str, Any]:
     """The beyond-accuracy metrics from the engine's ranked top-k lists of the same users
     (:mod:`receval.beyond.attach`); a second pass of the engine, asking for the lists only.
-    Returns the per-user values before the ``empty`` policy (``attach(raw=)``), for strata."""
+    On one ``partition``, the catalogue metrics' exposure counts for the driver, and the
+    driver's whole training popularity and catalogue. Returns the per-user values before the
+    ``empty`` policy (``attach(raw=)``), for strata."""
     from receval.beyond.attach import attach
     from receval.beyond.tied_exposure import tied_scores
     from receval.engines.judge import relevant_items
 
-    partition = _IN_PARTITION.get()
     selected = (np.flatnonzero(audit.users_mask(prepared, options)).astype(np.int64)
-                if partition else audit.select_users(prepared, options))
+                if partition is not None else audit.select_users(prepared, options))
     prepared, out = ranked_lists(prepared, selected, options, max(s.k for s in specs), engine,
                                  device)
     if options.users == "relevant":
         keep = out.n_relevant > 0
         selected, out = selected[keep], out.take(keep)
-    if partition:  # a Spark partition: the catalogue metrics' exposure counts, for the driver
+    if partition is not None:  # a partition: the catalogue metrics' exposure counts, for the driver
         from receval.spark.beyond import exposure_counts
 
         whole = [s for s in specs if s.entry.reduction == "catalogue"]
@@ -572,6 +564,6 @@ def _add_beyond(result: Result, specs: list[Any], requested: list[str], prepared
            # the catalogue: every truth item, relevant or not (not moved by the threshold)
            truth_items=np.unique(np.asarray(t.items, dtype=np.int64)),
            features_columns=features_columns, item_groups=item_groups, scored=scored,
-           popularity=(_WHOLE.get() or {}).get("popularity"),
-           catalogue=(_WHOLE.get() or {}).get("catalogue"), raw=raw)
+           popularity=None if partition is None else partition.popularity,
+           catalogue=None if partition is None else partition.catalogue, raw=raw)
     return raw

@@ -274,7 +274,8 @@ def _options(options: Any, lines: _Lines) -> dict[str, Any]:
     """``[options]``: the keyword arguments of :func:`receval.evaluate` (names checked)."""
     if not isinstance(options, Mapping):
         raise ReceValError(f"{lines.key('options')}: 'options' must be a table ([options])")
-    known = [p for p in inspect.signature(evaluate).parameters if p not in OWN]
+    known = [p for p in inspect.signature(evaluate).parameters
+             if p not in OWN and not p.startswith("_")]  # _partition: not for callers
     for key in options:
         if key not in known:
             raise ReceValError(f"{lines.key(key)}: {key!r} is not an option of "

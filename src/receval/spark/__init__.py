@@ -24,7 +24,9 @@ This module imports pyspark only when it runs; :mod:`receval.evaluation` routes 
 
 from __future__ import annotations
 
-from receval.spark.engine import SPARK_OPTIONS, SparkResult, evaluate_spark
+from receval.spark.driver import evaluate_spark
+from receval.spark.result import SparkResult
 from receval.spark.session import check_java, get_session
+from receval.spark.settings import SPARK_OPTIONS
 
 __all__ = ["SPARK_OPTIONS", "SparkResult", "check_java", "evaluate_spark", "get_session"]

@@ -41,16 +41,17 @@ from receval.io.chunks import ChunkedSource
 from receval.io.ids import ID_COLUMNS, refuse_typed_integers
 from receval.io.wanted import Wanted
 from receval.measures.spec import parse_metrics
+from receval.partitions import (
+    LocalPlan,
+    PartitionFn,
+    describe,
+    finite_range,
+    merge,
+    merge_strata,
+    rating_range,
+)
 from receval.profiles import resolve
 from receval.result import Counts, RecordedOptions, Result
-from receval.spark.engine import (
-    PartitionFn,
-    _finite_range,
-    _merge,
-    _merge_strata,
-    _Task,
-    _with_first_ids,
-)
 from receval.strata import as_mapping
 from receval.strata import complete as complete_strata
 from receval.streaming.budget import (
@@ -169,14 +170,14 @@ def evaluate_files(
     }
     if mapping is not None:
         kwargs["strata"] = mapping
-    task = _Task(
+    task = LocalPlan(
         names=("user", "item", t_value, "user", "item", p_value),
-        ordered=False,
         fn=partition_fn,
         metrics=metric_list,
         kwargs=kwargs,
+        row_firsts=frozenset(s.name for s in specs),
     )
-    run = _Run(task, sources, frozenset(s.name for s in specs))
+    run = _Run(task, sources)
     both_parquet = all(s.kind == "parquet" for s in sources.values())
     mode, passes = "partitioned", 0
     if (
@@ -250,10 +251,8 @@ def evaluate_files(
 class _Run:
     """The batches evaluated so far: their metas (counts, sums), per-user values, ratings."""
 
-    def __init__(
-        self, task: _Task, sources: dict[str, ChunkedSource], row_firsts: frozenset[str]
-    ) -> None:
-        self.task, self.sources, self.row_firsts = task, sources, row_firsts
+    def __init__(self, task: LocalPlan, sources: dict[str, ChunkedSource]) -> None:
+        self.task, self.sources = task, sources
         self.reset()
 
     def reset(self) -> None:
@@ -288,8 +287,12 @@ class _Run:
     def _refuse_mixed_types(self) -> None:
         sides = list(self.sources)
         for name in ID_COLUMNS:
-            refuse_typed_integers(name, [self.sources[s].int_ids.get(name, False) for s in sides],
-                                  [self.sources[s].kind for s in sides], sides)
+            refuse_typed_integers(
+                name,
+                [self.sources[s].int_ids.get(name, False) for s in sides],
+                [self.sources[s].kind for s in sides],
+                sides,
+            )
 
     def evaluate(self, truth: pa.Table, predictions: pa.Table) -> None:
         """One batch of complete users through the local plan."""
@@ -298,22 +301,10 @@ class _Run:
         task = self.task
         meta: dict[str, Any] = {
             "partition": len(self.metas),
-            "rating_range": _finite_range(truth, task.names[2]),
+            "rating_range": finite_range(truth, task.names[2]),
         }
-        result = task._evaluate(truth, predictions)
-        meta["counts"] = result.counts
-        meta["sums"] = _with_first_ids(result, self.row_firsts).to_dict()
-        if result.strata is not None:
-            meta["strata"] = {
-                label: [n, acc.to_dict()]
-                for label, (n, acc) in zip(
-                    result.strata["group"],
-                    zip(result.strata["users"], (result.strata_sums or {}).values(), strict=True),
-                    strict=True,
-                )
-            }
-            if len(result.per_user):
-                meta["first_user"] = result.per_user["user"].iloc[0]
+        result = task.evaluate(truth, predictions)
+        meta.update(describe(result, task.row_firsts))
         self.metas.append(meta)
         self.per_user.append(result.per_user)
         self.batches += 1
@@ -331,13 +322,13 @@ class _Run:
         """The merged counts and sums finished as the in-memory path finishes them."""
         if not self.metas:
             raise ReceValError("truth is empty (no rows)")
-        ranges = [m["rating_range"] for m in self.metas if m.get("rating_range")]
-        counts, sums = _merge(self.metas)
+        ranges = rating_range(self.metas)
+        counts, sums = merge(self.metas)
         names = {s.name for s in specs}
         sums = Accumulator(tuple(m for m in sums.metrics if m.name in names))
         with checks.silence(silence):
             summary = finish(specs, per_spec, counts, sums)
-        groups = None if mapping is None else _merge_strata(self.metas, specs, per_spec, mapping)
+        groups = None if mapping is None else merge_strata(self.metas, specs, per_spec, mapping)
         per_user = (
             pd.concat(self.per_user, ignore_index=True)
             if len(self.per_user) > 1
@@ -360,9 +351,7 @@ class _Run:
             strata_sums=None if groups is None else groups.sums,
         )
         complete_strata(result, [])  # the groups' accounting, as the local plan's
-        ratings = (
-            None if not ranges else np.array([min(r[0] for r in ranges), max(r[1] for r in ranges)])
-        )
+        ratings = None if ranges is None else np.array(ranges)
         with checks.silence(silence):
             check_inputs(
                 counts,
@@ -407,5 +396,3 @@ def _partitions(sources: Mapping[str, ChunkedSource], budget: int) -> int:
     """Partitions such that each holds at most :func:`partition_rows` rows (a third more
     partitions than the mean needs: hash partitions are not all of one size)."""
     return max(1, math.ceil(_rows_hint(sources) * 4 / 3 / partition_rows(budget)))
-
-
