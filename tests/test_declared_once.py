@@ -156,7 +156,7 @@ def test_compare_and_evaluate_scores_take_the_options_without_naming_them() -> N
 
 def test_the_spark_engine_takes_the_passed_options_as_one_mapping() -> None:
     pytest.importorskip("pyspark")
-    from receval.spark.engine import evaluate_spark
+    from receval.spark.driver import evaluate_spark
 
     params = _keywords(evaluate_spark)
     assert "explicit" in params and not set(params) & set(OPTION_NAMES)
