@@ -26,7 +26,7 @@ from receval._version import __version__
 from receval.beyond.names import split_metrics
 from receval.engines.judge import relevant_rows, row_gains
 from receval.exceptions import ReceValError
-from receval.finalize import merge_parts, record_profile, recorded_inputs
+from receval.finalize import canonical_names, merge_parts, record_profile, recorded_inputs
 from receval.measures.spec import RATING, MetricSpec, parse_metrics
 from receval.options import OPTION_NAMES, Options
 from receval.result import Counts, RecordedOptions, Result, null_reasons
@@ -70,6 +70,10 @@ def evaluate_scores(
     exclude_train: bool = False,
     train_columns: Mapping[str, str] | None = None,
     timestamp_col: str = "timestamp",
+    item_features: Any = None,
+    item_features_columns: Mapping[str, str] | None = None,
+    beyond: Any = None,
+    item_groups: Any = None,
     **options: Any,
 ) -> Result:
     """Evaluate a users x items score matrix against ``truth`` on ``metrics``.
@@ -115,11 +119,7 @@ def evaluate_scores(
     from receval.engines.torch_engine import torch_device
     from receval.profiles import resolve
 
-    beyond = split_metrics(metrics)[1]
-    if beyond:
-        raise ReceValError(f"{beyond[0].name!r} is a beyond-accuracy metric, which "
-                           "evaluate_scores does not compute yet: evaluate the long table "
-                           "with receval.evaluate (train=, item_features=)")
+    accuracy, beyond_specs, requested = split_metrics(metrics)
     debias: dict[str, Any] = {k: options.pop(k) for k in ("debias", "propensity", "propensity_clip")
               if k in options}  # receval.debias: weighed after the ranking
     unknown = sorted(set(options) - set(OPTION_NAMES))
@@ -128,12 +128,17 @@ def evaluate_scores(
                            f"{', '.join(OPTION_NAMES)})")
     resolved = resolve(profile, options)
     opts = resolved.options
-    specs = parse_metrics(metrics)
+    specs = parse_metrics(accuracy) if accuracy or not beyond_specs else []
+    if beyond_specs:
+        _check_beyond(beyond_specs, beyond, resolved.name, train, item_features, item_groups)
     per_spec = [resolved.options_for(s.family) for s in specs]
     groups: dict[Options, list[int]] = {}
     for i, spec_opts in enumerate(per_spec):
         _check_supported([specs[i]], spec_opts)
         groups.setdefault(spec_opts, []).append(i)
+    if beyond_specs:  # the lists of the beyond-accuracy metrics: ranked under the options
+        _check_supported([], opts)
+        groups.setdefault(opts, [])
     request = db.request(debias, specs, per_spec, opts, train) if debias else None
     for name, value in (("batch_size", batch_size), ("memory_budget", memory_budget)):
         if value is not None and (isinstance(value, bool) or
@@ -161,32 +166,122 @@ def evaluate_scores(
         excluded = _read_exclude(exclude, source, user_col, item_col)
         # debias= (propensities other than uniform) reads the ranked lists
         ranked: list[tuple[np.ndarray, np.ndarray]] | None = (
-            [] if request is not None and request.model != "uniform" else None)
+            [] if (request is not None and request.model != "uniform") or beyond_specs
+            else None)
+        depth = max([db.matrix_depth(request, specs, source.n_items, opts)]
+                    + [s.k for s in beyond_specs])
+        lists_of: _Judged | None = None
+        base_part: Result | None = None
         for group_opts, members in groups.items():  # a profile's per-metric options
             judged = _judge_truth(table, source, excluded, group_opts, rating_col)
-            parts.append((members, _run(judged, source, excluded, [specs[i] for i in members],
-                                        group_opts, where, batch_size, memory_budget, torch,
-                                        ranked,
-                                        db.matrix_depth(request, specs, source.n_items,
-                                                        group_opts))))
+            mine = ranked if group_opts == opts else None  # the base options' lists
+            if mine is not None:
+                lists_of = judged
+            part = _run(judged, source, excluded, [specs[i] for i in members], group_opts,
+                        where, batch_size, memory_budget, torch, mine, depth)
+            if members:
+                parts.append((members, part))
+            else:  # the lists' pass only: its users and counts when no metric has its own
+                base_part = part
         checks.check_relevance_threshold(
             table.ratings, column=rating_col, gain=opts.gain,
             threshold_given="relevance_threshold" in options
             or opts.relevance_threshold is not None)
-    result = parts[0][1] if len(parts) == 1 else merge_parts(specs, parts, opts)
+    if not parts:  # beyond-accuracy metrics only
+        assert base_part is not None
+        result = base_part
+    else:
+        result = parts[0][1] if len(parts) == 1 else merge_parts(specs, parts, opts)
     if request is not None:  # one group (debias.check_options): its lists, before the record
         with checks.silence(silence):
-            request = db.apply_matrix(result, request, specs, opts, ranked or [], judged,
+            request = db.apply_matrix(result, request, specs, opts, ranked or [],
+                                      judged if lists_of is None else lists_of,
                                       source.n_items, source.item_ids, truth,
                                       None if leak is None else leak.train.items,
                                       user_col=user_col, item_col=item_col)
     record_profile(result, specs, per_spec, opts, resolved.name, inputs={**recorded_inputs(
         train=train if leak is None or isinstance(train, str | os.PathLike) else leak.train,
-        exclude_train=exclude_train), **(request.record() if request is not None else {})})
+        exclude_train=exclude_train, item_features=item_features, item_groups=item_groups,
+        beyond=_beyond_record(beyond_specs, opts, beyond, resolved.name)),
+        **(request.record() if request is not None else {})},
+        metrics=canonical_names(specs, beyond_specs, requested))
     if leak is not None:
         with checks.silence(silence):
             leak.record(result)
+    if beyond_specs:
+        assert lists_of is not None and ranked is not None
+        with checks.silence(silence):
+            _add_beyond(result, beyond_specs, requested, lists_of, ranked, table, source,
+                        opts, None if leak is None else leak.train, item_features, beyond,
+                        resolved.name, item_features_columns, item_groups)
     return result
+
+
+def _beyond_record(specs: list[Any], options: Options, beyond: Any,
+                   profile: str | None) -> dict[str, Any] | None:
+    """``Result.options["beyond"]``: the settings in force (``None`` without such a metric)."""
+    if not specs:
+        return None
+    from receval.beyond.attach import recorded
+
+    return recorded(specs, options, beyond, profile)
+
+
+def _check_beyond(specs: list[Any], beyond: Any, profile: str | None, train: Any,
+                  item_features: Any, item_groups: Any) -> None:
+    """Fail early, in one line, when a beyond-accuracy metric lacks an input or a switch
+    reads what a score matrix does not hold."""
+    from receval.beyond.attach import check_inputs
+    from receval.beyond.settings import resolve as resolve_beyond
+    from receval.beyond.tied_exposure import needs_scores
+
+    settings = resolve_beyond(profile, beyond)
+    check_inputs(specs, settings, has_train=train is not None,
+                 has_features=item_features is not None,
+                 has_groups=item_groups is not None or item_features is not None)
+    if needs_scores(specs, settings.ee_ties):
+        name = next(s.name for s in specs if needs_scores([s], settings.ee_ties))
+        raise ReceValError(f"{name!r} with beyond ee_ties='permute' reads the score of every "
+                           "item of every list, which evaluate_scores does not keep (it ranks "
+                           "each block and keeps the top k): use ee_ties='list' or "
+                           "receval.evaluate")
+
+
+def _add_beyond(result: Result, specs: list[Any], requested: list[str], judged: _Judged,
+                ranked: list[tuple[np.ndarray, np.ndarray]], table: _Truth,
+                source: _ScoreSource, options: Options, trained: Any, item_features: Any,
+                beyond: Any, profile: str | None, features_columns: Any,
+                item_groups: Any) -> None:
+    """The beyond-accuracy and fairness metrics from the top-k lists the block loop ranked
+    (under the base options), by :func:`receval.beyond.attach.attach`, as
+    :func:`receval.evaluate` computes them from its engine's lists. Item codes: the matrix's
+    columns, then the truth items no column holds."""
+    from receval.beyond.attach import attach
+
+    depth = max(s.k for s in specs)
+    top = (np.concatenate([t[:, :depth] for t, _ in ranked]) if ranked
+           else np.zeros((0, depth), np.int64))
+    n_list = (np.concatenate([n for _, n in ranked]) if ranked else np.zeros(0, np.int64))
+    col = _positions(table.items, source.item_ids)
+    outside = col < 0
+    extra_codes, extra_ids = pd.factorize(pd.Series(np.asarray(table.items, dtype=object)
+                                                    [outside], dtype=object), sort=False)
+    codes = col.copy()
+    codes[outside] = source.n_items + extra_codes
+    ids = np.concatenate([np.asarray(source.item_ids, dtype=object),
+                          np.asarray(extra_ids, dtype=object)])
+    g_codes = judged.g_cols.copy()
+    missing = g_codes < 0
+    if missing.any():
+        g_codes[missing] = source.n_items + pd.Index(extra_ids).get_indexer(
+            pd.Series(np.asarray(judged.g_items, dtype=object)[missing], dtype=object))
+    attach(result, specs, requested, top=top.astype(np.int64), n_list=n_list,
+           user_ids=judged.users, decode=lambda c: ids[np.asarray(c, dtype=np.int64)],
+           truth=(judged.g_indptr, g_codes.astype(np.int64)),
+           train=None if trained is None else (trained.users, trained.items),
+           item_features=item_features, options=options, beyond=beyond, profile=profile,
+           truth_items=np.unique(codes), features_columns=features_columns,
+           item_groups=item_groups, scored=None)
 
 
 def _train_audit(truth: Any, train: Any, source: _ScoreSource, exclude_train: bool,
@@ -661,8 +756,9 @@ def _run(judged: _Judged, source: _ScoreSource, excluded: _Excluded, specs: list
     zeros = np.zeros(n_users, np.int64)
     kout = KernelOutput(
         value=np.concatenate(values).reshape(n_users, m),
-        num=np.concatenate(nums).reshape(-1, m), den=np.concatenate(dens).reshape(-1, m),
-        den2=np.concatenate(den2s).reshape(-1, m), n_relevant=judged.n_relevant,
+        num=np.concatenate(nums).reshape(n_users, m),
+        den=np.concatenate(dens).reshape(n_users, m),
+        den2=np.concatenate(den2s).reshape(n_users, m), n_relevant=judged.n_relevant,
         n_list=n_list, n_predicted=n_list, n_without_truth=zeros,
         n_below_score_threshold=zeros, dup_truth=zeros - 1, dup_predictions=zeros - 1,
         tie_at_cut=np.concatenate(ties)[:, cut_cols], gain_shift=np.zeros(n_users))
