@@ -296,7 +296,6 @@ def _scores(c: Case, metrics: list[str]) -> Out:
     if kw.pop("exclude_train", False):  # the training items excluded as rows of the matrix
         known = c.train[c.train["user"].isin(users) & c.train["item"].isin(items)]
         listed = pd.concat([listed, known[["user", "item"]]], ignore_index=True)
-    kw = {k: v for k, v in kw.items() if k not in ("item_features", "beyond")}
     r, warned = _recorded(lambda: receval.evaluate_scores(
         c.truth, np.where(np.isfinite(matrix), matrix, 0.0), metrics,
         exclude=listed if len(listed) else None,

@@ -756,9 +756,9 @@ def _run(judged: _Judged, source: _ScoreSource, excluded: _Excluded, specs: list
     zeros = np.zeros(n_users, np.int64)
     kout = KernelOutput(
         value=np.concatenate(values).reshape(n_users, m),
-        num=np.concatenate(nums).reshape(n_users, m),
-        den=np.concatenate(dens).reshape(n_users, m),
-        den2=np.concatenate(den2s).reshape(n_users, m), n_relevant=judged.n_relevant,
+        num=np.concatenate(nums).reshape(-1 if m else 0, m),
+        den=np.concatenate(dens).reshape(-1 if m else 0, m),
+        den2=np.concatenate(den2s).reshape(-1 if m else 0, m), n_relevant=judged.n_relevant,
         n_list=n_list, n_predicted=n_list, n_without_truth=zeros,
         n_below_score_threshold=zeros, dup_truth=zeros - 1, dup_predictions=zeros - 1,
         tie_at_cut=np.concatenate(ties)[:, cut_cols], gain_shift=np.zeros(n_users))
