@@ -23,13 +23,21 @@ import pyarrow as pa
 from receval import checks, report, tracking
 from receval import debias as db
 from receval._version import __version__
+from receval.audit import counts_of, selected_by
 from receval.beyond.names import split_metrics
 from receval.engines.judge import relevant_rows, row_gains
 from receval.exceptions import ReceValError
-from receval.finalize import canonical_names, merge_parts, record_profile, recorded_inputs
+from receval.finalize import (
+    canonical_names,
+    check_inputs,
+    finish,
+    merge_parts,
+    record_profile,
+    recorded_inputs,
+)
 from receval.measures.spec import RATING, MetricSpec, parse_metrics
 from receval.options import OPTION_NAMES, Options
-from receval.result import Counts, RecordedOptions, Result, null_reasons
+from receval.result import RecordedOptions, Result
 from receval.scalars import plain
 
 #: loaded for what they lend every Result: its plot and notebook views, its log (result.VIEWS)
@@ -183,10 +191,6 @@ def evaluate_scores(
                 parts.append((members, part))
             else:  # the lists' pass only: its users and counts when no metric has its own
                 base_part = part
-        checks.check_relevance_threshold(
-            table.ratings, column=rating_col, gain=opts.gain,
-            threshold_given="relevance_threshold" in options
-            or opts.relevance_threshold is not None)
     if not parts:  # beyond-accuracy metrics only
         assert base_part is not None
         result = base_part
@@ -205,8 +209,11 @@ def evaluate_scores(
         beyond=_beyond_record(beyond_specs, opts, beyond, resolved.name)),
         **(request.record() if request is not None else {})},
         metrics=canonical_names(specs, beyond_specs, requested))
-    if leak is not None:
-        with checks.silence(silence):
+    with checks.silence(silence):  # the common-mistake warnings, as evaluate's
+        check_inputs(result.counts, opts, ratings=table.ratings, column=rating_col,
+                     threshold_given="relevance_threshold" in options,
+                     item_overlap=lambda: _item_overlap(table, source, excluded))
+        if leak is not None:
             leak.record(result)
     if beyond_specs:
         assert lists_of is not None and ranked is not None
@@ -215,6 +222,17 @@ def evaluate_scores(
                         opts, None if leak is None else leak.train, item_features, beyond,
                         resolved.name, item_features_columns, item_groups)
     return result
+
+
+def _item_overlap(table: _Truth, source: _ScoreSource, excluded: _Excluded) -> float:
+    """The share of the items listed for some user (a column not excluded for every row)
+    found in the truth: :func:`receval.audit.item_overlap` of the matrix's long table."""
+    masked = np.bincount(excluded.cols, minlength=source.n_items)
+    listed = np.asarray(source.item_ids)[masked < source.n_rows]
+    if not len(listed):
+        return 1.0
+    return float(pd.Index(pd.unique(np.asarray(table.items))).get_indexer(listed).__ge__(0)
+                 .mean())
 
 
 def _beyond_record(specs: list[Any], options: Options, beyond: Any,
@@ -231,14 +249,14 @@ def _check_beyond(specs: list[Any], beyond: Any, profile: str | None, train: Any
                   item_features: Any, item_groups: Any) -> None:
     """Fail early, in one line, when a beyond-accuracy metric lacks an input or a switch
     reads what a score matrix does not hold."""
-    from receval.beyond.attach import check_inputs
+    from receval.beyond.attach import check_inputs as check_beyond_inputs
     from receval.beyond.settings import resolve as resolve_beyond
     from receval.beyond.tied_exposure import needs_scores
 
     settings = resolve_beyond(profile, beyond)
-    check_inputs(specs, settings, has_train=train is not None,
-                 has_features=item_features is not None,
-                 has_groups=item_groups is not None or item_features is not None)
+    check_beyond_inputs(specs, settings, has_train=train is not None,
+                        has_features=item_features is not None,
+                        has_groups=item_groups is not None or item_features is not None)
     if needs_scores(specs, settings.ee_ties):
         name = next(s.name for s in specs if needs_scores([s], settings.ee_ties))
         raise ReceValError(f"{name!r} with beyond ee_ties='permute' reads the score of every "
@@ -534,8 +552,15 @@ class _Judged:
     g_values: np.ndarray
     g_cols: np.ndarray  # the relevant truth rows' columns (-1: none) and items, as g_indptr
     g_items: np.ndarray
-    counts: dict[str, int]
-    in_truth: int
+    counts: dict[str, int]  # the rows read and dropped (audit.counts_of's ``read``)
+    # the users seen (a truth row or a row of scores with something to rank): whether each
+    # has truth rows / a list, how many rows; ``selected``: the evaluated ones among them
+    seen_t: np.ndarray
+    seen_p: np.ndarray
+    seen_tlen: np.ndarray
+    seen_plen: np.ndarray
+    selected: np.ndarray
+    t_listed: np.ndarray  # per evaluated user, the truth rows whose item is in the list
 
 
 def _judge_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, options: Options,
@@ -582,24 +607,33 @@ def _judge_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, optio
                         minlength=n_users).astype(np.int64)
     truth_rows = rows_of_user
     # a row is a user "in the predictions" when something of it is left to rank (as in the
-    # long table of its scores outside ``exclude``)
-    listed_row = excluded.items_left(source.n_items) > 0
+    # long table of its scores outside ``exclude``); the users seen: the truth's with a row
+    # on either side, then the other rows with something to rank, as audit.counts_of counts
+    items_left = excluded.items_left(source.n_items)
+    listed_row = items_left > 0
     in_pred = (truth_rows >= 0) & listed_row[np.maximum(truth_rows, 0)]
-    with_truth = truth_rows[in_truth & (truth_rows >= 0)]
-    extra = np.setdiff1d(np.flatnonzero(listed_row), with_truth)
+    own = np.zeros(source.n_rows, bool)
+    own[truth_rows[truth_rows >= 0]] = True
+    extra = np.flatnonzero(listed_row & ~own)
+    seen_u = in_truth | in_pred
+    none = np.zeros(len(extra), bool)
+    # in the order of their ids, as evaluate's user dictionary holds them
+    seen_ids = _concat_ids(np.asarray(uniques)[seen_u], np.asarray(source.user_ids)[extra])
+    by_id = _id_order(seen_ids)
+    seen_t = np.concatenate([in_truth[seen_u], none])[by_id]
+    seen_p = np.concatenate([in_pred[seen_u], ~none])[by_id]
+    seen_rows = np.concatenate([truth_rows[seen_u], extra])[by_id]
+    seen_tlen = np.concatenate([np.bincount(user_codes, minlength=n_users)[seen_u],
+                                np.zeros(len(extra), np.int64)])[by_id]
+    seen_plen = np.where(seen_rows >= 0, items_left[np.maximum(seen_rows, 0)], 0)
     sel = options.users
-    if sel in ("truth", "relevant"):
-        picked = np.flatnonzero(in_truth & ((n_rel > 0) if sel == "relevant" else True))
-        ids, rows = uniques[picked], truth_rows[picked]
-    elif sel == "both":
-        picked = np.flatnonzero(in_truth & in_pred)
-        ids, rows = uniques[picked], truth_rows[picked]
-    else:
-        picked = np.flatnonzero(in_truth & (in_pred if sel == "predictions" else True))
-        ids = np.concatenate([np.asarray(uniques[picked], dtype=object),
-                              np.asarray(source.user_ids[extra], dtype=object)])
-        rows = np.concatenate([truth_rows[picked], extra])
-        picked = np.concatenate([picked, np.full(len(extra), -1)])
+    mask = selected_by(seen_t, seen_p, sel)
+    if sel == "relevant":
+        mask &= np.concatenate([n_rel[seen_u] > 0, none])[by_id]
+    selected = np.flatnonzero(mask)
+    picked = np.concatenate([np.flatnonzero(seen_u), np.full(len(extra), -1)])[by_id][selected]
+    rows = seen_rows[selected]
+    ids = seen_ids[by_id][selected]
     if not (truth_rows >= 0).any():
         raise ReceValError(
             f"no truth user is a row of scores (truth users such as {plain(uniques[0])!r}, rows "
@@ -621,13 +655,18 @@ def _judge_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, optio
     order = np.argsort(owner[listed], kind="stable")
     t_owner = owner[listed][order]
     t_indptr = _indptr(t_owner, len(picked))
+    # the truth rows whose item is in the user's list (a row of scores, the pair not excluded)
+    in_list = listed & (row >= 0)
+    if excluded.pairs and in_list.any():
+        key = row[in_list].astype(np.int64) * source.n_items + col[in_list]
+        in_list[in_list] = ~np.isin(key, excluded.keys(source.n_items))
+    t_listed = np.bincount(owner[in_list], minlength=len(picked)).astype(np.int64)
     rel_rows = mine & relevant
     g_order = np.argsort(owner[rel_rows], kind="stable")
     n_truth = np.bincount(owner[mine], minlength=len(picked)).astype(np.int64)
     max_rel = np.full(len(picked), -np.inf)
     np.maximum.at(max_rel, owner[rel_rows], ratings[rel_rows])
-    counts["truth_kept"] = int(mine.sum())
-    counts["truth_not_in_items"] = int((mine & (col < 0)).sum())
+    counts["predictions"] = int(items_left.sum())
     return _Judged(
         users=np.asarray(ids), rows=rows.astype(np.int64), t_indptr=t_indptr,
         t_cols=col[listed][order], t_rel=relevant[listed][order].astype(np.float64),
@@ -636,7 +675,34 @@ def _judge_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, optio
         g_indptr=_indptr(owner[rel_rows][g_order], len(picked)),
         g_values=gains[rel_rows][g_order], g_cols=col[rel_rows][g_order],
         g_items=np.asarray(item_uniques)[item_codes[rel_rows][g_order]], counts=counts,
-        in_truth=int(in_truth.sum()))
+        seen_t=seen_t, seen_p=seen_p, seen_tlen=seen_tlen, seen_plen=seen_plen,
+        selected=selected, t_listed=t_listed)
+
+
+def _id_order(ids: np.ndarray) -> np.ndarray:
+    """The positions of ``ids`` in their sorted order (numbers by value, text by code
+    point), the order of evaluate's user dictionary; ids of mixed kinds as they are.
+
+    Example:
+        >>> _id_order(np.array([30, 10, 20])).tolist()
+        [1, 2, 0]
+    """
+    try:
+        return np.argsort(_sort_key(ids), kind="stable")
+    except TypeError:  # numbers and text mixed: no order to follow
+        return np.arange(len(ids))
+
+
+def _concat_ids(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Two arrays of ids as one, in their dtype when they share its kind (else objects).
+
+    Example:
+        >>> _concat_ids(np.array([1, 2]), np.array([7])).tolist()
+        [1, 2, 7]
+    """
+    if first.dtype.kind == second.dtype.kind and first.dtype.kind in "iuU":
+        return np.concatenate([first, second])
+    return np.concatenate([first.astype(object), second.astype(object)])
 
 
 def _indptr(owner: np.ndarray, n: int) -> np.ndarray:
@@ -720,9 +786,13 @@ def _run(judged: _Judged, source: _ScoreSource, excluded: _Excluded, specs: list
     # the judged items in rank order, and max_list, as evaluate(engine="torch") has them
     want_judged = any(name in fields for name in JUDGED_FIELDS) or options.max_list is not None
     values, nums, dens, den2s, n_lists, ties = [], [], [], [], [], []
+    audits: dict[str, list[np.ndarray]] = {}
     for lo in range(0, n_users, step):
         hi = min(lo + step, n_users)
-        rows = _block_rows(judged, source, excluded, options, lo, hi, device, item_key, torch)
+        rows, block_audit = _block_rows(judged, source, excluded, options, lo, hi, device,
+                                        item_key, torch)
+        for key, value in block_audit.items():
+            audits.setdefault(key, []).append(value.cpu().numpy())
         if options.max_list is not None:
             rows = cut_rows(rows, options.max_list, options.ties)
         block = picture_of_rows(rows, cutoffs, options.ties,
@@ -754,16 +824,23 @@ def _run(judged: _Judged, source: _ScoreSource, excluded: _Excluded, specs: list
     cut_cols = [c for c, k in enumerate(cutoffs) if k > 0]
     n_list = np.concatenate(n_lists)
     zeros = np.zeros(n_users, np.int64)
+    audited = {key: np.concatenate(parts).astype(np.int64) for key, parts in audits.items()}
+    n_predicted = judged.seen_plen[judged.selected].astype(np.int64)
+    n_matched = audited.get("matched", judged.t_listed)
+    read = dict(judged.counts)
+    if "nonpositive" in audited:  # of the evaluated users' lists
+        read["predictions_nonpositive"] = int(audited["nonpositive"].sum())
     kout = KernelOutput(
         value=np.concatenate(values).reshape(n_users, m),
         num=np.concatenate(nums).reshape(-1 if m else 0, m),
         den=np.concatenate(dens).reshape(-1 if m else 0, m),
         den2=np.concatenate(den2s).reshape(-1 if m else 0, m), n_relevant=judged.n_relevant,
-        n_list=n_list, n_predicted=n_list, n_without_truth=zeros,
-        n_below_score_threshold=zeros, dup_truth=zeros - 1, dup_predictions=zeros - 1,
+        n_list=n_list, n_predicted=n_predicted, n_without_truth=n_predicted - n_matched,
+        n_below_score_threshold=audited.get("below", zeros), dup_truth=zeros - 1,
+        dup_predictions=zeros - 1,
         tie_at_cut=np.concatenate(ties)[:, cut_cols], gain_shift=np.zeros(n_users))
-    return _result(judged, kout, specs, options, [cutoffs[c] for c in cut_cols], aggregate,
-                   str(device))
+    return _result(judged, read, kout, specs, options, [cutoffs[c] for c in cut_cols],
+                   aggregate, str(device))
 
 
 def _block_ratings(judged: _Judged, lo: int, hi: int, width: int, device: Any,
@@ -839,6 +916,7 @@ def _block_rows(judged: _Judged, source: _ScoreSource, excluded: _Excluded, opti
         gain = torch.zeros((n, width), dtype=torch.float64, device=device)
         gain[tu, tc] = torch.from_numpy(judged.t_gain[t_pos]).to(device)
         gain[eu, ec] = 0.0
+    audit = _block_audit(scores, valid, tu, tc, options, n, torch)
     dense_mask = (options.score_threshold is not None or options.protocol == "known"
                   or not has_row.all())
     if options.score_threshold is not None:
@@ -869,7 +947,34 @@ def _block_rows(judged: _Judged, source: _ScoreSource, excluded: _Excluded, opti
         n_list = torch.from_numpy(width - (ends - starts)).to(device)
     return Rows(scores=scores, valid=valid, rel=rel, gain=gain,
                 n_relevant=torch.from_numpy(judged.n_relevant[lo:hi]).to(device),
-                ideal_gains=ideal, item_key=item_key, n_list=n_list)
+                ideal_gains=ideal, item_key=item_key, n_list=n_list), audit
+
+
+def _block_audit(scores: Any, valid: Any, tu: Any, tc: Any, options: Options, n: int,
+                 torch: Any) -> dict[str, Any]:
+    """What the numba engine counts of each list that the judged truth alone cannot tell
+    (before the list is filtered): ``matched``, the predictions that meet a truth row when
+    ``nonpositive_scores="irrelevant"`` takes some away; ``below``, those under
+    ``score_threshold`` (with ``protocol="known"``, of those that meet one); ``nonpositive``,
+    the scores at or below 0 (``nonpositive_scores="irrelevant"``)."""
+    out: dict[str, Any] = {}
+    irrelevant = options.nonpositive_scores == "irrelevant"
+    if not irrelevant and options.score_threshold is None:
+        return out
+    ok = valid[tu, tc]
+    t_scores = scores[tu, tc]
+    if irrelevant:
+        ok = ok & (t_scores > 0)
+        out["matched"] = torch.bincount(tu[ok], minlength=n)
+        out["nonpositive"] = (valid & (scores <= 0)).sum(dim=1)
+    if options.score_threshold is not None:
+        threshold = float(options.score_threshold)
+        if options.protocol == "known":
+            low = ok & (t_scores.to(torch.float64) < threshold)
+            out["below"] = torch.bincount(tu[low], minlength=n)
+        else:
+            out["below"] = (valid & (scores.to(torch.float64) < threshold)).sum(dim=1)
+    return out
 
 
 def _expand(starts: np.ndarray, ends: np.ndarray,
@@ -883,39 +988,29 @@ def _expand(starts: np.ndarray, ends: np.ndarray,
     return owner, (pos if values is None else values[pos])
 
 
-def _result(judged: _Judged, out: Any, specs: list[MetricSpec], options: Options,
-            cut_ks: list[int], aggregate: Any, device: str) -> Result:
-    """Empty policy, averages and counts, as :func:`receval.evaluate` reports them."""
+def _result(judged: _Judged, read: dict[str, int], out: Any, specs: list[MetricSpec],
+            options: Options, cut_ks: list[int], aggregate: Any, device: str) -> Result:
+    """The empty policy, the averages, the counts (:func:`receval.audit.counts_of`) and the
+    finish (:func:`receval.finalize.finish`: summary, ``summary_null``, the warnings), as
+    :func:`receval.evaluate` reports them."""
     if options.empty_scope == "no_relevant":
         out.value[out.n_relevant == 0, :] = np.nan
     users = judged.users
-    agg = aggregate(specs, out, options, lambda row: plain(users[row]))
+    agg = aggregate(specs, out, options, lambda row: plain(users[row]), warn=False)
     per_user = pd.DataFrame(agg.per_user, columns=[s.name for s in specs], copy=False)
     per_user.insert(0, "user", users)
-    rows = dict(judged.counts)
-    rows["predictions_kept"] = int(out.n_list.sum())
-    counts: Counts = {
-        "users": {
-            "evaluated": len(users),
-            "in_truth": judged.in_truth,
-            "without_relevant": int((out.n_relevant == 0).sum()),
-            "without_predictions": int((out.n_list == 0).sum()),
-        },
-        "rows": rows,
-        "undefined": {"policy": options.empty, "users": agg.undefined},
-        "averaged": agg.used,
-        "ties_at_cutoff": {int(k): int(out.tie_at_cut[:, c].sum())
-                           for c, k in enumerate(cut_ks)},
-    }
-    counts["summary_null"] = null_reasons(agg.summary, agg.undefined, agg.used, options.empty,
-                                          set())
-    checks.check_ties(counts["ties_at_cutoff"], options.ties)
+    counts = counts_of(judged.seen_t, judged.seen_p, judged.seen_tlen, judged.seen_plen, read,
+                       judged.selected, out, options, agg.undefined, agg.used,
+                       np.asarray(cut_ks, dtype=np.int64))
+    assert agg.sums is not None
+    summary = finish(specs, [options] * len(specs), counts, agg.sums)
     record = options.to_dict()
     record.update(version=__version__, engine="torch", device=device,
                   metrics={s.name: s.canonical for s in specs})
-    return Result(summary=agg.summary, per_user=per_user, counts=counts,
+    return Result(summary=summary, per_user=per_user, counts=counts,
                   options=cast(RecordedOptions, record),
-                  metrics=[s.name for s in specs])
+                  metrics=[s.name for s in specs], sums=agg.sums,
+                  list_depth=int(out.n_list.max(initial=0)))
 
 
 __all__ = ["batch_rows", "evaluate_scores"]
