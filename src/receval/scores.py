@@ -7,6 +7,15 @@ picture on the device; only the per-user metric values come back to the host. A 
 ``batch_size`` rows; by default as many as fit ``memory_budget`` bytes at
 :data:`BYTES_PER_ENTRY` bytes per (user, item) entry, so the memory used is bounded by the
 budget whatever the number of users.
+
+Everything else is the plan of :func:`receval.evaluate`: the truth judged by
+:mod:`receval.engines.judge`, each option group's :class:`~receval.engines.request.
+EngineRequest` built by :func:`receval.dispatch.plan_request` (the judged truth as its lists,
+the predictions the rows of the matrix), the counts by :func:`receval.audit.counts_of` (the
+matrix's cells outside ``exclude`` are its prediction rows), the finish by
+:func:`receval.finalize.finish` and :func:`~receval.finalize.check_inputs`, and the
+beyond-accuracy and fairness metrics by :func:`receval.beyond.attach.attach` from the top-k
+lists the blocks rank.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from receval._version import __version__
 from receval.audit import counts_of, selected_by
 from receval.beyond.names import split_metrics
 from receval.engines.judge import relevant_rows, row_gains
+from receval.engines.request import EngineRequest, Lists
 from receval.exceptions import ReceValError
 from receval.finalize import (
     canonical_names,
@@ -108,6 +118,13 @@ def evaluate_scores(
     counts the cells of the matrix that are training pairs. ``debias``, ``propensity``,
     ``propensity_clip``: the debiased metrics of :func:`receval.evaluate` (:mod:`receval.debias`).
 
+    Beyond-accuracy and fairness metrics (``novelty@k``, ``coverage@k``, ``AWRF@k``,
+    ``rND@k``, ``calibration@k``, ...) are computed from each user's top k as the blocks rank
+    it, with ``train``, ``item_features``, ``item_features_columns``, ``item_groups`` and
+    ``beyond`` as :func:`receval.evaluate` takes them, and the same numbers. Refused in one
+    line: ``beyond={"ee_ties": "permute"}`` (it reads the score of every item of a list,
+    which the blocks do not keep).
+
     ``device``: a torch device (default: CUDA when available, else the CPU). ``batch_size``:
     rows per block (default: ``memory_budget // (BYTES_PER_ENTRY * n_items)``, with
     ``memory_budget`` a quarter of the free GPU memory, or 1 GiB on the CPU).
@@ -122,6 +139,10 @@ def evaluate_scores(
         >>> receval.evaluate_scores(truth, scores, ["P@1"], exclude=training,
         ...                         device="cpu").summary
         {'P@1': 1.0}
+        >>> r = receval.evaluate_scores(truth, scores, ["coverage@1"], device="cpu",
+        ...                             item_features={0: ["a"], 1: ["b"], 2: ["a"], 3: ["b"]})
+        >>> r.summary  # items 2 and 1 listed first, of the truth's three (the catalogue)
+        {'coverage@1': 0.6666666666666666}
     """
     torch = _require_torch(engine)
     from receval.engines.torch_engine import torch_device
@@ -771,12 +792,16 @@ def _run(judged: _Judged, source: _ScoreSource, excluded: _Excluded, specs: list
     """The users' metrics, block by block; ``ranked`` (debias=) receives each block's top
     ``ranked_depth`` columns in rank order and its list lengths."""
     from receval.aggregate import aggregate
+    from receval.dispatch import plan_request
     from receval.engines.numba_engine import JUDGED_FIELDS, KernelOutput
     from receval.engines.torch_engine import cut_rows, judged_in_order, picture_of_rows
-    from receval.measures.registry import compute, cutoffs_needed, needs
+    from receval.measures.registry import compute
 
-    cutoffs = cutoffs_needed(specs, options)
-    fields = needs(specs, options)
+    # the plan's request (dispatch.plan_request): the judged truth as its lists, the
+    # predictions the rows of the score matrix
+    request = plan_request(_lists(judged), specs, options)
+    cutoffs = request.cutoffs.tolist()
+    fields = request.fields
     n_users = len(judged.rows)
     step = batch_size if batch_size is not None else batch_rows(
         source.n_items, device, memory_budget, torch)
@@ -784,25 +809,25 @@ def _run(judged: _Judged, source: _ScoreSource, excluded: _Excluded, specs: list
         raise ReceValError(f"batch_size must be positive; got {batch_size}")
     item_key = torch.from_numpy(_item_keys(source.item_ids, options)).to(device)
     # the judged items in rank order, and max_list, as evaluate(engine="torch") has them
-    want_judged = any(name in fields for name in JUDGED_FIELDS) or options.max_list is not None
+    want_judged = any(name in fields for name in JUDGED_FIELDS) or request.max_list is not None
     values, nums, dens, den2s, n_lists, ties = [], [], [], [], [], []
     audits: dict[str, list[np.ndarray]] = {}
     for lo in range(0, n_users, step):
         hi = min(lo + step, n_users)
-        rows, block_audit = _block_rows(judged, source, excluded, options, lo, hi, device,
-                                        item_key, torch)
+        rows, block_audit = _block_rows(judged, source, excluded, options, request, lo, hi,
+                                        device, item_key, torch)
         for key, value in block_audit.items():
             audits.setdefault(key, []).append(value.cpu().numpy())
-        if options.max_list is not None:
-            rows = cut_rows(rows, options.max_list, options.ties)
+        if request.max_list is not None:
+            rows = cut_rows(rows, request.max_list, options.ties)
         block = picture_of_rows(rows, cutoffs, options.ties,
                                 need_rprec="hits_at_r" in fields,
                                 top_items="top_items" in fields or want_judged,
                                 ap_over_hits="ap_over_hits" in fields,
                                 top_k=source.n_items if want_judged else
                                 ranked_depth if ranked is not None else None,
-                                discount=options.discount,
-                                persistence=options.persistence)
+                                discount=request.discount,
+                                persistence=request.persistence)
         if want_judged:
             pic = block.picture
             rating = _block_ratings(judged, lo, hi, source.n_items, device, torch)
@@ -821,7 +846,7 @@ def _run(judged: _Judged, source: _ScoreSource, excluded: _Excluded, specs: list
         n_lists.append(block.picture.n_list.cpu().numpy())
         ties.append(block.tie_at_cut.cpu().numpy())
     m = len(specs)
-    cut_cols = [c for c, k in enumerate(cutoffs) if k > 0]
+    cut_cols = [c for c, k in enumerate(cutoffs) if k in request.cut_ks]
     n_list = np.concatenate(n_lists)
     zeros = np.zeros(n_users, np.int64)
     audited = {key: np.concatenate(parts).astype(np.int64) for key, parts in audits.items()}
@@ -843,6 +868,16 @@ def _run(judged: _Judged, source: _ScoreSource, excluded: _Excluded, specs: list
                    aggregate, str(device))
 
 
+def _lists(judged: _Judged) -> Lists:
+    """The engine request's lists of a score matrix: the evaluated users' truth rows that
+    have a column (item codes: the columns), judged; the predictions are the matrix's rows,
+    so the prediction side is empty."""
+    n = len(judged.rows)
+    empty = np.zeros(0, np.int64)
+    return Lists(np.arange(n, dtype=np.int64), judged.t_indptr, judged.t_cols.astype(np.int64),
+                 judged.t_rating, np.zeros(n + 1, np.int64), empty, empty.astype(np.float64))
+
+
 def _block_ratings(judged: _Judged, lo: int, hi: int, width: int, device: Any,
                    torch: Any) -> Any:
     """Users ``lo:hi``'s truth rating of each column of the scores (NaN: no truth row)."""
@@ -862,7 +897,8 @@ def _item_keys(item_ids: np.ndarray, options: Options) -> np.ndarray:
 
 
 def _block_rows(judged: _Judged, source: _ScoreSource, excluded: _Excluded, options: Options,
-                lo: int, hi: int, device: Any, item_key: torch.Tensor, torch: Any) -> Any:
+                request: EngineRequest, lo: int, hi: int, device: Any, item_key: torch.Tensor,
+                torch: Any) -> Any:
     """The dense rows of users ``lo:hi`` on the device (:class:`~receval.engines.torch_engine.
     Rows`): scores, the list (not excluded, above the score threshold), relevance, gains."""
     from receval.engines.torch_engine import Rows
@@ -910,22 +946,22 @@ def _block_rows(judged: _Judged, source: _ScoreSource, excluded: _Excluded, opti
     rel = torch.zeros((n, width), dtype=torch.float64, device=device)
     rel[tu, tc] = torch.from_numpy(judged.t_rel[t_pos]).to(device)
     rel[eu, ec] = 0.0
-    if options.gain == "binary":
+    if request.gain == "binary":
         gain = rel  # the same values: one dense array, not two
     else:
         gain = torch.zeros((n, width), dtype=torch.float64, device=device)
         gain[tu, tc] = torch.from_numpy(judged.t_gain[t_pos]).to(device)
         gain[eu, ec] = 0.0
     audit = _block_audit(scores, valid, tu, tc, options, n, torch)
-    dense_mask = (options.score_threshold is not None or options.protocol == "known"
+    dense_mask = (request.score_threshold is not None or request.known_only
                   or not has_row.all())
-    if options.score_threshold is not None:
-        valid &= scores.to(torch.float64) >= options.score_threshold
+    if request.score_threshold is not None:
+        valid &= scores.to(torch.float64) >= request.score_threshold
     if options.nonpositive_scores == "irrelevant":  # kept in the list, never a hit
         positive = scores > 0
         rel = torch.where(positive, rel, 0.0)
         gain = torch.where(positive, gain, 0.0)
-    if options.protocol == "known":  # only items with a truth row are ranked
+    if request.known_only:  # only items with a truth row are ranked
         known = torch.zeros((n, width), dtype=torch.bool, device=device)
         known[tu, tc] = True
         if options.nonpositive_scores == "irrelevant":
@@ -935,7 +971,7 @@ def _block_rows(judged: _Judged, source: _ScoreSource, excluded: _Excluded, opti
         rel = rel * valid
         gain = gain * valid
     ideal = None
-    if options.gain != "binary":
+    if request.gain != "binary":
         g_user, g_pos = _expand(judged.g_indptr[lo:hi], judged.g_indptr[lo + 1 : hi + 1], None)
         width_g = int(np.diff(judged.g_indptr[lo : hi + 1]).max(initial=0))
         ideal = torch.zeros((n, max(width_g, 1)), dtype=torch.float64, device=device)
