@@ -193,6 +193,9 @@ def evaluate_scores(
     with checks.silence(silence):
         table = _read_truth(truth, opts, specs, user_col, item_col, rating_col)
         excluded = _read_exclude(exclude, source, user_col, item_col)
+        if leak is not None:  # the predictions as given: exclude_train's pairs among them
+            leak.matrix(source.user_ids, source.item_ids,
+                        None if exclude_train else excluded.keys(source.n_items))
         # debias= (propensities other than uniform) reads the ranked lists
         ranked: list[tuple[np.ndarray, np.ndarray]] | None = (
             [] if (request is not None and request.model != "uniform") or beyond_specs
@@ -335,7 +338,6 @@ def _train_audit(truth: Any, train: Any, source: _ScoreSource, exclude_train: bo
     leak = Leakage.of(train, truth, cols, None, exclude_train=exclude_train,
                       user_col=user_col, item_col=item_col, train_columns=train_columns,
                       timestamp_col=timestamp_col)
-    leak.matrix(source.user_ids, source.item_ids)
     return leak
 
 
@@ -650,7 +652,7 @@ def _judge_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, optio
     sel = options.users
     mask = selected_by(seen_t, seen_p, sel)
     if sel == "relevant":
-        mask &= np.concatenate([n_rel[seen_u] > 0, none])[by_id]
+        mask = mask & np.concatenate([n_rel[seen_u] > 0, none])[by_id]  # never in place
     selected = np.flatnonzero(mask)
     picked = np.concatenate([np.flatnonzero(seen_u), np.full(len(extra), -1)])[by_id][selected]
     rows = seen_rows[selected]
