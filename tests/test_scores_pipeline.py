@@ -154,3 +154,30 @@ def test_coverage_from_the_matrix_by_hand() -> None:
     got = r.per_user.set_index("user")["novelty@1"]
     for user, value in want.items():
         assert math.isclose(got[user], value, rel_tol=1e-12, abs_tol=1e-15), (user, got[user])
+
+
+def test_exclude_and_exclude_train_together_equal_evaluate() -> None:
+    """``exclude=`` (cells that are not predictions) and ``exclude_train=True`` (the training
+    pairs taken out of the rest): the audit of evaluate on the long table with
+    ``exclude_train=True``."""
+    c = case(0)
+    _check_same(*_both(0, ["P@3", "MRR", f"novelty@{K}"], {"relevance_threshold": 3},
+                       train=c["train"], exclude_train=True))
+
+
+def test_a_row_emptied_by_exclude_train_is_counted_and_warned_as_evaluate_does() -> None:
+    truth = pd.DataFrame({"user": [0, 1], "item": [2, 3]})
+    scores = np.array([[0.9, 0.5, 0.1, 0.2], [0.4, 0.3, 0.2, 0.1]])
+    exclude = pd.DataFrame({"user": [0, 0], "item": [2, 3]})  # user 0 lists items 0 and 1
+    train = pd.DataFrame({"user": [0, 0, 1], "item": [0, 1, 0]})  # ... both in train
+    long = pd.DataFrame({"user": [0, 0, 1, 1, 1, 1], "item": [0, 1, 0, 1, 2, 3],
+                         "score": [0.9, 0.5, 0.4, 0.3, 0.2, 0.1]})
+    want = _recorded(lambda: receval.evaluate(truth, long, ["P@1", "MRR"], train=train,
+                                              exclude_train=True))
+    got = _recorded(lambda: receval.evaluate_scores(truth, scores, ["P@1", "MRR"],
+                                                    exclude=exclude, train=train,
+                                                    exclude_train=True, device=TORCH_DEVICE))
+    _check_same(want, got)
+    assert got[0].counts["users"]["emptied_by_exclude_train"] == 1
+    assert got[0].counts["rows"]["predictions_excluded_train"] == 3
+    assert any("exclude_train" in message for _, message in got[1])

@@ -114,9 +114,10 @@ def evaluate_scores(
 
     ``train``, ``exclude_train``, ``train_columns``, ``timestamp_col``: as in
     :func:`receval.evaluate`; ``exclude_train=True`` masks each user's training items in the
-    matrix (``exclude=`` set to the training pairs). ``counts["train"]["predictions_in_train"]``
-    counts the cells of the matrix that are training pairs. ``debias``, ``propensity``,
-    ``propensity_clip``: the debiased metrics of :func:`receval.evaluate` (:mod:`receval.debias`).
+    matrix too (with ``exclude=``: both). ``counts["train"]["predictions_in_train"]`` counts
+    the cells outside ``exclude=`` that are training pairs (the long table's rows in train).
+    ``debias``, ``propensity``, ``propensity_clip``: the debiased metrics of
+    :func:`receval.evaluate` (:mod:`receval.debias`).
 
     Beyond-accuracy and fairness metrics (``novelty@k``, ``coverage@k``, ``AWRF@k``,
     ``rND@k``, ``calibration@k``, ...) are computed from each user's top k as the blocks rank
@@ -181,21 +182,24 @@ def evaluate_scores(
                            "no user to rank items for")
     leak = None
     if train is not None or exclude_train:
-        if exclude_train and exclude is not None:
-            raise ReceValError("pass exclude= or exclude_train=True, not both (exclude_train "
-                               "excludes the training pairs of train=)")
         leak = _train_audit(truth, train, source, exclude_train, user_col, item_col,
                             rating_col, train_columns, timestamp_col)
-        if exclude_train:
-            exclude = leak.train_pairs(user_col, item_col, user_ids=source.user_ids,
-                                       item_ids=source.item_ids)
     parts: list[tuple[list[int], Result]] = []
     with checks.silence(silence):
         table = _read_truth(truth, opts, specs, user_col, item_col, rating_col)
         excluded = _read_exclude(exclude, source, user_col, item_col)
-        if leak is not None:  # the predictions as given: exclude_train's pairs among them
-            leak.matrix(source.user_ids, source.item_ids,
-                        None if exclude_train else excluded.keys(source.n_items))
+        if leak is not None:  # the predictions as given (the cells outside exclude=)
+            leak.matrix(source.user_ids, source.item_ids, excluded.keys(source.n_items))
+            if exclude_train:  # the training pairs leave the lists too
+                given = excluded
+                excluded = given.union(_read_exclude(
+                    leak.train_pairs(user_col, item_col, user_ids=source.user_ids,
+                                     item_ids=source.item_ids), source, user_col, item_col),
+                    source.n_items)
+                # the rows that had a list and have none left, as evaluate counts them
+                leak.emptied = np.asarray(source.user_ids)[
+                    (given.items_left(source.n_items) > 0)
+                    & (excluded.items_left(source.n_items) == 0)]
         # debias= (propensities other than uniform) reads the ranked lists
         ranked: list[tuple[np.ndarray, np.ndarray]] | None = (
             [] if (request is not None and request.model != "uniform") or beyond_specs
@@ -518,8 +522,17 @@ class _Excluded:
         return n_items - np.diff(self.indptr)
 
     def keys(self, n_items: int) -> np.ndarray:
+        """The pairs as sorted, distinct ``row * n_items + column`` keys."""
         rows = np.repeat(np.arange(len(self.indptr) - 1), np.diff(self.indptr))
         return rows * n_items + self.cols
+
+    def union(self, other: _Excluded, n_items: int) -> _Excluded:
+        """The pairs of both (``exclude=`` and the training pairs of ``exclude_train``)."""
+        key = np.union1d(self.keys(n_items), other.keys(n_items))
+        rows, cols = np.divmod(key, max(n_items, 1))
+        indptr = np.zeros(len(self.indptr), np.int64)
+        np.cumsum(np.bincount(rows, minlength=len(self.indptr) - 1), out=indptr[1:])
+        return _Excluded(indptr, cols, self.pairs + other.pairs, self.unknown + other.unknown)
 
 
 def _read_exclude(exclude: Any, source: _ScoreSource, user_col: str,
