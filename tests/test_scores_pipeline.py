@@ -22,7 +22,6 @@ from torch_device import TORCH_DEVICE
 import receval
 from receval.beyond.names import ENTRIES as BEYOND_ENTRIES
 from receval.measures.registry import ENTRIES
-from receval.measures.spec import RATING
 
 try:
     from tests.test_conformance_matrix import BEYOND_SETS, FAMILY_NAMES, OPTION_SETS, K, case
@@ -39,10 +38,11 @@ pytestmark = pytest.mark.torch_device
 
 
 def _names(options: dict[str, Any]) -> list[str]:
-    """Every family both doors compute under ``options`` (no rating metric at a matrix)."""
+    """Every family both doors compute under ``options`` (RMSE and MAE too: the matrix's
+    scores at the truth's cells against the ratings)."""
     average = options.get("ties") == "average"
-    return [n for e in ENTRIES.values() if e.family not in RATING
-            and not (average and not e.ties_average) for n in FAMILY_NAMES[e.name]]
+    return [n for e in ENTRIES.values() if not (average and not e.ties_average)
+            for n in FAMILY_NAMES[e.name]]
 
 
 def _recorded(fn: Any) -> tuple[receval.Result, list[tuple[str, str]]]:

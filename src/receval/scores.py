@@ -107,7 +107,9 @@ def evaluate_scores(
     ``options`` are :func:`receval.evaluate`'s (:class:`~receval.options.Options`) and mean the
     same: the numbers are those of ``evaluate(truth, long_table)`` with the long table holding
     every (row, column) score outside ``exclude``. Not available here, each with an error that
-    says so: ``ties="ranx"``, ``duplicates="keep"``, RMSE and MAE. The families that read
+    says so: ``ties="ranx"`` (ranx sorts input rows a matrix does not have) and
+    ``duplicates="keep"`` (a matrix holds each item once). RMSE and MAE read the scores at
+    the truth's cells (the long table's rows with a rating). The families that read
     the judged items (bpref, ERR, RBP, Judged@k, iprec, ...) and ``max_list`` are computed by
     the functions ``evaluate(engine="torch")`` uses (:func:`receval.engines.torch_engine.
     judged_in_order`, :func:`~receval.engines.torch_engine.cut_rows`).
@@ -359,11 +361,6 @@ def _require_torch(engine: str) -> Any:
 
 def _check_supported(specs: list[MetricSpec], options: Options) -> None:
     """The options and metrics the score-matrix path does not take: a clear error each."""
-    for spec in specs:
-        if spec.family in RATING:
-            raise ReceValError(
-                f"metric {spec.name!r} compares predicted ratings with the truth's: "
-                "evaluate_scores ranks items; pass a long table to receval.evaluate")
     if options.ties == "ranx":
         raise ReceValError("option ties='ranx' (ranx's own sort of the input rows) is not "
                            "available in evaluate_scores; use ties='stable' or "
@@ -492,7 +489,8 @@ def _read_truth(truth: Any, options: Options, specs: list[MetricSpec], user_col:
                 item_col: str, rating_col: str) -> _Truth:
     from receval.data.columns import read_columns
 
-    needed = options.relevance_threshold is not None or options.gain != "binary"
+    needed = (options.relevance_threshold is not None or options.gain != "binary"
+              or any(spec.family in RATING for spec in specs))
     cols = read_columns(truth, side="truth", user_col=user_col, item_col=item_col,
                         value_col=rating_col, value_required=needed)
     users = cols.users
@@ -825,12 +823,14 @@ def _run(judged: _Judged, source: _ScoreSource, excluded: _Excluded, specs: list
     item_key = torch.from_numpy(_item_keys(source.item_ids, options)).to(device)
     # the judged items in rank order, and max_list, as evaluate(engine="torch") has them
     want_judged = any(name in fields for name in JUDGED_FIELDS) or request.max_list is not None
+    errors = any(spec.family in RATING for spec in specs)
     values, nums, dens, den2s, n_lists, ties = [], [], [], [], [], []
     audits: dict[str, list[np.ndarray]] = {}
     for lo in range(0, n_users, step):
         hi = min(lo + step, n_users)
         rows, block_audit = _block_rows(judged, source, excluded, options, request, lo, hi,
-                                        device, item_key, torch)
+                                        device, item_key, torch, errors)
+        block_errors = block_audit.pop("errors", None)
         for key, value in block_audit.items():
             audits.setdefault(key, []).append(value.cpu().numpy())
         if request.max_list is not None:
@@ -850,6 +850,10 @@ def _run(judged: _Judged, source: _ScoreSource, excluded: _Excluded, specs: list
                 pic.top_items, rows, rating)
             pic.n_judged = torch.from_numpy(judged.n_truth[lo:hi]).to(device)
             pic.max_rel_rating = torch.from_numpy(judged.max_rel[lo:hi]).to(device)
+        if block_errors is not None:
+            pic = block.picture
+            sq, ab, pairs = (torch.from_numpy(x).to(device) for x in block_errors)
+            pic.sq_err, pic.abs_err, pic.n_pairs = sq, ab, pairs
         out = compute(block.picture, specs, options)
         if ranked is not None:
             ranked.append((block.picture.top_items[:, :ranked_depth].cpu().numpy(),
@@ -913,7 +917,7 @@ def _item_keys(item_ids: np.ndarray, options: Options) -> np.ndarray:
 
 def _block_rows(judged: _Judged, source: _ScoreSource, excluded: _Excluded, options: Options,
                 request: EngineRequest, lo: int, hi: int, device: Any, item_key: torch.Tensor,
-                torch: Any) -> Any:
+                torch: Any, errors: bool = False) -> Any:
     """The dense rows of users ``lo:hi`` on the device (:class:`~receval.engines.torch_engine.
     Rows`): scores, the list (not excluded, above the score threshold), relevance, gains."""
     from receval.engines.torch_engine import Rows
@@ -968,6 +972,9 @@ def _block_rows(judged: _Judged, source: _ScoreSource, excluded: _Excluded, opti
         gain[tu, tc] = torch.from_numpy(judged.t_gain[t_pos]).to(device)
         gain[eu, ec] = 0.0
     audit = _block_audit(scores, valid, tu, tc, options, n, torch)
+    if errors:  # RMSE, MAE: the errors of the listed cells that have a truth row
+        audit["errors"] = _block_errors(scores, valid, t_user, judged.t_cols[t_pos],
+                                        judged.t_rating[t_pos], tu, tc, options, n)
     dense_mask = (request.score_threshold is not None or request.known_only
                   or not has_row.all())
     if request.score_threshold is not None:
@@ -999,6 +1006,31 @@ def _block_rows(judged: _Judged, source: _ScoreSource, excluded: _Excluded, opti
     return Rows(scores=scores, valid=valid, rel=rel, gain=gain,
                 n_relevant=torch.from_numpy(judged.n_relevant[lo:hi]).to(device),
                 ideal_gains=ideal, item_key=item_key, n_list=n_list), audit
+
+
+def _block_errors(scores: Any, valid: Any, t_user: np.ndarray, t_cols: np.ndarray,
+                  t_rating: np.ndarray, tu: Any, tc: Any, options: Options,
+                  n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per user of the block: the sum of squared and of absolute errors (score - rating) over
+    the cells of the list with a truth row, and their number (RMSE, MAE), added in column
+    order one by one (``np.add.at``), as the numba engine adds a long table's rows."""
+    ok = valid[tu, tc]
+    t_scores = scores[tu, tc]
+    if options.nonpositive_scores == "irrelevant":  # they match no truth row
+        ok = ok & (t_scores > 0)
+    keep = ok.cpu().numpy()
+    user, col = t_user[keep], t_cols[keep]
+    err = t_scores.cpu().numpy().astype(np.float64)[keep] - t_rating[keep]
+    order = np.lexsort((col, user))
+    user, err = user[order], err[order]
+    sq, ab = np.zeros(n), np.zeros(n)
+    with np.errstate(over="ignore"):
+        np.add.at(sq, user, err * err)
+        np.add.at(ab, user, np.abs(err))
+    if not (np.isfinite(sq).all() and np.isfinite(ab).all()):
+        raise ReceValError("RMSE/MAE: errors between scores and ratings this large (their "
+                           "squares overflow) need receval.evaluate (it rescales them)")
+    return sq, ab, np.bincount(user, minlength=n).astype(np.int64)
 
 
 def _block_audit(scores: Any, valid: Any, tu: Any, tc: Any, options: Options, n: int,
