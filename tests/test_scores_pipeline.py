@@ -181,3 +181,30 @@ def test_a_row_emptied_by_exclude_train_is_counted_and_warned_as_evaluate_does()
     assert got[0].counts["users"]["emptied_by_exclude_train"] == 1
     assert got[0].counts["rows"]["predictions_excluded_train"] == 3
     assert any("exclude_train" in message for _, message in got[1])
+
+
+@pytest.mark.parametrize("policy", ["first", "max"])
+def test_truth_duplicates_dropped_as_evaluate_drops_them(policy: str) -> None:
+    c = case(0)
+    twice = pd.concat([c["truth"], c["truth"].iloc[::3].assign(rating=lambda t: 5 - t.rating)],
+                      ignore_index=True)
+    (want, want_warned) = _recorded(lambda: receval.evaluate(
+        twice, c["long"], ["P@3", "nDCG@3", "RMSE"], relevance_threshold=3, duplicates=policy))
+    got = _recorded(lambda: receval.evaluate_scores(
+        twice, c["scores"], ["P@3", "nDCG@3", "RMSE"], exclude=c["exclude"],
+        user_ids=c["user_ids"], item_ids=c["item_ids"], device=TORCH_DEVICE,
+        relevance_threshold=3, duplicates=policy))
+    _check_same((want, want_warned), got)
+    assert got[0].counts["rows"]["truth_dropped_duplicates"] > 0
+
+
+def test_truth_duplicates_refused_with_evaluate_s_message() -> None:
+    c = case(0)
+    twice = pd.concat([c["truth"], c["truth"].iloc[3:4]], ignore_index=True)
+    with pytest.raises(receval.ReceValError) as long:
+        receval.evaluate(twice, c["long"], ["P@3"])
+    with pytest.raises(receval.ReceValError) as matrix:
+        receval.evaluate_scores(twice, c["scores"], ["P@3"], exclude=c["exclude"],
+                                user_ids=c["user_ids"], item_ids=c["item_ids"],
+                                device=TORCH_DEVICE)
+    assert str(matrix.value) == str(long.value)

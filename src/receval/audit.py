@@ -80,10 +80,18 @@ def raise_on_duplicates(prepared: Prepared, users: np.ndarray, out: KernelOutput
             row = int(np.argmax(flags >= 0))
             user = plain(prepared.users.decode(users[row : row + 1])[0])
             item = plain(prepared.items.decode(csr.items[flags[row] : flags[row] + 1])[0])
-            raise ReceValError(
-                f"duplicate (user, item) rows in {side}: user {user!r}, item {item!r} appears "
-                "more than once; pass duplicates='first' or 'max' to keep one"
-            )
+            raise duplicate_error(side, user, item)
+
+
+def duplicate_error(side: str, user: object, item: object) -> ReceValError:
+    """The ``duplicates="error"`` policy's one line, at every door.
+
+    Example:
+        >>> str(duplicate_error("truth", 1, "x")).split(";")[0]
+        "duplicate (user, item) rows in truth: user 1, item 'x' appears more than once"
+    """
+    return ReceValError(f"duplicate (user, item) rows in {side}: user {user!r}, item {item!r} "
+                        "appears more than once; pass duplicates='first' or 'max' to keep one")
 
 
 def resolve_duplicates(prepared: Prepared, options: Options) -> Prepared:

@@ -32,7 +32,7 @@ import pyarrow as pa
 from receval import checks, report, tracking
 from receval import debias as db
 from receval._version import __version__
-from receval.audit import counts_of, selected_by
+from receval.audit import counts_of, duplicate_error, selected_by
 from receval.beyond.names import split_metrics
 from receval.engines.judge import relevant_rows, row_gains
 from receval.engines.request import EngineRequest, Lists
@@ -608,10 +608,7 @@ def _judge_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, optio
     if repeated.any():
         if options.duplicates == "error":
             row = int(np.flatnonzero(repeated)[0])
-            raise ReceValError(
-                f"duplicate (user, item) rows in truth: user {plain(users[row])!r}, item "
-                f"{plain(items[row])!r} appears more than once ({int(repeated.sum())} repeated "
-                "rows in all); pass duplicates='first' or 'max' to keep one")
+            raise duplicate_error("truth", plain(users[row]), plain(items[row]))
         if options.duplicates == "max":  # the highest rating, the first of equals
             order = np.lexsort((np.arange(len(ratings)), -ratings, item_codes, user_codes))
             again = _repeated(user_codes[order], item_codes[order])
