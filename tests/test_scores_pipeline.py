@@ -24,7 +24,15 @@ from receval.beyond.names import ENTRIES as BEYOND_ENTRIES
 from receval.measures.registry import ENTRIES
 
 try:
-    from tests.test_conformance_matrix import BEYOND_SETS, FAMILY_NAMES, OPTION_SETS, K, case
+    from tests.test_conformance_matrix import (
+        BEYOND_SETS,
+        FAMILY_NAMES,
+        OPTION_SETS,
+        K,
+        case,
+        expected_refusal,
+        run_door,
+    )
 except ImportError:  # pragma: no cover - run from tests/
     from test_conformance_matrix import (  # type: ignore[no-redef]
         BEYOND_SETS,
@@ -32,6 +40,8 @@ except ImportError:  # pragma: no cover - run from tests/
         OPTION_SETS,
         K,
         case,
+        expected_refusal,
+        run_door,
     )
 
 pytestmark = pytest.mark.torch_device
@@ -208,3 +218,29 @@ def test_truth_duplicates_refused_with_evaluate_s_message() -> None:
                                 user_ids=c["user_ids"], item_ids=c["item_ids"],
                                 device=TORCH_DEVICE)
     assert str(matrix.value) == str(long.value)
+
+
+def test_the_scores_door_refuses_only_what_every_door_refuses() -> None:
+    """Each conformance cell of the scores door (every family's and beyond-accuracy metric's
+    sample name x every option set), asked alone: refused exactly where the registry entry
+    declares every door refuses (``ties="average"`` for the families that read the ranks of
+    the judged items), in one line; ``pytest -s`` prints the count."""
+    c = case(0)
+    extra = {"train": c["train"], "item_features": c["features"]}
+    cells = refused = 0
+    for options in OPTION_SETS.values():
+        for entry in ENTRIES.values():
+            for name in FAMILY_NAMES[entry.name]:
+                cells += 1
+                expected = expected_refusal(entry, "scores", options)
+                try:
+                    run_door("scores", 0, [name], options)
+                except receval.ReceValError as err:
+                    refused += 1
+                    assert expected and "\n" not in str(err), (name, options, str(err))
+                else:
+                    assert not expected, (name, options)
+        for name in BEYOND_ENTRIES:
+            cells += 1
+            run_door("scores", 0, [f"{name}@{K}"], options, **extra)
+    print(f"\nconformance cells of evaluate_scores: {refused} refused of {cells}")
