@@ -209,10 +209,12 @@ def evaluate_scores(
         depth = max([db.matrix_depth(request, specs, source.n_items, opts)]
                     + [s.k for s in beyond_specs])
         lists_of: _Judged | None = None
+        listed_under = opts if beyond_specs or not groups else next(iter(groups))
         base_part: Result | None = None
         for group_opts, members in groups.items():  # a profile's per-metric options
             judged = _judge_truth(table, source, excluded, group_opts, rating_col)
-            mine = ranked if group_opts == opts else None  # the base options' lists
+            # the lists: the base options' (beyond-accuracy metrics), else debias='s one group
+            mine = ranked if group_opts == listed_under else None
             if mine is not None:
                 lists_of = judged
             part = _run(judged, source, excluded, [specs[i] for i in members], group_opts,
