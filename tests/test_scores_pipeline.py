@@ -51,8 +51,12 @@ def _names(options: dict[str, Any]) -> list[str]:
     """Every family both doors compute under ``options`` (RMSE and MAE too: the matrix's
     scores at the truth's cells against the ratings)."""
     average = options.get("ties") == "average"
-    return [n for e in ENTRIES.values() if not (average and not e.ties_average)
-            for n in FAMILY_NAMES[e.name]]
+    return [
+        n
+        for e in ENTRIES.values()
+        if not (average and not e.ties_average)
+        for n in FAMILY_NAMES[e.name]
+    ]
 
 
 def _recorded(fn: Any) -> tuple[receval.Result, list[tuple[str, str]]]:
@@ -62,14 +66,24 @@ def _recorded(fn: Any) -> tuple[receval.Result, list[tuple[str, str]]]:
     return result, sorted((type(w.message).__name__, str(w.message)) for w in caught)
 
 
-def _both(seed: int, metrics: list[str], options: dict[str, Any], **extra: Any
-          ) -> tuple[tuple[receval.Result, list[Any]], tuple[receval.Result, list[Any]]]:
+def _both(
+    seed: int, metrics: list[str], options: dict[str, Any], **extra: Any
+) -> tuple[tuple[receval.Result, list[Any]], tuple[receval.Result, list[Any]]]:
     c = case(seed)
-    long = _recorded(lambda: receval.evaluate(c["truth"], c["long"], metrics, **options,
-                                              **extra))
-    matrix = _recorded(lambda: receval.evaluate_scores(
-        c["truth"], c["scores"], metrics, exclude=c["exclude"], user_ids=c["user_ids"],
-        item_ids=c["item_ids"], device=TORCH_DEVICE, **options, **extra))
+    long = _recorded(lambda: receval.evaluate(c["truth"], c["long"], metrics, **options, **extra))
+    matrix = _recorded(
+        lambda: receval.evaluate_scores(
+            c["truth"],
+            c["scores"],
+            metrics,
+            exclude=c["exclude"],
+            user_ids=c["user_ids"],
+            item_ids=c["item_ids"],
+            device=TORCH_DEVICE,
+            **options,
+            **extra,
+        )
+    )
     return long, matrix
 
 
@@ -81,8 +95,9 @@ def _same_value(got: Any, want: Any) -> bool:
     return bool(got == want)
 
 
-def _check_same(long: tuple[receval.Result, list[Any]],
-                matrix: tuple[receval.Result, list[Any]]) -> None:
+def _check_same(
+    long: tuple[receval.Result, list[Any]], matrix: tuple[receval.Result, list[Any]]
+) -> None:
     (want, want_warned), (got, got_warned) = long, matrix
     assert got.counts.keys() == want.counts.keys()
     for key in want.counts:
@@ -107,17 +122,25 @@ def test_counts_warnings_and_values_equal_evaluate(option_set: str, seed: int) -
 def test_beyond_metrics_counts_and_warnings_equal_evaluate(option_set: str) -> None:
     c = case(0)
     names = [f"{name}@{K}" for name in BEYOND_ENTRIES] + ["P@3"]
-    _check_same(*_both(0, names, BEYOND_SETS[option_set], train=c["train"],
-                       item_features=c["features"]))
+    _check_same(
+        *_both(0, names, BEYOND_SETS[option_set], train=c["train"], item_features=c["features"])
+    )
 
 
 def test_beyond_metrics_alone_and_the_protected_group_recorded() -> None:
     """Beyond-accuracy metrics without an accuracy metric; the protected group used is
     recorded and its absence from every list warned, as evaluate does."""
     c = case(1)
-    _check_same(*_both(1, [f"rND@{K}", f"novelty@{K}"], {"relevance_threshold": 3},
-                       train=c["train"], item_features=c["features"],
-                       beyond={"protected_group": "w", "fairness_step": 1}))
+    _check_same(
+        *_both(
+            1,
+            [f"rND@{K}", f"novelty@{K}"],
+            {"relevance_threshold": 3},
+            train=c["train"],
+            item_features=c["features"],
+            beyond={"protected_group": "w", "fairness_step": 1},
+        )
+    )
 
 
 @pytest.mark.parametrize("users", ["truth", "relevant", "both", "predictions", "union"])
@@ -126,27 +149,43 @@ def test_user_selection_counts_equal_evaluate(users: str) -> None:
 
 
 def test_score_threshold_and_known_protocol_counts_equal_evaluate() -> None:
-    for options in ({"score_threshold": 1.0}, {"score_threshold": 1.0, "protocol": "known"},
-                    {"nonpositive_scores": "irrelevant", "users": "truth"}):
+    for options in (
+        {"score_threshold": 1.0},
+        {"score_threshold": 1.0, "protocol": "known"},
+        {"nonpositive_scores": "irrelevant", "users": "truth"},
+    ):
         _check_same(*_both(0, ["P@3", "R@3", "MRR"], {"relevance_threshold": 3, **options}))
 
 
 def test_ee_ties_permute_is_refused_in_one_line() -> None:
     c = case(0)
     with pytest.raises(receval.ReceValError) as err:
-        receval.evaluate_scores(c["truth"], c["scores"], [f"EE_L@{K}"], exclude=c["exclude"],
-                                user_ids=c["user_ids"], item_ids=c["item_ids"],
-                                device=TORCH_DEVICE, train=c["train"],
-                                item_features=c["features"], beyond={"ee_ties": "permute"})
+        receval.evaluate_scores(
+            c["truth"],
+            c["scores"],
+            [f"EE_L@{K}"],
+            exclude=c["exclude"],
+            user_ids=c["user_ids"],
+            item_ids=c["item_ids"],
+            device=TORCH_DEVICE,
+            train=c["train"],
+            item_features=c["features"],
+            beyond={"ee_ties": "permute"},
+        )
     assert "\n" not in str(err.value) and "ee_ties='permute'" in str(err.value)
 
 
 def test_a_beyond_metric_without_its_input_is_refused_in_one_line() -> None:
     c = case(0)
     with pytest.raises(receval.ReceValError, match="needs the training data"):
-        receval.evaluate_scores(c["truth"], c["scores"], [f"novelty@{K}"],
-                                user_ids=c["user_ids"], item_ids=c["item_ids"],
-                                device=TORCH_DEVICE)
+        receval.evaluate_scores(
+            c["truth"],
+            c["scores"],
+            [f"novelty@{K}"],
+            user_ids=c["user_ids"],
+            item_ids=c["item_ids"],
+            device=TORCH_DEVICE,
+        )
 
 
 def test_coverage_from_the_matrix_by_hand() -> None:
@@ -156,8 +195,14 @@ def test_coverage_from_the_matrix_by_hand() -> None:
     truth = {"user": [0, 1, 2], "item": [3, 3, 1]}
     scores = np.array([[0.9, 0.1, 0.2, 0.3], [0.1, 0.9, 0.2, 0.3], [0.1, 0.2, 0.3, 0.9]])
     train = {"user": [0, 1, 2, 3], "item": [0, 0, 1, 2]}
-    r = receval.evaluate_scores(truth, scores, ["coverage@1", "novelty@1"], train=train,
-                                device=TORCH_DEVICE, silence=["train-items", "train-overlap"])
+    r = receval.evaluate_scores(
+        truth,
+        scores,
+        ["coverage@1", "novelty@1"],
+        train=train,
+        device=TORCH_DEVICE,
+        silence=["train-items", "train-overlap"],
+    )
     # tops: 0, 1, 3; catalogue {0, 1, 2, 3}; shares of the 4 training rows: 2/4, 1/4, cold
     assert r.summary["coverage@1"] == 3 / 4
     want = {0: -math.log2(2 / 4), 1: -math.log2(1 / 4), 2: 0.0}
@@ -171,8 +216,15 @@ def test_exclude_and_exclude_train_together_equal_evaluate() -> None:
     pairs taken out of the rest): the audit of evaluate on the long table with
     ``exclude_train=True``."""
     c = case(0)
-    _check_same(*_both(0, ["P@3", "MRR", f"novelty@{K}"], {"relevance_threshold": 3},
-                       train=c["train"], exclude_train=True))
+    _check_same(
+        *_both(
+            0,
+            ["P@3", "MRR", f"novelty@{K}"],
+            {"relevance_threshold": 3},
+            train=c["train"],
+            exclude_train=True,
+        )
+    )
 
 
 def test_a_row_emptied_by_exclude_train_is_counted_and_warned_as_evaluate_does() -> None:
@@ -180,13 +232,27 @@ def test_a_row_emptied_by_exclude_train_is_counted_and_warned_as_evaluate_does()
     scores = np.array([[0.9, 0.5, 0.1, 0.2], [0.4, 0.3, 0.2, 0.1]])
     exclude = pd.DataFrame({"user": [0, 0], "item": [2, 3]})  # user 0 lists items 0 and 1
     train = pd.DataFrame({"user": [0, 0, 1], "item": [0, 1, 0]})  # ... both in train
-    long = pd.DataFrame({"user": [0, 0, 1, 1, 1, 1], "item": [0, 1, 0, 1, 2, 3],
-                         "score": [0.9, 0.5, 0.4, 0.3, 0.2, 0.1]})
-    want = _recorded(lambda: receval.evaluate(truth, long, ["P@1", "MRR"], train=train,
-                                              exclude_train=True))
-    got = _recorded(lambda: receval.evaluate_scores(truth, scores, ["P@1", "MRR"],
-                                                    exclude=exclude, train=train,
-                                                    exclude_train=True, device=TORCH_DEVICE))
+    long = pd.DataFrame(
+        {
+            "user": [0, 0, 1, 1, 1, 1],
+            "item": [0, 1, 0, 1, 2, 3],
+            "score": [0.9, 0.5, 0.4, 0.3, 0.2, 0.1],
+        }
+    )
+    want = _recorded(
+        lambda: receval.evaluate(truth, long, ["P@1", "MRR"], train=train, exclude_train=True)
+    )
+    got = _recorded(
+        lambda: receval.evaluate_scores(
+            truth,
+            scores,
+            ["P@1", "MRR"],
+            exclude=exclude,
+            train=train,
+            exclude_train=True,
+            device=TORCH_DEVICE,
+        )
+    )
     _check_same(want, got)
     assert got[0].counts["users"]["emptied_by_exclude_train"] == 1
     assert got[0].counts["rows"]["predictions_excluded_train"] == 3
@@ -196,14 +262,27 @@ def test_a_row_emptied_by_exclude_train_is_counted_and_warned_as_evaluate_does()
 @pytest.mark.parametrize("policy", ["first", "max"])
 def test_truth_duplicates_dropped_as_evaluate_drops_them(policy: str) -> None:
     c = case(0)
-    twice = pd.concat([c["truth"], c["truth"].iloc[::3].assign(rating=lambda t: 5 - t.rating)],
-                      ignore_index=True)
-    (want, want_warned) = _recorded(lambda: receval.evaluate(
-        twice, c["long"], ["P@3", "nDCG@3", "RMSE"], relevance_threshold=3, duplicates=policy))
-    got = _recorded(lambda: receval.evaluate_scores(
-        twice, c["scores"], ["P@3", "nDCG@3", "RMSE"], exclude=c["exclude"],
-        user_ids=c["user_ids"], item_ids=c["item_ids"], device=TORCH_DEVICE,
-        relevance_threshold=3, duplicates=policy))
+    twice = pd.concat(
+        [c["truth"], c["truth"].iloc[::3].assign(rating=lambda t: 5 - t.rating)], ignore_index=True
+    )
+    (want, want_warned) = _recorded(
+        lambda: receval.evaluate(
+            twice, c["long"], ["P@3", "nDCG@3", "RMSE"], relevance_threshold=3, duplicates=policy
+        )
+    )
+    got = _recorded(
+        lambda: receval.evaluate_scores(
+            twice,
+            c["scores"],
+            ["P@3", "nDCG@3", "RMSE"],
+            exclude=c["exclude"],
+            user_ids=c["user_ids"],
+            item_ids=c["item_ids"],
+            device=TORCH_DEVICE,
+            relevance_threshold=3,
+            duplicates=policy,
+        )
+    )
     _check_same((want, want_warned), got)
     assert got[0].counts["rows"]["truth_dropped_duplicates"] > 0
 
@@ -214,9 +293,15 @@ def test_truth_duplicates_refused_with_evaluate_s_message() -> None:
     with pytest.raises(receval.ReceValError) as long:
         receval.evaluate(twice, c["long"], ["P@3"])
     with pytest.raises(receval.ReceValError) as matrix:
-        receval.evaluate_scores(twice, c["scores"], ["P@3"], exclude=c["exclude"],
-                                user_ids=c["user_ids"], item_ids=c["item_ids"],
-                                device=TORCH_DEVICE)
+        receval.evaluate_scores(
+            twice,
+            c["scores"],
+            ["P@3"],
+            exclude=c["exclude"],
+            user_ids=c["user_ids"],
+            item_ids=c["item_ids"],
+            device=TORCH_DEVICE,
+        )
     assert str(matrix.value) == str(long.value)
 
 
