@@ -329,3 +329,20 @@ def test_the_scores_door_refuses_only_what_every_door_refuses() -> None:
             cells += 1
             run_door("scores", 0, [f"{name}@{K}"], options, **extra)
     print(f"\nconformance cells of evaluate_scores: {refused} refused of {cells}")
+
+
+def test_debiased_and_beyond_metrics_together_equal_evaluate() -> None:
+    """The lists the debiased metrics weigh and those the beyond-accuracy metrics read (a
+    deeper top k) come from one pass: both equal evaluate's."""
+    c = case(0)
+    _check_same(
+        *_both(
+            0,
+            ["P@3", "nDCG@3", "novelty@5", "coverage@5"],
+            {"relevance_threshold": 3},
+            debias="snips",
+            propensity=("popularity", 0.5),
+            train=c["train"],
+            item_features=c["features"],
+        )
+    )
