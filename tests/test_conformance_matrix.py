@@ -5,7 +5,7 @@ hand), at every door -- ``evaluate`` on the numba engine, ``evaluate(engine="tor
 ``evaluate_scores`` -- under a few option sets, on random inputs with heavy ties, empty
 lists, users with nothing relevant and truth users without a row, equal to the independent
 reference of tests/reference (``oracle.py``, ``beyond.py``). Where a door cannot compute a
-family (what the registry entry declares: ratings at a score matrix, ties="average"),
+family (what the registry entry declares: ties="average"),
 the door must refuse in one line, and the reference must refuse the same cases.
 
 A family the references do not define FAILS :func:`test_every_family_has_an_oracle`: adding
@@ -29,7 +29,6 @@ import receval.dispatch
 from receval.beyond.names import ENTRIES as BEYOND_ENTRIES
 from receval.measures.entry import Entry
 from receval.measures.registry import ENTRIES
-from receval.measures.spec import RATING
 from receval.options import Options
 
 pytestmark = pytest.mark.torch_device
@@ -99,11 +98,7 @@ BEYOND_NAMES = {name: f"{name}@{K}" for name in BEYOND_ENTRIES}
 
 def expected_refusal(entry: Entry, door: str, options: dict[str, Any]) -> bool:
     """Where the registry entry says a door cannot compute the family."""
-    if options.get("ties") == "average" and not entry.ties_average:
-        return True
-    if door == "scores":  # a score matrix ranks items: no predicted rating to compare
-        return entry.family in RATING
-    return False
+    return options.get("ties") == "average" and not entry.ties_average
 
 
 # --- the inputs ---------------------------------------------------------------------------------
@@ -308,11 +303,6 @@ def _check_beyond(door: str, options: dict[str, Any], seed: int, names: dict[str
     extra: dict[str, Any] = {"train": c["train"], "item_features": c["features"]}
     if beyond is not None:
         extra["beyond"] = beyond
-    if door == "scores":  # a score matrix door has no beyond-accuracy metric yet: one line
-        with pytest.raises(receval.ReceValError) as err:
-            run_door(door, seed, list(names.values()), options, **extra)
-        assert "\n" not in str(err.value) and "beyond-accuracy" in str(err.value)
-        return
     got = run_door(door, seed, list(names.values()), options, **extra)
     threshold = options.get("relevance_threshold")
     truth = c["truth"]
@@ -361,7 +351,7 @@ RANKED_FAIRNESS = {m: BEYOND_NAMES[m] for m in ("rND", "rKL", "rRD")}
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("door", [d for d in DOORS if d != "scores"])
+@pytest.mark.parametrize("door", DOORS)
 @pytest.mark.parametrize("option_set", list(BEYOND_SETS))
 def test_ranked_fairness_at_step_one_equals_the_reference(door: str, option_set: str,
                                                           seed: int) -> None:

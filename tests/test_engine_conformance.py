@@ -202,7 +202,6 @@ def test_boundary_ties_on_wide_rows() -> None:
 @pytest.mark.parametrize(("options", "metrics", "message"), [
     ({"ties": "ranx"}, ["P@1"], "ties='ranx'"),
     ({"duplicates": "keep"}, ["P@1"], "duplicates='keep'"),
-    ({}, ["RMSE"], "'RMSE'"),
     ({"not_an_option": 1}, ["P@1"], "unknown option 'not_an_option'"),
     ({"engine": "numba"}, ["P@1"], "engine 'numba'"),
 ])

@@ -246,9 +246,13 @@ def test_evaluate_scores_exclude_train_is_exclude() -> None:
     assert got.counts["rows"]["predictions_excluded_train"] == 4
     assert got.counts["train"]["users_without_train"] == 3  # evaluated 0, 1, 2, 3, 5
     assert got.counts["train"]["truth_in_train"] == 0
-    with pytest.raises(ReceValError, match="not both"):
-        receval.evaluate_scores(truth, scores, ["P@2"], train=train, exclude=train,
-                                exclude_train=True, device="cpu")
+    # both: the training pairs leave the cells outside exclude= (here none is left to leave)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        both = receval.evaluate_scores(truth, scores, ["P@2", "nDCG@3"], train=train,
+                                       exclude=train, exclude_train=True, device="cpu")
+    assert both.summary == want.summary
+    assert both.counts["train"]["predictions_in_train"] == 0
 
 
 # --- strata ------------------------------------------------------------------------------------

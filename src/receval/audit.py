@@ -28,14 +28,24 @@ def item_overlap(prepared: Prepared) -> float:
 
 def users_mask(prepared: Prepared, options: Options) -> np.ndarray:
     """The users ``options.users`` selects (before ``"relevant"`` looks at relevance)."""
-    t, p = prepared.in_truth, prepared.in_predictions
+    return selected_by(prepared.in_truth, prepared.in_predictions, options.users)
+
+
+def selected_by(t: np.ndarray, p: np.ndarray, users: str) -> np.ndarray:
+    """Of the users seen (a row in the truth: ``t``, in the predictions: ``p``), those
+    ``users=`` selects (before ``"relevant"`` looks at relevance).
+
+    Example:
+        >>> selected_by(np.array([True, False]), np.array([True, True]), "truth").tolist()
+        [True, False]
+    """
     mask: np.ndarray = {
         "truth": t,
         "relevant": t,
         "both": t & p,
         "predictions": p,
         "union": t | p,
-    }[options.users]
+    }[users]
     return mask
 
 
@@ -70,10 +80,18 @@ def raise_on_duplicates(prepared: Prepared, users: np.ndarray, out: KernelOutput
             row = int(np.argmax(flags >= 0))
             user = plain(prepared.users.decode(users[row : row + 1])[0])
             item = plain(prepared.items.decode(csr.items[flags[row] : flags[row] + 1])[0])
-            raise ReceValError(
-                f"duplicate (user, item) rows in {side}: user {user!r}, item {item!r} appears "
-                "more than once; pass duplicates='first' or 'max' to keep one"
-            )
+            raise duplicate_error(side, user, item)
+
+
+def duplicate_error(side: str, user: object, item: object) -> ReceValError:
+    """The ``duplicates="error"`` policy's one line, at every door.
+
+    Example:
+        >>> str(duplicate_error("truth", 1, "x")).split(";")[0]
+        "duplicate (user, item) rows in truth: user 1, item 'x' appears more than once"
+    """
+    return ReceValError(f"duplicate (user, item) rows in {side}: user {user!r}, item {item!r} "
+                        "appears more than once; pass duplicates='first' or 'max' to keep one")
 
 
 def resolve_duplicates(prepared: Prepared, options: Options) -> Prepared:
@@ -91,28 +109,57 @@ def resolve_duplicates(prepared: Prepared, options: Options) -> Prepared:
 def counts(prepared: Prepared, selected: np.ndarray, out: KernelOutput, options: Options,
             undefined: dict[str, int], used: dict[str, int],
             cut_ks: np.ndarray) -> Counts:
-    t, p = prepared.in_truth, prepared.in_predictions
+    """The counts of a :class:`Result` from the prepared inputs and the engine's output."""
+    return counts_of(prepared.in_truth, prepared.in_predictions, prepared.truth.lengths(),
+                     prepared.predictions.lengths(), prepared.rows, selected, out, options,
+                     undefined, used, cut_ks)
+
+
+def counts_of(t: np.ndarray, p: np.ndarray, t_len: np.ndarray, p_len: np.ndarray,
+              read: dict[str, int], selected: np.ndarray, out: KernelOutput, options: Options,
+              undefined: dict[str, int], used: dict[str, int], cut_ks: np.ndarray) -> Counts:
+    """The counts of a :class:`Result` over the users seen (a row on either side): ``t`` /
+    ``p`` whether each has a truth / prediction row, ``t_len`` / ``p_len`` how many (after
+    the rows dropped), ``read`` the rows read and dropped (:attr:`Prepared.rows`),
+    ``selected`` the evaluated users (positions, in the order of ``out``'s rows). Every door
+    counts here: the long tables (:func:`counts`) and the score matrices
+    (:func:`receval.evaluate_scores`, whose predictions are the matrix's cells).
+
+    Example:
+        >>> from receval.engines.numba_engine import KernelOutput
+        >>> one = np.ones(1, np.int64)
+        >>> out = KernelOutput(value=np.zeros((1, 0)), num=np.zeros((1, 0)),
+        ...     den=np.zeros((1, 0)), den2=np.zeros((1, 0)), n_relevant=one, n_list=2 * one,
+        ...     n_predicted=2 * one, n_without_truth=one, n_below_score_threshold=0 * one,
+        ...     dup_truth=-one, dup_predictions=-one, tie_at_cut=np.zeros((1, 0), bool),
+        ...     gain_shift=np.zeros(1))
+        >>> c = counts_of(np.array([True, False]), np.array([True, True]), np.array([1, 0]),
+        ...     np.array([2, 3]), {"truth": 1, "predictions": 5,
+        ...     "truth_dropped_missing_rating": 0}, np.array([0]), out, Options(), {}, {},
+        ...     np.zeros(0, np.int64))
+        >>> c["users"]["only_in_predictions"], c["rows"]["predictions_not_evaluated"]
+        (1, 3)
+    """
     evaluated = np.zeros(len(t), dtype=bool)
     evaluated[selected] = True
-    by_option = ~users_mask(prepared, options)  # left out by ``users=``, before relevance
-    t_len, p_len = prepared.truth.lengths(), prepared.predictions.lengths()
+    by_option = ~selected_by(t, p, options.users)  # left out by ``users=``, before relevance
     truth_kept = int(t_len[selected].sum())
     rows = {
-        "truth": prepared.rows["truth"],
+        "truth": read["truth"],
         "truth_kept": truth_kept,
         "truth_not_evaluated": int(t_len.sum()) - truth_kept,
-        "predictions": prepared.rows["predictions"],
-        "truth_dropped_missing_rating": prepared.rows["truth_dropped_missing_rating"],
-        "truth_dropped_duplicates": prepared.rows.get("truth_dropped_duplicates", 0),
-        "predictions_dropped_duplicates": prepared.rows.get("predictions_dropped_duplicates", 0),
+        "predictions": read["predictions"],
+        "truth_dropped_missing_rating": read["truth_dropped_missing_rating"],
+        "truth_dropped_duplicates": read.get("truth_dropped_duplicates", 0),
+        "predictions_dropped_duplicates": read.get("predictions_dropped_duplicates", 0),
         "predictions_kept": int(out.n_list.sum()),
         "predictions_not_evaluated": int(p_len.sum() - p_len[selected].sum()),
         "predictions_without_truth": int(out.n_without_truth.sum()),
         "predictions_below_score_threshold": int(out.n_below_score_threshold.sum()),
     }
     for key in RESHAPE_COUNTS:
-        if key in prepared.rows:
-            rows[key] = prepared.rows[key]
+        if key in read:
+            rows[key] = read[key]
     if options.protocol == "known":
         rows["predictions_ignored_known_protocol"] = rows["predictions_without_truth"]
     return {

@@ -80,9 +80,24 @@ def engine_request(prepared: Prepared, selected: np.ndarray, specs: list[MetricS
         >>> req.cutoffs.tolist(), req.cut_ks.tolist(), sorted(req.fields), req.ties
         ([0, 5], [5], ['hits', 'n_list', 'rr_sum'], 'average')
     """
+    return plan_request(lists_of(prepared, selected), specs, options)
+
+
+def plan_request(lists: Lists, specs: list[MetricSpec], options: Options) -> EngineRequest:
+    """The engine request for ``specs`` under ``options`` over ``lists`` (long tables'
+    lists, or a score matrix's judged truth: :func:`receval.evaluate_scores`).
+
+    Example:
+        >>> from receval.measures.spec import parse_metrics
+        >>> none = np.zeros(1, np.int64)
+        >>> lists = Lists(np.zeros(0, np.int64), none, none[:0], none[:0] * 1.0, none,
+        ...               none[:0], none[:0] * 1.0)
+        >>> plan_request(lists, parse_metrics(["nDCG@3"]), Options()).cutoffs.tolist()
+        [3]
+    """
     cutoffs = np.array(cutoffs_needed(specs, options), dtype=np.int64)
-    return EngineRequest.plan(lists_of(prepared, selected), options, cutoffs,
-                              needs(specs, options), top_k=top_k_needed(specs, options))
+    return EngineRequest.plan(lists, options, cutoffs, needs(specs, options),
+                              top_k=top_k_needed(specs, options))
 
 
 def run(request: EngineRequest, specs: list[MetricSpec], options: Options,

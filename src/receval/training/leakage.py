@@ -100,9 +100,12 @@ class Leakage:
                        after, len(in_pred), exclude_train,
                        emptied_users(pred_cols, in_pred) if exclude_train else None)
 
-    def matrix(self, user_ids: np.ndarray, item_ids: np.ndarray) -> int:
+    def matrix(self, user_ids: np.ndarray, item_ids: np.ndarray,
+               excluded: np.ndarray | None = None) -> int:
         """For a score matrix (rows ``user_ids``, columns ``item_ids``): the number of its cells
         that are training pairs, each counted once; it becomes ``predictions_in_train``.
+        ``excluded``: the cells that are not predictions (``row * n_items + column``, distinct
+        and sorted; the ``exclude=`` pairs), left out of both counts.
 
         Example:
             >>> from receval.data.columns import read_columns
@@ -118,8 +121,11 @@ class Leakage:
         col = index_of(items, item_ids)
         inside = (row >= 0) & (col >= 0)
         cells = np.unique(row[inside] * len(item_ids) + col[inside])
-        self.predictions_in_train = np.ones(len(cells), dtype=bool)
         self.predictions = len(user_ids) * len(item_ids)
+        if excluded is not None and len(excluded):
+            cells = np.setdiff1d(cells, excluded, assume_unique=True)
+            self.predictions -= len(excluded)
+        self.predictions_in_train = np.ones(len(cells), dtype=bool)
         return len(cells)
 
     def train_pairs(self, user_col: str = "user", item_col: str = "item", *,
