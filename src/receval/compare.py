@@ -111,6 +111,8 @@ class Comparison:
     options: dict[str, Any]
     results: dict[str, Result] = field(default_factory=dict, repr=False)
     runs: dict[str, list[Result]] = field(default_factory=dict, repr=False)
+    #: the run's warnings, each once ({"code", "message"}), the models' evaluations' included
+    warnings: list[dict[str, str]] = field(default_factory=list, repr=False)
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """The rows as plain Python objects, a number that is not finite as ``None``.
@@ -386,6 +388,7 @@ def metric_cutoffs(metrics: Iterable[str]) -> list[int | None]:
     return [s.k for s in (parse_metrics(accuracy) if accuracy else [])] + [s.k for s in beyond]
 
 
+@checks.keeps_warnings  # the run's warnings kept on the Comparison (trackers)
 def compare(
     truth: Any,
     runs: Mapping[str, Any],

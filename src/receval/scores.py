@@ -49,6 +49,7 @@ CPU_BUDGET = 1 << 30
 ENGINES = ("torch",)
 
 
+@checks.keeps_warnings  # the run's warnings kept on its Result (every output)
 def evaluate_scores(
     truth: Any,
     scores: Any,

@@ -34,7 +34,7 @@ from receval.report.models import (
     restrict,
 )
 from receval.report.page import environment
-from receval.report.significance import Significance, significance
+from receval.report.significance import Significance, family
 from receval.report.tables import (
     ABOVE_RANGE,
     above_range,
@@ -125,7 +125,7 @@ def render_report(
     # every pair, as receval.compare: paired t, Holm across pairs x metrics, 1,000 resamples;
     # the family is the terminal's (receval.report.tables.marks): every metric of the summary
     # whose value is a mean over users, the beyond-accuracy ones included
-    tests = significance(given, asked, seed=seed) if len(models) > 1 else None
+    tests = family(given, asked, n_resamples=1000, seed=seed)  # the terminal's family
     beyond_rows = [_summary_row(n, [r.summary.get(n, math.nan) for r in given.values()],
                                 list(given), tests)
                    for n in asked if n not in accuracy_names([n])]

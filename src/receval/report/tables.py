@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -23,7 +23,7 @@ from receval import numbers
 from receval.io.terminal import safe_text
 from receval.io.text_tables import csv_text, latex_cell, markdown_cell, safe_lines
 from receval.report.fit import fixed_table, split_to_fit
-from receval.report.significance import Significance, significance, superscript
+from receval.report.significance import Significance, family, superscript
 from receval.result import Result
 
 FORMATS = ("table", "json", "csv", "markdown", "latex")
@@ -48,9 +48,13 @@ def render(models: dict[str, Result], fmt: str) -> str:
     return renderers[fmt](models)
 
 
-def to_json(models: dict[str, Result]) -> str:
+def to_json(models: dict[str, Result], *, warnings: Iterable[Any] | None = None) -> str:
     """One JSON object. One model: ``summary`` (metric -> mean), ``counts``, ``options``,
     ``model``. Several: ``models`` (names) and ``summary``/``counts``/``options`` keyed by model.
+    Both: ``warnings`` (the run's, each ``{"code", "message"}``: ``warnings`` as the command
+    printed them, default the results' own) and ``audit``, the record every output carries
+    (:func:`receval.report.audit.audit_record`: audit lines, counts, warnings, the family of
+    tests the terminal's letters come from).
 
     Example:
         >>> import json, receval
@@ -58,19 +62,24 @@ def to_json(models: dict[str, Result]) -> str:
         ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"])
         >>> json.loads(to_json({"a": r}))["summary"]
         {'P@1': 1.0}
-        >>> json.loads(to_json({"a": r, "b": r}))["summary"]["b"]
-        {'P@1': 1.0}
+        >>> out = json.loads(to_json({"a": r, "b": r}))
+        >>> out["summary"]["b"], list(out["audit"]), out["audit"]["tests"]["comparisons"]
+        ({'P@1': 1.0}, ['models', 'warnings', 'tests'], 1)
     """
+    from receval.report.audit import audit_record
+
+    audit = audit_record(models, warnings=warnings)
     if len(models) == 1:
         name, result = next(iter(models.items()))
-        return json.dumps({**result.to_dict(), "model": name}, default=_json_default,
-                          allow_nan=False)
+        return json.dumps({**result.to_dict(), "model": name, "warnings": audit["warnings"],
+                           "audit": audit}, default=_json_default, allow_nan=False)
     dicts = {name: r.to_dict() for name, r in models.items()}
     out: dict[str, Any] = {"models": list(models)}
     out.update({key: {name: d[key] for name, d in dicts.items()}
                 for key in ("summary", "counts", "options")})
     if any("strata" in d for d in dicts.values()):  # per group of users (--strata)
         out["strata"] = {name: d.get("strata") for name, d in dicts.items()}
+    out.update(warnings=audit["warnings"], audit=audit)
     return json.dumps(out, default=_json_default, allow_nan=False)
 
 
@@ -218,10 +227,7 @@ def marks(models: dict[str, Result]) -> Significance | None:
         >>> marks({"a": r}) is None, marks({"a": r, "b": r}).marks[("b", "P@1")]
         (True, '')
     """
-    if len(models) < 2:
-        return None
-    first = next(iter(models.values()))
-    return significance(models, first.metrics or list(first.summary), n_resamples=0)
+    return family(models)  # the one family: the report's and the audit record's too
 
 
 def _mark(tests: Significance | None, model: str, metric: str) -> str:
@@ -325,11 +331,30 @@ weight 2 (66.7% of the total), mean weight 1.5'
     return text
 
 
+def streaming_line(result: Result) -> str | None:
+    """How the files were streamed (``Result.counts["streaming"]``, ``memory_budget=``), or
+    ``None`` for a run read in memory.
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1], "item": [1]},
+        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"])
+        >>> streaming_line(r) is None
+        True
+    """
+    how = result.counts.get("streaming")
+    if not how:
+        return None
+    return (f"streamed ({how['mode']}): {how['partitions']:,} partitions, {how['passes']} "
+            f"passes over the data, budget {how['budget_bytes'] / 2**20:,.0f} MiB")
+
+
 def audit_lines(result: Result) -> list[str]:
-    """Every line of a result's audit, in the order the terminal prints them: who was
-    evaluated (:func:`counts_line`), the training audit (:func:`train_audit_line`, with
-    ``train=``) and the debiased metrics' weights (:func:`debias_line`, with ``debias=``).
-    The HTML report shows the same lines.
+    """Every line of a result's audit, in the order the terminal prints them: how the files
+    were streamed (:func:`streaming_line`, with ``memory_budget=``), who was evaluated
+    (:func:`counts_line`), the training audit (:func:`train_audit_line`, with ``train=``) and
+    the debiased metrics' weights (:func:`debias_line`, with ``debias=``). The HTML report,
+    JSON and the trackers carry the same lines (:func:`receval.report.audit.audit_record`).
 
     Example:
         >>> import receval
@@ -341,6 +366,9 @@ def audit_lines(result: Result) -> list[str]:
 relevant item 0); rows', 'train audit']
     """
     lines = [counts_line(result)]
+    streamed = streaming_line(result)
+    if streamed:
+        lines.insert(0, streamed)
     if "train" in result.counts:
         lines.append(train_audit_line(result.counts["train"], result.counts["rows"]))
     debiased = debias_line(result)
