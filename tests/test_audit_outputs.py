@@ -17,6 +17,7 @@ never from the record under test. The record's keys are
 from __future__ import annotations
 
 import html
+import importlib.util
 import json
 import re
 import warnings
@@ -197,13 +198,8 @@ def outputs(run: Run, tmp_path_factory: pytest.TempPathFactory) -> Outputs:
                          "--log-dir", str(folder / "dvc")])
         as_json = _invoke([*base, "--format", "json", "--log", "json", "--log-dir",
                            str(folder / "json")])
-        mlflow = None
-        try:
-            import mlflow  # noqa: F401
-        except ImportError:
-            pass
-        else:
-            mlflow = _mlflow_record(folder, base)
+        mlflow = (_mlflow_record(folder, base) if importlib.util.find_spec("mlflow") is not None
+                  else None)
     summary = json.loads(as_json.stdout)
     logged = json.loads((folder / "json" / "receval.json").read_text())
     page = html.unescape(re.sub(r"<[^>]+>", " ", (folder / "r.html").read_text("utf-8")))

@@ -129,7 +129,8 @@ class Comparison:
                 for row in self.table.to_dict(orient="records")]
 
     def to_json(self, **kwargs: Any) -> str:
-        """``{"options": ..., "rows": [...]}`` as JSON (NaN as ``null``).
+        """``{"options": ..., "rows": [...], "warnings": [...]}`` as JSON (NaN as ``null``;
+        ``warnings``: the run's, each ``{"code", "message"}``, as :attr:`warnings`).
 
         Example:
             >>> import receval
@@ -138,8 +139,8 @@ class Comparison:
             >>> receval.compare(truth, {"a": a, "b": a}, ["P@1"]).to_json()[:20]
             '{"options": {"test":'
         """
-        return json.dumps({"options": self.options, "rows": self.to_dicts()},
-                          allow_nan=False, **kwargs)
+        return json.dumps({"options": self.options, "rows": self.to_dicts(),
+                           "warnings": self.warnings}, allow_nan=False, **kwargs)
 
     def to_csv(self, *, raw: bool = False) -> str:
         """The table as CSV, full precision, NaN as an empty cell; text cells a spreadsheet

@@ -21,6 +21,7 @@ from receval._version import __version__
 from receval.beyond.names import direction
 from receval.measures.spec import parse_metric
 from receval.report import plots
+from receval.report.audit import ABOVE_RANGE, audit_lines, audit_record, counts_line
 from receval.report.beyond import accuracy_names, without_beyond
 from receval.report.fairness import fairness_section
 from receval.report.models import (
@@ -35,15 +36,7 @@ from receval.report.models import (
 )
 from receval.report.page import environment
 from receval.report.significance import Significance, family
-from receval.report.tables import (
-    ABOVE_RANGE,
-    above_range,
-    above_range_note,
-    audit_lines,
-    counts_line,
-    options_line,
-    rows,
-)
+from receval.report.tables import above_range, above_range_note, options_line, rows
 from receval.result import Result
 from receval.stats.pairing import pair_values
 
@@ -71,7 +64,7 @@ def render_report(
     beyond: Mapping[str, Any] | None = None,
     item_titles: Any = None,
     offpolicy: Any = None,
-    warnings: Sequence[str] = (),
+    warnings: Sequence[str] | None = None,
 ) -> str:
     """The report as an HTML string.
 
@@ -89,9 +82,9 @@ def render_report(
     ``offpolicy``: an off-policy estimate (:func:`receval.offpolicy.estimate`'s result or its
     table), shown as its own section (:mod:`receval.report.offpolicy`'s fragment).
     ``warnings``: the run's warnings, each shown once under the summary (``receval evaluate``
-    passes every warning it prints).
+    passes every warning it prints; default: the results' own, :attr:`Result.warnings`).
 
-    The page carries the audit the terminal prints (:func:`receval.report.tables.audit_lines`:
+    The page carries the audit the terminal prints (:func:`receval.report.audit.audit_lines`:
     who was evaluated, the training audit, the debiased metrics' weights) and tests the
     family of comparisons the terminal tests: every metric of the summary whose value is a
     mean over users, beyond-accuracy ones included (:func:`receval.report.tables.marks`).
@@ -151,7 +144,8 @@ def render_report(
         options=_options(next(iter(tables.values()))),
         options_line=options_line(first),
         counts=[_counts(name, r) for name, r in tables.items()],
-        warnings=list(dict.fromkeys(str(w) for w in warnings)),
+        warnings=list(dict.fromkeys(str(w) for w in warnings) if warnings is not None
+                      else (w["message"] for w in audit_record(given)["warnings"])),
         above_range_note=above_range_note(given),
         figures=figures,
         distributions=distributions,
