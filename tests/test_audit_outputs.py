@@ -146,15 +146,25 @@ def _files(folder: Path, run: Run) -> dict[str, Path]:
 
 
 @dataclass
-class Outputs:
-    """One run's outputs: the terminal's stdout and stderr, the report page's text, and the
-    audit records of the record writers (output name -> record)."""
+class Terminal:
+    """What one invocation printed: stdout (flattened) and stderr."""
 
     stdout: str
     stderr: str
+
+
+@dataclass
+class Outputs:
+    """One run's outputs. Three invocations of the same flags: ``table`` (the terminal's
+    summary, ``--log dvc``), ``json`` (``--format json``, ``--log json``) and ``report``
+    (``--report``, ``--log mlflow`` where mlflow is installed: the report adds the curves'
+    P@k and R@k to what is computed, so it is checked against its own terminal). ``records``:
+    output -> (its audit record, the counts it carries beside it, the invocation whose
+    terminal it must match)."""
+
+    terminals: dict[str, Terminal]
     page: str
-    records: dict[str, dict[str, Any]]
-    counts: dict[str, dict[str, Any]]  # per output, per model: the counts it carries
+    records: dict[str, tuple[dict[str, Any], dict[str, Any], str]]
 
 
 def _invoke(args: list[str], env: dict[str, str] | None = None) -> Any:
@@ -163,15 +173,13 @@ def _invoke(args: list[str], env: dict[str, str] | None = None) -> Any:
     return result
 
 
-def _mlflow_record(folder: Path, args: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``--log mlflow`` into a file store under ``folder``; its audit.json and counts.json
-    read back with MLflow's client."""
+def _mlflow_record(folder: Path, stderr: str, store: str) -> tuple[dict[str, Any],
+                                                                    dict[str, Any]]:
+    """The audit.json and counts.json of the MLflow run the invocation logged to, read back
+    with MLflow's client."""
     from mlflow.tracking import MlflowClient
 
-    store = (folder / "mlruns").as_uri()
-    out = _invoke([*args, "--log", "mlflow"],
-                  env={"MLFLOW_TRACKING_URI": store, "MLFLOW_ALLOW_FILE_STORE": "true"})
-    run_id = out.stderr.split("logged to MLflow run ")[1].split()[0]
+    run_id = stderr.split("logged to MLflow run ")[1].split()[0]
     client = MlflowClient(store)
     local = Path(client.download_artifacts(run_id, "receval", str(folder / "mlflow-back")))
     codes = client.get_run(run_id).data.tags["receval.warnings"]
@@ -192,38 +200,45 @@ def outputs(run: Run, tmp_path_factory: pytest.TempPathFactory) -> Outputs:
     flags = [f.format(items=paths.get("items", "")) for f in run.flags]
     base = ["evaluate", "-t", str(paths["truth"]), "-p", str(paths["a"]), "-p", str(paths["b"]),
             "--train", str(paths["train"]), *flags]
+    mlflow = importlib.util.find_spec("mlflow") is not None
+    store = (folder / "mlruns").as_uri()
     with warnings.catch_warnings():  # the CLI prints them; MLflow's own deprecations aside
         warnings.simplefilter("ignore")
-        shown = _invoke([*base, "--report", str(folder / "r.html"), "--log", "dvc",
-                         "--log-dir", str(folder / "dvc")])
+        table = _invoke([*base, "--log", "dvc", "--log-dir", str(folder / "dvc")])
         as_json = _invoke([*base, "--format", "json", "--log", "json", "--log-dir",
                            str(folder / "json")])
-        mlflow = (_mlflow_record(folder, base) if importlib.util.find_spec("mlflow") is not None
-                  else None)
+        report = _invoke([*base, "--report", str(folder / "r.html"),
+                          *(("--log", "mlflow") if mlflow else ())],
+                         env={"MLFLOW_TRACKING_URI": store, "MLFLOW_ALLOW_FILE_STORE": "true"})
     summary = json.loads(as_json.stdout)
     logged = json.loads((folder / "json" / "receval.json").read_text())
-    page = html.unescape(re.sub(r"<[^>]+>", " ", (folder / "r.html").read_text("utf-8")))
-    records = {"--format json": summary["audit"], "--log json": logged["audit"],
-               "--log dvc": json.loads((folder / "dvc" / "audit.json").read_text())}
-    counts = {"--format json": summary["counts"], "--log json": logged["counts"],
-              "--log dvc": json.loads((folder / "dvc" / "counts.json").read_text())}
     assert summary["warnings"] == summary["audit"]["warnings"]  # the top-level key too
     assert logged["warnings"] == logged["audit"]["warnings"]
-    if mlflow is not None:
-        records["--log mlflow"], counts["--log mlflow"] = mlflow
-    _CACHE[run.name] = Outputs(_flat(shown.stdout), shown.stderr, _flat(page), records, counts)
+    page = html.unescape(re.sub(r"<[^>]+>", " ", (folder / "r.html").read_text("utf-8")))
+    records = {
+        "--format json": (summary["audit"], summary["counts"], "table"),
+        "--log json": (logged["audit"], logged["counts"], "table"),
+        "--log dvc": (json.loads((folder / "dvc" / "audit.json").read_text()),
+                      json.loads((folder / "dvc" / "counts.json").read_text()), "table"),
+    }
+    if mlflow:
+        records["--log mlflow"] = (*_mlflow_record(folder, report.stderr, store), "report")
+    terminals = {"table": Terminal(_flat(table.stdout), table.stderr),
+                 "json": Terminal("", as_json.stderr),
+                 "report": Terminal(_flat(report.stdout), report.stderr)}
+    _CACHE[run.name] = Outputs(terminals, _flat(page), records)
     return _CACHE[run.name]
 
 
 # --- what the terminal says, read from its text ------------------------------------------------
 
 
-def terminal_warnings(out: Outputs) -> list[str]:
+def terminal_warnings(out: Terminal) -> list[str]:
     """The warnings printed on stderr (``warning: ...``), each flattened."""
     return [_flat(w) for w in re.findall(r"^warning: (.*)$", out.stderr, flags=re.M)]
 
 
-def terminal_lines(out: Outputs, model: str) -> list[str]:
+def terminal_lines(out: Terminal, model: str) -> list[str]:
     """The audit lines the terminal printed for ``model`` (``a: users evaluated ...``)."""
     starts = r"(?:streamed|users evaluated|train audit|debias=)"
     return [line.strip() for line in re.findall(
@@ -253,13 +268,16 @@ RECORD_OUTPUTS = ["--format json", "--log json", "--log dvc", "--log mlflow"]
 @pytest.mark.parametrize("run", RUNS, ids=[r.name for r in RUNS])
 def test_the_terminal_says_the_runs_warning(run: Run,
                                             tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Each run raises the warning kind it is there for (so the checks below can fail)."""
+    """Each run raises the warning kind it is there for (so the checks below can fail), and
+    the summary in JSON prints the warnings the table does."""
     out = outputs(run, tmp_path_factory)
-    said = terminal_warnings(out)
+    table = out.terminals["table"]
+    said = terminal_warnings(table)
     assert any(f"--silence {run.code})" in w for w in said), (run.code, said)
+    assert terminal_warnings(out.terminals["json"]) == said
     for model in MODELS:
-        assert terminal_lines(out, model), out.stdout
-    assert holm(out.stdout), out.stdout
+        assert terminal_lines(table, model), table.stdout
+    assert holm(table.stdout), table.stdout
 
 
 @pytest.mark.parametrize("output", RECORD_OUTPUTS)
@@ -269,41 +287,44 @@ def test_each_output_holds_every_count_warning_and_test(
     out = outputs(run, tmp_path_factory)
     if output not in out.records:
         pytest.skip("mlflow is not installed (pip install 'receval[mlflow]')")
-    record = out.records[output]
+    record, counts_beside, invocation = out.records[output]
+    terminal = out.terminals[invocation]
     check_record(record)
     # the same warnings as the terminal printed, each once, in its order, with its code
-    assert [_flat(w["message"]) for w in record["warnings"]] == terminal_warnings(out)
+    assert [_flat(w["message"]) for w in record["warnings"]] == terminal_warnings(terminal)
     assert run.code in [w["code"] for w in record["warnings"]]
     for w in record["warnings"]:
         assert w["message"].endswith(f"--silence {w['code']})"), w
     for model in MODELS:  # the terminal's audit lines, and the counts behind them
         assert [_flat(x) for x in record["models"][model]["lines"]] == \
-            terminal_lines(out, model)
-        counts = record["models"][model]["counts"]
-        assert counts == out.counts[output][model]  # the output's own counts file or key
-        for part in ("users", "rows"):  # the same inputs whatever the output (the report's
-            # run adds metrics, so its undefined counts may hold more)
-            assert counts[part] == out.counts["--format json"][model][part]
+            terminal_lines(terminal, model)
+        assert record["models"][model]["counts"] == counts_beside[model]
     # the family the terminal's letters come from: the same number of comparisons, the same
-    # metrics tested and not
+    # metrics left out and why, one pair
     tests = record["tests"]
-    assert [tests["comparisons"]] == holm(out.stdout)
+    assert [tests["comparisons"]] == holm(terminal.stdout)
     assert (tests["test"], tests["correction"]) == ("t", "holm")
     assert {(r["baseline"], r["model"]) for r in tests["rows"]} == {("a", "b")}
+    assert len(tests["rows"]) == tests["comparisons"] == len(tests["tested"])
     for metric, why in tests["not_tested"].items():
-        assert f"not tested ({why}): {metric}" in out.stdout
+        assert f"not tested ({why}): {metric}" in terminal.stdout
 
 
 @pytest.mark.parametrize("run", RUNS, ids=[r.name for r in RUNS])
 def test_the_report_holds_the_terminals_audit(run: Run,
                                               tmp_path_factory: pytest.TempPathFactory) -> None:
     out = outputs(run, tmp_path_factory)
+    terminal = out.terminals["report"]
     for model in MODELS:
-        for line in terminal_lines(out, model):
+        lines = terminal_lines(terminal, model)
+        assert lines
+        for line in lines:
             assert line in out.page, line
-    for text in terminal_warnings(out):
+    said = terminal_warnings(terminal)
+    assert any(f"--silence {run.code})" in w for w in said)
+    for text in said:
         assert text in out.page, text
-    assert holm(out.page) and set(holm(out.page)) == set(holm(out.stdout))
+    assert holm(out.page) and set(holm(out.page)) == set(holm(terminal.stdout))
 
 
 def test_a_writer_that_drops_a_key_fails() -> None:
