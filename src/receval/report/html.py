@@ -21,7 +21,7 @@ from receval._version import __version__
 from receval.beyond.names import direction
 from receval.measures.spec import parse_metric
 from receval.report import plots
-from receval.report.audit import ABOVE_RANGE, audit_lines, audit_record, counts_line
+from receval.report.audit import ABOVE_RANGE, audit_lines, counts_line, warning_records
 from receval.report.beyond import accuracy_names, without_beyond
 from receval.report.fairness import fairness_section
 from receval.report.models import (
@@ -145,7 +145,8 @@ def render_report(
         options_line=options_line(first),
         counts=[_counts(name, r) for name, r in tables.items()],
         warnings=list(dict.fromkeys(str(w) for w in warnings) if warnings is not None
-                      else (w["message"] for w in audit_record(given)["warnings"])),
+                      else (w["message"] for w in warning_records(
+                          w for r in given.values() for w in r.warnings))),
         above_range_note=above_range_note(given),
         figures=figures,
         distributions=distributions,
