@@ -373,6 +373,10 @@ def test_python_outputs_carry_the_results_warnings(tmp_path: Path) -> None:
     assert r.warnings[0]["message"] in raised
     assert quiet.warnings == []
     assert json.loads(r.to_json())["warnings"] == r.warnings
+    from receval.report.html import render_report
+
+    page = _flat(html.unescape(render_report(r)))
+    assert _flat(r.warnings[0]["message"]) in page  # the report from Python: its own warnings
     folder = Path(r.log("json", str(tmp_path / "one")))
     logged = json.loads((folder / "receval.json").read_text())
     assert logged["warnings"] == r.warnings == logged["audit"]["warnings"]
@@ -384,3 +388,38 @@ def test_python_outputs_carry_the_results_warnings(tmp_path: Path) -> None:
     assert audit["tests"]["comparisons"] == len(c.table)
     assert audit["tests"]["rows"][0]["p_adjusted"] == pytest.approx(
         float(c.table["p_adjusted"].iloc[0]))
+
+
+def test_a_gates_log_holds_its_audit(tmp_path: Path) -> None:
+    """``receval check --log json``: the record holds the gate's models, the warnings the
+    command printed and the comparison's family (its rows, corrected together)."""
+    rng = np.random.default_rng(4)
+    truth = pd.DataFrame({"user": rng.integers(0, 20, 60), "item": rng.integers(0, 30, 60)})
+    truth.drop_duplicates().to_csv(tmp_path / "test.csv", index=False)
+    for name, seed in (("new", 5), ("old", 6)):
+        r = np.random.default_rng(seed)
+        rows = [(u, i, k + 1.0) for u in range(20) for k, i in enumerate(r.permutation(30)[:8])]
+        pd.DataFrame(rows, columns=["user", "item", "score"]).to_csv(tmp_path / f"{name}.csv",
+                                                                    index=False)
+    (tmp_path / "gate.toml").write_text(
+        'truth = "test.csv"\npredictions = "new.csv"\nbaseline = "old.csv"\nresamples = 200\n'
+        'checks = ["P@5 >= baseline - 0.5", "nDCG@5 >= 0"]\n')
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = CliRunner().invoke(main, ["check", str(tmp_path / "gate.toml"), "--log", "json",
+                                        "--log-dir", str(tmp_path / "log")])
+    assert out.exit_code == 0, out.output
+    logged = json.loads((tmp_path / "log" / "receval.json").read_text())
+    record = logged["audit"]
+    assert list(record) == list(AUDIT_KEYS)
+    said = terminal_warnings(Terminal("", out.stderr))
+    assert "ranks-as-scores" in [w["code"] for w in record["warnings"]]
+    assert [_flat(w["message"]) for w in record["warnings"]] == said
+    tests = record["tests"]
+    assert list(tests) == list(TESTS_KEYS) and tests["comparisons"] == len(tests["rows"]) > 0
+    assert {r["metric"] for r in tests["rows"]} >= {"P@5"}
+    from receval.tracking import metric_key
+
+    for row in tests["rows"]:  # the family is the comparison the log holds, row by row
+        logged_row = logged["metrics"]["comparison"][f"{row['model']}_vs_{row['baseline']}"]
+        assert logged_row[metric_key(row["metric"])]["p_adjusted"] == row["p_adjusted"]
