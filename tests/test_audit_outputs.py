@@ -74,8 +74,9 @@ def _deeper_b(files: dict[str, pd.DataFrame]) -> None:
     """Model b's lists 5 items deeper than a's."""
     rng = np.random.default_rng(7)
     extra = [(u, 40 + k, -1.0 - k) for u in range(30) for k in rng.permutation(5)]
-    files["b"] = pd.concat([files["b"], pd.DataFrame(extra, columns=["user", "item", "score"])],
-                           ignore_index=True)
+    files["b"] = pd.concat(
+        [files["b"], pd.DataFrame(extra, columns=["user", "item", "score"])], ignore_index=True
+    )
 
 
 def _emptied(files: dict[str, pd.DataFrame]) -> None:
@@ -88,12 +89,15 @@ def _emptied(files: dict[str, pd.DataFrame]) -> None:
 def _rare_genre(files: dict[str, pd.DataFrame]) -> None:
     """Items' genres: the rarest (the default protected group) is an item of the training
     data that no list holds."""
-    files["train"] = pd.concat([files["train"], pd.DataFrame({"user": [0], "item": [99]})],
-                               ignore_index=True)
-    items = pd.DataFrame({"item": range(40), "genres": np.resize(["Drama", "Comedy", "Action"],
-                                                                  40)})
-    files["items"] = pd.concat([items, pd.DataFrame({"item": [99], "genres": ["Western"]})],
-                               ignore_index=True)
+    files["train"] = pd.concat(
+        [files["train"], pd.DataFrame({"user": [0], "item": [99]})], ignore_index=True
+    )
+    items = pd.DataFrame(
+        {"item": range(40), "genres": np.resize(["Drama", "Comedy", "Action"], 40)}
+    )
+    files["items"] = pd.concat(
+        [items, pd.DataFrame({"item": [99], "genres": ["Western"]})], ignore_index=True
+    )
 
 
 def _skewed(files: dict[str, pd.DataFrame]) -> None:
@@ -103,19 +107,46 @@ def _skewed(files: dict[str, pd.DataFrame]) -> None:
 
 
 RUNS = (
-    Run("train-items", "train-items", ("-m", "nDCG@10", "-m", "P@5", "-m", "novelty@10",
-                                       "-m", "coverage@10")),
-    Run("emptied-lists", "emptied-lists", ("-m", "nDCG@10", "-m", "P@5", "--exclude-train"),
-        _emptied),
+    Run(
+        "train-items",
+        "train-items",
+        ("-m", "nDCG@10", "-m", "P@5", "-m", "novelty@10", "-m", "coverage@10"),
+    ),
+    Run(
+        "emptied-lists",
+        "emptied-lists",
+        ("-m", "nDCG@10", "-m", "P@5", "--exclude-train"),
+        _emptied,
+    ),
     Run("ranks-as-scores", "ranks-as-scores", ("-m", "nDCG@10", "-m", "P@5"), _ranks),
-    Run("threshold-range", "threshold-range", ("-m", "nDCG@10", "-m", "P@5",
-                                               "--relevance-threshold", "0.8"), _ratings),
+    Run(
+        "threshold-range",
+        "threshold-range",
+        ("-m", "nDCG@10", "-m", "P@5", "--relevance-threshold", "0.8"),
+        _ratings,
+    ),
     Run("list-depths", "list-depths", ("-m", "nDCG@10", "-m", "MRR"), _deeper_b),
-    Run("protected-group", "protected-group", ("-m", "nDCG@10", "-m", "rND@10",
-                                               "--item-features", "{items}", "--beyond",
-                                               "fairness_step=5"), _rare_genre),
-    Run("debias", "debias", ("-m", "nDCG@10", "-m", "P@5", "--debias", "ips", "--propensity",
-                             "p"), _skewed),
+    Run(
+        "protected-group",
+        "protected-group",
+        (
+            "-m",
+            "nDCG@10",
+            "-m",
+            "rND@10",
+            "--item-features",
+            "{items}",
+            "--beyond",
+            "fairness_step=5",
+        ),
+        _rare_genre,
+    ),
+    Run(
+        "debias",
+        "debias",
+        ("-m", "nDCG@10", "-m", "P@5", "--debias", "ips", "--propensity", "p"),
+        _skewed,
+    ),
 )
 
 
@@ -124,16 +155,19 @@ def _files(folder: Path, run: Run) -> dict[str, Path]:
     that share a fifth of their rows with the lists; then the run's tweak."""
     rng = np.random.default_rng(1)
     files = {
-        "train": pd.DataFrame({"user": rng.integers(0, 30, 300),
-                               "item": rng.integers(0, 40, 300)}).drop_duplicates(),
-        "truth": pd.DataFrame({"user": rng.integers(0, 30, 90),
-                               "item": rng.integers(0, 40, 90)}).drop_duplicates(),
+        "train": pd.DataFrame(
+            {"user": rng.integers(0, 30, 300), "item": rng.integers(0, 40, 300)}
+        ).drop_duplicates(),
+        "truth": pd.DataFrame(
+            {"user": rng.integers(0, 30, 90), "item": rng.integers(0, 40, 90)}
+        ).drop_duplicates(),
     }
     for name, seed in zip(MODELS, (2, 3), strict=True):
         r = np.random.default_rng(seed)
         files[name] = pd.DataFrame(
             [(u, i, 10.5 - k) for u in range(30) for k, i in enumerate(r.permutation(40)[:10])],
-            columns=["user", "item", "score"])
+            columns=["user", "item", "score"],
+        )
     run.tweak(files)
     paths = {}
     for name, frame in files.items():
@@ -173,8 +207,7 @@ def _invoke(args: list[str], env: dict[str, str] | None = None) -> Any:
     return result
 
 
-def _mlflow_record(folder: Path, stderr: str, store: str) -> tuple[dict[str, Any],
-                                                                    dict[str, Any]]:
+def _mlflow_record(folder: Path, stderr: str, store: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """The audit.json and counts.json of the MLflow run the invocation logged to, read back
     with MLflow's client."""
     from mlflow.tracking import MlflowClient
@@ -198,18 +231,30 @@ def outputs(run: Run, tmp_path_factory: pytest.TempPathFactory) -> Outputs:
     folder = tmp_path_factory.mktemp(run.name)
     paths = _files(folder, run)
     flags = [f.format(items=paths.get("items", "")) for f in run.flags]
-    base = ["evaluate", "-t", str(paths["truth"]), "-p", str(paths["a"]), "-p", str(paths["b"]),
-            "--train", str(paths["train"]), *flags]
+    base = [
+        "evaluate",
+        "-t",
+        str(paths["truth"]),
+        "-p",
+        str(paths["a"]),
+        "-p",
+        str(paths["b"]),
+        "--train",
+        str(paths["train"]),
+        *flags,
+    ]
     mlflow = importlib.util.find_spec("mlflow") is not None
     store = (folder / "mlruns").as_uri()
     with warnings.catch_warnings():  # the CLI prints them; MLflow's own deprecations aside
         warnings.simplefilter("ignore")
         table = _invoke([*base, "--log", "dvc", "--log-dir", str(folder / "dvc")])
-        as_json = _invoke([*base, "--format", "json", "--log", "json", "--log-dir",
-                           str(folder / "json")])
-        report = _invoke([*base, "--report", str(folder / "r.html"),
-                          *(("--log", "mlflow") if mlflow else ())],
-                         env={"MLFLOW_TRACKING_URI": store, "MLFLOW_ALLOW_FILE_STORE": "true"})
+        as_json = _invoke(
+            [*base, "--format", "json", "--log", "json", "--log-dir", str(folder / "json")]
+        )
+        report = _invoke(
+            [*base, "--report", str(folder / "r.html"), *(("--log", "mlflow") if mlflow else ())],
+            env={"MLFLOW_TRACKING_URI": store, "MLFLOW_ALLOW_FILE_STORE": "true"},
+        )
     summary = json.loads(as_json.stdout)
     logged = json.loads((folder / "json" / "receval.json").read_text())
     assert summary["warnings"] == summary["audit"]["warnings"]  # the top-level key too
@@ -218,14 +263,19 @@ def outputs(run: Run, tmp_path_factory: pytest.TempPathFactory) -> Outputs:
     records = {
         "--format json": (summary["audit"], summary["counts"], "table"),
         "--log json": (logged["audit"], logged["counts"], "table"),
-        "--log dvc": (json.loads((folder / "dvc" / "audit.json").read_text()),
-                      json.loads((folder / "dvc" / "counts.json").read_text()), "table"),
+        "--log dvc": (
+            json.loads((folder / "dvc" / "audit.json").read_text()),
+            json.loads((folder / "dvc" / "counts.json").read_text()),
+            "table",
+        ),
     }
     if mlflow:
         records["--log mlflow"] = (*_mlflow_record(folder, report.stderr, store), "report")
-    terminals = {"table": Terminal(_flat(table.stdout), table.stderr),
-                 "json": Terminal("", as_json.stderr),
-                 "report": Terminal(_flat(report.stdout), report.stderr)}
+    terminals = {
+        "table": Terminal(_flat(table.stdout), table.stderr),
+        "json": Terminal("", as_json.stderr),
+        "report": Terminal(_flat(report.stdout), report.stderr),
+    }
     _CACHE[run.name] = Outputs(terminals, _flat(page), records)
     return _CACHE[run.name]
 
@@ -241,8 +291,12 @@ def terminal_warnings(out: Terminal) -> list[str]:
 def terminal_lines(out: Terminal, model: str) -> list[str]:
     """The audit lines the terminal printed for ``model`` (``a: users evaluated ...``)."""
     starts = r"(?:streamed|users evaluated|train audit|debias=)"
-    return [line.strip() for line in re.findall(
-        rf"(?:^| ){model}: ({starts}.*?)(?= [ab]: {starts}| report written|$)", out.stdout)]
+    return [
+        line.strip()
+        for line in re.findall(
+            rf"(?:^| ){model}: ({starts}.*?)(?= [ab]: {starts}| report written|$)", out.stdout
+        )
+    ]
 
 
 def holm(text: str) -> list[int]:
@@ -266,8 +320,9 @@ RECORD_OUTPUTS = ["--format json", "--log json", "--log dvc", "--log mlflow"]
 
 
 @pytest.mark.parametrize("run", RUNS, ids=[r.name for r in RUNS])
-def test_the_terminal_says_the_runs_warning(run: Run,
-                                            tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_the_terminal_says_the_runs_warning(
+    run: Run, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """Each run raises the warning kind it is there for (so the checks below can fail), and
     the summary in JSON prints the warnings the table does."""
     out = outputs(run, tmp_path_factory)
@@ -283,7 +338,8 @@ def test_the_terminal_says_the_runs_warning(run: Run,
 @pytest.mark.parametrize("output", RECORD_OUTPUTS)
 @pytest.mark.parametrize("run", RUNS, ids=[r.name for r in RUNS])
 def test_each_output_holds_every_count_warning_and_test(
-        run: Run, output: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    run: Run, output: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     out = outputs(run, tmp_path_factory)
     if output not in out.records:
         pytest.skip("mlflow is not installed (pip install 'receval[mlflow]')")
@@ -296,8 +352,9 @@ def test_each_output_holds_every_count_warning_and_test(
     for w in record["warnings"]:
         assert w["message"].endswith(f"--silence {w['code']})"), w
     for model in MODELS:  # the terminal's audit lines, and the counts behind them
-        assert [_flat(x) for x in record["models"][model]["lines"]] == \
-            terminal_lines(terminal, model)
+        assert [_flat(x) for x in record["models"][model]["lines"]] == terminal_lines(
+            terminal, model
+        )
         assert record["models"][model]["counts"] == counts_beside[model]
     # the family the terminal's letters come from: the same number of comparisons, the same
     # metrics left out and why, one pair
@@ -311,8 +368,9 @@ def test_each_output_holds_every_count_warning_and_test(
 
 
 @pytest.mark.parametrize("run", RUNS, ids=[r.name for r in RUNS])
-def test_the_report_holds_the_terminals_audit(run: Run,
-                                              tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_the_report_holds_the_terminals_audit(
+    run: Run, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     out = outputs(run, tmp_path_factory)
     terminal = out.terminals["report"]
     for model in MODELS:
@@ -329,8 +387,11 @@ def test_the_report_holds_the_terminals_audit(run: Run,
 
 def test_a_writer_that_drops_a_key_fails() -> None:
     """The record check fails on a record missing any key (a writer that drops one)."""
-    r = receval.evaluate({"user": [1, 2], "item": [1, 1]},
-                         {"user": [1, 2], "item": [1, 2], "score": [1.0, 1.0]}, ["P@1"])
+    r = receval.evaluate(
+        {"user": [1, 2], "item": [1, 1]},
+        {"user": [1, 2], "item": [1, 2], "score": [1.0, 1.0]},
+        ["P@1"],
+    )
     from receval.report.audit import audit_record
 
     record = json.loads(json.dumps(audit_record({"a": r, "b": r})))
@@ -359,15 +420,20 @@ def test_python_outputs_carry_the_results_warnings(tmp_path: Path) -> None:
     kept."""
     truth = {"user": [1, 1, 2], "item": [1, 2, 1], "rating": [1.0, 5.0, 3.0]}
     short = {"user": [1, 2], "item": [1, 3], "score": [0.9, 0.9]}
-    deep = {"user": [1, 1, 1, 2, 2, 2], "item": [3, 1, 4, 3, 5, 1],
-            "score": [0.9, 0.8, 0.7, 0.9, 0.8, 0.7]}
+    deep = {
+        "user": [1, 1, 1, 2, 2, 2],
+        "item": [3, 1, 4, 3, 5, 1],
+        "score": [0.9, 0.8, 0.7, 0.9, 0.8, 0.7],
+    }
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         r = receval.evaluate(truth, short, ["P@1"], relevance_threshold=0.8)
-        quiet = receval.evaluate(truth, short, ["P@1"], relevance_threshold=0.8,
-                                 silence=["threshold-range"])
-        c = receval.compare(truth, {"short": short, "deep": deep}, ["MRR"], n_resamples=50,
-                            relevance_threshold=4)
+        quiet = receval.evaluate(
+            truth, short, ["P@1"], relevance_threshold=0.8, silence=["threshold-range"]
+        )
+        c = receval.compare(
+            truth, {"short": short, "deep": deep}, ["MRR"], n_resamples=50, relevance_threshold=4
+        )
     raised = [str(w.message) for w in caught]
     assert [w["code"] for w in r.warnings] == ["threshold-range"]
     assert r.warnings[0]["message"] in raised
@@ -387,7 +453,8 @@ def test_python_outputs_carry_the_results_warnings(tmp_path: Path) -> None:
     # the comparison's family: its own table's rows, corrected together
     assert audit["tests"]["comparisons"] == len(c.table)
     assert audit["tests"]["rows"][0]["p_adjusted"] == pytest.approx(
-        float(c.table["p_adjusted"].iloc[0]))
+        float(c.table["p_adjusted"].iloc[0])
+    )
 
 
 def test_a_gates_log_holds_its_audit(tmp_path: Path) -> None:
@@ -399,15 +466,26 @@ def test_a_gates_log_holds_its_audit(tmp_path: Path) -> None:
     for name, seed in (("new", 5), ("old", 6)):
         r = np.random.default_rng(seed)
         rows = [(u, i, k + 1.0) for u in range(20) for k, i in enumerate(r.permutation(30)[:8])]
-        pd.DataFrame(rows, columns=["user", "item", "score"]).to_csv(tmp_path / f"{name}.csv",
-                                                                    index=False)
+        pd.DataFrame(rows, columns=["user", "item", "score"]).to_csv(
+            tmp_path / f"{name}.csv", index=False
+        )
     (tmp_path / "gate.toml").write_text(
         'truth = "test.csv"\npredictions = "new.csv"\nbaseline = "old.csv"\nresamples = 200\n'
-        'checks = ["P@5 >= baseline - 0.5", "nDCG@5 >= 0"]\n')
+        'checks = ["P@5 >= baseline - 0.5", "nDCG@5 >= 0"]\n'
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = CliRunner().invoke(main, ["check", str(tmp_path / "gate.toml"), "--log", "json",
-                                        "--log-dir", str(tmp_path / "log")])
+        out = CliRunner().invoke(
+            main,
+            [
+                "check",
+                str(tmp_path / "gate.toml"),
+                "--log",
+                "json",
+                "--log-dir",
+                str(tmp_path / "log"),
+            ],
+        )
     assert out.exit_code == 0, out.output
     logged = json.loads((tmp_path / "log" / "receval.json").read_text())
     record = logged["audit"]
