@@ -501,3 +501,39 @@ def test_a_gates_log_holds_its_audit(tmp_path: Path) -> None:
     for row in tests["rows"]:  # the family is the comparison the log holds, row by row
         logged_row = logged["metrics"]["comparison"][f"{row['model']}_vs_{row['baseline']}"]
         assert logged_row[metric_key(row["metric"])]["p_adjusted"] == row["p_adjusted"]
+
+
+def test_compares_json_and_log_hold_the_warnings_it_printed(tmp_path: Path) -> None:
+    """``receval compare``: ``--format json`` and ``--log json`` hold the warnings the command
+    printed (lists of different depths on MRR among them) and the comparison's family."""
+    run = next(r for r in RUNS if r.name == "list-depths")
+    paths = _files(tmp_path, run)
+    base = [
+        "compare",
+        "-t",
+        str(paths["truth"]),
+        "-p",
+        str(paths["a"]),
+        "-p",
+        str(paths["b"]),
+        "--train",
+        str(paths["train"]),
+        "-m",
+        "nDCG@10",
+        "-m",
+        "MRR",
+        "--resamples",
+        "100",
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = _invoke(
+            [*base, "--format", "json", "--log", "json", "--log-dir", str(tmp_path / "log")]
+        )
+    said = terminal_warnings(Terminal("", out.stderr))
+    assert any("--silence list-depths)" in w for w in said), said
+    shown = json.loads(out.stdout)
+    assert [_flat(w["message"]) for w in shown["warnings"]] == said
+    logged = json.loads((tmp_path / "log" / "receval.json").read_text())
+    assert [_flat(w["message"]) for w in logged["audit"]["warnings"]] == said
+    assert logged["audit"]["tests"]["comparisons"] == len(shown["rows"])
