@@ -380,6 +380,9 @@ def test_cli_memory_budget(files: dict[str, tuple[Path, Path]]) -> None:
     assert plain.exit_code == 0 and streamed.exit_code == 0, streamed.output
     got = json.loads(streamed.stdout)
     assert got["counts"].pop("streaming")["mode"] == "partitioned"
+    for audit in got["audit"]["models"].values():  # the audit record says it too, in a line
+        assert audit["counts"].pop("streaming")["mode"] == "partitioned"
+        assert audit["lines"].pop(0).startswith("streamed (partitioned): ")
     assert json.loads(plain.stdout) == got
     assert plain.stderr == streamed.stderr  # the same warnings
     for extra in (["--memory-budget", "lots"], ["--memory-budget", "1GiB", "--no-header"]):

@@ -179,7 +179,7 @@ def test_mlflow_run_read_back_with_mlflow_client(store: str, tmp_path: Path) -> 
     assert run.data.params["ties"] == "item_ascending"
     assert run.info.status == "FINISHED"
     files = sorted(a.path for a in client.list_artifacts(run_id, "receval"))
-    assert files == ["receval/counts.json", "receval/per_user.parquet"]
+    assert files == ["receval/audit.json", "receval/counts.json", "receval/per_user.parquet"]
     local = Path(client.download_artifacts(run_id, "receval", str(tmp_path / "back")))
     assert json.loads((local / "counts.json").read_text())["users"]["evaluated"] == 3
     assert pd.read_parquet(local / "per_user.parquet")["P@1"].tolist() == [1.0, 0.0, 1.0]

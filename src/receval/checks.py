@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -169,6 +170,89 @@ def silence(codes: str | Iterable[str] | None) -> Iterator[None]:
         _silenced.reset(token)
 
 
+_recorders: contextvars.ContextVar[tuple[list[dict[str, str]], ...]] = contextvars.ContextVar(
+    "receval_recorders", default=()
+)
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[dict[str, str]]]:
+    """Within the block, every receval warning raised (not silenced) is also kept, once, as
+    ``{"code": ..., "message": ...}`` in the list this yields, whatever the warnings filter
+    does with it: the run's warnings that :attr:`receval.result.Result.warnings` and every
+    output carry (:mod:`receval.report.audit`). Blocks nest: each keeps what was raised in it.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(), recording() as kept:
+        ...     warnings.simplefilter("ignore")
+        ...     warn(NoMatchWarning, "nothing matched")
+        ...     warn(NoMatchWarning, "nothing matched")
+        >>> [w["code"] for w in kept]
+        ['no-match']
+    """
+    kept: list[dict[str, str]] = []
+    token = _recorders.set((*_recorders.get(), kept))
+    try:
+        yield kept
+    finally:
+        _recorders.reset(token)
+
+
+def keep(record: dict[str, str]) -> None:
+    """Add one warning record (``code``, ``message``) to every active :func:`recording`,
+    once; the command line's own warnings (``receval evaluate``'s undefined values) come
+    here too."""
+    for kept in _recorders.get():
+        if record not in kept:
+            kept.append(record)
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def keeps_warnings(func: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``func`` run inside :func:`recording`, its result's ``warnings`` set to the warnings
+    raised meanwhile (the public doors: :func:`receval.evaluate`,
+    :func:`receval.evaluate_scores`), so a result carries its run's warnings into every output.
+
+    Example:
+        >>> import warnings
+        >>> class Out:
+        ...     warnings: list = []
+        >>> @keeps_warnings
+        ... def run() -> Out:
+        ...     warn(NoMatchWarning, "nothing matched")
+        ...     return Out()
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     [w["code"] for w in run().warnings]
+        ['no-match']
+    """
+    @functools.wraps(func)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with recording() as kept:
+            out = func(*args, **kwargs)
+        if hasattr(out, "warnings"):
+            out.warnings = list(kept)
+        return out
+
+    return wrapper
+
+
+def record_of(message: object, category: type[Warning] | None = None) -> dict[str, str]:
+    """A warning as the outputs record it: its silence code (``""`` for a warning that is not
+    receval's) and its text.
+
+    Example:
+        >>> record_of(NoMatchWarning("nothing matched"))
+        {'code': 'no-match', 'message': 'nothing matched'}
+    """
+    kind = category or type(message)
+    return {"code": str(getattr(kind, "code", "")), "message": str(message)}
+
+
 def warn(category: type[UserWarning], message: str) -> None:
     """Raise a receval warning pointing at the first caller outside receval, unless silenced;
     the message ends by saying how to silence it.
@@ -185,6 +269,7 @@ def warn(category: type[UserWarning], message: str) -> None:
     if code in _silenced.get():
         return
     text = f"{message} (silence: silence=[{code!r}] / --silence {code})" if code else message
+    keep(record_of(text, category))
     warnings.warn(text, category, stacklevel=_outside_receval())
 
 

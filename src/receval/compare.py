@@ -111,6 +111,8 @@ class Comparison:
     options: dict[str, Any]
     results: dict[str, Result] = field(default_factory=dict, repr=False)
     runs: dict[str, list[Result]] = field(default_factory=dict, repr=False)
+    #: the run's warnings, each once ({"code", "message"}), the models' evaluations' included
+    warnings: list[dict[str, str]] = field(default_factory=list, repr=False)
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """The rows as plain Python objects, a number that is not finite as ``None``.
@@ -127,7 +129,8 @@ class Comparison:
                 for row in self.table.to_dict(orient="records")]
 
     def to_json(self, **kwargs: Any) -> str:
-        """``{"options": ..., "rows": [...]}`` as JSON (NaN as ``null``).
+        """``{"options": ..., "rows": [...], "warnings": [...]}`` as JSON (NaN as ``null``;
+        ``warnings``: the run's, each ``{"code", "message"}``, as :attr:`warnings`).
 
         Example:
             >>> import receval
@@ -136,8 +139,8 @@ class Comparison:
             >>> receval.compare(truth, {"a": a, "b": a}, ["P@1"]).to_json()[:20]
             '{"options": {"test":'
         """
-        return json.dumps({"options": self.options, "rows": self.to_dicts()},
-                          allow_nan=False, **kwargs)
+        return json.dumps({"options": self.options, "rows": self.to_dicts(),
+                           "warnings": self.warnings}, allow_nan=False, **kwargs)
 
     def to_csv(self, *, raw: bool = False) -> str:
         """The table as CSV, full precision, NaN as an empty cell; text cells a spreadsheet
@@ -386,6 +389,7 @@ def metric_cutoffs(metrics: Iterable[str]) -> list[int | None]:
     return [s.k for s in (parse_metrics(accuracy) if accuracy else [])] + [s.k for s in beyond]
 
 
+@checks.keeps_warnings  # the run's warnings kept on the Comparison (trackers)
 def compare(
     truth: Any,
     runs: Mapping[str, Any],

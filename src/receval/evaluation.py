@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from receval.profiles import Profile
 
 
+@checks.keeps_warnings  # the run's warnings kept on its Result (every output)
 def evaluate(
     truth: Any,
     predictions: Any,

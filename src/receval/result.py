@@ -207,6 +207,10 @@ class Result:
             ``None`` where the door does not record it: :func:`receval.compare` warns when
             models' lists of different depths meet on a metric without a cutoff, and builds
             the popular baseline as deep as the deepest model list.
+        warnings: the warnings the run raised (not silenced), each once, as ``{"code": ...,
+            "message": ...}`` (``code``: what ``silence=`` takes): :func:`receval.evaluate`
+            and :func:`receval.evaluate_scores` keep them (:func:`receval.checks.recording`),
+            and every output carries them (:func:`receval.report.audit.audit_record`).
 
     Example:
         >>> import receval
@@ -228,12 +232,13 @@ class Result:
     strata: Any = field(default=None, repr=False, compare=False)
     strata_sums: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     list_depth: int | None = field(default=None, repr=False, compare=False)
+    warnings: list[dict[str, str]] = field(default_factory=list, repr=False, compare=False)
 
     def __getitem__(self, metric: str) -> float:
         return self.summary[metric]
 
     def to_dict(self) -> dict[str, Any]:
-        """Summary, counts and options as plain JSON-ready Python objects.
+        """Summary, counts, options and the run's warnings as plain JSON-ready Python objects.
 
         A value that is not a finite number (NaN: undefined; inf: beyond the float range)
         becomes ``None``, so JSON never holds ``NaN``/``Infinity`` tokens; why a summary value
@@ -244,12 +249,13 @@ class Result:
             >>> r = receval.evaluate({"user": [1], "item": [1]},
             ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"])
             >>> sorted(r.to_dict())
-            ['counts', 'options', 'summary']
+            ['counts', 'options', 'summary', 'warnings']
         """
         out = {
             "summary": {k: _json_float(v) for k, v in self.summary.items()},
             "counts": _finite(self.counts),
             "options": _finite(self.options),
+            "warnings": [dict(w) for w in self.warnings],  # the run's, as the terminal said
         }
         if self.strata is not None:  # per group of users (strata=): one record per group
             out["strata"] = _finite(self.strata.to_dict(orient="records"))

@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from receval.checks import keeps_warnings
 from receval.exceptions import ReceValError
 from receval.measures.family import Family
 from receval.measures.spec import parse_metrics
@@ -201,6 +202,7 @@ def _draw(rng: np.random.Generator, n: int, taken: np.ndarray, m: int,
 # --- evaluation ------------------------------------------------------------------------------
 
 
+@keeps_warnings  # the run's warnings kept on its Result (every output)
 def evaluate_sampled(test: Any, scored_candidates: Any, metrics: str | Iterable[str], *,
                      n_items: int, full_predictions: Any = None, gamma: float = 0.01,
                      sampling: Mapping[str, Any] | None = None, **options: Any) -> Result:

@@ -67,6 +67,7 @@ _VIEWS = (report, tracking)
 ENGINES = ("torch",)
 
 
+@checks.keeps_warnings  # the run's warnings kept on its Result (every output)
 def evaluate_scores(
     truth: Any,
     scores: Any,

@@ -2,7 +2,7 @@
 a plain JSON folder (:meth:`receval.result.Result.log`, :meth:`receval.compare.Comparison.log`,
 ``--log mlflow|dvc|json`` on the command line).
 
-Every target gets the same four things:
+Every target gets the same five things:
 
 - the metrics under stable keys (:func:`metric_key`: ``nDCG@10`` -> ``ndcg_at_10``, which MLflow
   accepts), per model; a comparison adds, per (model, baseline) pair and metric, the difference
@@ -10,16 +10,20 @@ Every target gets the same four things:
 - the options in effect and the receval version, as parameters;
 - the per-user values, as a Parquet file (``per_user.parquet``; a ``model`` column first when
   there are several models);
-- the input audit (``Result.counts``), as JSON (``counts.json``).
+- the input audit (``Result.counts``), as JSON (``counts.json``);
+- the audit record every output of the run carries (:func:`receval.report.audit.audit_record`:
+  each model's audit lines and counts, the run's warnings, the family of comparisons tested),
+  as JSON (``audit.json``; ``receval.json``'s ``audit``).
 
 MLflow (``pip install 'receval[mlflow]'``) logs into the active run or starts one, in the
 tracking store MLflow is set to (``MLFLOW_TRACKING_URI``, :func:`mlflow.set_tracking_uri`; with
 none set, where ``mlflow-skinny`` cannot open MLflow's SQLite default: ``./mlruns``, said in a
 warning, :func:`choose_store`); its failures are one line naming what to set (:func:`mlflow_error`);
 the files are artifacts under ``receval/``. DVC gets ``metrics.json`` (numbers nested per model,
-what ``metrics:`` in ``dvc.yaml`` lists and ``dvc metrics show`` reads) beside ``counts.json`` and
-``per_user.parquet`` in a folder; ``json`` writes ``receval.json`` (metrics, parameters and counts
-in one file) and ``per_user.parquet``. Files are written atomically.
+what ``metrics:`` in ``dvc.yaml`` lists and ``dvc metrics show`` reads) beside ``counts.json``,
+``audit.json`` and ``per_user.parquet`` in a folder; ``json`` writes ``receval.json`` (metrics,
+parameters, counts, warnings and the audit in one file) and ``per_user.parquet``. Files are
+written atomically.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import math
 import re
 import tempfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -103,21 +107,26 @@ def _segment(text: str) -> str:
 @dataclass
 class Record:
     """What is logged, whatever the target: flat metric keys (MLflow), the same numbers nested
-    per model (DVC, JSON), parameters, per-user values and counts."""
+    per model (DVC, JSON), parameters, per-user values, counts and the audit record
+    (:func:`receval.report.audit.audit_record`)."""
 
     metrics: dict[str, float]
     nested: dict[str, Any]
     params: dict[str, str]
     per_user: pd.DataFrame
     counts: dict[str, Any]
+    audit: dict[str, Any] = field(default_factory=dict)
 
 
 def record(models: Mapping[str, Result], comparison: Any = None, *,
-           nest: bool = True) -> Record:
+           nest: bool = True, warnings: Iterable[Any] | None = None) -> Record:
     """The :class:`Record` of ``models`` (name -> Result) and, optionally, the comparison
     between them. The flat keys (MLflow) of a model alone are its metric keys, those of
     several models ``model/metric_key``; the nested numbers (DVC, JSON) are under each model's
-    name, unless ``nest=False`` (one model given without a name).
+    name, unless ``nest=False`` (one model given without a name). The audit is the one record
+    every output carries (:func:`receval.report.audit.audit_record`): ``warnings`` are those
+    the command printed (default: the results' own, and the comparison's), and the family of
+    tests is the comparison's when one is given.
 
     Example:
         >>> import receval
@@ -128,7 +137,11 @@ def record(models: Mapping[str, Result], comparison: Any = None, *,
         ({'p_at_1': 1.0}, {'svd': {'p_at_1': 1.0}}, True)
         >>> record({"a": r, "b": r}).metrics
         {'a/p_at_1': 1.0, 'b/p_at_1': 1.0}
+        >>> list(rec.audit), record({"a": r, "b": r}).audit["tests"]["comparisons"]
+        (['models', 'warnings', 'tests'], 1)
     """
+    from receval.report.audit import audit_record
+
     metrics: dict[str, float] = {}
     nested: dict[str, Any] = {}
     owners: dict[str, str] = {}
@@ -159,8 +172,12 @@ def record(models: Mapping[str, Result], comparison: Any = None, *,
     params = {"receval_version": __version__, **_params(models)}
     if comparison is not None:
         params.update({f"compare.{k}": _text(v) for k, v in comparison.options.items()})
+    if warnings is None and comparison is not None:  # the models' and the comparison's own
+        warnings = [*(w for r in models.values() for w in r.warnings),
+                    *getattr(comparison, "warnings", ())]
+    audit = audit_record(models, warnings=warnings, comparison=comparison)
     return Record(metrics=metrics, nested=nested, params=params,
-                  per_user=_per_user(models), counts=_counts(models, nest))
+                  per_user=_per_user(models), counts=_counts(models, nest), audit=audit)
 
 
 def _comparison_metrics(comparison: Any, put: Any) -> dict[str, Any]:
@@ -243,10 +260,11 @@ def _plain(value: Any) -> Any:
 
 
 def log_result(result: Result, to: str, path: str | Path | None = None, *,
-               name: str | None = None) -> str:
+               name: str | None = None, warnings: Iterable[Any] | None = None) -> str:
     """Log one :class:`~receval.result.Result` (see :func:`log`) under the keys
     :func:`metric_key` gives; ``name`` nests its numbers under the model's name in DVC's and
-    JSON's files (``{name: {"ndcg_at_10": ...}}``).
+    JSON's files (``{name: {"ndcg_at_10": ...}}``); ``warnings``: those the command printed
+    (default: ``result.warnings``).
 
     Example:
         >>> import receval, tempfile, json, pathlib
@@ -257,13 +275,14 @@ def log_result(result: Result, to: str, path: str | Path | None = None, *,
         {'ndcg_at_10': 1.0}
     """
     models = {name or "model": result}
-    return log(record(models, nest=name is not None), to, path)
+    return log(record(models, nest=name is not None, warnings=warnings), to, path)
 
 
 def log_models(models: Mapping[str, Result], to: str, path: str | Path | None = None,
-               comparison: Any = None) -> str:
+               comparison: Any = None, *, warnings: Iterable[Any] | None = None) -> str:
     """Log several models (name -> Result), each nested under its name, and the comparison
-    between them when given (see :func:`log`).
+    between them when given (see :func:`log`); ``warnings``: those the command printed
+    (default: the results' own).
 
     Example:
         >>> import receval, tempfile, json, pathlib
@@ -274,7 +293,7 @@ def log_models(models: Mapping[str, Result], to: str, path: str | Path | None = 
         >>> json.loads((folder / "receval.json").read_text())["metrics"]
         {'a': {'p_at_1': 0.5}, 'b': {'p_at_1': 0.5}}
     """
-    return log(record(models, comparison), to, path)
+    return log(record(models, comparison, warnings=warnings), to, path)
 
 
 def log_comparison(comparison: Any, to: str, path: str | Path | None = None) -> str:
@@ -316,15 +335,18 @@ def log(rec: Record, to: str, path: str | Path | None = None) -> str:
     if to == "dvc":
         _write_json(folder / "metrics.json", rec.nested)
         _write_json(folder / "counts.json", rec.counts)
+        _write_json(folder / "audit.json", rec.audit)
     else:
         _write_json(folder / "receval.json", {"version": __version__, "metrics": rec.nested,
-                                              "params": rec.params, "counts": rec.counts})
+                                              "params": rec.params, "counts": rec.counts,
+                                              "warnings": rec.audit.get("warnings", []),
+                                              "audit": rec.audit})
     _write_parquet(folder / "per_user.parquet", rec.per_user)
     return str(folder)
 
 
 #: the files ``--log dvc|json`` writes into its folder
-LOG_FILES = {"dvc": ("metrics.json", "counts.json", "per_user.parquet"),
+LOG_FILES = {"dvc": ("metrics.json", "counts.json", "audit.json", "per_user.parquet"),
              "json": ("receval.json", "per_user.parquet")}
 
 
@@ -452,10 +474,14 @@ def _log_mlflow(mlflow: Any, rec: Record) -> str:
     status = "FAILED"  # a run this call started and could not fill says so
     try:
         mlflow.log_params(rec.params)
+        # the run's warnings by code, where the run list shows them (audit.json: the texts)
+        mlflow.set_tags({"receval.warnings": ", ".join(dict.fromkeys(
+            w["code"] or "other" for w in rec.audit.get("warnings", []))) or "none"})
         if rec.metrics:
             mlflow.log_metrics(rec.metrics)
         with tempfile.TemporaryDirectory() as folder:
             _write_json(Path(folder) / "counts.json", rec.counts)
+            _write_json(Path(folder) / "audit.json", rec.audit)
             _write_parquet(Path(folder) / "per_user.parquet", rec.per_user)
             mlflow.log_artifacts(folder, artifact_path="receval")
         status = "FINISHED"

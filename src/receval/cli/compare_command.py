@@ -92,23 +92,32 @@ def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correctio
     _check_log(params)
     asked, _ = _metric_names(metrics)
     check_pairable(asked)  # before any file is read
-    if params.get("memory_budget") is not None or streamed_unasked(params, None):
-        runs = evaluate_files_streaming(asked, params)  # --memory-budget (docs/streaming.md)
-    else:
-        runs = _evaluate_files(asked, params)
-    if popular:
-        runs.results[POPULAR] = _popular_result(asked, params, runs)
-    _warn_undefined(runs.results)
-    groups: Any = None
-    train = None if runs.train is None else {"user": runs.train.users, "item": runs.train.items}
-    if strata is not None:
-        users = next(iter(runs.results.values())).per_user["user"]
-        groups = (_read_strata(strata, params, text_ids=users.dtype == object)
-                  if Path(strata).exists() else strata)
-    result = compare_models(None, runs.results, asked, baseline=baseline, test=test,
-                            correction=correction, alpha=alpha, n_resamples=resamples,
-                            seed=seed, strata=groups, train=train,
-                            correction_family=correction_family)
+    import warnings
+
+    # the run's warnings, recorded for --log's audit too, then passed on to be printed
+    with warnings.catch_warnings(record=True) as caught:
+        if params.get("memory_budget") is not None or streamed_unasked(params, None):
+            runs = evaluate_files_streaming(asked, params)  # --memory-budget (docs/streaming.md)
+        else:
+            runs = _evaluate_files(asked, params)
+        if popular:
+            runs.results[POPULAR] = _popular_result(asked, params, runs)
+        _warn_undefined(runs.results)
+        groups: Any = None
+        train = None if runs.train is None else {"user": runs.train.users, "item": runs.train.items}
+        if strata is not None:
+            users = next(iter(runs.results.values())).per_user["user"]
+            groups = (_read_strata(strata, params, text_ids=users.dtype == object)
+                      if Path(strata).exists() else strata)
+        result = compare_models(None, runs.results, asked, baseline=baseline, test=test,
+                                correction=correction, alpha=alpha, n_resamples=resamples,
+                                seed=seed, strata=groups, train=train,
+                                correction_family=correction_family)
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    from receval.report.audit import warning_records
+
+    result.warnings = warning_records(caught)  # JSON and --log: the warnings printed
     if fmt == "json":
         click.echo(result.to_json())
     elif fmt == "csv":
@@ -121,7 +130,7 @@ def compare(metrics: tuple[str, ...], baseline: str | None, test: str, correctio
         out = _stdout()
         for line in comparison_lines(result, out.width):
             out.print(line, highlight=False)
-    _log_runs(params, result.results, result)
+    _log_runs(params, result.results, result, warnings=result.warnings)
     runs.print_notes()
 
 

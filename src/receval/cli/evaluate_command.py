@@ -114,6 +114,10 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
                                    keep=section)
         models = {name: _restrict(r, asked, beyond) for name, r in runs.results.items()}
         _warn_undefined(models)
+        if len(models) > 1:  # the letters compare the models: lists of one depth on MRR, MAP
+            from receval.compare import check_list_depths
+
+            check_list_depths({n: r.list_depth for n, r in runs.results.items()}, asked)
     for w in caught:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     raw_csv = bool(params.get("raw_csv"))
@@ -141,13 +145,7 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
                   highlight=False, markup=False)
         for name, result in models.items():  # the audit: the HTML report shows the same
             prefix = f"{name}: " if len(models) > 1 else ""
-            if "streaming" in result.counts:  # --memory-budget: how the files were read
-                how = result.counts["streaming"]
-                out.print(Text(f"{prefix}streamed ({how['mode']}): {how['partitions']:,} "
-                               f"partitions, {how['passes']} passes over the data, budget "
-                               f"{how['budget_bytes'] / 2**20:,.0f} MiB"), style="dim",
-                          highlight=False)
-            for line in tables.audit_lines(result):
+            for line in tables.audit_lines(result):  # --memory-budget: how it streamed too
                 out.print(Text(safe_text(f"{prefix}{line}")), style="dim", highlight=False)
         for name, result in models.items():
             if result.strata is not None:
@@ -163,11 +161,13 @@ def evaluate(metrics: tuple[str, ...], fmt: str, per_user: str | None, report: s
             out.print(note, style="dim", highlight=False, markup=False)
     elif fmt == "csv":
         click.echo(tables.to_csv(_for_tables(models), raw=raw_csv).rstrip("\n"))
+    elif fmt == "json":  # the audit record as every output carries it, the warnings printed
+        click.echo(tables.to_json(_for_tables(models), warnings=caught))
     else:
         click.echo(tables.render(_for_tables(models), fmt).rstrip("\n"))
     if report:
         _print_written("report", report)
-    _log_runs(params, models)
+    _log_runs(params, models, warnings=caught)
     runs.print_notes()
 
 

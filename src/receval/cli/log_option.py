@@ -54,8 +54,9 @@ def _check_log(params: dict[str, Any], inputs: Iterable[str | Path] = ()) -> Non
 
 
 def _log_runs(params: dict[str, Any], models: Mapping[str, Result],
-              comparison: Any = None) -> None:
-    """Log ``models`` (and the comparison) when ``--log`` was given, and say where."""
+              comparison: Any = None, *, warnings: Iterable[Any] | None = None) -> None:
+    """Log ``models`` (and the comparison) when ``--log`` was given, and say where;
+    ``warnings``: those the command printed (the log's audit record carries them)."""
     from rich.text import Text
 
     from receval.io.terminal import safe_text
@@ -67,8 +68,8 @@ def _log_runs(params: dict[str, Any], models: Mapping[str, Result],
     folder = params.get("log_dir")
     if comparison is None and len(models) == 1:
         name, result = next(iter(models.items()))
-        where = log_result(result, target, folder, name=name)
+        where = log_result(result, target, folder, name=name, warnings=warnings)
     else:
-        where = log_models(models, target, folder, comparison)
+        where = log_models(models, target, folder, comparison, warnings=warnings)
     said = f"logged to MLflow run {where}" if target == "mlflow" else f"log written to {where}"
     err_console.print(Text(safe_text(said)), highlight=False, soft_wrap=True)

@@ -21,6 +21,7 @@ from receval._version import __version__
 from receval.beyond.names import direction
 from receval.measures.spec import parse_metric
 from receval.report import plots
+from receval.report.audit import ABOVE_RANGE, audit_lines, counts_line, warning_records
 from receval.report.beyond import accuracy_names, without_beyond
 from receval.report.fairness import fairness_section
 from receval.report.models import (
@@ -34,13 +35,10 @@ from receval.report.models import (
     restrict,
 )
 from receval.report.page import environment
-from receval.report.significance import Significance, significance
+from receval.report.significance import Significance, family
 from receval.report.tables import (
-    ABOVE_RANGE,
     above_range,
     above_range_note,
-    audit_lines,
-    counts_line,
     not_per_group_note,
     options_line,
     rows,
@@ -72,7 +70,7 @@ def render_report(
     beyond: Mapping[str, Any] | None = None,
     item_titles: Any = None,
     offpolicy: Any = None,
-    warnings: Sequence[str] = (),
+    warnings: Sequence[str] | None = None,
 ) -> str:
     """The report as an HTML string.
 
@@ -90,9 +88,9 @@ def render_report(
     ``offpolicy``: an off-policy estimate (:func:`receval.offpolicy.estimate`'s result or its
     table), shown as its own section (:mod:`receval.report.offpolicy`'s fragment).
     ``warnings``: the run's warnings, each shown once under the summary (``receval evaluate``
-    passes every warning it prints).
+    passes every warning it prints; default: the results' own, :attr:`Result.warnings`).
 
-    The page carries the audit the terminal prints (:func:`receval.report.tables.audit_lines`:
+    The page carries the audit the terminal prints (:func:`receval.report.audit.audit_lines`:
     who was evaluated, the training audit, the debiased metrics' weights) and tests the
     family of comparisons the terminal tests: every metric of the summary whose value is a
     mean over users, beyond-accuracy ones included (:func:`receval.report.tables.marks`).
@@ -126,7 +124,7 @@ def render_report(
     # every pair, as receval.compare: paired t, Holm across pairs x metrics, 1,000 resamples;
     # the family is the terminal's (receval.report.tables.marks): every metric of the summary
     # whose value is a mean over users, the beyond-accuracy ones included
-    tests = significance(given, asked, seed=seed) if len(models) > 1 else None
+    tests = family(given, asked, n_resamples=1000, seed=seed)  # the terminal's family
     beyond_rows = [_summary_row(n, [r.summary.get(n, math.nan) for r in given.values()],
                                 list(given), tests)
                    for n in asked if n not in accuracy_names([n])]
@@ -152,7 +150,9 @@ def render_report(
         options=_options(next(iter(tables.values()))),
         options_line=options_line(first),
         counts=[_counts(name, r) for name, r in tables.items()],
-        warnings=list(dict.fromkeys(str(w) for w in warnings)),
+        warnings=list(dict.fromkeys(str(w) for w in warnings) if warnings is not None
+                      else (w["message"] for w in warning_records(
+                          w for r in given.values() for w in r.warnings))),
         above_range_note=above_range_note(given),
         figures=figures,
         distributions=distributions,

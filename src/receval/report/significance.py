@@ -192,3 +192,27 @@ def significance(models: dict[str, Result], metrics: Sequence[str], *, test: str
                         options={"test": test, "correction": correction, "alpha": alpha,
                                  "resamples": n_resamples, "seed": seed},
                         skipped=[m for m in metrics if m not in tested])
+
+
+def family(models: dict[str, Result], metrics: Sequence[str] | None = None, *,
+           n_resamples: int = 0, seed: int = 0) -> Significance | None:
+    """The family of comparisons every output of a run tests: paired t-tests between every
+    two models on ``metrics`` (default: the first model's metrics, as the summary shows them),
+    Holm across every (pair x metric) whose value is a mean over users (:func:`significance`);
+    ``None`` for one model. The terminal's letters, the HTML report's badges and the audit
+    record of JSON and the trackers (:func:`receval.report.audit.audit_record`) all come from
+    here, so they test one family; ``n_resamples`` adds intervals (the report's plots), which
+    change no p-value of the t-test.
+
+    Example:
+        >>> import receval
+        >>> r = receval.evaluate({"user": [1, 2], "item": [1, 1]},
+        ...     {"user": [1, 2], "item": [1, 2], "score": [1.0, 1.0]}, ["P@1", "MRR"])
+        >>> family({"a": r}) is None, len(family({"a": r, "b": r}).table)
+        (True, 2)
+    """
+    if len(models) < 2:
+        return None
+    first = next(iter(models.values()))
+    asked = list(metrics) if metrics else (first.metrics or list(first.summary))
+    return significance(models, asked, n_resamples=n_resamples, seed=seed)

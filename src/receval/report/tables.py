@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -22,8 +22,19 @@ from rich.text import Text
 from receval import numbers
 from receval.io.terminal import safe_text
 from receval.io.text_tables import csv_text, latex_cell, markdown_cell, safe_lines
+
+# the audit lines live with the audit record (receval.report.audit), named here too
+from receval.report.audit import (  # noqa: F401
+    ABOVE_RANGE,
+    audit_lines,
+    counts_line,
+    debias_line,
+    streaming_line,
+    ties_text,
+    train_audit_line,
+)
 from receval.report.fit import fixed_table, split_to_fit
-from receval.report.significance import Significance, significance, superscript
+from receval.report.significance import Significance, family, superscript
 from receval.result import Result
 
 FORMATS = ("table", "json", "csv", "markdown", "latex")
@@ -42,15 +53,20 @@ def render(models: dict[str, Result], fmt: str) -> str:
         | P@1 | 1.0000 |
         | MRR | 1.0000 |
     """
-    renderers = {"json": to_json, "csv": to_csv, "markdown": to_markdown, "latex": to_latex}
+    renderers: dict[str, Callable[[dict[str, Result]], str]] = {
+        "json": to_json, "csv": to_csv, "markdown": to_markdown, "latex": to_latex}
     if fmt not in renderers:
         raise ValueError(f"format {fmt!r} is not one of {', '.join(renderers)}")
     return renderers[fmt](models)
 
 
-def to_json(models: dict[str, Result]) -> str:
+def to_json(models: dict[str, Result], *, warnings: Iterable[Any] | None = None) -> str:
     """One JSON object. One model: ``summary`` (metric -> mean), ``counts``, ``options``,
     ``model``. Several: ``models`` (names) and ``summary``/``counts``/``options`` keyed by model.
+    Both: ``warnings`` (the run's, each ``{"code", "message"}``: ``warnings`` as the command
+    printed them, default the results' own) and ``audit``, the record every output carries
+    (:func:`receval.report.audit.audit_record`: audit lines, counts, warnings, the family of
+    tests the terminal's letters come from).
 
     Example:
         >>> import json, receval
@@ -58,19 +74,24 @@ def to_json(models: dict[str, Result]) -> str:
         ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"])
         >>> json.loads(to_json({"a": r}))["summary"]
         {'P@1': 1.0}
-        >>> json.loads(to_json({"a": r, "b": r}))["summary"]["b"]
-        {'P@1': 1.0}
+        >>> out = json.loads(to_json({"a": r, "b": r}))
+        >>> out["summary"]["b"], list(out["audit"]), out["audit"]["tests"]["comparisons"]
+        ({'P@1': 1.0}, ['models', 'warnings', 'tests'], 1)
     """
+    from receval.report.audit import audit_record
+
+    audit = audit_record(models, warnings=warnings)
     if len(models) == 1:
         name, result = next(iter(models.items()))
-        return json.dumps({**result.to_dict(), "model": name}, default=_json_default,
-                          allow_nan=False)
+        return json.dumps({**result.to_dict(), "model": name, "warnings": audit["warnings"],
+                           "audit": audit}, default=_json_default, allow_nan=False)
     dicts = {name: r.to_dict() for name, r in models.items()}
     out: dict[str, Any] = {"models": list(models)}
     out.update({key: {name: d[key] for name, d in dicts.items()}
                 for key in ("summary", "counts", "options")})
     if any("strata" in d for d in dicts.values()):  # per group of users (--strata)
         out["strata"] = {name: d.get("strata") for name, d in dicts.items()}
+    out.update(warnings=audit["warnings"], audit=audit)
     return json.dumps(out, default=_json_default, allow_nan=False)
 
 
@@ -240,135 +261,11 @@ def marks(models: dict[str, Result]) -> Significance | None:
         >>> marks({"a": r}) is None, marks({"a": r, "b": r}).marks[("b", "P@1")]
         (True, '')
     """
-    if len(models) < 2:
-        return None
-    first = next(iter(models.values()))
-    return significance(models, first.metrics or list(first.summary), n_resamples=0)
+    return family(models)  # the one family: the report's and the audit record's too
 
 
 def _mark(tests: Significance | None, model: str, metric: str) -> str:
     return "" if tests is None else tests.marks.get((model, metric), "")
-
-
-def counts_line(result: Result) -> str:
-    """One sentence on who was evaluated and which rows were dropped.
-
-    Example:
-        >>> import receval
-        >>> r = receval.evaluate({"user": [1, 2], "item": [1, 1]},
-        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"])
-        >>> counts_line(r)
-        'users evaluated 2 (in truth 2, in predictions 1, without predictions 1, \
-without a relevant item 0); rows: truth 2, predictions 1, none dropped'
-
-    Counts are thousands separated, as in every table (``rows: truth 20,164``).
-    """
-    from receval.numbers import count as n
-
-    users, rows_ = result.counts["users"], result.counts["rows"]
-    # every reason a row is not in the evaluation (Result.counts documents how they add up)
-    dropped = {k: v for k, v in rows_.items() if v and (
-        "dropped" in k or "ignored" in k or k.endswith(("below_score_threshold",
-                                                        "not_evaluated")))}
-    skipped = {m: n for m, n in result.counts["undefined"]["users"].items() if n}
-    text = (
-        f"users evaluated {n(users['evaluated'])} (in truth {n(users['in_truth'])}, in "
-        f"predictions {n(users['in_predictions'])}, without predictions "
-        f"{n(users['without_predictions'])}, without a relevant item "
-        f"{n(users['without_relevant'])}); rows: truth {n(rows_['truth'])}, "
-        f"predictions {n(rows_['predictions'])}, "
-    )
-    text += (", ".join(f"{k.replace('_', ' ')} {n(v)}" for k, v in dropped.items())
-             or "none dropped")
-    if skipped:
-        policy = result.counts["undefined"]["policy"]
-        shown = ", ".join(f"{m} {n(c)}" for m, c in skipped.items())
-        text += f"; users with an undefined value (set by empty={policy!r}): {shown}"
-    return text + ties_text(result)
-
-
-#: the mark beside a summary value that some users' IPS values push above the range
-ABOVE_RANGE = "\u2021"
-
-
-def train_audit_line(counts: Mapping[str, Any], rows: Mapping[str, Any] | None = None) -> str:
-    """The training audit (``Result.counts["train"]``) in one line, as the terminal and the
-    HTML report print it; ``rows``
-    (``counts["rows"]``) adds the prediction rows excluded by ``exclude_train``.
-
-    Example:
-        >>> train_audit_line({"rows": 10, "users": 2, "items": 5, "predictions_in_train": 3,
-        ...             "truth_in_train": 0, "users_without_train": 1,
-        ...             "items_without_train": 2}, {"predictions": 12})
-        'train audit: 10 rows, 2 users, 5 items; predictions in train 3 (25% of 12), truth in \
-train 0, users without train 1, items without train 2'
-    """
-    total = (rows or {}).get("predictions")
-    share = f" ({counts['predictions_in_train'] / total:.0%} of {total:,})" if total else ""
-    parts = [f"predictions in train {counts['predictions_in_train']:,}{share}",
-             f"truth in train {counts['truth_in_train']:,}",
-             f"users without train {counts['users_without_train']:,}",
-             f"items without train {counts['items_without_train']:,}"]
-    if "train_after_test" in counts:
-        parts.append(f"train after test {counts['train_after_test']:,}")
-    excluded = (rows or {}).get("predictions_excluded_train")
-    if excluded is not None:
-        parts.append(f"excluded from the lists {excluded:,} (exclude_train)")
-    return (f"train audit: {counts['rows']:,} rows, {counts['users']:,} users, "
-            f"{counts['items']:,} items; " + ", ".join(parts))
-
-
-def debias_line(result: Result) -> str | None:
-    """The debiased metrics' weights (``Result.counts["debias"]``, :mod:`receval.debias`) in
-    one line, as the terminal and the HTML report print it; ``None`` without ``debias=``.
-
-    Example:
-        >>> import receval
-        >>> r = receval.evaluate({"user": [1, 1], "item": [1, 2], "p": [0.5, 1.0]},
-        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"], debias="snips",
-        ...     propensity="p")
-        >>> debias_line(r)
-        'debias=snips weights: 2 relevant truth rows, effective sample size 1.8, largest \
-weight 2 (66.7% of the total), mean weight 1.5'
-    """
-    d = result.counts.get("debias")
-    if not d:
-        return None
-    text = (f"debias={d['estimator']} weights: {d['rows']:,} relevant truth rows, effective "
-            f"sample size {d['ess']:,.1f}, largest weight {d['max_weight']:,.4g} "
-            f"({100 * d['max_weight_share']:.3g}% of the total), mean weight "
-            f"{d['mean_weight']:,.4g}")
-    if d.get("at_clip"):
-        text += f", {d['at_clip']:,} at the clip"
-    above = {m: n for m, n in d.get("above_range", {}).items() if n}
-    if above:
-        text += ("; IPS values above the range of 1 (marked " + ABOVE_RANGE + "): "
-                 + ", ".join(f"{m} {n:,} users" for m, n in above.items()))
-    return text
-
-
-def audit_lines(result: Result) -> list[str]:
-    """Every line of a result's audit, in the order the terminal prints them: who was
-    evaluated (:func:`counts_line`), the training audit (:func:`train_audit_line`, with
-    ``train=``) and the debiased metrics' weights (:func:`debias_line`, with ``debias=``).
-    The HTML report shows the same lines.
-
-    Example:
-        >>> import receval
-        >>> r = receval.evaluate({"user": [1], "item": [1]},
-        ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"], train={"user": [1],
-        ...     "item": [1]})
-        >>> [line.split(":")[0] for line in audit_lines(r)]
-        ['users evaluated 1 (in truth 1, in predictions 1, without predictions 0, without a \
-relevant item 0); rows', 'train audit']
-    """
-    lines = [counts_line(result)]
-    if "train" in result.counts:
-        lines.append(train_audit_line(result.counts["train"], result.counts["rows"]))
-    debiased = debias_line(result)
-    if debiased:
-        lines.append(debiased)
-    return lines
 
 
 def above_range(result: Result, metric: str) -> int:
@@ -393,31 +290,6 @@ def above_range_note(models: Mapping[str, Result]) -> str | None:
     return (f"{ABOVE_RANGE}: some users' IPS values are above the metric's range of 1 "
             f"({', '.join(marked)}): IPS divides the weighted hits by the observed count, "
             "not by the weights (docs/debiased-metrics.md); debias='snips' stays inside it")
-
-
-def ties_text(result: Result) -> str:
-    """``; tied scores across a cutoff: ...`` when ranks k and k + 1 of some users' lists tie
-    (the number then depends on how ties are ordered), else ``""``.
-
-    Example:
-        >>> import receval, warnings
-        >>> with warnings.catch_warnings():  # the TiesWarning says the same
-        ...     warnings.simplefilter("ignore")
-        ...     r = receval.evaluate({"user": [1], "item": [1]},
-        ...         {"user": [1, 1], "item": [1, 2], "score": [1.0, 1.0]}, ["P@1"])
-        >>> ties_text(r).split(" (")[0]
-        '; tied scores across a cutoff: 1 user at k=1'
-        >>> "ties='average'" in ties_text(r)
-        True
-    """
-    tied = {k: n for k, n in result.counts.get("ties_at_cutoff", {}).items() if n}
-    if not tied:
-        return ""
-    shown = ", ".join(f"{n:,} user{'' if n == 1 else 's'} at k={k}" for k, n in tied.items())
-    ties = result.options.get("ties")
-    how = (f"ties={ties!r} orders them by row order; ties='average' gives the exact "
-           "expectation" if ties in ("stable", "ranx") else f"ties={ties!r}")
-    return f"; tied scores across a cutoff: {shown} ({how})"
 
 
 def rows(models: dict[str, Result]) -> list[tuple[str, list[float]]]:

@@ -8,6 +8,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
+from receval.checks import keeps_warnings
 from receval.evaluation import evaluate as evaluate_flat
 from receval.exceptions import ReceValError
 from receval.result import Counts, RecordedOptions, Result
@@ -56,6 +57,7 @@ def slotted(g: Resolved, truth_items: Any) -> pd.DataFrame:
     )
 
 
+@keeps_warnings  # the run's warnings kept on its Result (every output)
 def evaluate(
     truth: Any, g: Resolved, metrics: Any, *, slots: str = "keep", **options: Any
 ) -> Result:
