@@ -330,12 +330,12 @@ def main() -> int:
     parser.add_argument("--values", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        got = worker(args.worker, Path(args.data), args.budget, Path(args.values))
-        if "summary" in got:
+        done = worker(args.worker, Path(args.data), args.budget, Path(args.values))
+        if "summary" in done:
             Path(args.values).with_name(f"summary-{args.worker}.json").write_text(
-                json.dumps(got["summary"])
+                json.dumps(done["summary"])
             )
-        print(json.dumps(got))
+        print(json.dumps(done))
         return 0
 
     if args.block_users:  # smaller generator blocks: a shard check on a few users (the tests)
@@ -350,7 +350,7 @@ def main() -> int:
         parser.error("--shards checks the streamed values: --tools must hold stream")
     # receval's values are the reference: in memory where run, else the streamed ones
     reference = next(t for t in ("memory", "frames", "stream", *tools) if t in tools)
-    thread_list = [int(t) for t in args.threads.split(",") if t] or [None]
+    thread_list: list[int | None] = [int(t) for t in args.threads.split(",") if t] or [None]
     rows: list[dict[str, Any]] = []
     shards: list[dict[str, Any]] = []
     ok = True
@@ -363,7 +363,7 @@ def main() -> int:
                 for _ in range(args.repeat):  # one round: every tool once, interleaved
                     for tool in tools:
                         runs[tool].append(run_worker(tool, data, args.budget, threads))
-                for tool, got in runs.items():
+                for tool, measured in runs.items():
                     diff = check(data, tool, reference) if tool != reference else 0.0
                     receval_path = tool in ("memory", "stream", "frames")
                     exact = diff == 0.0 if receval_path else diff <= 1e-12
@@ -373,16 +373,16 @@ def main() -> int:
                         "users": args.users,
                         "threads": threads,
                         "tool": tool,
-                        "seconds": statistics.median(g["seconds"] for g in got),
-                        "all_seconds": [round(g["seconds"], 3) for g in got],
-                        "peak_gib": max(g["peak_bytes"] for g in got) / 2**30,
-                        "rss_import_gib": (got[0].get("rss_import") or 0) / 2**30,
-                        "streaming": got[0].get("streaming"),
-                        "phases": [g.get("phases") for g in got] if tool == "stream" else None,
-                        "load": [round(g["load_before"], 1) for g in got],
+                        "seconds": statistics.median(g["seconds"] for g in measured),
+                        "all_seconds": [round(g["seconds"], 3) for g in measured],
+                        "peak_gib": max(g["peak_bytes"] for g in measured) / 2**30,
+                        "rss_import_gib": (measured[0].get("rss_import") or 0) / 2**30,
+                        "streaming": measured[0].get("streaming"),
+                        "phases": [g.get("phases") for g in measured] if tool == "stream" else None,
+                        "load": [round(g["load_before"], 1) for g in measured],
                         "reference": reference,
                         "max_diff": diff,
-                        "rounds": len(got),
+                        "rounds": len(measured),
                     }
                     rows.append(row)
                     print(
