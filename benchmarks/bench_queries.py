@@ -106,17 +106,21 @@ def as_string_ids(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_inputs(data: Path, n_users: int, items: int, relevant: int, seed: int,
-                 ids: str, order: str = "shuffled") -> tuple[Path, Path, int, int]:
+                 ids: str, order: str = "shuffled",
+                 first_user: int = 0) -> tuple[Path, Path, int, int]:
     """truth.parquet and preds.parquet, generated and written a block of users at a time;
     ``order="by-user"``: rows sorted by user (each user's rows still in random order), as a
-    job that writes its output sorted or partitioned by user leaves them."""
+    job that writes its output sorted or partitioned by user leaves them. ``first_user`` (a
+    multiple of ``BLOCK_USERS``) writes users ``first_user..first_user + n_users - 1``: the
+    same rows as those users' blocks in the file of all users (a shard of it)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     truth_path, pred_path = data / "truth.parquet", data / "preds.parquet"
 
     def block(first: int) -> list[tuple[str, Any, int]]:
-        truth, pred = generate(min(BLOCK_USERS, n_users - first), items, relevant, seed, first)
+        size = min(BLOCK_USERS, first_user + n_users - first)
+        truth, pred = generate(size, items, relevant, seed, first)
         tables = []
         for name, frame in (("truth", truth), ("preds", pred)):
             if order == "by-user":  # blocks are consecutive users: sorted overall
@@ -129,7 +133,9 @@ def write_inputs(data: Path, n_users: int, items: int, relevant: int, seed: int,
     # blocks generated on threads (numpy and Arrow release the GIL), a few ahead of the
     # writer, and written in order: the same files as one block after another
     ahead = max(1, min(8, (os.cpu_count() or 1) - 1))
-    starts = list(range(0, n_users, BLOCK_USERS))
+    if first_user % BLOCK_USERS:
+        raise ValueError(f"first_user must be a multiple of {BLOCK_USERS}")
+    starts = list(range(first_user, first_user + n_users, BLOCK_USERS))
     writers: dict[str, Any] = {}
     rows = {"truth": 0, "preds": 0}
     paths = {"truth": truth_path, "preds": pred_path}
