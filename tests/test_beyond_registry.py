@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 import warnings
 from typing import Any
 
@@ -153,16 +154,30 @@ def test_a_planted_per_list_entry_is_computed_in_the_monitor_windows(planted: An
     assert m.drift()["direction"].tolist() == ["higher", "higher"]
 
 
+@pytest.fixture
+def by_value() -> Any:
+    """This module's functions (the planted entries' ``compute``) pickled by value for the
+    Spark workers, which cannot import a test module (an entry defined in an installed module
+    travels by reference)."""
+    cloudpickle = pytest.importorskip("pyspark.cloudpickle")
+    module = sys.modules[__name__]
+    cloudpickle.register_pickle_by_value(module)
+    yield
+    cloudpickle.unregister_pickle_by_value(module)
+
+
 def _frames(spark: Any, case: str) -> tuple[Any, Any, dict[str, Any]]:
     c = suite.CASES[case]()
-    kw = suite._kwargs(c, [f"filled@{K}"])
+    kw = suite._kwargs(c, [f"novelty@{K}"])  # a beyond metric: train= and item_features=
     kw["train"] = spark.createDataFrame(kw["train"])
     return spark.createDataFrame(c.truth), spark.createDataFrame(c.predictions), kw
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", ["plain", "short_lists"])
-def test_a_planted_entry_is_computed_by_the_spark_door(planted: Any, spark: Any, case: str) -> None:
+def test_a_planted_entry_is_computed_by_the_spark_door(
+    planted: Any, by_value: Any, spark: Any, case: str
+) -> None:
     """The partitions compute ``filled`` (per user: its declared reads are the list alone)
     and count the exposures of ``distinct`` (declared ``reads=("exposure",)``), the driver
     finishes it: both the oracle's, and the local engine's bits."""
@@ -288,3 +303,23 @@ def test_every_entry_reads_what_the_door_knows_and_asks_for_what_it_needs() -> N
         assert read <= set(names.READS), entry.name
         implied = {"train" for _ in read & TRAIN_READS} | (read & {"truth", "groups", "features"})
         assert set(entry.needs) <= implied, entry.name
+
+
+@pytest.mark.slow
+def test_rectools_serendipity_reads_no_pairs_and_is_computed_by_the_spark_door(
+    spark: Any,
+) -> None:
+    """``serendipity="rectools"`` declares no similarity: under
+    ``similarity="cooccurrence"`` the Spark door computes it (the local engine's bits)
+    instead of refusing it for reading every training pair."""
+    pytest.importorskip("pyspark", reason="the Spark engine needs pyspark (receval[spark])")
+    truth, preds, kw = _frames(spark, "plain")
+    kw["beyond"] = {"serendipity": "rectools", "similarity": "cooccurrence"}
+    metrics = [f"serendipity@{K}"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = receval.evaluate(truth, preds, metrics, engine="spark", **kw)
+        local = receval.evaluate(
+            truth.toPandas(), preds.toPandas(), metrics, **{**kw, "train": kw["train"].toPandas()}
+        )
+    assert got.summary == local.summary and not math.isnan(got.summary[metrics[0]])
