@@ -323,3 +323,11 @@ def test_rectools_serendipity_reads_no_pairs_and_is_computed_by_the_spark_door(
             truth.toPandas(), preds.toPandas(), metrics, **{**kw, "train": kw["train"].toPandas()}
         )
     assert got.summary == local.summary and not math.isnan(got.summary[metrics[0]])
+
+
+def test_the_fairness_section_shows_the_fairness_calibration_and_exposure_entries() -> None:
+    """The entries that declare ``fairness`` are the ones the section showed by name."""
+    from receval.beyond.fair_compute import CALIBRATION, EXPOSURE, FAIRNESS
+
+    declared = {n for n, e in names.ENTRIES.items() if e.fairness}
+    assert declared == {*FAIRNESS, *CALIBRATION, *EXPOSURE}
