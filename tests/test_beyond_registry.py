@@ -2,8 +2,11 @@
 :data:`receval.beyond.names.ENTRIES` (name, aliases, reduction, bounds, direction, undefined,
 options, its compute function) is parsed, computed and checked by every door with no other
 edit: each local engine of ``evaluate``, ``compare``, ``strata``, the CLI (the doors of the
-generated suite, tests/test_no_quiet_number.py, which picks its metrics from the registry) and
-the monitor's windows.
+generated suite, tests/test_no_quiet_number.py, which picks its metrics from the registry),
+the monitor's windows and the Spark engine (its partitions get the driver's entries with the
+plan; what it computes where, or refuses, follows what each entry declares it reads:
+``BeyondEntry.reads``), and the inputs asked (``check_inputs``) and the report's fairness
+section read the entries too.
 
 The planted metrics are written here from their definitions and their values checked against
 an oracle computed from the input frames: ``filled@k``, the share of a list's k slots that
@@ -13,7 +16,9 @@ of distinct listed items over the number of listed slots (one number over the ca
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import sys
 import warnings
 from typing import Any
 
@@ -57,6 +62,7 @@ DISTINCT = names.BeyondEntry(
     bounds=(0.0, 1.0),
     undefined="no list holds an item",
     compute=_distinct,
+    reads=("exposure",),  # a function of how many lists hold each item: Spark adds the counts
 )
 
 
@@ -146,3 +152,182 @@ def test_a_planted_per_list_entry_is_computed_in_the_monitor_windows(planted: An
         [np.mean([n / K for n in lengths.values()])], abs=1e-12
     )
     assert m.drift()["direction"].tolist() == ["higher", "higher"]
+
+
+@pytest.fixture
+def by_value() -> Any:
+    """This module's functions (the planted entries' ``compute``) pickled by value for the
+    Spark workers, which cannot import a test module (an entry defined in an installed module
+    travels by reference)."""
+    cloudpickle = pytest.importorskip("pyspark.cloudpickle")
+    module = sys.modules[__name__]
+    cloudpickle.register_pickle_by_value(module)
+    yield
+    cloudpickle.unregister_pickle_by_value(module)
+
+
+def _frames(spark: Any, case: str) -> tuple[Any, Any, dict[str, Any]]:
+    c = suite.CASES[case]()
+    kw = suite._kwargs(c, [f"novelty@{K}"])  # a beyond metric: train= and item_features=
+    kw["train"] = spark.createDataFrame(kw["train"])
+    return spark.createDataFrame(c.truth), spark.createDataFrame(c.predictions), kw
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["plain", "short_lists"])
+def test_a_planted_entry_is_computed_by_the_spark_door(
+    planted: Any, by_value: Any, spark: Any, case: str
+) -> None:
+    """The partitions compute ``filled`` (per user: its declared reads are the list alone)
+    and count the exposures of ``distinct`` (declared ``reads=("exposure",)``), the driver
+    finishes it: both the oracle's, and the local engine's bits."""
+    pytest.importorskip("pyspark", reason="the Spark engine needs pyspark (receval[spark])")
+    filled, distinct = _oracle(case)
+    truth, preds, kw = _frames(spark, case)
+    metrics = [f"P@{K}", f"filled@{K}", f"distinct@{K}"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = receval.evaluate(
+            truth, preds, metrics, engine="spark", spark_options={"partitions": 3}, **kw
+        )
+        local = receval.evaluate(
+            truth.toPandas(), preds.toPandas(), metrics, **{**kw, "train": kw["train"].toPandas()}
+        )
+    assert got.summary[f"distinct@{K}"] == pytest.approx(distinct, abs=1e-12)
+    mean = float(np.mean(list(filled.values())))
+    value = got.summary[f"filled@{K}"]
+    assert (math.isnan(value) and math.isnan(mean)) or value == pytest.approx(mean, abs=1e-12)
+    for metric in metrics:
+        a, b = got.summary[metric], local.summary[metric]
+        assert (math.isnan(a) and math.isnan(b)) or a == b, metric
+    assert got.counts["undefined"]["users"][f"filled@{K}"] == sum(
+        math.isnan(v) for v in filled.values()
+    )
+    per_user = got.per_user_pandas().set_index("user")[f"filled@{K}"]
+    for user, want in filled.items():
+        v = per_user.get(user, math.nan)
+        assert (math.isnan(v) and math.isnan(want)) or v == pytest.approx(want), user
+
+
+def _spec(entry: names.BeyondEntry) -> names.BeyondSpec:
+    return names.BeyondSpec(f"{entry.name}@{K}", entry.name, K)
+
+
+@pytest.mark.parametrize(
+    ("declared", "why"),
+    [
+        ({"reduction": "catalogue", "reads": None}, "declares no reads="),
+        ({"reduction": "catalogue", "reads": ("exposure", "truth")}, "declares no reads="),
+        ({"reads": ("pooled_history",)}, "pools each user's training items"),
+        ({"reads": ("slots",)}, "pools the slots of every list"),
+        ({"reads": ("catalogue",)}, "catalogue='recommended'"),
+    ],
+)
+def test_the_spark_door_refuses_what_an_entry_declares_it_cannot_serve(
+    declared: Any, why: str
+) -> None:
+    """No Spark session needed: the refusal is decided before any job, from the entry."""
+    from receval.beyond.settings import BeyondOptions
+    from receval.exceptions import ReceValError
+    from receval.spark import beyond as spark_beyond
+
+    entry = dataclasses.replace(FILLED, **declared)
+    options = BeyondOptions(catalogue="recommended")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(names.ENTRIES, entry.name, entry)
+        with pytest.raises(
+            ReceValError,
+            match=rf"^metric 'filled@{K}' is not available with "
+            rf"engine='spark': .*{why}",
+        ) as err:
+            spark_beyond.check([_spec(entry)], options)
+    assert "\n" not in str(err.value)
+
+
+def test_the_spark_door_serves_what_the_entries_declare(planted: Any) -> None:
+    """What the driver collects and sends follows the declarations: a planted entry that
+    declares the training popularity, the user's history or the catalogue is sent them."""
+    from receval.beyond.settings import BeyondOptions
+    from receval.spark import beyond as spark_beyond
+
+    o = BeyondOptions()
+    for reads, sent in [
+        ((), set()),
+        (("popularity",), {"popularity"}),
+        (("history", "groups"), {"history"}),
+        (("catalogue",), {"catalogue"}),
+    ]:
+        entry = dataclasses.replace(FILLED, reads=reads)
+        names.ENTRIES[entry.name] = entry
+        spec = _spec(entry)
+        assert spark_beyond.why_not(spec, o) is None
+        got = {
+            w for w in ("popularity", "history", "catalogue") if spark_beyond.reads([spec], o, w)
+        }
+        assert got == sent, reads
+        assert spark_beyond.needs_catalogue([spec], o) == ("catalogue" in sent)
+
+
+def test_the_inputs_asked_and_the_fairness_section_read_the_entries(planted: Any) -> None:
+    """``check_inputs`` asks for what an entry reads under the switches (``reads_if``); the
+    report's fairness section shows an entry that declares ``fairness``."""
+    from receval.beyond.attach import check_inputs
+    from receval.beyond.settings import BeyondOptions
+    from receval.exceptions import ReceValError
+    from receval.report.fairness import fairness_names
+
+    def reads_if(o: BeyondOptions) -> tuple[str, ...]:
+        return ("pairs",) if o.similarity == "cooccurrence" else ("groups",)
+
+    entry = dataclasses.replace(FILLED, reads=(), reads_if=reads_if, fairness=True)
+    names.ENTRIES[entry.name] = entry
+    spec = _spec(entry)
+    check_inputs([spec], BeyondOptions(), has_train=False, has_features=True)
+    with pytest.raises(ReceValError, match="needs item groups"):
+        check_inputs([spec], BeyondOptions(), has_train=True, has_features=False)
+    with pytest.raises(ReceValError, match="needs the training data"):
+        check_inputs(
+            [spec], BeyondOptions(similarity="cooccurrence"), has_train=False, has_features=True
+        )
+    assert fairness_names([f"P@{K}", f"filled@{K}", f"distinct@{K}"]) == [f"filled@{K}"]
+
+
+def test_every_entry_reads_what_the_door_knows_and_asks_for_what_it_needs() -> None:
+    """Each built-in entry's reads are names of ``READS``, and under the default switches
+    imply at least the inputs it declares in ``needs``."""
+    from receval.beyond.attach import TRAIN_READS
+    from receval.beyond.settings import BeyondOptions
+
+    for entry in names.ENTRIES.values():
+        read = entry.reading(BeyondOptions())
+        assert read <= set(names.READS), entry.name
+        implied = {"train" for _ in read & TRAIN_READS} | (read & {"truth", "groups", "features"})
+        assert set(entry.needs) <= implied, entry.name
+
+
+@pytest.mark.slow
+def test_rectools_serendipity_reads_no_pairs_and_is_computed_by_the_spark_door(
+    spark: Any,
+) -> None:
+    """``serendipity="rectools"`` declares no similarity: under
+    ``similarity="cooccurrence"`` the Spark door computes it (the local engine's bits)
+    instead of refusing it for reading every training pair."""
+    pytest.importorskip("pyspark", reason="the Spark engine needs pyspark (receval[spark])")
+    truth, preds, kw = _frames(spark, "plain")
+    kw["beyond"] = {"serendipity": "rectools", "similarity": "cooccurrence"}
+    metrics = [f"serendipity@{K}"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = receval.evaluate(truth, preds, metrics, engine="spark", **kw)
+        local = receval.evaluate(
+            truth.toPandas(), preds.toPandas(), metrics, **{**kw, "train": kw["train"].toPandas()}
+        )
+    assert got.summary == local.summary and not math.isnan(got.summary[metrics[0]])
+
+
+def test_the_fairness_section_shows_the_fairness_calibration_and_exposure_entries() -> None:
+    """The entries that declare ``fairness`` are the ones the section showed by name."""
+    from receval.beyond.fair_compute import CALIBRATION, EXPOSURE, FAIRNESS
+
+    declared = {n for n, e in names.ENTRIES.items() if e.fairness}
+    assert declared == {*FAIRNESS, *CALIBRATION, *EXPOSURE}

@@ -42,9 +42,15 @@ def reads_protected_group(spec: BeyondSpec) -> bool:
     return "protected_group" in spec.entry.options
 
 
+#: what is read from the training data (:data:`receval.beyond.names.READS`): ``train=``
+TRAIN_READS = frozenset({"history", "popularity", "pairs", "pooled_history"})
+
+
 def check_inputs(specs: Sequence[BeyondSpec], options: BeyondOptions, *, has_train: bool,
                  has_features: bool, has_groups: bool | None = None) -> None:
-    """A one-line error naming the option when a requested metric lacks its input.
+    """A one-line error naming the option when a requested metric lacks its input: what its
+    entry declares it reads under ``options``
+    (:meth:`~receval.beyond.names.BeyondEntry.reading`).
 
     Example:
         >>> from receval.beyond.names import parse_beyond
@@ -55,23 +61,20 @@ def check_inputs(specs: Sequence[BeyondSpec], options: BeyondOptions, *, has_tra
         receval.exceptions.ReceValError: metric 'novelty@10' needs the training data: pass train= (a frame of user, item rows)
     """  # noqa: E501
     for spec in specs:
-        needs = set(spec.entry.needs)
-        if spec.metric in ("diversity", "serendipity"):
-            needs.discard("features")
-            if spec.metric == "diversity" or options.serendipity != "rectools":
-                needs.add("train" if options.similarity == "cooccurrence" else "features")
-        if "train" in needs and not has_train:
+        reads = spec.entry.reading(options)  # what it reads under these switches, declared
+        if reads & TRAIN_READS and not has_train:
             raise ReceValError(f"metric {spec.name!r} needs the training data: pass train= "
                                f"(a frame of user, item rows)")
-        if "groups" in needs and not (has_features if has_groups is None else has_groups):
+        if "groups" in reads and not (has_features if has_groups is None else has_groups):
             raise ReceValError(f"metric {spec.name!r} needs item groups: pass item_groups= "
                                f"(item -> group) or item_features= (categories)")
-        if "features" in needs and not has_features:
+        if "features" in reads and not has_features:
             raise ReceValError(f"metric {spec.name!r} needs item features: pass "
                                f"item_features= (item -> categories or vector), or "
                                f"beyond={{'similarity': 'cooccurrence'}} with train=")
     if options.catalogue == "train" and not has_train and any(
-            s.metric in ("coverage", "gini") for s in specs):
+            s.entry.reduction == "catalogue" and "catalogue" in s.entry.reading(options)
+            for s in specs):
         raise ReceValError("beyond catalogue='train' needs the training data: pass train=")
     if options.catalogue == "features" and not has_features:
         raise ReceValError("beyond catalogue='features' needs item_features=")

@@ -23,11 +23,34 @@ from receval.options import ORDER_FREE_TIES, Ties
 
 if TYPE_CHECKING:
     from receval.beyond.compute import Job
+    from receval.beyond.settings import BeyondOptions
 
 #: a metric's function: ``fn(job) -> value``, the per-user values (a float array, NaN where
 #: undefined) of a ``"user"`` metric or the number of a ``"catalogue"`` one, from a
 #: :class:`receval.beyond.compute.Job` (the lists cut at ``k``, the context, the switches)
 BeyondFunction = Callable[["Job"], Any]
+
+#: what a metric's value can read besides its own list (:attr:`BeyondEntry.reads`): the doors
+#: that split the data read it to serve each metric (the Spark engine's partitions and driver,
+#: :mod:`receval.spark.beyond`) and :func:`receval.beyond.attach.check_inputs` to ask for the
+#: inputs (``train=`` for history, popularity, pairs and pooled history)
+READS: dict[str, str] = {
+    "truth": "the list's judged items",
+    "history": "the list's user's training items",
+    "popularity": "the whole training data's item popularity (rows and users per item)",
+    "pairs": "every training pair (the co-occurrence similarity)",
+    "features": "the item features",
+    "groups": "the item groups",
+    "catalogue": "the catalogue's items (the catalogue switch's set)",
+    "exposure": "how many lists hold each item, and how many lists are not empty",
+    "ranked_exposure": "how many lists hold each item at each rank",
+    "slots": "the slots of every list, pooled",
+    "pooled_history": "each user's training items, pooled over every list",
+    "every_list": "every list whole (what the entry does not declare otherwise)",
+}
+#: what an entry without :attr:`BeyondEntry.reads` reads, from its ``needs``
+_FROM_NEEDS = {"train": ("history", "popularity"), "truth": ("truth",),
+               "features": ("features",), "groups": ("groups",)}
 
 
 def _compute() -> ModuleType:
@@ -108,12 +131,25 @@ class BeyondEntry:
         per_list: whether its value reads only the list, the list's judged items, the item
             groups and the list's user's history (no catalogue, no training popularity or
             similarity): :func:`receval.monitor` computes it in each window.
+        reads: what its value reads besides its own list, whatever the switches (names of
+            :data:`READS`); ``None``: from ``needs`` (``train``: the user's history and the
+            training popularity), and ``"every_list"`` for a catalogue metric (the Spark
+            engine refuses it until it declares ``"exposure"``). :meth:`reading` adds
+            ``reads_if``.
+        reads_if: ``fn(options) -> names``: what more it reads under the
+            :class:`~receval.beyond.settings.BeyondOptions` ``options`` (the similarity's
+            input, a catalogue fairness target...).
+        fairness: whether it is a fairness, calibration or expected-exposure measure (the
+            report's "Fairness" section, :mod:`receval.report.fairness`).
 
     Example:
         >>> e = ENTRIES["rND"]
         >>> e.better, e.bounds, e.zero_is_best, e.per_list, e.compute.__name__
         ('lower', (0.0, 1.0), True, True, 'fair_compute.ranked_metric')
-    """
+        >>> from receval.beyond.settings import BeyondOptions
+        >>> sorted(e.reading(BeyondOptions())), sorted(e.reading(BeyondOptions(protected_group="a")))
+        (['catalogue', 'groups'], ['groups'])
+    """  # noqa: E501
 
     name: str
     aliases: tuple[str, ...]
@@ -129,6 +165,55 @@ class BeyondEntry:
     zero_is_best: bool = field(default=False, kw_only=True)
     reasons: Callable[[Job, Any], Any] | None = field(default=None, kw_only=True)
     per_list: bool = field(default=False, kw_only=True)
+    reads: tuple[str, ...] | None = field(default=None, kw_only=True)
+    reads_if: Callable[[BeyondOptions], tuple[str, ...]] | None = field(default=None,
+                                                                         kw_only=True)
+    fairness: bool = field(default=False, kw_only=True)
+
+    def reading(self, options: BeyondOptions | None = None) -> frozenset[str]:
+        """What its value reads besides its own list (names of :data:`READS`) under
+        ``options`` (``None``: only what it reads whatever the switches).
+
+        Example:
+            >>> from receval.beyond.settings import BeyondOptions
+            >>> sorted(ENTRIES["diversity"].reading(BeyondOptions(similarity="cooccurrence")))
+            ['pairs']
+            >>> sorted(ENTRIES["coverage"].reading())
+            ['catalogue', 'exposure']
+        """
+        if self.reads is not None:
+            out = set(self.reads)
+        else:
+            out = {r for n in self.needs for r in _FROM_NEEDS.get(n, (n,))}
+            if self.reduction == "catalogue":
+                out.add("every_list")
+        if self.reads_if is not None and options is not None:
+            out.update(self.reads_if(options))
+        return frozenset(out)
+
+
+def _similarity_input(o: BeyondOptions) -> tuple[str, ...]:
+    return ("pairs",) if o.similarity == "cooccurrence" else ("features",)
+
+
+def _serendipity_reads(o: BeyondOptions) -> tuple[str, ...]:
+    # the rectools form reads neither the similarity nor the user's history
+    return () if o.serendipity == "rectools" else ("history", *_similarity_input(o))
+
+
+def _slots(o: BeyondOptions) -> tuple[str, ...]:
+    return ("slots",) if o.novelty_average == "slots" else ()
+
+
+def _catalogue_target(o: BeyondOptions) -> tuple[str, ...]:
+    target = o.fairness_target
+    return ("catalogue",) if isinstance(target, str) and target == "catalogue" else ()
+
+
+def _protected(o: BeyondOptions) -> tuple[str, ...]:
+    # the default protected group is the one with the fewest catalogue items
+    return (("catalogue",) if o.protected_group is None or o.fairness_population == "catalogue"
+            else ())
 
 
 _UNIT = (0.0, 1.0)
@@ -152,94 +237,107 @@ ENTRIES: dict[str, BeyondEntry] = {e.name: e for e in (
                 "catalogue", (), bounds=_UNIT, grows_with_k=True,
                 undefined="an empty catalogue",
                 options=("catalogue", "coverage", "coverage_outside", "catalogue_pad"),
-                compute=lazy(_C, "coverage")),
+                compute=lazy(_C, "coverage"), reads=("exposure", "catalogue")),
     BeyondEntry("distributional_coverage", ("distributional_coverage", "entropy",
                                             "shannon_entropy", "shannonentropy"),
                 "catalogue", (), bounds=_NONNEGATIVE, undefined="no list holds an item",
                 options=("entropy_base", "entropy_normalize"),
-                compute=lazy(_C, "distributional_coverage")),
+                compute=lazy(_C, "distributional_coverage"), reads=("exposure",)),
     BeyondEntry("gini", ("gini", "gini_index", "giniindex"), "catalogue", (), "lower", _UNIT,
                 undefined="nothing exposed, or a zero denominator",
                 options=("catalogue", "gini_scope", "gini_form", "gini_denominator",
-                         "catalogue_pad"), compute=lazy(_C, "gini")),
+                         "catalogue_pad"), compute=lazy(_C, "gini"),
+                reads=("exposure", "catalogue")),
     BeyondEntry("novelty", ("novelty", "miuf", "meaninvuserfreq", "mean_inv_user_freq"),
                 "user", ("train",), bounds=_NONNEGATIVE,
                 undefined="an empty list, or one of cold items only under novelty_cold='skip'",
                 options=("novelty_popularity", "novelty_base", "novelty_cold",
-                         "novelty_average"), compute=lazy(_C, "novelty")),
+                         "novelty_average"), compute=lazy(_C, "novelty"),
+                reads=("popularity",), reads_if=_slots),
     BeyondEntry("diversity", ("diversity", "ild", "intra_list_diversity",
                               "intralistdiversity"), "user", ("features",), bounds=_UNIT,
                 undefined="a list of fewer than two items (diversity_short='undefined')",
                 options=("similarity", "diversity_short"), compute=lazy(_C, "diversity"),
-                reasons=lazy(_F, "diversity_reasons")),
+                reasons=lazy(_F, "diversity_reasons"), reads=(), reads_if=_similarity_input),
     BeyondEntry("serendipity", ("serendipity",), "user", ("train", "truth"), bounds=_UNIT,
                 undefined="an empty list, or no relevant item the serendipity form can count",
                 options=("similarity", "serendipity", "serendipity_relevance"),
-                compute=lazy(_C, "serendipity"), reasons=lazy(_F, "serendipity_reasons")),
+                compute=lazy(_C, "serendipity"), reasons=lazy(_F, "serendipity_reasons"),
+                reads=("truth", "popularity", "catalogue"), reads_if=_serendipity_reads),
     BeyondEntry("ARP", ("arp", "avgrecpopularity", "average_recommendation_popularity",
                         "averagepopularity", "average_popularity"),
                 "user", ("train",), "lower", _NONNEGATIVE,
                 undefined="an empty list, or one of cold items only under arp_cold='skip'",
-                options=("popularity", "arp_normalize", "arp_cold"), compute=lazy(_C, "arp")),
+                options=("popularity", "arp_normalize", "arp_cold"), compute=lazy(_C, "arp"),
+                reads=("popularity",)),
     BeyondEntry("APLT", ("aplt", "tailpercentage", "tail_percentage"), "user", ("train",),
                 bounds=_UNIT, undefined=_EMPTY, options=_POPULARITY,
-                compute=lazy(_C, "aplt")),
+                compute=lazy(_C, "aplt"), reads=("popularity",)),
     BeyondEntry("MeanPopRank", ("meanpoprank", "mean_pop_rank", "mpr"), "user", ("train",),
                 "lower", _UNIT, undefined=_EMPTY, options=("popularity",),
-                compute=lazy(_C, "mean_pop_rank")),
+                compute=lazy(_C, "mean_pop_rank"), reads=("popularity",)),
     BeyondEntry("ACLT", ("aclt",), "user", ("train",), bounds=_NONNEGATIVE, grows_with_k=True,
-                undefined=_EMPTY, options=_POPULARITY, compute=lazy(_C, "aclt")),
+                undefined=_EMPTY, options=_POPULARITY, compute=lazy(_C, "aclt"),
+                reads=("popularity",)),
     BeyondEntry("PopREO", ("popreo", "pop_reo"), "catalogue", ("train", "truth"), "lower", _UNIT,
                 undefined="a popularity group (head or tail) without a relevant candidate",
-                options=_POPULARITY, compute=lazy(_C, "pop_reo")),
+                options=_POPULARITY, compute=lazy(_C, "pop_reo"),
+                reads=("truth", "popularity", "catalogue", "pooled_history")),
     BeyondEntry("PopRSP", ("poprsp", "pop_rsp"), "catalogue", ("train",), "lower", _UNIT,
                 undefined="a popularity group (head or tail) without a candidate",
-                options=_POPULARITY, compute=lazy(_C, "pop_rsp")),
+                options=_POPULARITY, compute=lazy(_C, "pop_rsp"),
+                reads=("popularity", "catalogue", "pooled_history")),
     BeyondEntry("personalization", ("personalization", "personalisation"), "catalogue", (),
                 bounds=_UNIT, undefined="fewer than two users with a list",
-                compute=lazy(_C, "personalization")),
+                compute=lazy(_C, "personalization"), reads=("exposure",)),
     # exposure fairness and calibration over item groups (receval.beyond.fairness,
     # receval.beyond.calibration; docs/fairness.md)
     BeyondEntry("group_exposure", ("group_exposure", "groupexposure", "exposure_gap"),
                 "catalogue", ("groups",), "lower", _UNIT,
                 undefined="no listed item has a group", options=_EXPOSURE,
-                compute=lazy(_F, "group_exposure_metric")),
+                compute=lazy(_F, "group_exposure_metric"), fairness=True,
+                reads=("groups", "ranked_exposure"), reads_if=_catalogue_target),
     BeyondEntry("AWRF", ("awrf",), "user", ("groups",), bounds=_UNIT,
                 undefined="no listed item has a group", options=_EXPOSURE,
-                compute=lazy(_F, "awrf_metric"), per_list=True),
+                compute=lazy(_F, "awrf_metric"), per_list=True, fairness=True,
+                reads=("groups",), reads_if=_catalogue_target),
     BeyondEntry("nDCG_AWRF", ("ndcg_awrf", "ndcgxawrf", "ndcg*awrf", "trec_fair"), "user",
                 ("groups", "truth"), bounds=_UNIT,
                 undefined="no listed item has a group, or no relevant item",
-                options=_EXPOSURE, compute=lazy(_F, "ndcg_awrf_metric"), per_list=True),
+                options=_EXPOSURE, compute=lazy(_F, "ndcg_awrf_metric"), per_list=True,
+                fairness=True, reads=("groups", "truth"), reads_if=_catalogue_target),
     *(BeyondEntry(name, (name.lower(),), "user", ("groups",), "lower", _UNIT,
                   undefined="the list holds no protected item or only protected items (the "
                             "normaliser, the maximum over arrangements, is 0), or no cut point",
                   options=_RANKED, compute=lazy(_F, "ranked_metric"), zero_is_best=True,
-                  reasons=lazy(_F, "ranked_reasons"), per_list=True)
+                  reasons=lazy(_F, "ranked_reasons"), per_list=True, fairness=True,
+                  reads=("groups",), reads_if=_protected)
       for name in ("rND", "rKL", "rRD")),
     BeyondEntry("calibration", ("calibration", "c_kl", "ckl", "miscalibration"), "user",
                 ("groups", "train"), "lower", _NONNEGATIVE,
                 undefined="no training history, or no listed item with a group",
                 options=_CALIBRATION, compute=_CAL, zero_is_best=True, per_list=True,
-                reasons=_CAL_WHY),
+                reasons=_CAL_WHY, fairness=True, reads=("groups", "history")),
     BeyondEntry("calibration_js", ("calibration_js", "c_js", "cjs"), "user",
                 ("groups", "train"), "lower", _UNIT,  # JS divergence <= log(2) <= 1
                 undefined="no training history, or no listed item with a group",
                 options=(*_CALIBRATION, "calibration_js"), compute=_CAL, zero_is_best=True,
-                per_list=True, reasons=_CAL_WHY),
+                per_list=True, reasons=_CAL_WHY, fairness=True, reads=("groups", "history")),
     # expected exposure (receval.beyond.expected_exposure), raw and normalised as expeval
     # prints them: EE-R is relevance (higher is better), EE-D disparity and EE-L the loss
     *(BeyondEntry(f"EE_{x}{n}", (f"ee_{x.lower()}{n}", f"ee-{x.lower()}{n}"), "user",
                   ("truth",), "higher" if x == "R" else "lower",
                   bounds=_UNIT if n and x != "L" else _NONNEGATIVE,
                   undefined="no relevant item, or an empty list", options=_EE,
-                  compute=lazy(_F, "expected_exposure_metric"), per_list=True)
+                  compute=lazy(_F, "expected_exposure_metric"), per_list=True,
+                  fairness=True, reads=("truth",))
       for x in "LDR" for n in ("", "_norm")),  # EE_L_norm's divisor is not its maximum
     # group expected exposure: the items' exposures and targets summed per item group
     *(BeyondEntry(f"EE_{x}_group", (f"ee_{x.lower()}_group", f"ee-{x.lower()}-group"), "user",
                   ("groups", "truth"), "higher" if x == "R" else "lower", _NONNEGATIVE,
                   undefined="no relevant item, or an empty list", options=_EE,
-                  compute=lazy(_F, "group_expected_exposure_metric"), per_list=True)
+                  compute=lazy(_F, "group_expected_exposure_metric"), per_list=True,
+                  fairness=True, reads=("groups", "truth"))
       for x in "LDR"),
 )}
 

@@ -22,21 +22,18 @@ from typing import Any
 
 import numpy as np
 
-from receval.beyond.fair_compute import CALIBRATION, EXPOSURE, FAIRNESS
 from receval.beyond.names import direction, parse_beyond
 from receval.exceptions import ReceValError
 from receval.result import Result
 from receval.stats.pairing import align, pair_values
-
-#: the metrics of the section (registry names)
-FAIRNESS_METRICS = (*FAIRNESS, *CALIBRATION, *EXPOSURE)
 
 #: resamples of the section's intervals (the report's tests take as many)
 RESAMPLES = 1_000
 
 
 def fairness_names(names: Sequence[str]) -> list[str]:
-    """The fairness and calibration metrics among ``names``.
+    """The fairness and calibration metrics among ``names``: those whose entry declares
+    :attr:`~receval.beyond.names.BeyondEntry.fairness`.
 
     Example:
         >>> fairness_names(["nDCG@10", "AWRF@10", "coverage@10", "calibration@5"])
@@ -45,7 +42,7 @@ def fairness_names(names: Sequence[str]) -> list[str]:
     out = []
     for name in names:
         spec = parse_beyond(name)
-        if spec is not None and spec.metric in FAIRNESS_METRICS:
+        if spec is not None and spec.entry.fairness:
             out.append(name)
     return out
 
@@ -77,8 +74,9 @@ def fairness_section(models: Mapping[str, Result], metrics: Sequence[str] | None
     asked = fairness_names(list(metrics) if metrics else list(first.metrics or first.summary))
     if not asked:
         return None
+    # a catalogue-level one has no per-user values: its per-group table, where it writes one
     exposure = [_exposure(name, models) for name in asked
-                if parse_beyond(name).metric == "group_exposure"]  # type: ignore[union-attr]
+                if parse_beyond(name).entry.reduction == "catalogue"]  # type: ignore[union-attr]
     per_user = [n for n in asked if n in first.per_user.columns]
     return {"models": names, "exposure": [e for e in exposure if e is not None],
             "per_user": _per_user(per_user, models, seed, n_resamples) if per_user else None,

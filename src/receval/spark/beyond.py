@@ -17,7 +17,8 @@ is refused in one line (:func:`check`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -28,36 +29,57 @@ from receval.beyond import fairness as fair
 from receval.beyond.compute import compute
 from receval.beyond.context import context
 from receval.beyond.frames import Popularity, _one_space, plain_ids, read_features
-from receval.beyond.names import BeyondSpec
+from receval.beyond.names import BeyondEntry, BeyondSpec
 from receval.beyond.popularity import short_head, tail_by_ratio
 from receval.beyond.settings import BeyondOptions
 from receval.exceptions import ReceValError
 from receval.options import Options
 from receval.result import Result
 
-#: catalogue metrics that are functions of the exposure counts (and the lists' number)
-FROM_COUNTS = ("coverage", "distributional_coverage", "gini", "personalization")
-#: per-user metrics that read each user's training items: the training rows are shuffled with
-#: each user's rows (``train=`` in the partitions)
-HISTORY = ("calibration", "calibration_js")
 #: the key of the exposure counts over the lists' whole width
 WHOLE = "*"
-#: per-user metrics that read the whole training data's item popularity: the driver counts
-#: it (:func:`popularity`) and sends it to every partition with the plan
-POPULAR = ("novelty", "ARP", "APLT", "ACLT", "MeanPopRank", "serendipity")
-#: the metrics that cut the items at the short head (or RecBole's tail) by popularity
-_HEAD = ("APLT", "ACLT")
-
-
+#: what a partition is sent or holds for a per-user metric (names of
+#: :data:`receval.beyond.names.READS`): each user's own rows (truth, training history), the
+#: item-level inputs sent whole, and what the driver collects once and sends to every
+#: partition (the training popularity, the catalogue)
+PARTITION_READS = frozenset({"truth", "history", "popularity", "features", "groups",
+                             "catalogue"})
+#: what the driver finishes a catalogue metric from: the partitions' exposure counts (per
+#: item, or per item and rank), the item groups and the catalogue collected by Spark
+DRIVER_READS = frozenset({"exposure", "ranked_exposure", "groups", "catalogue"})
+#: why what a metric reads cannot be served, for what neither serves
+_WHY = {
+    "pairs": "it reads every training pair{switches}",
+    "slots": "it pools the slots of every list{switches}, which no partition holds",
+    "pooled_history": "it pools each user's training items over every list, which no "
+                      "partition holds",
+}
 _RECOMMENDED = ("it reads the catalogue, and catalogue='recommended' is known only once every "
                 "list is ranked (pass catalogue='train+truth', 'train' or 'features')")
 
 
+def reads(specs: Sequence[BeyondSpec], options: BeyondOptions, what: str,
+          reduction: str = "user") -> bool:
+    """Whether a metric of ``specs`` of the ``reduction`` declares that it reads ``what``
+    under ``options`` (:meth:`~receval.beyond.names.BeyondEntry.reading`): the driver then
+    collects it, or sends the training rows with each user's rows.
+
+    Example:
+        >>> from receval.beyond.names import parse_beyond
+        >>> reads([parse_beyond("ARP@5")], BeyondOptions(), "popularity")
+        True
+        >>> reads([parse_beyond("calibration@5")], BeyondOptions(), "popularity")
+        False
+    """
+    return any(s.entry.reduction == reduction and what in s.entry.reading(options)
+               for s in specs)
+
+
 def needs_catalogue(specs: Sequence[BeyondSpec], options: BeyondOptions) -> bool:
-    """Whether a per-user metric of ``specs`` reads the catalogue (a ``catalogue`` fairness
-    target or population, rND's default protected group, serendipity's catalogue size): the
-    driver then collects it and sends it to every partition (``group_exposure``'s catalogue
-    target is read on the driver).
+    """Whether a per-user metric of ``specs`` reads the catalogue (its entry declares it under
+    ``options``: a ``catalogue`` fairness target or population, rND's default protected
+    group, serendipity's catalogue size): the driver then collects it and sends it to every
+    partition (a catalogue metric's is read on the driver).
 
     Example:
         >>> from receval.beyond.names import parse_beyond
@@ -66,19 +88,24 @@ def needs_catalogue(specs: Sequence[BeyondSpec], options: BeyondOptions) -> bool
         >>> needs_catalogue([parse_beyond("rND@5")], BeyondOptions(protected_group="a"))
         False
     """
-    for spec in specs:
-        m = spec.metric
-        if m == "serendipity" or (m in ("AWRF", "nDCG_AWRF") and isinstance(
-                options.fairness_target, str) and options.fairness_target == "catalogue"):
-            return True
-        if m in ("rND", "rKL", "rRD") and (options.protected_group is None
-                                            or options.fairness_population == "catalogue"):
-            return True
-    return False
+    return reads(specs, options, "catalogue")
+
+
+def _switches(spec: BeyondSpec, options: BeyondOptions) -> str:
+    """The switches of ``spec``'s entry set away from their defaults, as `` under a='b'``."""
+    default = BeyondOptions()
+    set_ = [f"{o}={getattr(options, o)!r}" for o in spec.entry.options
+            if hasattr(default, o) and getattr(options, o) != getattr(default, o)]
+    return f" under {', '.join(set_)}" if set_ else ""
 
 
 def why_not(spec: BeyondSpec, options: BeyondOptions) -> str | None:
-    """Why ``spec`` cannot be computed on Spark under ``options`` (``None``: it can).
+    """Why ``spec`` cannot be computed on Spark under ``options`` (``None``: it can), from
+    what its entry declares it reads (:meth:`~receval.beyond.names.BeyondEntry.reading`):
+    a per-user metric in the partitions when it reads only what a partition holds or is sent
+    (:data:`PARTITION_READS`; the catalogue not under ``catalogue="recommended"``, known
+    only once every list is ranked), a catalogue metric on the driver when it reads only the
+    exposure counts (:data:`DRIVER_READS`).
 
     Example:
         >>> from receval.beyond.names import parse_beyond
@@ -88,30 +115,56 @@ def why_not(spec: BeyondSpec, options: BeyondOptions) -> str | None:
         True
         >>> why_not(parse_beyond("PopRSP@10"), BeyondOptions())[:32]
         "it pools each user's training it"
+        >>> why_not(parse_beyond("ILD@10"), BeyondOptions(similarity="cooccurrence"))
+        "it reads every training pair under similarity='cooccurrence'"
     """
-    m = spec.metric
-    if m in FROM_COUNTS or m.startswith("EE_"):
-        return None
-    if m == "serendipity":
-        if options.catalogue == "recommended":
-            return _RECOMMENDED
-        return (None if options.similarity != "cooccurrence" else
-                "similarity='cooccurrence' reads every training pair")
-    if m in POPULAR:
-        return (None if not (m == "novelty" and options.novelty_average == "slots") else
-                "novelty_average='slots' pools the slots of every list (pass 'users')")
-    if m in ("PopRSP", "PopREO"):
-        return "it pools each user's training items over every list, which no partition holds"
-    if m in HISTORY:
-        return None  # each user's training rows travel with the user's rows
-    if m == "diversity":
-        return (None if options.similarity != "cooccurrence" else
-                "similarity='cooccurrence' reads every training pair")
-    if needs_catalogue([spec], options) and options.catalogue == "recommended":
+    entry = spec.entry
+    read = entry.reading(options)
+    for what, why in _WHY.items():
+        if what in read:
+            return why.format(switches=_switches(spec, options))
+    if entry.reduction == "catalogue":
+        if read <= DRIVER_READS and read & {"exposure", "ranked_exposure"}:
+            return None
+        return ("its entry declares no reads= the driver can finish from the partitions' "
+                "exposure counts ('exposure' or 'ranked_exposure')")
+    if "catalogue" in read and options.catalogue == "recommended":
         return _RECOMMENDED
-    if m in ("AWRF", "nDCG_AWRF", "group_exposure", "rND", "rKL", "rRD"):
+    if read <= PARTITION_READS:
         return None
-    return "it is not built for the Spark engine"
+    return (f"it reads {', '.join(sorted(read - PARTITION_READS))}, which no partition "
+            f"holds")
+
+
+@contextlib.contextmanager
+def registered(entries: Sequence[BeyondEntry]) -> Iterator[None]:
+    """The driver's ``entries`` (those of the metrics asked, sent with the plan) in this
+    process's table while the partition is evaluated, the table put back after: an entry
+    added to :data:`receval.beyond.names.ENTRIES` at run time (a plug-in, a test's planted
+    entry) is parsed and computed by the partitions as by the driver.
+
+    Example:
+        >>> import dataclasses
+        >>> from receval.beyond.names import ENTRIES, find
+        >>> mine = dataclasses.replace(ENTRIES["coverage"], name="mine", aliases=("mine",))
+        >>> with registered([mine]):
+        ...     find("mine")
+        'mine'
+        >>> find("mine") is None
+        True
+    """
+    from receval.beyond import names
+
+    before = {e.name: names.ENTRIES.get(e.name) for e in entries}
+    names.ENTRIES.update({e.name: e for e in entries})
+    try:
+        yield
+    finally:
+        for name, entry in before.items():
+            if entry is None:
+                names.ENTRIES.pop(name, None)
+            else:
+                names.ENTRIES[name] = entry
 
 
 def check(specs: Sequence[BeyondSpec], options: BeyondOptions) -> None:
@@ -156,7 +209,8 @@ def popularity(items: Sequence[Any], interactions: Sequence[int], users: Sequenc
                      users=[int(n) for n in users],
                      n_interactions=int(sum(int(n) for n in interactions)),
                      n_train_users=int(n_train_users))
-    cut = [s for s in specs if s.metric in _HEAD]
+    # the metrics that cut the items at the short head (or RecBole's tail) by popularity
+    cut = [s for s in specs if {"head_share", "tail_ratio"} & set(s.entry.options)]
     if cut:
         pop = np.asarray(out.users if options.popularity == "users" else out.interactions,
                          dtype=np.int64)
@@ -196,7 +250,7 @@ def exposure_counts(specs: Sequence[BeyondSpec], top: np.ndarray | None, n_list:
     out: dict[str, list[Any]] = {}
     if not specs:
         return out
-    by_rank = {s.name for s in specs if s.metric == "group_exposure"}
+    by_rank = {s.name for s in specs if "ranked_exposure" in s.entry.reading()}
     for name, k in [*((s.name, s.k) for s in specs), (WHOLE, top.shape[1])]:
         width = min(k, top.shape[1])
         lengths = np.minimum(np.asarray(n_list), width)
@@ -357,7 +411,7 @@ def finish(result: Result, specs: Sequence[BeyondSpec], requested: Sequence[str]
     for spec in specs:
         if spec.entry.reduction == "catalogue":
             counts, lists = exposures.get(spec.name, ({}, 0))
-            if spec.metric == "group_exposure":
+            if "ranked_exposure" in spec.entry.reading():
                 assert groups is not None
                 summary[spec.name], tables[spec.name] = group_number(spec, counts, groups,
                                                                      beyond, catalogue)

@@ -52,7 +52,8 @@ def _finish_beyond(
         )
     )
     groups = None
-    if any(s.metric == "group_exposure" for s in beyond["specs"]):  # read as the plan does
+    # a catalogue metric that reads the item groups (group_exposure): read as the plan does
+    if spark_beyond.reads(beyond["specs"], b_opts, "groups", "catalogue"):
         from receval.beyond.frames import feature_groups
         from receval.beyond.groups import read_groups
 

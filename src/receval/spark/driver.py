@@ -252,10 +252,10 @@ def _evaluate_spark(
     history = (
         trained.frame
         if trained is not None
-        and any(s.metric in spark_beyond.HISTORY + spark_beyond.POPULAR for s in b_specs)
+        and any(spark_beyond.reads(b_specs, b_opts, r) for r in ("history", "popularity"))
         else None
     )
-    if history is not None and any(s.metric in spark_beyond.POPULAR for s in b_specs):
+    if history is not None and spark_beyond.reads(b_specs, b_opts, "popularity"):
         stage.name = "the training popularity (training rows counted per item)"
         popularity = _popularity(
             trained,
@@ -301,6 +301,7 @@ def _evaluate_spark(
             partitions=sopts["partitions"],
             tie_check=tie_check and not with_order,
             mode=PartitionMode(popularity=popularity, catalogue=catalogue),
+            entries=tuple({s.metric: s.entry for s in b_specs}.values()),
         )
         return union, task
 

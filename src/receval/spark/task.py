@@ -60,6 +60,9 @@ class _Task:
     #: what the partition's rows cannot tell: the driver's whole training popularity and
     #: catalogue (:class:`receval.partitions.PartitionMode`)
     mode: PartitionMode = field(default_factory=PartitionMode)
+    #: the beyond-accuracy entries of the metrics asked, as the driver's table holds them:
+    #: registered in the executor's table for the task (an entry added at run time)
+    entries: tuple[Any, ...] = ()
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         got = [b for b in batches if b.num_rows]
@@ -100,7 +103,7 @@ class _Task:
         start = time.perf_counter()
         threads = None
         try:
-            with _task_threads(context.cpus() if context else None):
+            with _task_threads(context.cpus() if context else None), _registered(self.entries):
                 threads = int(numba.get_num_threads())
                 result = self.plan().evaluate(
                     truth, preds, _history(sides[2]) if self.history else None
@@ -154,6 +157,15 @@ class _Task:
             row_firsts=self.row_firsts,
             mode=self.mode,
         )
+
+
+def _registered(entries: tuple[Any, ...]) -> contextlib.AbstractContextManager[None]:
+    """:func:`receval.spark.beyond.registered` when the task carries entries."""
+    if not entries:
+        return contextlib.nullcontext()
+    from receval.spark.beyond import registered
+
+    return registered(entries)
 
 
 def _null_free(
