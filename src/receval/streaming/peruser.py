@@ -1,0 +1,240 @@
+"""The per-user values of a streamed run, held in memory or spilled to Parquet.
+
+Each batch of users gives its per-user values (``user`` and one column per metric). While
+they take less than a share of the budget (:data:`PER_USER_SHARE`) they are held, as the
+in-memory path holds them; past it, every batch's values so far and from then on are written,
+sorted by user, as one Parquet file (a *run*) in a temporary folder of their own
+(``receval-peruser-*``: it outlives the evaluation, since the values are read after it, and
+is removed when the :class:`PerUserSpill` is collected or the interpreter exits). The batches
+hold disjoint users, so the in-memory path's order (every user sorted, ascending) is a merge
+of the sorted runs: :meth:`PerUserSpill.batches` merges them a block at a time (the rows up
+to the smallest last user of the runs' current blocks), and :meth:`PerUserSpill.write` writes
+them straight to a CSV, TSV or Parquet file without holding the table; :class:`StreamedResult`
+reads them back (:meth:`PerUserSpill.to_pandas`) the first time ``per_user`` is asked for.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from receval.result import Result
+
+#: the share of the memory budget the per-user values may take before they are spilled
+PER_USER_SHARE = 0.125
+#: rows read from each run at a time when the runs are merged
+MERGE_ROWS = 1 << 16
+
+
+def frame_bytes(frame: pd.DataFrame) -> int:
+    """What a per-user frame holds in memory (text ids counted in full).
+
+    Example:
+        >>> frame_bytes(pd.DataFrame({"user": [1, 2], "P@1": [0.5, 1.0]}))
+        32
+    """
+    return int(frame.memory_usage(index=False, deep=True).sum())
+
+
+class PerUserSpill:
+    """Per-user values written as sorted Parquet runs under a temporary folder (made under
+    ``parent``, or the system's temporary folder), read back merged in user order.
+
+    Example:
+        >>> spill = PerUserSpill()
+        >>> spill.add(pd.DataFrame({"user": [4, 2], "P@1": [0.0, 1.0]}))
+        >>> spill.add(pd.DataFrame({"user": [3], "P@1": [0.5]}))
+        >>> spill.to_pandas()
+           user  P@1
+        0     2  1.0
+        1     3  0.5
+        2     4  0.0
+        >>> folder = spill.folder
+        >>> spill.close(); folder.exists()
+        False
+    """
+
+    def __init__(self, parent: str | Path | None = None) -> None:
+        self.folder = Path(
+            tempfile.mkdtemp(prefix="receval-peruser-", dir=None if parent is None else parent)
+        )
+        self.runs: list[Path] = []
+        self.rows = 0
+        self.schema: pa.Schema | None = None
+        # removed when the spill is collected, closed, or the interpreter exits
+        self._cleanup = weakref.finalize(self, shutil.rmtree, str(self.folder), True)
+
+    def add(self, frame: pd.DataFrame) -> None:
+        """One batch's per-user values, written sorted by user as one run."""
+        if frame.empty and self.runs:
+            return
+        frame = frame.sort_values("user", kind="stable")
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        if self.schema is None:
+            self.schema = table.schema
+        path = self.folder / f"run-{len(self.runs):06d}.parquet"
+        pq.write_table(table, path)
+        self.runs.append(path)
+        self.rows += frame.shape[0]
+
+    @property
+    def columns(self) -> list[str]:
+        """The per-user columns (``user`` first)."""
+        assert self.schema is not None
+        return list(self.schema.names)
+
+    def to_pandas(self, columns: list[str] | None = None) -> pd.DataFrame:
+        """Every run read back and sorted by user, as the in-memory path concatenates the
+        batches' values and sorts them (so the frame equals it bit for bit)."""
+        frames = [pq.read_table(p, columns=columns).to_pandas() for p in self.runs]
+        frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+        return frame.sort_values("user", kind="stable").reset_index(drop=True)
+
+    def batches(self, columns: list[str] | None = None) -> Iterator[pa.Table]:
+        """The runs merged in ascending order of user, a block at a time: each step reads
+        up to :data:`MERGE_ROWS` more rows of a run whose block is used up, and yields the
+        rows of every block up to the smallest of the blocks' last users, sorted."""
+        readers = [
+            pq.ParquetFile(p).iter_batches(batch_size=MERGE_ROWS, columns=columns)
+            for p in self.runs
+        ]
+        blocks: list[pa.Table | None] = [None] * len(readers)
+
+        def refill(i: int) -> None:
+            while blocks[i] is None or blocks[i].num_rows == 0:  # type: ignore[union-attr]
+                try:
+                    blocks[i] = pa.Table.from_batches([next(readers[i])])
+                except StopIteration:
+                    blocks[i] = None
+                    return
+
+        for i in range(len(readers)):
+            refill(i)
+        while any(b is not None for b in blocks):
+            live = [b for b in blocks if b is not None]
+            frontier = min((b.column("user")[-1] for b in live), key=lambda s: s.as_py())
+            pieces = []
+            for i, block in enumerate(blocks):
+                if block is None:
+                    continue
+                n = int(pc.sum(pc.less_equal(block.column("user"), frontier)).as_py() or 0)
+                if n:
+                    pieces.append(block.slice(0, n))
+                    blocks[i] = block.slice(n)
+                    if n == block.num_rows:
+                        blocks[i] = None
+                        refill(i)
+            table = pa.concat_tables(pieces)
+            yield table.take(pc.sort_indices(table, [("user", "ascending")]))
+
+    def write(self, path: str | Path, *, columns: list[str] | None = None, raw: bool = False) -> None:
+        """The merged values to ``path`` (CSV, TSV or Parquet by suffix), a block at a time;
+        CSV and TSV text cells neutralised as :func:`receval.io.output.write_table` does
+        unless ``raw``.
+
+        Example:
+            >>> import tempfile
+            >>> spill = PerUserSpill()
+            >>> spill.add(pd.DataFrame({"user": ["b", "a"], "P@1": [0.0, 1.0]}))
+            >>> spill.add(pd.DataFrame({"user": ["=c"], "P@1": [0.5]}))
+            >>> out = Path(tempfile.mkdtemp()) / "per_user.csv"
+            >>> spill.write(out); print(out.read_text().strip())
+            "user","P@1"
+            "'=c",0.5
+            "a",1
+            "b",0
+        """
+        import pyarrow.csv as pacsv
+
+        from receval.io.formulas import neutralise_table
+
+        path = Path(path)
+        schema = self.schema if columns is None else pa.schema(
+            [self.schema.field(c) for c in columns], metadata=self.schema.metadata  # type: ignore[union-attr]
+        )
+        assert schema is not None
+        if path.suffix.lower() in (".parquet", ".pq"):
+            with pq.ParquetWriter(path, schema) as writer:
+                for table in self.batches(columns):
+                    writer.write_table(table.replace_schema_metadata(schema.metadata))
+            return
+        delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+        writer_csv: Any = None
+        try:
+            for table in self.batches(columns):
+                out = table if raw else neutralise_table(table)
+                if writer_csv is None:
+                    writer_csv = pacsv.CSVWriter(
+                        str(path), out.schema, write_options=pacsv.WriteOptions(delimiter=delimiter)
+                    )
+                writer_csv.write_table(out)
+        finally:
+            if writer_csv is not None:
+                writer_csv.close()
+
+    def close(self) -> None:
+        """Remove the runs now."""
+        self._cleanup()
+
+
+class StreamedResult(Result):
+    """A :class:`~receval.result.Result` whose per-user values were spilled to Parquet
+    (:class:`PerUserSpill`): ``per_user`` reads them back the first time it is asked for
+    (then holds the frame, as any result does); :meth:`to_parquet` and the command line's
+    ``--per-user`` write them straight from the spill without holding them.
+
+    Example:
+        >>> spill = PerUserSpill()
+        >>> spill.add(pd.DataFrame({"user": [2, 1], "P@1": [0.0, 1.0]}))
+        >>> r = StreamedResult({"P@1": 0.5}, None, {}, {}, ["P@1"])  # type: ignore[arg-type]
+        >>> r.per_user_spill = spill
+        >>> r.spilled, r.per_user["user"].tolist(), r.spilled
+        (True, [1, 2], False)
+    """
+
+    per_user_spill: PerUserSpill | None = None
+
+    @property  # type: ignore[override]
+    def per_user(self) -> pd.DataFrame:
+        frame = self.__dict__.get("_per_user")
+        if frame is None and self.per_user_spill is not None:
+            frame = self.per_user_spill.to_pandas()
+            self.__dict__["_per_user"] = frame
+        return frame
+
+    @per_user.setter
+    def per_user(self, value: pd.DataFrame | None) -> None:
+        self.__dict__["_per_user"] = value
+
+    @property
+    def spilled(self) -> bool:
+        """Whether the per-user values are still only on disk (not read back yet)."""
+        return self.per_user_spill is not None and self.__dict__.get("_per_user") is None
+
+    def to_parquet(self, path: str | Path) -> None:
+        """The per-user values to a Parquet file: from the spill while not read back.
+
+        Example:
+            >>> import tempfile
+            >>> spill = PerUserSpill()
+            >>> spill.add(pd.DataFrame({"user": [2, 1], "P@1": [0.0, 1.0]}))
+            >>> r = StreamedResult({"P@1": 0.5}, None, {}, {}, ["P@1"])  # type: ignore[arg-type]
+            >>> r.per_user_spill = spill
+            >>> out = Path(tempfile.mkdtemp()) / "u.parquet"
+            >>> r.to_parquet(out); pq.read_table(out).column("user").to_pylist(), r.spilled
+            ([1, 2], True)
+        """
+        if self.spilled:
+            assert self.per_user_spill is not None
+            self.per_user_spill.write(path)
+        else:
+            Result.to_parquet(self, path)
