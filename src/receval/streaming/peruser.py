@@ -18,7 +18,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +136,9 @@ class PerUserSpill:
             table = pa.concat_tables(pieces)
             yield table.take(pc.sort_indices(table, [("user", "ascending")]))
 
-    def write(self, path: str | Path, *, columns: list[str] | None = None, raw: bool = False) -> None:
+    def write(
+        self, path: str | Path, *, columns: list[str] | None = None, raw: bool = False
+    ) -> None:
         """The merged values to ``path`` (CSV, TSV or Parquet by suffix), a block at a time;
         CSV and TSV text cells neutralised as :func:`receval.io.output.write_table` does
         unless ``raw``.
@@ -158,10 +160,9 @@ class PerUserSpill:
         from receval.io.formulas import neutralise_table
 
         path = Path(path)
-        schema = self.schema if columns is None else pa.schema(
-            [self.schema.field(c) for c in columns], metadata=self.schema.metadata  # type: ignore[union-attr]
-        )
-        assert schema is not None
+        # the schema (pandas' metadata included) a frame of these columns is written with
+        empty = pq.read_table(self.runs[0], columns=columns).slice(0, 0).to_pandas()
+        schema = pa.Table.from_pandas(empty, preserve_index=False).schema
         if path.suffix.lower() in (".parquet", ".pq"):
             with pq.ParquetWriter(path, schema) as writer:
                 for table in self.batches(columns):
@@ -202,12 +203,14 @@ class StreamedResult(Result):
     """
 
     per_user_spill: PerUserSpill | None = None
+    #: the per-user columns shown (``None``: all), as a restricted result shows them
+    per_user_columns: list[str] | None = None
 
-    @property  # type: ignore[override]
+    @property
     def per_user(self) -> pd.DataFrame:
         frame = self.__dict__.get("_per_user")
         if frame is None and self.per_user_spill is not None:
-            frame = self.per_user_spill.to_pandas()
+            frame = self.per_user_spill.to_pandas(self.per_user_columns)
             self.__dict__["_per_user"] = frame
         return frame
 
@@ -235,6 +238,51 @@ class StreamedResult(Result):
         """
         if self.spilled:
             assert self.per_user_spill is not None
-            self.per_user_spill.write(path)
+            self.per_user_spill.write(path, columns=self.per_user_columns)
         else:
             Result.to_parquet(self, path)
+
+
+def still_spilled(result: Any) -> PerUserSpill | None:
+    """``result``'s spill when its per-user values are on disk only (not read back yet).
+
+    Example:
+        >>> still_spilled(object()) is None
+        True
+    """
+    if isinstance(result, StreamedResult) and result.spilled:
+        return result.per_user_spill
+    return None
+
+
+def restricted(result: Any, restrict: Callable[[Any], Any]) -> Any:
+    """``restrict(result)`` (a copy showing fewer metrics) without reading spilled per-user
+    values back: ``restrict`` sees an empty frame of the spilled columns, and the copy it
+    returns reads (or writes) the columns it kept from the same spill. A result held in
+    memory is passed to ``restrict`` as it is.
+
+    Example:
+        >>> spill = PerUserSpill()
+        >>> spill.add(pd.DataFrame({"user": [2, 1], "P@1": [0.0, 1.0], "R@1": [0.0, 0.5]}))
+        >>> r = StreamedResult({"P@1": 0.5, "R@1": 0.25}, None, {}, {}, ["P@1", "R@1"])  # type: ignore[arg-type]
+        >>> r.per_user_spill = spill
+        >>> shown = restricted(r, lambda x: Result(x.summary, x.per_user[["user", "R@1"]],
+        ...                                        x.counts, x.options, ["R@1"]))
+        >>> r.spilled, shown.spilled, shown.per_user["R@1"].tolist()
+        (True, False, [0.5, 0.0])
+    """  # noqa: E501
+    spill = still_spilled(result)
+    if spill is None:
+        return restrict(result)
+    empty = pq.read_table(spill.runs[0], columns=result.per_user_columns).slice(0, 0)
+    result.per_user = empty.to_pandas()
+    try:
+        shown = restrict(result)
+    finally:
+        result.per_user = None  # read from the spill again when asked
+    view = StreamedResult.__new__(StreamedResult)
+    view.__dict__.update({k: v for k, v in shown.__dict__.items() if k != "per_user"})
+    view.per_user = None
+    view.per_user_spill = spill
+    view.per_user_columns = list(shown.per_user.columns)
+    return view

@@ -390,7 +390,7 @@ class _Run:
         )
         result = (Result if self.spill is None else StreamedResult)(
             summary=summary,
-            per_user=per_user,  # type: ignore[arg-type]
+            per_user=per_user,
             counts=cast(Counts, counts),
             options=cast(RecordedOptions, record),
             metrics=[s.name for s in specs],
