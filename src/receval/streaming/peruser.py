@@ -268,8 +268,10 @@ def restricted(result: Any, restrict: Callable[[Any], Any]) -> Any:
         >>> r.per_user_spill = spill
         >>> shown = restricted(r, lambda x: Result(x.summary, x.per_user[["user", "R@1"]],
         ...                                        x.counts, x.options, ["R@1"]))
-        >>> r.spilled, shown.spilled, shown.per_user["R@1"].tolist()
-        (True, False, [0.5, 0.0])
+        >>> r.spilled, shown.spilled, shown.per_user_columns
+        (True, True, ['user', 'R@1'])
+        >>> shown.per_user["R@1"].tolist(), shown.spilled
+        ([0.5, 0.0], False)
     """  # noqa: E501
     spill = still_spilled(result)
     if spill is None:
