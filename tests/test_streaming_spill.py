@@ -186,6 +186,7 @@ def test_cli_per_user_written_from_the_spill(
             [*base, "--memory-budget", "64MiB", "--per-user", str(tmp_path / f"s{suffix}")],
         )
         assert done.exit_code == 0, done.output
+        assert "per-user values spilled to disk" in done.output  # the audit line says so
     assert (tmp_path / "m.csv").read_bytes() == (tmp_path / "s.csv").read_bytes()
     assert pq.read_table(tmp_path / "m.parquet").equals(
         pq.read_table(tmp_path / "s.parquet"), check_metadata=True
