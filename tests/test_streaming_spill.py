@@ -298,3 +298,31 @@ def test_per_user_table_no_longer_grows_the_peak(tmp_path: Path) -> None:
     line = 1.25 * (64 << 20)
     assert spilled["peak"] <= line + spilled["before"], spilled
     assert memory["peak"] > line + memory["before"], memory
+
+
+@pytest.mark.parametrize("per_user_bytes", [None, 0])
+@pytest.mark.parametrize("text", [False, True])
+def test_batches_that_evaluate_no_user(tmp_path: Path, text: bool, per_user_bytes: Any) -> None:
+    """Partitions holding only users without a truth row evaluate no user: their empty
+    frames (text ids typed ``object`` there, ``str`` elsewhere) leave the per-user values
+    those of the in-memory path, held or spilled."""
+    truth = pd.DataFrame({"user": [1, 1, 2], "item": [1, 2, 3]})
+    preds = pd.DataFrame({"user": list(range(1, 40)), "item": [1] * 39, "score": [0.5] * 39})
+    if text:
+        truth["user"] = "u" + truth["user"].astype(str)
+        preds["user"] = "u" + preds["user"].astype(str)
+    for name, frame in (("t", truth), ("p", preds)):
+        pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp_path / f"{name}.pq")
+    memory = receval.evaluate(str(tmp_path / "t.pq"), str(tmp_path / "p.pq"), ["P@1"])
+    streamed = evaluate_files(
+        tmp_path / "t.pq",
+        tmp_path / "p.pq",
+        ["P@1"],
+        evaluate_partition,
+        memory_budget="64MiB",
+        partitions=9,
+        order="any",
+        per_user_bytes=per_user_bytes,
+    )
+    assert streamed.counts["streaming"]["batches"] == 9
+    pd.testing.assert_frame_equal(memory.per_user, streamed.per_user, check_exact=True)

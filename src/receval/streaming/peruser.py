@@ -70,13 +70,21 @@ class PerUserSpill:
         self.runs: list[Path] = []
         self.rows = 0
         self.schema: pa.Schema | None = None
+        #: a batch that evaluated no user: its empty frame may type the ids apart from the
+        #: others' (text: object, not string), so it is written only if no batch has a user
+        self.empty: pd.DataFrame | None = None
         # removed when the spill is collected, closed, or the interpreter exits
         self._cleanup = weakref.finalize(self, shutil.rmtree, str(self.folder), True)
 
     def add(self, frame: pd.DataFrame) -> None:
         """One batch's per-user values, written sorted by user as one run."""
-        if frame.empty and self.runs:
+        if frame.shape[0] == 0:
+            if self.empty is None:
+                self.empty = frame
             return
+        self._write(frame)
+
+    def _write(self, frame: pd.DataFrame) -> None:
         frame = frame.sort_values("user", kind="stable")
         table = pa.Table.from_pandas(frame, preserve_index=False)
         if self.schema is None:
@@ -86,15 +94,15 @@ class PerUserSpill:
         self.runs.append(path)
         self.rows += frame.shape[0]
 
-    @property
-    def columns(self) -> list[str]:
-        """The per-user columns (``user`` first)."""
-        assert self.schema is not None
-        return list(self.schema.names)
+    def _finished(self) -> None:
+        """Every batch evaluated no user: the first one's empty frame is the one run."""
+        if not self.runs and self.empty is not None:
+            self._write(self.empty)
 
     def to_pandas(self, columns: list[str] | None = None) -> pd.DataFrame:
         """Every run read back and sorted by user, as the in-memory path concatenates the
         batches' values and sorts them (so the frame equals it bit for bit)."""
+        self._finished()
         frames = [pq.read_table(p, columns=columns).to_pandas() for p in self.runs]
         frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
         return frame.sort_values("user", kind="stable").reset_index(drop=True)
@@ -103,6 +111,7 @@ class PerUserSpill:
         """The runs merged in ascending order of user, a block at a time: each step reads
         up to :data:`MERGE_ROWS` more rows of a run whose block is used up, and yields the
         rows of every block up to the smallest of the blocks' last users, sorted."""
+        self._finished()
         readers = [
             pq.ParquetFile(p).iter_batches(batch_size=MERGE_ROWS, columns=columns)
             for p in self.runs
@@ -160,6 +169,7 @@ class PerUserSpill:
         from receval.io.formulas import neutralise_table
 
         path = Path(path)
+        self._finished()
         # the schema (pandas' metadata included) a frame of these columns is written with
         empty = pq.read_table(self.runs[0], columns=columns).slice(0, 0).to_pandas()
         schema = pa.Table.from_pandas(empty, preserve_index=False).schema
@@ -178,6 +188,10 @@ class PerUserSpill:
                         str(path), out.schema, write_options=pacsv.WriteOptions(delimiter=delimiter)
                     )
                 writer_csv.write_table(out)
+            if writer_csv is None:  # no user evaluated: the header alone
+                out = schema.empty_table()
+                out = out if raw else neutralise_table(out)
+                pacsv.write_csv(out, str(path), pacsv.WriteOptions(delimiter=delimiter))
         finally:
             if writer_csv is not None:
                 writer_csv.close()
@@ -276,6 +290,7 @@ def restricted(result: Any, restrict: Callable[[Any], Any]) -> Any:
     spill = still_spilled(result)
     if spill is None:
         return restrict(result)
+    spill._finished()
     empty = pq.read_table(spill.runs[0], columns=result.per_user_columns).slice(0, 0)
     result.per_user = empty.to_pandas()
     try:

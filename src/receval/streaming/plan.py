@@ -377,11 +377,10 @@ class _Run:
         groups = None if mapping is None else merge_strata(self.metas, specs, per_spec, mapping)
         per_user: pd.DataFrame | None = None
         if self.spill is None:
-            per_user = (
-                pd.concat(self.per_user, ignore_index=True)
-                if len(self.per_user) > 1
-                else self.per_user[0]
-            )
+            # a batch that evaluated no user gives an empty frame whose ids may be typed
+            # apart (text: object, not the others' string dtype): left out where others hold
+            frames = [f for f in self.per_user if len(f)] or self.per_user[:1]
+            per_user = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
             self.per_user = []
             per_user = per_user.sort_values("user", kind="stable").reset_index(drop=True)
         record = options.to_dict()
