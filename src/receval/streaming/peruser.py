@@ -232,6 +232,31 @@ class StreamedResult(Result):
     def per_user(self, value: pd.DataFrame | None) -> None:
         self.__dict__["_per_user"] = value
 
+    def __reduce__(self) -> Any:
+        """Pickled or deep-copied as a plain :class:`~receval.result.Result`, its per-user
+        values read back (the spill's files belong to this process).
+
+        Example:
+            >>> import pickle
+            >>> spill = PerUserSpill()
+            >>> spill.add(pd.DataFrame({"user": [2, 1], "P@1": [0.0, 1.0]}))
+            >>> r = StreamedResult({"P@1": 0.5}, None, {}, {}, ["P@1"])  # type: ignore[arg-type]
+            >>> r.per_user_spill = spill
+            >>> back = pickle.loads(pickle.dumps(r))
+            >>> type(back).__name__, back.per_user["user"].tolist()
+            ('Result', [1, 2])
+        """
+        import dataclasses
+
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(Result)}
+        return (_plain_result, (fields,))
+
+    def __copy__(self) -> StreamedResult:
+        """A shallow copy sharing the spill (the values stay on disk)."""
+        view = StreamedResult.__new__(StreamedResult)
+        view.__dict__.update(self.__dict__)
+        return view
+
     @property
     def spilled(self) -> bool:
         """Whether the per-user values are still only on disk (not read back yet)."""
@@ -255,6 +280,11 @@ class StreamedResult(Result):
             self.per_user_spill.write(path, columns=self.per_user_columns)
         else:
             Result.to_parquet(self, path)
+
+
+def _plain_result(fields: dict[str, Any]) -> Result:
+    """A :class:`~receval.result.Result` of these fields (a streamed result unpickled)."""
+    return Result(**fields)
 
 
 def still_spilled(result: Any) -> PerUserSpill | None:
