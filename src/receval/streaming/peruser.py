@@ -31,8 +31,13 @@ from receval.result import Result
 
 #: the share of the memory budget the per-user values may take before they are spilled
 PER_USER_SHARE = 0.125
-#: rows read from each run at a time when the runs are merged
+#: the most rows read from each run at a time when the runs are merged
 MERGE_ROWS = 1 << 16
+#: about how many bytes of values a row group of a run holds (the merge's readers, one a
+#: run, each hold a row group's pages)
+RUN_GROUP_BYTES = 1 << 20
+#: what the merge's blocks hold at most, all runs together, unless told (bytes)
+MERGE_BYTES = 32 << 20
 
 
 def frame_bytes(frame: pd.DataFrame) -> int:
@@ -63,12 +68,14 @@ class PerUserSpill:
         False
     """
 
-    def __init__(self, parent: str | Path | None = None) -> None:
+    def __init__(self, parent: str | Path | None = None, merge_bytes: int | None = None) -> None:
         self.folder = Path(
             tempfile.mkdtemp(prefix="receval-peruser-", dir=None if parent is None else parent)
         )
         self.runs: list[Path] = []
         self.rows = 0
+        self.bytes = 0  # the runs' values as frames in memory
+        self.merge_bytes = MERGE_BYTES if merge_bytes is None else max(int(merge_bytes), 1)
         self.schema: pa.Schema | None = None
         #: a batch that evaluated no user: its empty frame may type the ids apart from the
         #: others' (text: object, not string), so it is written only if no batch has a user
@@ -90,9 +97,27 @@ class PerUserSpill:
         if self.schema is None:
             self.schema = table.schema
         path = self.folder / f"run-{len(self.runs):06d}.parquet"
-        pq.write_table(table, path)
+        # small row groups: the merge reads each run a block at a time, not whole
+        row = max(frame_bytes(frame) // max(frame.shape[0], 1), 16)
+        pq.write_table(table, path, row_group_size=max(RUN_GROUP_BYTES // row, 256))
         self.runs.append(path)
         self.rows += frame.shape[0]
+        self.bytes += frame_bytes(frame)
+
+    def block_rows(self) -> int:
+        """Rows read from each run at a time when merging: the runs' blocks together hold
+        about ``merge_bytes`` (at least 256 rows a run, at most :data:`MERGE_ROWS`).
+
+        Example:
+            >>> spill = PerUserSpill(merge_bytes=1 << 20)
+            >>> spill.add(pd.DataFrame({"user": [1, 2], "P@1": [0.0, 1.0]}))
+            >>> spill.block_rows()
+            65536
+            >>> PerUserSpill(merge_bytes=1 << 10).block_rows()
+            256
+        """
+        row = max(self.bytes // max(self.rows, 1), 16)
+        return int(min(max(self.merge_bytes // (max(len(self.runs), 1) * row), 256), MERGE_ROWS))
 
     def _finished(self) -> None:
         """Every batch evaluated no user: the first one's empty frame is the one run."""
@@ -108,40 +133,54 @@ class PerUserSpill:
         return frame.sort_values("user", kind="stable").reset_index(drop=True)
 
     def batches(self, columns: list[str] | None = None) -> Iterator[pa.Table]:
-        """The runs merged in ascending order of user, a block at a time: each step reads
-        up to :data:`MERGE_ROWS` more rows of a run whose block is used up, and yields the
-        rows of every block up to the smallest of the blocks' last users, sorted."""
+        """The runs merged in ascending order of user, a block at a time: each run's block is
+        topped up to :meth:`block_rows` rows, then the rows of every block up to the smallest
+        last user of the runs not read to their end are yielded, sorted (a run read to its
+        end holds no later user, so it bounds nothing)."""
         self._finished()
+        target = self.block_rows()
         readers = [
-            pq.ParquetFile(p).iter_batches(batch_size=MERGE_ROWS, columns=columns)
-            for p in self.runs
+            pq.ParquetFile(p).iter_batches(batch_size=target, columns=columns) for p in self.runs
         ]
         blocks: list[pa.Table | None] = [None] * len(readers)
+        done = [False] * len(readers)
 
-        def refill(i: int) -> None:
-            while blocks[i] is None or blocks[i].num_rows == 0:  # type: ignore[union-attr]
+        def top_up(i: int) -> None:
+            held = [] if blocks[i] is None else [blocks[i]]
+            rows = sum(t.num_rows for t in held)  # type: ignore[union-attr]
+            while not done[i] and rows < target:
                 try:
-                    blocks[i] = pa.Table.from_batches([next(readers[i])])
+                    batch = next(readers[i])
                 except StopIteration:
-                    blocks[i] = None
-                    return
+                    done[i] = True
+                    break
+                held.append(pa.Table.from_batches([batch]))
+                rows += batch.num_rows
+            blocks[i] = pa.concat_tables(held) if len(held) > 1 else (held[0] if held else None)
 
-        for i in range(len(readers)):
-            refill(i)
-        while any(b is not None for b in blocks):
-            live = [b for b in blocks if b is not None]
-            frontier = min((b.column("user")[-1] for b in live), key=lambda s: s.as_py())
+        while True:
+            for i in range(len(readers)):
+                top_up(i)
+            open_ends = [
+                b.column("user")[-1]
+                for b, d in zip(blocks, done, strict=True)
+                if not d and b is not None and b.num_rows
+            ]
+            frontier = min(open_ends, key=lambda s: s.as_py()) if open_ends else None
             pieces = []
             for i, block in enumerate(blocks):
-                if block is None:
+                if block is None or not block.num_rows:
                     continue
-                n = int(pc.sum(pc.less_equal(block.column("user"), frontier)).as_py() or 0)
+                n = (
+                    block.num_rows
+                    if frontier is None
+                    else int(pc.sum(pc.less_equal(block.column("user"), frontier)).as_py() or 0)
+                )
                 if n:
                     pieces.append(block.slice(0, n))
                     blocks[i] = block.slice(n)
-                    if n == block.num_rows:
-                        blocks[i] = None
-                        refill(i)
+            if not pieces:
+                return
             table = pa.concat_tables(pieces)
             yield table.take(pc.sort_indices(table, [("user", "ascending")]))
 
@@ -175,7 +214,7 @@ class PerUserSpill:
         schema = pa.Table.from_pandas(empty, preserve_index=False).schema
         if path.suffix.lower() in (".parquet", ".pq"):
             with pq.ParquetWriter(path, schema) as writer:
-                for table in self.batches(columns):
+                for table in _gathered(self.batches(columns)):
                     writer.write_table(table.replace_schema_metadata(schema.metadata))
             return
         delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
@@ -199,6 +238,21 @@ class PerUserSpill:
     def close(self) -> None:
         """Remove the runs now."""
         self._cleanup()
+
+
+def _gathered(tables: Iterator[pa.Table]) -> Iterator[pa.Table]:
+    """Merged blocks gathered into tables of at least :data:`MERGE_ROWS` rows (the last one
+    aside): a Parquet row group each, not one per block."""
+    held: list[pa.Table] = []
+    rows = 0
+    for table in tables:
+        held.append(table)
+        rows += table.num_rows
+        if rows >= MERGE_ROWS:
+            yield pa.concat_tables(held)
+            held, rows = [], 0
+    if held:
+        yield pa.concat_tables(held)
 
 
 class StreamedResult(Result):
