@@ -214,7 +214,9 @@ class PerUserSpill:
         schema = pa.Table.from_pandas(empty, preserve_index=False).schema
         if path.suffix.lower() in (".parquet", ".pq"):
             with pq.ParquetWriter(path, schema) as writer:
-                for table in _gathered(self.batches(columns)):
+                row = max(self.bytes // max(self.rows, 1), 16)
+                gather = min(max(4 * self.merge_bytes // row, 1024), MERGE_ROWS)
+                for table in _gathered(self.batches(columns), gather):
                     writer.write_table(table.replace_schema_metadata(schema.metadata))
             return
         delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
@@ -240,15 +242,15 @@ class PerUserSpill:
         self._cleanup()
 
 
-def _gathered(tables: Iterator[pa.Table]) -> Iterator[pa.Table]:
-    """Merged blocks gathered into tables of at least :data:`MERGE_ROWS` rows (the last one
+def _gathered(tables: Iterator[pa.Table], at_least: int) -> Iterator[pa.Table]:
+    """Merged blocks gathered into tables of at least ``at_least`` rows (the last one
     aside): a Parquet row group each, not one per block."""
     held: list[pa.Table] = []
     rows = 0
     for table in tables:
         held.append(table)
         rows += table.num_rows
-        if rows >= MERGE_ROWS:
+        if rows >= at_least:
             yield pa.concat_tables(held)
             held, rows = [], 0
     if held:
