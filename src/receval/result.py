@@ -13,6 +13,7 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 import pandas as pd
@@ -272,6 +273,24 @@ class Result:
             True
         """
         return json.dumps(self.to_dict(), **kwargs)
+
+    def to_parquet(self, path: str | Path) -> None:
+        """The per-user values (:attr:`per_user`) to a Parquet file at ``path``; a streamed
+        result whose values were spilled writes them from disk without holding them
+        (:class:`receval.streaming.peruser.StreamedResult`).
+
+        Example:
+            >>> import receval, tempfile, pathlib, pyarrow.parquet as pq
+            >>> r = receval.evaluate({"user": [1], "item": [1]},
+            ...     {"user": [1], "item": [1], "score": [1.0]}, ["P@1"])
+            >>> out = pathlib.Path(tempfile.mkdtemp()) / "per_user.parquet"
+            >>> r.to_parquet(out); pq.read_table(out).column_names
+            ['user', 'P@1']
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.Table.from_pandas(self.per_user, preserve_index=False), str(path))
 
     def to_pandas(self) -> pd.DataFrame:
         """The summary as a one-column DataFrame indexed by metric.

@@ -702,6 +702,13 @@ def _write_per_user(models: dict[str, Result], path: Path, *, raw: bool = False)
 
     from receval.io.output import write_table
 
+    if len(models) == 1 and type(only := next(iter(models.values()))).__name__ == "StreamedResult":
+        from receval.streaming.peruser import still_spilled
+
+        spill = still_spilled(only)
+        if spill is not None:  # spilled by a streamed run: written from disk, never held
+            spill.write(path, columns=getattr(only, "per_user_columns", None), raw=raw)
+            return
     frames = [r.per_user.assign(model=name) for name, r in models.items()]
     frame = frames[0].drop(columns="model") if len(frames) == 1 else pd.concat(frames)
     if len(frames) > 1:

@@ -250,7 +250,16 @@ def _spark_inputs(metrics: list[str], params: dict[str, Any]) -> dict[str, Any]:
 def _restrict(result: Any, asked: list[str], beyond: list[str]) -> Any:
     """``result`` showing the metrics ``asked`` only, in their order; the beyond-accuracy ones
     (``beyond``) keep their summary and, per-user metrics, their ``per_user`` column
-    (:func:`receval.report.models.restrict` reads accuracy names only)."""
+    (:func:`receval.report.models.restrict` reads accuracy names only). Per-user values a
+    streamed run spilled to disk stay there (:func:`receval.streaming.peruser.restricted`)."""
+    if type(result).__name__ == "StreamedResult":
+        from receval.streaming.peruser import restricted
+
+        return restricted(result, lambda r: _restrict_now(r, asked, beyond))
+    return _restrict_now(result, asked, beyond)
+
+
+def _restrict_now(result: Any, asked: list[str], beyond: list[str]) -> Any:
     from receval.report.models import restrict
 
     shown = restrict(result, [n for n in asked if n not in beyond])
@@ -291,8 +300,10 @@ def _for_tables(models: dict[str, Any]) -> dict[str, Any]:
 
     out = {}
     for name, result in models.items():
-        missing = [m for m in result.summary if m not in result.per_user.columns]
-        if missing and len(models) > 1:
+        # one model: no marks, and its per-user values (spilled by a streamed run) stay unread
+        missing = ([m for m in result.summary if m not in result.per_user.columns]
+                   if len(models) > 1 else [])
+        if missing:
             result = copy.copy(result)
             result.per_user = result.per_user.assign(**{m: np.nan for m in missing})
         out[name] = result

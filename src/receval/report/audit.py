@@ -177,9 +177,10 @@ def streaming_line(result: Result) -> str | None:
     how = result.counts.get("streaming")
     if not how:
         return None
+    spilled = ", per-user values spilled to disk" if how.get("per_user") == "spilled" else ""
     return (
         f"streamed ({how['mode']}): {how['partitions']:,} partitions, {how['passes']} "
-        f"passes over the data, budget {how['budget_bytes'] / 2**20:,.0f} MiB"
+        f"passes over the data, budget {how['budget_bytes'] / 2**20:,.0f} MiB{spilled}"
     )
 
 

@@ -6,6 +6,8 @@ either in one pass over files sorted by user (:mod:`receval.streaming.ordered`) 
 partitioning both sides by a hash of the user into spill files
 (:mod:`receval.streaming.spill`); the batches' exact sums are merged
 (:mod:`receval.streaming.plan`). The numbers are those of the in-memory path bit for bit.
+Per-user values past a share of the budget are spilled to Parquet and read back, or written
+straight to a file, when asked for (:mod:`receval.streaming.peruser`).
 The budget (:mod:`receval.streaming.budget`) sizes the chunks and partitions; unset, it is a
 share of the machine's memory, and the path is taken when the inputs would not fit.
 See docs/streaming.md.

@@ -62,6 +62,7 @@ from receval.streaming.budget import (
     text_rows,
 )
 from receval.streaming.ordered import NotSorted, lockstep, sorted_by_footer
+from receval.streaming.peruser import PER_USER_SHARE, PerUserSpill, StreamedResult, frame_bytes
 from receval.streaming.spill import Partitioner, SpillFolder
 
 #: the arguments of ``evaluate`` a budget refuses, and why (each needs every user at once, or
@@ -101,6 +102,7 @@ def evaluate_files(
     spill_dir: str | Path | None = None,
     partitions: int | None = None,
     rows_per_chunk: int | None = None,
+    per_user_bytes: int | None = None,
 ) -> Result:
     """Evaluate two files (CSV, TSV or Parquet) within ``memory_budget`` bytes (``"2GiB"``;
     ``None``: :func:`receval.streaming.budget.auto_budget`).
@@ -110,6 +112,9 @@ def evaluate_files(
     ``evaluate``, ``columns`` its column arguments. ``order``: ``"auto"``, ``"sorted"`` or
     ``"any"`` (:data:`ORDERS`); ``spill_dir`` the parent of the temporary folder;
     ``partitions`` and ``rows_per_chunk`` override the sizes the budget gives (tests).
+    The per-user values are held in memory up to ``per_user_bytes`` (default
+    :data:`receval.streaming.peruser.PER_USER_SHARE` of the budget), then spilled to Parquet
+    (:mod:`receval.streaming.peruser`) and read back when asked for.
 
     Example:
         >>> import tempfile, pathlib
@@ -177,7 +182,8 @@ def evaluate_files(
         kwargs=kwargs,
         row_firsts=frozenset(s.name for s in specs),
     )
-    run = _Run(task, sources)
+    limit = int(budget * PER_USER_SHARE) if per_user_bytes is None else per_user_bytes
+    run = _Run(task, sources, limit, spill_dir)
     both_parquet = all(s.kind == "parquet" for s in sources.values())
     mode, passes = "partitioned", 0
     if (
@@ -227,7 +233,11 @@ def evaluate_files(
                     run.align("predictions", writers["predictions"].read(p)),
                 )
         run.parts_total = n_parts
-    result = run.finish(specs, per_spec, options, explicit, silence, mapping, wt)
+    try:
+        result = run.finish(specs, per_spec, options, explicit, silence, mapping, wt)
+    except BaseException:
+        run.drop_spill()
+        raise
     record_profile(
         result,
         specs,
@@ -244,6 +254,7 @@ def evaluate_files(
         "batches": run.batches,
         "passes": passes,
         "budget_bytes": budget,
+        "per_user": "spilled" if isinstance(result, StreamedResult) else "memory",
     }
     return result
 
@@ -251,15 +262,49 @@ def evaluate_files(
 class _Run:
     """The batches evaluated so far: their metas (counts, sums), per-user values, ratings."""
 
-    def __init__(self, task: LocalPlan, sources: dict[str, ChunkedSource]) -> None:
+    def __init__(
+        self,
+        task: LocalPlan,
+        sources: dict[str, ChunkedSource],
+        per_user_bytes: int | None = None,
+        spill_dir: str | Path | None = None,
+    ) -> None:
         self.task, self.sources = task, sources
+        self.per_user_bytes, self.spill_dir = per_user_bytes, spill_dir
+        self.spill: PerUserSpill | None = None
         self.reset()
 
     def reset(self) -> None:
         self.metas: list[dict[str, Any]] = []
         self.per_user: list[pd.DataFrame] = []
+        self.held = 0
         self.batches = 0
         self.parts_total = 0
+        self.drop_spill()
+
+    def drop_spill(self) -> None:
+        """Remove the spilled per-user values (a fallback starts over; an error ends)."""
+        if self.spill is not None:
+            self.spill.close()
+            self.spill = None
+
+    def keep(self, frame: pd.DataFrame) -> None:
+        """One batch's per-user values: held while they fit ``per_user_bytes``, else every
+        batch's written to Parquet (:class:`~receval.streaming.peruser.PerUserSpill`)."""
+        if self.spill is None:
+            self.per_user.append(frame)
+            self.held += frame_bytes(frame)
+            if self.per_user_bytes is None or self.held <= self.per_user_bytes:
+                return
+            # the merge's blocks, their copies and the allocator's slack: about ten times
+            # the blocks (measured, 2026-12-07): an eighth of the values' share
+            merge_bytes = max(self.per_user_bytes // 8, 1 << 20)
+            self.spill = PerUserSpill(self.spill_dir, merge_bytes=merge_bytes)
+            held, self.per_user, self.held = self.per_user, [], 0
+            for f in held:
+                self.spill.add(f)
+            return
+        self.spill.add(frame)
 
     def align(self, side: str, table: pa.Table) -> pa.Table:
         """``table``'s ids in their final types (int64 only where both sides' readers give
@@ -306,7 +351,11 @@ class _Run:
         result = task.evaluate(truth, predictions)
         meta.update(describe(result, task.row_firsts))
         self.metas.append(meta)
-        self.per_user.append(result.per_user)
+        try:
+            self.keep(result.per_user)
+        except BaseException:
+            self.drop_spill()
+            raise
         self.batches += 1
 
     def finish(
@@ -329,18 +378,19 @@ class _Run:
         with checks.silence(silence):
             summary = finish(specs, per_spec, counts, sums)
         groups = None if mapping is None else merge_strata(self.metas, specs, per_spec, mapping)
-        per_user = (
-            pd.concat(self.per_user, ignore_index=True)
-            if len(self.per_user) > 1
-            else self.per_user[0]
-        )
-        self.per_user = []
-        per_user = per_user.sort_values("user", kind="stable").reset_index(drop=True)
+        per_user: pd.DataFrame | None = None
+        if self.spill is None:
+            # a batch that evaluated no user gives an empty frame whose ids may be typed
+            # apart (text: object, not the others' string dtype): left out where others hold
+            frames = [f for f in self.per_user if len(f)] or self.per_user[:1]
+            per_user = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+            self.per_user = []
+            per_user = per_user.sort_values("user", kind="stable").reset_index(drop=True)
         record = options.to_dict()
         record.update(
             version=__version__, engine="numba", metrics={s.name: s.canonical for s in specs}
         )
-        result = Result(
+        result = (Result if self.spill is None else StreamedResult)(
             summary=summary,
             per_user=per_user,
             counts=cast(Counts, counts),
@@ -350,6 +400,8 @@ class _Run:
             strata=None if groups is None else groups.table,
             strata_sums=None if groups is None else groups.sums,
         )
+        if isinstance(result, StreamedResult):
+            result.per_user_spill, self.spill = self.spill, None
         complete_strata(result, [])  # the groups' accounting, as the local plan's
         ratings = None if ranges is None else np.array(ranges)
         with checks.silence(silence):
