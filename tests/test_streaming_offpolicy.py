@@ -52,7 +52,7 @@ def _world(n: int = 120, seed: int = 0, text_ids: bool = False) -> dict[str, pd.
     target["probability_prefix"] = target.groupby("request")["probability"].cumprod()
     target["probability_slate"] = target.groupby("request")["probability_prefix"].transform(
         "last")
-    extra = pd.DataFrame({"request": log["request"].iloc[:5].to_numpy(), "item": "unseen",
+    extra = pd.DataFrame({"request": log["request"].unique()[:5], "item": "unseen",
                           "position": 1, "probability": 0.3})
     gone = pd.DataFrame({"request": ["gone"] * 2 if text_ids else [1, 2], "item": "i0",
                          "position": 1, "probability": 0.5})
@@ -125,12 +125,13 @@ def test_score_targets_and_cascade_dr_equal_the_in_memory_path(tmp_path: Path,
     read = {k: pd.read_parquet(v) for k, v in files.items()}
     kwargs = {"estimators": ["cascade_dr", "rips", "ips", "snips", "dr", "dm"],
               "n_resamples": 30, "silence": "weights"}
-    in_memory = estimate(read["log"], {"s": Policy(read["scores"], "topk"),
-                                       "t": read["target"]}, reward_model=read["model"],
-                         **kwargs)
-    streamed = _with_parts(parts, files["log"], {"s": Policy(read["scores"], "topk"),
-                                                 "t": files["target"]},
-                           reward_model=world["model"], **kwargs)
+    def targets() -> dict[str, Policy]:
+        return {"s": Policy(read["scores"], "topk"),
+                "soft": Policy(read["scores"], "softmax", None, 0.5)}
+
+    in_memory = estimate(read["log"], targets(), reward_model=read["model"], **kwargs)
+    streamed = _with_parts(parts, files["log"], targets(), reward_model=world["model"],
+                           **kwargs)
     _same(streamed, in_memory)
 
 
@@ -140,14 +141,15 @@ def test_by_groups_and_a_reward_model_per_item_equal_the_in_memory_path(tmp_path
     log["variant"] = np.where(log["request"] % 3 == 0, "b", "a")
     files = _files(world, tmp_path)
     read = pd.read_parquet(files["log"])
-    model = pd.DataFrame({"item": ITEMS, "position": 1, "prediction": np.linspace(0, 1, 6)})
-    model = pd.concat([model, model.assign(position=2), model.assign(position=9)])
+    model = pd.DataFrame({"item": [*ITEMS, "unseen"], "position": 1,
+                          "prediction": np.linspace(0, 1, 7)})
+    model = pd.concat([model.assign(position=k) for k in (1, 2, 3, 9)])
     kwargs = {"estimators": ["ips", "snips", "dr", "sndr"], "n_resamples": 40, "by": "variant"}
     in_memory = estimate(read, {"t": world["target"]}, reward_model=model, **kwargs)
     streamed = _with_parts(11, files["log"], {"t": world["target"]}, reward_model=model,
                            **kwargs)
     _same(streamed, in_memory)
-    assert in_memory.options["reward_model_rows_dropped"] == 6
+    assert in_memory.options["reward_model_rows_dropped"] == 7
 
 
 def test_the_budget_chooses_the_partitions_and_the_folder_is_removed(tmp_path: Path,
@@ -183,19 +185,22 @@ def test_the_command_line_streams_with_the_same_numbers(tmp_path: Path) -> None:
     world = _world(seed=8, text_ids=True)
     files = _files(world, tmp_path)
 
+    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
+
     def run(*extra: str) -> str:
         done = subprocess.run(
-            [sys.executable, "-m", "receval", "offpolicy", "--log", files["log"], "--target",
+            [sys.executable, "-m", "receval.cli", "offpolicy", "--log", files["log"], "--target",
              f"t={files['target']}", "--reward-model", files["model"], "-e", "ips,snips,dr",
              "--resamples", "20", "--format", "csv", *extra],
-            capture_output=True, text=True, cwd=tmp_path, check=False)
+            capture_output=True, text=True, cwd=tmp_path, check=False, env=env)
         assert done.returncode == 0, done.stderr
         return done.stdout
 
     assert run("--memory-budget", "64MiB") == run()
-    bad = subprocess.run([sys.executable, "-m", "receval", "offpolicy", "--log", files["log"],
-                          "--target", f"t={files['target']}", "--memory-budget", "x"],
-                         capture_output=True, text=True, cwd=tmp_path, check=False)
+    bad = subprocess.run([sys.executable, "-m", "receval.cli", "offpolicy", "--log",
+                          files["log"], "--target", f"t={files['target']}", "--memory-budget",
+                          "x"], capture_output=True, text=True, cwd=tmp_path, check=False,
+                         env=env)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
 
 
