@@ -39,9 +39,16 @@ def _world(n: int = 120, seed: int = 0, text_ids: bool = False) -> dict[str, pd.
         for k, item in enumerate(shown, start=1):
             p = float(rng.uniform(0.2, 0.9))
             prefix *= p
-            rows.append({"request": f"r{r}" if text_ids else int(r), "item": item, "position": k,
-                         "reward": float(rng.integers(0, 2)), "propensity": p,
-                         "propensity_prefix": prefix})
+            rows.append(
+                {
+                    "request": f"r{r}" if text_ids else int(r),
+                    "item": item,
+                    "position": k,
+                    "reward": float(rng.integers(0, 2)),
+                    "propensity": p,
+                    "propensity_prefix": prefix,
+                }
+            )
     log = pd.DataFrame(rows)
     last = log.groupby("request")["propensity_prefix"].transform("last")
     log["propensity_slate"] = last
@@ -50,28 +57,54 @@ def _world(n: int = 120, seed: int = 0, text_ids: bool = False) -> dict[str, pd.
     target["probability"] = rng.uniform(0.05, 0.6, len(target))
     target = target.sort_values(["request", "position"])
     target["probability_prefix"] = target.groupby("request")["probability"].cumprod()
-    target["probability_slate"] = target.groupby("request")["probability_prefix"].transform(
-        "last")
-    extra = pd.DataFrame({"request": log["request"].unique()[:5], "item": "unseen",
-                          "position": 1, "probability": 0.3})
-    gone = pd.DataFrame({"request": ["gone"] * 2 if text_ids else [1, 2], "item": "i0",
-                         "position": 1, "probability": 0.5})
-    target = pd.concat([target, extra, gone], ignore_index=True).sample(frac=1.0,
-                                                                      random_state=1)
+    target["probability_slate"] = target.groupby("request")["probability_prefix"].transform("last")
+    extra = pd.DataFrame(
+        {
+            "request": log["request"].unique()[:5],
+            "item": "unseen",
+            "position": 1,
+            "probability": 0.3,
+        }
+    )
+    gone = pd.DataFrame(
+        {
+            "request": ["gone"] * 2 if text_ids else [1, 2],
+            "item": "i0",
+            "position": 1,
+            "probability": 0.5,
+        }
+    )
+    target = pd.concat([target, extra, gone], ignore_index=True).sample(frac=1.0, random_state=1)
     requests = log["request"].unique()
-    scores = pd.DataFrame({"request": np.repeat(requests, len(ITEMS)),
-                           "item": np.tile(ITEMS, len(requests)),
-                           "score": rng.normal(size=len(requests) * len(ITEMS))})
-    grid = pd.MultiIndex.from_product([requests, [*ITEMS, "unseen"], [1, 2, 3, 4]],
-                                      names=["request", "item", "position"]).to_frame(
-        index=False)
+    scores = pd.DataFrame(
+        {
+            "request": np.repeat(requests, len(ITEMS)),
+            "item": np.tile(ITEMS, len(requests)),
+            "score": rng.normal(size=len(requests) * len(ITEMS)),
+        }
+    )
+    grid = pd.MultiIndex.from_product(
+        [requests, [*ITEMS, "unseen"], [1, 2, 3, 4]], names=["request", "item", "position"]
+    ).to_frame(index=False)
     grid["prediction"] = rng.uniform(0, 1, len(grid))
-    model = pd.concat([grid, pd.DataFrame({"request": grid["request"].iloc[:3].map(
-        lambda v: f"x{v}" if text_ids else -int(v)), "item": "i1", "position": 1,
-        "prediction": 0.5})], ignore_index=True)
+    model = pd.concat(
+        [
+            grid,
+            pd.DataFrame(
+                {
+                    "request": grid["request"]
+                    .iloc[:3]
+                    .map(lambda v: f"x{v}" if text_ids else -int(v)),
+                    "item": "i1",
+                    "position": 1,
+                    "prediction": 0.5,
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
     pairs = log[["request", "item"]].drop_duplicates()
-    logger = pairs.merge(pd.DataFrame({"position": [1, 2, 3]}), how="cross").assign(
-        probability=0.3)
+    logger = pairs.merge(pd.DataFrame({"position": [1, 2, 3]}), how="cross").assign(probability=0.3)
     return {"log": log, "target": target, "scores": scores, "model": model, "logger": logger}
 
 
@@ -84,12 +117,11 @@ def _files(world: dict[str, pd.DataFrame], folder: Path) -> dict[str, str]:
     return out
 
 
-OPTIONS = {"examination": [1.0, 0.6, 0.3], "shrinkage": 4.0, "clip": 5.0,
-           "silence": "weights"}
+OPTIONS = {"examination": [1.0, 0.6, 0.3], "shrinkage": 4.0, "clip": 5.0, "silence": "weights"}
 BY_TABLE = [e for e in ENTRIES if e != "cascade_dr"]  # cascade_dr: a score target
 
 
-def _same(streamed, in_memory) -> None:  # noqa: ANN001
+def _same(streamed, in_memory) -> None:
     pd.testing.assert_frame_equal(streamed.table, in_memory.table, check_exact=True)
     assert streamed.sums == in_memory.sums
     options = dict(streamed.options)
@@ -99,16 +131,28 @@ def _same(streamed, in_memory) -> None:  # noqa: ANN001
 
 @pytest.mark.parametrize("text_ids", [False, True])
 @pytest.mark.parametrize("parts", [1, 7, 40])
-def test_every_estimator_equals_the_in_memory_path_bit_for_bit(tmp_path: Path, parts: int,
-                                                               text_ids: bool) -> None:
+def test_every_estimator_equals_the_in_memory_path_bit_for_bit(
+    tmp_path: Path, parts: int, text_ids: bool
+) -> None:
     world = _world(text_ids=text_ids)
     files = _files(world, tmp_path)
     read = {k: pd.read_parquet(v) for k, v in files.items()}
     kwargs = {"estimators": BY_TABLE, "n_resamples": 50, "seed": 3, **OPTIONS}
-    in_memory = estimate(read["log"], {"t": read["target"]}, reward_model=read["model"],
-                         logger=read["logger"], **kwargs)
-    streamed = _with_parts(parts, files["log"], {"t": files["target"]},
-                           reward_model=files["model"], logger=files["logger"], **kwargs)
+    in_memory = estimate(
+        read["log"],
+        {"t": read["target"]},
+        reward_model=read["model"],
+        logger=read["logger"],
+        **kwargs,
+    )
+    streamed = _with_parts(
+        parts,
+        files["log"],
+        {"t": files["target"]},
+        reward_model=files["model"],
+        logger=files["logger"],
+        **kwargs,
+    )
     _same(streamed, in_memory)
     assert streamed.options["partitions"] == parts
     assert in_memory.options["reward_model_rows_dropped"] > 0
@@ -118,20 +162,24 @@ def test_every_estimator_equals_the_in_memory_path_bit_for_bit(tmp_path: Path, p
 
 
 @pytest.mark.parametrize("parts", [1, 9])
-def test_score_targets_and_cascade_dr_equal_the_in_memory_path(tmp_path: Path,
-                                                               parts: int) -> None:
+def test_score_targets_and_cascade_dr_equal_the_in_memory_path(tmp_path: Path, parts: int) -> None:
     world = _world(seed=4)
     files = _files(world, tmp_path)
     read = {k: pd.read_parquet(v) for k, v in files.items()}
-    kwargs = {"estimators": ["cascade_dr", "rips", "ips", "snips", "dr", "dm"],
-              "n_resamples": 30, "silence": "weights"}
+    kwargs = {
+        "estimators": ["cascade_dr", "rips", "ips", "snips", "dr", "dm"],
+        "n_resamples": 30,
+        "silence": "weights",
+    }
+
     def targets() -> dict[str, Policy]:
-        return {"s": Policy(read["scores"], "topk"),
-                "soft": Policy(read["scores"], "softmax", None, 0.5)}
+        return {
+            "s": Policy(read["scores"], "topk"),
+            "soft": Policy(read["scores"], "softmax", None, 0.5),
+        }
 
     in_memory = estimate(read["log"], targets(), reward_model=read["model"], **kwargs)
-    streamed = _with_parts(parts, files["log"], targets(), reward_model=world["model"],
-                           **kwargs)
+    streamed = _with_parts(parts, files["log"], targets(), reward_model=world["model"], **kwargs)
     _same(streamed, in_memory)
 
 
@@ -141,19 +189,20 @@ def test_by_groups_and_a_reward_model_per_item_equal_the_in_memory_path(tmp_path
     log["variant"] = np.where(log["request"] % 3 == 0, "b", "a")
     files = _files(world, tmp_path)
     read = pd.read_parquet(files["log"])
-    model = pd.DataFrame({"item": [*ITEMS, "unseen"], "position": 1,
-                          "prediction": np.linspace(0, 1, 7)})
+    model = pd.DataFrame(
+        {"item": [*ITEMS, "unseen"], "position": 1, "prediction": np.linspace(0, 1, 7)}
+    )
     model = pd.concat([model.assign(position=k) for k in (1, 2, 3, 9)])
     kwargs = {"estimators": ["ips", "snips", "dr", "sndr"], "n_resamples": 40, "by": "variant"}
     in_memory = estimate(read, {"t": world["target"]}, reward_model=model, **kwargs)
-    streamed = _with_parts(11, files["log"], {"t": world["target"]}, reward_model=model,
-                           **kwargs)
+    streamed = _with_parts(11, files["log"], {"t": world["target"]}, reward_model=model, **kwargs)
     _same(streamed, in_memory)
     assert in_memory.options["reward_model_rows_dropped"] == 7
 
 
-def test_the_budget_chooses_the_partitions_and_the_folder_is_removed(tmp_path: Path,
-                                                                     monkeypatch) -> None:  # noqa: ANN001
+def test_the_budget_chooses_the_partitions_and_the_folder_is_removed(
+    tmp_path: Path, monkeypatch
+) -> None:
     world = _world(seed=6)
     files = _files(world, tmp_path)
     spill = tmp_path / "spill"
@@ -189,26 +238,62 @@ def test_the_command_line_streams_with_the_same_numbers(tmp_path: Path) -> None:
 
     def run(*extra: str) -> str:
         done = subprocess.run(
-            [sys.executable, "-m", "receval.cli", "offpolicy", "--log", files["log"], "--target",
-             f"t={files['target']}", "--reward-model", files["model"], "-e", "ips,snips,dr",
-             "--resamples", "20", "--format", "csv", *extra],
-            capture_output=True, text=True, cwd=tmp_path, check=False, env=env)
+            [
+                sys.executable,
+                "-m",
+                "receval.cli",
+                "offpolicy",
+                "--log",
+                files["log"],
+                "--target",
+                f"t={files['target']}",
+                "--reward-model",
+                files["model"],
+                "-e",
+                "ips,snips,dr",
+                "--resamples",
+                "20",
+                "--format",
+                "csv",
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            check=False,
+            env=env,
+        )
         assert done.returncode == 0, done.stderr
         return done.stdout
 
     assert run("--memory-budget", "64MiB") == run()
-    bad = subprocess.run([sys.executable, "-m", "receval.cli", "offpolicy", "--log",
-                          files["log"], "--target", f"t={files['target']}", "--memory-budget",
-                          "x"], capture_output=True, text=True, cwd=tmp_path, check=False,
-                         env=env)
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "receval.cli",
+            "offpolicy",
+            "--log",
+            files["log"],
+            "--target",
+            f"t={files['target']}",
+            "--memory-budget",
+            "x",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+        env=env,
+    )
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
 
 
-def _with_parts(parts: int, log: str, targets: dict, **kwargs):  # noqa: ANN003, ANN202
+def _with_parts(parts: int, log: str, targets: dict, **kwargs):
     """estimate(..., memory_budget=) with ``parts`` partitions whatever the budget."""
     real = streaming_offpolicy.streamed
 
-    def forced(*args, **kw):  # noqa: ANN002, ANN003, ANN202
+    def forced(*args, **kw):
         return real(*args, **kw, parts=parts)
 
     streaming_offpolicy.streamed = forced
@@ -220,12 +305,19 @@ def _with_parts(parts: int, log: str, targets: dict, **kwargs):  # noqa: ANN003,
 
 def test_an_oracle_from_the_formula_agrees_on_a_hand_sized_log(tmp_path: Path) -> None:
     """IPS written straight from its formula: (1/n) sum_i sum_k (pi/mu) r."""
-    log = pd.DataFrame({"request": [3, 1, 2, 1], "item": ["a", "b", "a", "a"],
-                        "position": [1, 2, 1, 1], "reward": [1.0, 1.0, 0.0, 1.0],
-                        "propensity": [0.5, 0.25, 0.5, 0.4]})
+    log = pd.DataFrame(
+        {
+            "request": [3, 1, 2, 1],
+            "item": ["a", "b", "a", "a"],
+            "position": [1, 2, 1, 1],
+            "reward": [1.0, 1.0, 0.0, 1.0],
+            "propensity": [0.5, 0.25, 0.5, 0.4],
+        }
+    )
     log.to_parquet(tmp_path / "log.parquet")
     target = log[["request", "item", "position"]].assign(probability=[0.2, 0.5, 1.0, 0.8])
-    r = _with_parts(3, str(tmp_path / "log.parquet"), {"t": target}, estimators=["ips"],
-                    n_resamples=0)
+    r = _with_parts(
+        3, str(tmp_path / "log.parquet"), {"t": target}, estimators=["ips"], n_resamples=0
+    )
     oracle = math.fsum([0.2 / 0.5 * 1.0, 0.5 / 0.25 * 1.0, 0.0, 0.8 / 0.4 * 1.0]) / 3
     assert r.table["value"].tolist() == [oracle]

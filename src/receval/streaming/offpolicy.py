@@ -36,7 +36,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -86,7 +86,7 @@ class _Side:
         assert self.path is not None
         return list(pq.ParquetFile(self.path).schema_arrow.names)
 
-    def part(self, p: int, narrow_ids: bool) -> pd.DataFrame:  # noqa: D102
+    def part(self, p: int, narrow_ids: bool) -> pd.DataFrame:
         """Partition ``p``'s rows, in the input's order."""
         if self.frame is not None:
             assert self.part_of is not None
@@ -200,14 +200,29 @@ def streamed(
     if logger is not None:
         sources["logger"] = _source(logger, "logger=")
     with silence(options.get("silence")), SpillFolder() as folder:
-        return _run(log_path, sources, folder, budget, parts, names=names, left_out=left_out,
-                    targets=[str(t) for t in sorted(targets, key=str)], seed=seed,
-                    n_resamples=n_resamples, by_cols=by_cols, clip=clip, threshold=threshold,
-                    alpha=alpha, narrow_ids=narrow_ids, options=options)
+        return _run(
+            log_path,
+            sources,
+            folder,
+            budget,
+            parts,
+            names=names,
+            left_out=left_out,
+            targets=[str(t) for t in sorted(targets, key=str)],
+            seed=seed,
+            n_resamples=n_resamples,
+            by_cols=by_cols,
+            clip=clip,
+            threshold=threshold,
+            alpha=alpha,
+            narrow_ids=narrow_ids,
+            options=options,
+        )
 
 
-def _spill(side: _Side, folder: Path, tag: str, parts: int, chunk: int,
-           positions: set[float] | None = None) -> None:
+def _spill(
+    side: _Side, folder: Path, tag: str, parts: int, chunk: int, positions: set[float] | None = None
+) -> None:
     """Split one side into ``parts`` partitions (a file: into spill files, in one pass that
     also finds its id types and, for the log, its positions)."""
     if side.frame is not None:
@@ -257,16 +272,31 @@ class _Dropped:
     dropped: int
 
 
-def _run(log_path: Path, sources: dict[str, Any], folder: Path, budget: int,
-         parts: int | None, *, names: list[str], left_out: list[str], targets: list[str],
-         seed: int, n_resamples: int, by_cols: tuple[str, ...], clip: float | None,
-         threshold: float, alpha: float, narrow_ids: bool, options: dict[str, Any]) -> Any:
+def _run(
+    log_path: Path,
+    sources: dict[str, Any],
+    folder: Path,
+    budget: int,
+    parts: int | None,
+    *,
+    names: list[str],
+    left_out: list[str],
+    targets: list[str],
+    seed: int,
+    n_resamples: int,
+    by_cols: tuple[str, ...],
+    clip: float | None,
+    threshold: float,
+    alpha: float,
+    narrow_ids: bool,
+    options: dict[str, Any],
+) -> Any:
     import pyarrow.parquet as pq
 
     from receval.offpolicy.estimate import (
         COLUMNS,
-        OffPolicyResult,
         UNNORMALISED,
+        OffPolicyResult,
         _blows_up,
         _context,
         _groups,
@@ -287,8 +317,10 @@ def _run(log_path: Path, sources: dict[str, Any], folder: Path, budget: int,
     log_names = list(log_file.schema_arrow.names)
     key = "request" if "request" in log_names else "user"
     if key == "user" and "served_at" not in log_names:
-        raise ReceValError("log has no column 'request' (one served list), nor 'user' and "
-                           f"'served_at' to make it; columns: {', '.join(log_names)}")
+        raise ReceValError(
+            "log has no column 'request' (one served list), nor 'user' and "
+            f"'served_at' to make it; columns: {', '.join(log_names)}"
+        )
     sides = {"log": _Side("log", path=log_path, key=key, rows=log_file.metadata.num_rows)}
     model_whole: pd.DataFrame | None = None
     for what, src in sources.items():
@@ -304,8 +336,7 @@ def _run(log_path: Path, sources: dict[str, Any], folder: Path, budget: int,
         side.key = found
         side.rows = len(frame) if frame is not None else pq.ParquetFile(src).metadata.num_rows
         sides[what] = side
-    n_parts = parts or max(1, math.ceil(sum(s.rows for s in sides.values()) * ROW_BYTES
-                                        / budget))
+    n_parts = parts or max(1, math.ceil(sum(s.rows for s in sides.values()) * ROW_BYTES / budget))
     chunk = chunk_rows(budget)
     seen: set[float] = set()
     for i, (what, side) in enumerate(sides.items()):
@@ -346,13 +377,15 @@ def _run(log_path: Path, sources: dict[str, Any], folder: Path, budget: int,
         log_policy = None
         if "logger" in sides:
             lframe, _, _ = _known(sides["logger"].part(p, narrow_ids), data, "logger")
-            log_policy = resolve("logger", sides["logger"].spec(lframe), data, items,
-                                 options=options)
+            log_policy = resolve(
+                "logger", sides["logger"].spec(lframe), data, items, options=options
+            )
         groups = _groups(data, by_cols)
         for t_index, target in enumerate(targets):
             side = sides[f"target {target!r}"]
-            tframe, n_known, n_unknown = _known(side.part(p, narrow_ids), data,
-                                                f"target {target!r}")
+            tframe, n_known, n_unknown = _known(
+                side.part(p, narrow_ids), data, f"target {target!r}"
+            )
             resolved = resolve(target, side.spec(tframe), data, items, options=options)
             dropped[target] += resolved.dropped + n_unknown
             matched[target] += n_known
@@ -380,9 +413,11 @@ def _run(log_path: Path, sources: dict[str, Any], folder: Path, budget: int,
             )
     for t in targets:
         if matched[t] == 0 and sides[f"target {t!r}"].rows > 0:
-            raise ReceValError(f"target {t!r}: none of its {sides[f'target {t!r}'].rows} "
-                               "row(s) names a request of the log; ids match exactly, a text "
-                               "id never equals a number")
+            raise ReceValError(
+                f"target {t!r}: none of its {sides[f'target {t!r}'].rows} "
+                "row(s) names a request of the log; ids match exactly, a text "
+                "id never equals a number"
+            )
     table_rows: list[dict[str, Any]] = []
     order_of = {g: _order(ids) for g, ids in request_ids.items()}
     group_keys = _sorted_groups(list(request_ids), by_cols)
@@ -398,13 +433,25 @@ def _run(log_path: Path, sources: dict[str, Any], folder: Path, budget: int,
                 c = np.concatenate([x for x, _ in pieces])[order]
                 width = {len(r) for _, r in pieces}
                 if len(width) != 1:
-                    raise ReceValError(f"memory_budget: {name} gave partitions different "
-                                       "numbers of terms; run without a budget")
-                ratios = [tuple(np.concatenate([r[j][i] for _, r in pieces])[order]
-                                for i in range(3)) for j in range(width.pop())]
-                term = Terms(c, ratios)  # type: ignore[arg-type]
-                row = _row(target, name, term, all_sums[k], math.nan, math.nan,
-                           _Dropped(dropped[target]), alpha)  # type: ignore[arg-type]
+                    raise ReceValError(
+                        f"memory_budget: {name} gave partitions different "
+                        "numbers of terms; run without a budget"
+                    )
+                ratios = [
+                    tuple(np.concatenate([r[j][i] for _, r in pieces])[order] for i in range(3))
+                    for j in range(width.pop())
+                ]
+                term = Terms(c, ratios)
+                row = _row(
+                    target,
+                    name,
+                    term,
+                    all_sums[k],
+                    math.nan,
+                    math.nan,
+                    cast(Any, _Dropped(dropped[target])),  # _row reads its ``dropped``
+                    alpha,
+                )
                 row["weights_blow_up"] = name in UNNORMALISED and _blows_up(row)
                 new_rows.append({**dict(zip(by_cols, gkey, strict=True)), **row})
                 pending[gkey].append((term, new_rows[-1]))
@@ -413,16 +460,22 @@ def _run(log_path: Path, sources: dict[str, Any], folder: Path, budget: int,
                 warned = _warn_weights(target, new_rows)
     for gkey in group_keys:
         stream_names = tuple(f"{c}={v}" for c, v in zip(by_cols, gkey, strict=True))
-        intervals = bootstrap([t for t, _ in pending[gkey]], n_resamples, seed, alpha,
-                              stream_names)
+        intervals = bootstrap([t for t, _ in pending[gkey]], n_resamples, seed, alpha, stream_names)
         for (_, row), (low, high) in zip(pending[gkey], intervals, strict=True):
             row["ci_low"], row["ci_high"] = low, high
     table = pd.DataFrame(table_rows, columns=[*by_cols, *COLUMNS])
     used: dict[str, Any] = {
-        "estimators": names, "seed": seed, "n_resamples": n_resamples, "alpha": alpha,
-        "clip": clip, "switch_threshold": threshold, "by": list(by_cols),
-        "ci_method": "bootstrap percentile over requests", "left_out": left_out,
-        "reward_model_rows_dropped": model_dropped}
+        "estimators": names,
+        "seed": seed,
+        "n_resamples": n_resamples,
+        "alpha": alpha,
+        "clip": clip,
+        "switch_threshold": threshold,
+        "by": list(by_cols),
+        "ci_method": "bootstrap percentile over requests",
+        "left_out": left_out,
+        "reward_model_rows_dropped": model_dropped,
+    }
     if "window" in by_cols and "window" in options:
         used["window"] = options["window"]
     used["partitions"] = n_parts
@@ -462,13 +515,13 @@ def _order(ids: list[np.ndarray]) -> np.ndarray:
     try:
         codes, _ = pd.factorize(pd.Series(values).infer_objects(), sort=True)
     except TypeError:
-        raise ReceValError("memory_budget: the log's request ids do not sort (mixed types); "
-                           "run without a budget") from None
+        raise ReceValError(
+            "memory_budget: the log's request ids do not sort (mixed types); run without a budget"
+        ) from None
     return np.argsort(codes, kind="stable")
 
 
-def _sorted_groups(keys: list[tuple[Any, ...]], by_cols: tuple[str, ...]
-                   ) -> list[tuple[Any, ...]]:
+def _sorted_groups(keys: list[tuple[Any, ...]], by_cols: tuple[str, ...]) -> list[tuple[Any, ...]]:
     """The groups in the in-memory path's order (sorted by their values)."""
     if not by_cols:
         return keys
