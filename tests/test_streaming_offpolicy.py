@@ -18,7 +18,7 @@ import pytest
 from receval.exceptions import ReceValError
 from receval.offpolicy import Policy, estimate
 from receval.offpolicy.declared import ENTRIES
-from receval.streaming import offpolicy as streaming_offpolicy
+from receval.offpolicy import streamed as streaming_offpolicy
 
 ROOT = Path(__file__).resolve().parents[1]
 ITEMS = [f"i{k}" for k in range(6)]

@@ -143,7 +143,7 @@ def offpolicy(log_path: str | None, impressions: str | None, feedback: str | Non
                                window=window, origin=origin, variant_col=variant_col,
                                time_unit=time_unit)
         source = Path(impressions).name
-    elif memory_budget is not None:  # read in partitions (receval.streaming.offpolicy)
+    elif memory_budget is not None:  # read in partitions (receval.offpolicy.streamed)
         log = str(log_path)
         source = Path(str(log_path)).name
     else:

@@ -166,7 +166,7 @@ def estimate(log: Any, targets: Mapping[str, Any], *,
     ``memory_budget`` (``"2GiB"``): ``log`` is a Parquet file (targets, reward model and
     ``logger=`` tables or Parquet files) read in partitions of requests within the budget,
     the numbers those of the in-memory path bit for bit
-    (:mod:`receval.streaming.offpolicy`, docs/streaming.md); ``narrow_ids``: read the files'
+    (:mod:`receval.offpolicy.streamed`, docs/streaming.md); ``narrow_ids``: read the files'
     text ids as the command line does (int64 when every id of a file is canonical).
 
     Example:
@@ -211,12 +211,14 @@ def estimate(log: Any, targets: Mapping[str, Any], *,
         raise ReceValError(f"alpha must be in (0, 1); got {alpha!r}")
     by_cols = _by_columns(by)
     if memory_budget is not None:
-        from receval.streaming.offpolicy import streamed
+        import sys
 
-        return streamed(log, targets, names=names, left_out=left_out, reward_model=reward_model,
-                        seed=seed, n_resamples=n_resamples, by_cols=by_cols, clip=clip,
-                        threshold=threshold, alpha=alpha, memory_budget=memory_budget,
-                        narrow_ids=narrow_ids, options=options)
+        from receval.offpolicy.streamed import streamed
+
+        return streamed(sys.modules[__name__], log, targets, names=names, left_out=left_out,
+                        reward_model=reward_model, seed=seed, n_resamples=n_resamples,
+                        by_cols=by_cols, clip=clip, threshold=threshold, alpha=alpha,
+                        memory_budget=memory_budget, narrow_ids=narrow_ids, options=options)
     with silence(options.get("silence")):
         repeats = options.get("repeats", REPEATS[0])
         if repeats not in REPEATS:

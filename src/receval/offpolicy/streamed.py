@@ -146,6 +146,7 @@ def _key_of(columns: list[str], log_key: str, what: str, optional: bool = False)
 
 
 def streamed(
+    core: Any,
     log: Any,
     targets: Mapping[str, Any],
     *,
@@ -164,8 +165,9 @@ def streamed(
     parts: int | None = None,
 ) -> Any:
     """:func:`receval.offpolicy.estimate` of a Parquet log in partitions of requests within
-    ``memory_budget`` (the arguments checked by ``estimate``); ``parts`` overrides the number
-    of partitions the budget gives (tests).
+    ``memory_budget`` (the arguments checked by ``estimate``; ``core``: the module
+    :mod:`receval.offpolicy.estimate`, whose pieces estimate each partition); ``parts``
+    overrides the number of partitions the budget gives (tests).
 
     Example:
         >>> import tempfile, pathlib, pandas as pd
@@ -201,6 +203,7 @@ def streamed(
         sources["logger"] = _source(logger, "logger=")
     with silence(options.get("silence")), SpillFolder() as folder:
         return _run(
+            core,
             log_path,
             sources,
             folder,
@@ -273,6 +276,7 @@ class _Dropped:
 
 
 def _run(
+    core: Any,
     log_path: Path,
     sources: dict[str, Any],
     folder: Path,
@@ -293,19 +297,11 @@ def _run(
 ) -> Any:
     import pyarrow.parquet as pq
 
-    from receval.offpolicy.estimate import (
-        COLUMNS,
-        UNNORMALISED,
-        OffPolicyResult,
-        _blows_up,
-        _context,
-        _groups,
-        _Part,
-        _RewardModel,
-        _row,
-        _warn_weights,
-        _with_window,
-    )
+    # the in-memory path's pieces, from the module that calls this one (no import back)
+    COLUMNS, OffPolicyResult, UNNORMALISED = core.COLUMNS, core.OffPolicyResult, core.UNNORMALISED
+    _blows_up, _context, _groups, _Part = core._blows_up, core._context, core._groups, core._Part
+    _RewardModel, _row, _warn_weights = core._RewardModel, core._row, core._warn_weights
+    _with_window = core._with_window
     from receval.offpolicy.estimators import ESTIMATORS, Terms
     from receval.offpolicy.intervals import bootstrap
     from receval.offpolicy.logs import read_log
