@@ -72,7 +72,7 @@ def run(folder: Path, budget: str | None) -> dict[str, object]:
         "seconds": seconds,
         "peak_bytes": peak,
         "partitions": out.options.get("partitions", 1),
-        "table": out.table.to_json(orient="split", double_precision=17),
+        "table": out.table.to_csv(),  # floats at full precision
     }
 
 
@@ -109,8 +109,10 @@ def _measure(folder: Path, n: int, budget_text: str) -> dict[str, dict[str, obje
             [sys.executable, __file__, "--child", str(folder), budget],
             capture_output=True,
             text=True,
-            check=True,
+            check=False,
         )
+        if done.returncode:
+            raise SystemExit(done.stderr.strip().splitlines()[-1])
         results[name] = json.loads(done.stdout.strip().splitlines()[-1])
     return results
 
