@@ -393,7 +393,7 @@ def _run(
                 part.precompute(sub.values())
                 if t_index == 0:
                     ids = data.requests if requests is None else data.requests[requests]
-                    request_ids.setdefault(gkey, []).append(np.asarray(ids, dtype=object))
+                    request_ids.setdefault(gkey, []).append(np.asarray(ids))
                 for name, term in sub.items():
                     sums = part.sums(term, resolved)
                     k = (*gkey, target, name)
