@@ -81,10 +81,10 @@ class _Side:
     def columns(self) -> list[str]:
         if self.frame is not None:
             return [str(c) for c in self.frame.columns]
-        import pyarrow.parquet as pq
+        from receval.io.batches import parquet_schema
 
         assert self.path is not None
-        return list(pq.ParquetFile(self.path).schema_arrow.names)
+        return list(parquet_schema(self.path, self.what).names)
 
     def part(self, p: int, narrow_ids: bool) -> pd.DataFrame:
         """Partition ``p``'s rows, in the input's order."""
@@ -231,18 +231,17 @@ def _spill(
     if side.frame is not None:
         side.part_of = (_frame_hash(side.frame[side.key]) % np.uint64(parts)).astype(np.int64)
         return
-    import pyarrow.parquet as pq
-
+    from receval.io.batches import parquet_batches, parquet_schema
     from receval.io.ids import narrow
     from receval.streaming.spill import Partitioner
 
-    parquet = pq.ParquetFile(str(side.path))
-    names = parquet.schema_arrow.names
+    assert side.path is not None
+    schema = parquet_schema(side.path, side.what)
+    names = schema.names
     side.int_ids = {c: True for c in ID_COLUMNS if c in names}
     side.writer = Partitioner(folder, tag, parts, as_text=True, key=side.key)
-    side.writer.schema = parquet.schema_arrow
-    for batch in parquet.iter_batches(batch_size=chunk):
-        table = pa.Table.from_batches([batch])
+    side.writer.schema = schema
+    for table in parquet_batches(side.path, side.what, chunk):
         if table.num_rows == 0:
             continue
         for c in side.int_ids:
@@ -295,7 +294,7 @@ def _run(
     narrow_ids: bool,
     options: dict[str, Any],
 ) -> Any:
-    import pyarrow.parquet as pq
+    from receval.io.batches import parquet_rows, parquet_schema
 
     # the in-memory path's pieces, from the module that calls this one (no import back)
     COLUMNS, OffPolicyResult, UNNORMALISED = core.COLUMNS, core.OffPolicyResult, core.UNNORMALISED
@@ -309,15 +308,14 @@ def _run(
     from receval.offpolicy.sums import EstimateSums
     from receval.streaming.budget import chunk_rows
 
-    log_file = pq.ParquetFile(log_path)
-    log_names = list(log_file.schema_arrow.names)
+    log_names = list(parquet_schema(log_path, "log").names)
     key = "request" if "request" in log_names else "user"
     if key == "user" and "served_at" not in log_names:
         raise ReceValError(
             "log has no column 'request' (one served list), nor 'user' and "
             f"'served_at' to make it; columns: {', '.join(log_names)}"
         )
-    sides = {"log": _Side("log", path=log_path, key=key, rows=log_file.metadata.num_rows)}
+    sides = {"log": _Side("log", path=log_path, key=key, rows=parquet_rows(log_path, "log"))}
     model_whole: pd.DataFrame | None = None
     for what, src in sources.items():
         policy = None if isinstance(src, pd.DataFrame | Path) else src
@@ -330,7 +328,7 @@ def _run(
             model_whole = frame if frame is not None else _whole(src, narrow_ids)
             continue
         side.key = found
-        side.rows = len(frame) if frame is not None else pq.ParquetFile(src).metadata.num_rows
+        side.rows = len(frame) if frame is not None else parquet_rows(src, what)
         sides[what] = side
     n_parts = parts or max(1, math.ceil(sum(s.rows for s in sides.values()) * ROW_BYTES / budget))
     chunk = chunk_rows(budget)
@@ -480,17 +478,9 @@ def _run(
 
 def _whole(path: Path, narrow_ids: bool) -> pd.DataFrame:
     """A Parquet file read whole (its text ids narrowed as the command line narrows them)."""
-    import pyarrow.parquet as pq
+    from receval.io.frames import read_frame
 
-    from receval.io.ids import narrow
-
-    table = pq.read_table(path)
-    if narrow_ids:
-        for c in ID_COLUMNS:
-            i = table.schema.get_field_index(c)
-            if i >= 0:
-                table = table.set_column(i, c, narrow(table.column(i).combine_chunks()))
-    return table.to_pandas()
+    return read_frame(path, "reward_model", ids=ID_COLUMNS if narrow_ids else ()).to_pandas()
 
 
 def _known(frame: pd.DataFrame, data: Any, what: str) -> tuple[pd.DataFrame, int, int]:
