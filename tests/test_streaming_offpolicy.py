@@ -327,3 +327,23 @@ def test_an_oracle_from_the_formula_agrees_on_a_hand_sized_log(tmp_path: Path) -
     )
     oracle = math.fsum([0.2 / 0.5 * 1.0, 0.5 / 0.25 * 1.0, 0.0, 0.8 / 0.4 * 1.0]) / 3
     assert r.table["value"].tolist() == [oracle]
+
+
+def test_a_log_named_by_user_and_served_at_equals_the_in_memory_path(tmp_path: Path) -> None:
+    """Requests named by (user, served_at): partitioned by the user, ordered as the
+    in-memory path orders the (user, served_at) pairs."""
+    world = _world(seed=9)
+    log = world["log"]
+    log["user"] = log["request"] % 17
+    log["served_at"] = pd.Timestamp("2026-01-01", tz="UTC") + pd.to_timedelta(
+        log["request"], unit="h"
+    )
+    target = world["target"].merge(
+        log[["request", "user", "served_at"]].drop_duplicates(), on="request"
+    )
+    log, target = log.drop(columns="request"), target.drop(columns="request")
+    log.to_parquet(tmp_path / "log.parquet", index=False)
+    kwargs = {"estimators": ["ips", "snips", "sips"], "n_resamples": 25, "silence": "weights"}
+    in_memory = estimate(pd.read_parquet(tmp_path / "log.parquet"), {"t": target}, **kwargs)
+    streamed = _with_parts(6, str(tmp_path / "log.parquet"), {"t": target}, **kwargs)
+    _same(streamed, in_memory)

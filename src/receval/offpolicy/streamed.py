@@ -8,10 +8,10 @@ tables already in memory are split in memory): a request's rows all land in one 
 the order the file holds them. Each partition is estimated as the in-memory path estimates a
 whole log, and the pieces merge exactly:
 
-- each (group, target, estimator)'s sums are exact integers (:class:`~receval.offpolicy.sums.
-  EstimateSums`): merged in any order they are the sums of the whole log, so the value and the
-  weight diagnostics (ESS, largest weight, its share, mean weight) and the counts are those of
-  the in-memory path bit for bit;
+- each (group, target, estimator)'s sums are exact integers
+  (:class:`~receval.offpolicy.sums.EstimateSums`): merged in any order they are the sums of
+  the whole log, so the value, the weight diagnostics (ESS, largest weight, its share, mean
+  weight) and the counts are those of the in-memory path bit for bit;
 - what is global is made global: the positions of the whole log (a partition whose lists
   reach fewer positions still gets a ratio per position, empty), the largest position (the
   reward model's rows at a position no list reaches are counted once, against the whole log),
