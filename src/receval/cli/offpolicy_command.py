@@ -37,7 +37,20 @@ def _read(path: str, flag: str) -> Any:
     return read_frame(path, flag.lstrip("-"), ids=ID_COLUMNS).to_pandas()
 
 
-def _targets(specs: tuple[str, ...]) -> dict[str, Any]:
+def _streamed_or_read(path: str, flag: str, streamed: bool) -> Any:
+    """With --memory-budget, a Parquet file's path as it is (read in partitions); else the
+    table read whole."""
+    if streamed:
+        from receval.io.detect import detect_format
+        from receval.io.source import check_file
+
+        if detect_format(check_file(path, flag.lstrip("-")), flag.lstrip("-"), "auto") \
+                == "parquet":
+            return path
+    return _read(path, flag)
+
+
+def _targets(specs: tuple[str, ...], streamed: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for spec in specs:
         name, sep, path = spec.partition("=")
@@ -45,7 +58,7 @@ def _targets(specs: tuple[str, ...]) -> dict[str, Any]:
             raise ReceValError(f"--target takes NAME=FILE; got {spec!r}")
         if name in out:
             raise ReceValError(f"--target {name!r} given twice")
-        out[name] = _read(path, f"--target {name}")
+        out[name] = _streamed_or_read(path, f"--target {name}", streamed)
     return out
 
 
@@ -95,6 +108,9 @@ def _targets(specs: tuple[str, ...]) -> dict[str, Any]:
                    "allow: slates whose positions are drawn independently (Open Bandit "
                    "Pipeline's indep logs) may show an item at several positions.")
 @option("resamples", what="Bootstrap resamples over requests", zero="the normal interval only")
+@option("memory_budget", help="Read a Parquet --log (and Parquet targets and reward model) in "
+                              "partitions of requests within SIZE of memory (2GiB, 500MB), "
+                              "with the same numbers (docs/streaming.md).")
 @shared("confidence", "seed", "format")
 @_errors_exit_2
 def offpolicy(log_path: str | None, impressions: str | None, feedback: str | None,
@@ -104,8 +120,8 @@ def offpolicy(log_path: str | None, impressions: str | None, feedback: str | Non
               reward_model: str | None, rule: str, epsilon: float | None,
               temperature: float | None, clip: float | None, switch_threshold: float,
               shrinkage: float | None, repeats: str,
-              resamples: int, confidence: float, seed: int, silence: tuple[str, ...],
-              fmt: str) -> None:
+              resamples: int, memory_budget: str | None, confidence: float, seed: int,
+              silence: tuple[str, ...], fmt: str) -> None:
     """Estimate what each target policy would earn online from the served log (IPS, SNIPS,
     DR, ...), with bootstrap intervals over requests and the importance weights' diagnostics."""
     from receval.offpolicy import estimate, log_from_monitor
@@ -127,11 +143,17 @@ def offpolicy(log_path: str | None, impressions: str | None, feedback: str | Non
                                window=window, origin=origin, variant_col=variant_col,
                                time_unit=time_unit)
         source = Path(impressions).name
+    elif memory_budget is not None:  # read in partitions (receval.offpolicy.streamed)
+        log = str(log_path)
+        source = Path(str(log_path)).name
     else:
         log = _read(str(log_path), "--log")
         source = Path(str(log_path)).name
-    tables = _targets(targets)
-    model = _read(reward_model, "--reward-model") if reward_model else None
+    if memory_budget is not None and impressions is not None:
+        raise ReceValError("--memory-budget streams a Parquet --log (not --impressions)")
+    tables = _targets(targets, streamed=memory_budget is not None)
+    model = (_streamed_or_read(reward_model, "--reward-model", memory_budget is not None)
+             if reward_model else None)
     if estimators is None:
         estimators = "ips,snips,dr" if model is not None else "ips,snips"
     names = [e.strip() for e in estimators.split(",") if e.strip()]
@@ -144,8 +166,10 @@ def offpolicy(log_path: str | None, impressions: str | None, feedback: str | Non
                        ("shrinkage", shrinkage)):
         if value is not None:
             options[key] = value
+    streamed: dict[str, Any] = ({} if memory_budget is None else
+                                {"memory_budget": memory_budget, "narrow_ids": True})
     result = estimate(log, tables, estimators=names, reward_model=model, seed=seed,
-                      n_resamples=resamples, by=list(by) or None, **options)
+                      n_resamples=resamples, by=list(by) or None, **streamed, **options)
     if html_path is not None:
         from receval.io.output import atomic_output
         from receval.report.offpolicy import page

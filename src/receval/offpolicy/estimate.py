@@ -138,8 +138,9 @@ DEFAULT_ESTIMATORS = ("ips", "snips", "dr")
 
 def estimate(log: Any, targets: Mapping[str, Any], *,
              estimators: Iterable[str] = DEFAULT_ESTIMATORS,
-             reward_model: pd.DataFrame | None = None, seed: int = 0,
+             reward_model: Any = None, seed: int = 0,
              n_resamples: int = 1000, by: str | Iterable[str] | None = None,
+             memory_budget: str | int | None = None, narrow_ids: bool = False,
              **options: Any) -> OffPolicyResult:
     """Off-policy estimates of each target's value (expected total reward per served list)
     from the served log, with intervals and weight diagnostics.
@@ -162,6 +163,11 @@ def estimate(log: Any, targets: Mapping[str, Any], *,
     group's interval from its own random stream; ``OffPolicyResult.sums`` merge exactly.
     Left at its default,
     ``estimators`` drops ``dr`` when no reward model is given (``options["left_out"]`` says so).
+    ``memory_budget`` (``"2GiB"``): ``log`` is a Parquet file (targets, reward model and
+    ``logger=`` tables or Parquet files) read in partitions of requests within the budget,
+    the numbers those of the in-memory path bit for bit
+    (:mod:`receval.offpolicy.streamed`, docs/streaming.md); ``narrow_ids``: read the files'
+    text ids as the command line does (int64 when every id of a file is canonical).
 
     Example:
         >>> import pandas as pd
@@ -204,6 +210,15 @@ def estimate(log: Any, targets: Mapping[str, Any], *,
     if not 0 < alpha < 1:
         raise ReceValError(f"alpha must be in (0, 1); got {alpha!r}")
     by_cols = _by_columns(by)
+    if memory_budget is not None:
+        import sys
+
+        from receval.offpolicy.streamed import streamed
+
+        return streamed(sys.modules[__name__], log, targets, names=names, left_out=left_out,
+                        reward_model=reward_model, seed=seed, n_resamples=n_resamples,
+                        by_cols=by_cols, clip=clip, threshold=threshold, alpha=alpha,
+                        memory_budget=memory_budget, narrow_ids=narrow_ids, options=options)
     with silence(options.get("silence")):
         repeats = options.get("repeats", REPEATS[0])
         if repeats not in REPEATS:
@@ -305,7 +320,10 @@ def _item_weight(policy: Resolved, data: Log, theta: np.ndarray, logger: bool = 
 class _RewardModel:
     """The reward model's predictions, keyed by (request, item[, position])."""
 
-    def __init__(self, frame: pd.DataFrame, data: Log, items: ItemCodes) -> None:
+    def __init__(self, frame: pd.DataFrame, data: Log, items: ItemCodes,
+                 top: int | None = None) -> None:
+        """``top``: the largest position of the whole log (streamed: of every partition);
+        unset, of ``data``."""
         if not isinstance(frame, pd.DataFrame):
             raise ReceValError(f"reward_model must be a table; got {type(frame).__name__}")
         missing = [c for c in ("item", "prediction") if c not in frame.columns]
@@ -326,7 +344,8 @@ class _RewardModel:
             if bad.any():
                 raise _first_bad(frame, bad, "with a 'position' that is not an integer >= 1",
                                  "reward_model")
-            keep &= pos <= data.position.max()  # positions no list reaches are never read
+            top = int(data.position.max()) if top is None else top
+            keep &= pos <= top  # positions no list reaches are never read
         self.dropped = int((~keep).sum())
         frame = frame[keep].reset_index(drop=True)
         self.data = data
@@ -336,7 +355,7 @@ class _RewardModel:
         # items the targets add later get larger codes: the model has none of them
         self.n_known = len(items.index)
         self.n_items = np.int64(self.n_known + 1)
-        self.top = np.int64(int(data.position.max()) + 1)
+        self.top = np.int64((int(data.position.max()) if top is None else top) + 1)
         self.position = (_number(frame, "position", "reward_model").astype(np.int64)
                          if self.by_position else np.zeros(len(frame), np.int64))
         self.prediction = _number(frame, "prediction", "reward_model")

@@ -317,6 +317,24 @@ class Resolved:
         return dict(out)
 
 
+def _per_pair(req: np.ndarray, item: np.ndarray, prob: np.ndarray) -> pd.DataFrame:
+    """The sum of ``prob`` per (request, item), sorted by both: each pair's values added in
+    row order, whatever the other pairs' rows (pandas' grouped sum is not: its compensated
+    sum of a group changes with how the groups' rows interleave), so a request's mass is the
+    same in the whole log and in any part of it holding the request.
+
+    Example:
+        >>> _per_pair(np.array([1, 0, 1]), np.array([2, 5, 2]), np.array([0.5, 1.0, 0.25]))
+           request  item  probability
+        0        0     5         1.00
+        1        1     2         0.75
+    """
+    width = np.int64(int(item.max()) + 1 if item.size else 1)
+    keys, at = np.unique(req.astype(np.int64) * width + item, return_inverse=True)
+    total = np.bincount(at.ravel(), weights=prob, minlength=keys.size)
+    return pd.DataFrame({"request": keys // width, "item": keys % width, "probability": total})
+
+
 def _theta(theta: np.ndarray | None, length: np.ndarray) -> np.ndarray:
     """theta_1..theta_Lmax (ones when None)."""
     top = int(length.max())
@@ -443,8 +461,8 @@ def _from_table(name: str, table: pd.DataFrame, log: Log, items: ItemCodes) -> R
         if by_position:
             return out
         t = _theta(theta, log.length)
-        out["probability"] = out["probability"] * t[out["position"].to_numpy()]
-        return out.groupby(["request", "item"], as_index=False, sort=True)["probability"].sum()
+        return _per_pair(out["request"].to_numpy(), out["item"].to_numpy(),
+                         out["probability"].to_numpy() * t[out["position"].to_numpy()])
 
     return Resolved(name, p, prefix, slate,
                     missing="give 'probability_prefix' / 'probability_slate' columns on the "

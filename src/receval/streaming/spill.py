@@ -91,7 +91,7 @@ def user_hash(users: pa.Array | pa.ChunkedArray, as_text: bool) -> np.ndarray:
 
 class Partitioner:
     """Writes one side's chunks into ``parts`` files under ``folder``, ``buffer_rows`` rows
-    per partition held before a write.
+    per partition held before a write; rows are split by the hash of column ``key``.
 
     Example:
         >>> import tempfile
@@ -104,9 +104,17 @@ class Partitioner:
     """
 
     def __init__(
-        self, folder: Path, side: str, parts: int, *, as_text: bool, buffer_rows: int = 1 << 16
+        self,
+        folder: Path,
+        side: str,
+        parts: int,
+        *,
+        as_text: bool,
+        buffer_rows: int = 1 << 16,
+        key: str = "user",
     ) -> None:
         self.folder, self.side, self.parts, self.as_text = folder, side, parts, as_text
+        self.key = key
         self.buffer_rows = max(int(buffer_rows), 1)
         self.schema: pa.Schema | None = None
         self._buffers: list[list[pa.Table]] = [[] for _ in range(parts)]
@@ -124,7 +132,7 @@ class Partitioner:
             self.schema = chunk.schema
         elif chunk.schema != self.schema:
             chunk = chunk.cast(self.schema)
-        part = user_hash(chunk.column("user"), self.as_text) % np.uint64(self.parts)
+        part = user_hash(chunk.column(self.key), self.as_text) % np.uint64(self.parts)
         # few partitions: Arrow's stable sort of 16-bit integers counts them (ten times
         # numpy's stable argsort, measured on 136k-row chunks)
         part = part.astype(np.uint16 if self.parts <= 1 << 16 else np.int64)
