@@ -346,3 +346,50 @@ def test_debiased_and_beyond_metrics_together_equal_evaluate() -> None:
             item_features=c["features"],
         )
     )
+
+
+def _pair(
+    truth: Any, long: Any, scores: Any, metrics: list[str], **options: Any
+) -> tuple[tuple[receval.Result, list[Any]], tuple[receval.Result, list[Any]]]:
+    """evaluate on ``long`` and evaluate_scores on ``scores`` (case(0)'s rows, columns and
+    excluded pairs), each with its warnings."""
+    c = case(0)
+    want = _recorded(lambda: receval.evaluate(truth, long, metrics, **options))
+    got = _recorded(
+        lambda: receval.evaluate_scores(
+            truth,
+            scores,
+            metrics,
+            exclude=c["exclude"],
+            user_ids=c["user_ids"],
+            item_ids=c["item_ids"],
+            device=TORCH_DEVICE,
+            **options,
+        )
+    )
+    return want, got
+
+
+@pytest.mark.parametrize("users", ["truth", "both", "union"])
+def test_nonpositive_scores_are_counted_over_every_row_as_evaluate_counts_them(
+    users: str,
+) -> None:
+    """``nonpositive_scores="irrelevant"``: ``predictions_nonpositive`` counts the scores at or
+    below 0 of every row's list, also the rows of users ``users=`` leaves out (three matrix
+    rows whose users have no truth row)."""
+    c = case(0)
+    scores = c["scores"] - 0.5  # 0, 0.5, 1, 1.5 -> -0.5, 0, 0.5, 1
+    long = c["long"].assign(score=c["long"]["score"] - 0.5)
+    truth = c["truth"][~c["truth"]["user"].isin(c["user_ids"][3:6])]
+    want, got = _pair(
+        truth,
+        long,
+        scores,
+        ["P@3", "MRR"],
+        relevance_threshold=3,
+        nonpositive_scores="irrelevant",
+        users=users,
+    )
+    _check_same(want, got)
+    # by hand: the cells outside exclude= (the long table's rows) with a score <= 0
+    assert got[0].counts["rows"]["predictions_nonpositive"] == int((long["score"] <= 0).sum())

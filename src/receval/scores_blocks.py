@@ -536,8 +536,9 @@ def _run_blocks(judged: _Judged, source: _ScoreSource, excluded: _Excluded,
     n_predicted = judged.seen_plen[judged.selected].astype(np.int64)
     n_matched = audited.get("matched", judged.t_listed)
     read = dict(judged.counts)
-    if "nonpositive" in audited:  # of the evaluated users' lists
-        read["predictions_nonpositive"] = int(audited["nonpositive"].sum())
+    if "nonpositive" in audited:  # of every row's list, evaluated or not, as evaluate counts
+        read["predictions_nonpositive"] = int(audited["nonpositive"].sum()) + _nonpositive_rest(
+            judged, source, excluded, options, step, device, torch)
     kout = KernelOutput(
         value=np.concatenate(values).reshape(n_users, m),
         num=np.concatenate(nums).reshape(-1 if m else 0, m),
@@ -548,6 +549,29 @@ def _run_blocks(judged: _Judged, source: _ScoreSource, excluded: _Excluded,
         dup_predictions=zeros - 1,
         tie_at_cut=np.concatenate(ties)[:, cut_cols], gain_shift=np.zeros(n_users))
     return read, kout, [cutoffs[c] for c in cut_cols]
+
+
+def _nonpositive_rest(judged: _Judged, source: _ScoreSource, excluded: _Excluded,
+                      options: Options, step: int, device: Any, torch: Any) -> int:
+    """The scores at or below 0 (``nonpositive_scores="irrelevant"``) in the lists of the
+    rows no evaluated user reads (the long table's rows of users left out by ``users=``),
+    read block by block as the evaluated rows are: evaluate counts every prediction row."""
+    evaluated = np.zeros(source.n_rows, bool)
+    evaluated[judged.rows[judged.rows >= 0]] = True
+    rest = np.flatnonzero(~evaluated)
+    total = 0
+    for lo in range(0, len(rest), step):
+        rows = rest[lo : lo + step]
+        scores = source.fetch(rows)
+        if options.score_dtype == "float32":
+            scores = scores.to(torch.float32)
+        nonpositive = scores <= 0
+        ex_user, ex_col = _expand(excluded.indptr[rows], excluded.indptr[rows + 1],
+                                  excluded.cols)
+        nonpositive[torch.from_numpy(ex_user).to(device),
+                    torch.from_numpy(ex_col).to(device)] = False
+        total += int(nonpositive.sum())
+    return total
 
 
 def _lists(judged: _Judged) -> Lists:
