@@ -393,3 +393,66 @@ def test_nonpositive_scores_are_counted_over_every_row_as_evaluate_counts_them(
     _check_same(want, got)
     # by hand: the cells outside exclude= (the long table's rows) with a score <= 0
     assert got[0].counts["rows"]["predictions_nonpositive"] == int((long["score"] <= 0).sum())
+
+
+def _ranks_case(broken: bool) -> tuple[Any, Any, Any, Any, Any]:
+    """case(0)'s truth with a matrix whose rows are permutations of 1..9 (ranks, 1 = best),
+    its long table; ``broken``: one row's 9 becomes 10 (no longer 1..n)."""
+    c = case(0)
+    rng = np.random.default_rng(5)
+    n_users, n_items = c["scores"].shape
+    ranks = np.stack([rng.permutation(n_items) + 1 for _ in range(n_users)]).astype(float)
+    if broken:
+        ranks[4][ranks[4] == n_items] = n_items + 1
+    r, col = np.nonzero(np.ones_like(ranks, dtype=bool))
+    long = pd.DataFrame(
+        {"user": c["user_ids"][r], "item": c["item_ids"][col], "score": ranks[r, col]}
+    )
+    return c["truth"], long, ranks, c["user_ids"], c["item_ids"]
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_ranks_passed_as_a_score_matrix_are_warned_as_evaluate_warns(broken: bool) -> None:
+    """Rows that are 1..n within every user's list: evaluate's ranks-as-scores warning (one
+    text, :func:`receval.checks.warn_ranks_as_scores`), naming what to pass instead; one row
+    that is not 1..n: no warning at either door. Every other count, warning and value equal."""
+    truth, long, ranks, user_ids, item_ids = _ranks_case(broken)
+    metrics = ["P@3", "MRR"]
+    want = _recorded(lambda: receval.evaluate(truth, long, metrics, relevance_threshold=3))
+    got = _recorded(
+        lambda: receval.evaluate_scores(
+            truth,
+            ranks,
+            metrics,
+            user_ids=user_ids,
+            item_ids=item_ids,
+            device=TORCH_DEVICE,
+            relevance_threshold=3,
+        )
+    )
+
+    def split(warned: list[Any]) -> tuple[list[Any], list[str]]:
+        ranked = [m for kind, m in warned if kind == "RanksAsScoresWarning"]
+        return [w for w in warned if w[0] != "RanksAsScoresWarning"], ranked
+
+    (want_rest, want_ranked), (got_rest, got_ranked) = split(want[1]), split(got[1])
+    _check_same((want[0], want_rest), (got[0], got_rest))
+    assert len(want_ranked) == len(got_ranked) == (0 if broken else 1)
+    if not broken:
+        assert got_ranked[0].startswith(
+            "the score matrix holds 1..n within every user's list: ranks passed as scores?"
+        )
+        assert "n + 1 - rank" in got_ranked[0] and "'rank'" in got_ranked[0]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            receval.evaluate_scores(
+                truth,
+                ranks,
+                metrics,
+                user_ids=user_ids,
+                item_ids=item_ids,
+                device=TORCH_DEVICE,
+                relevance_threshold=3,
+                silence="ranks-as-scores",
+            )
+        assert not [w for w in caught if "1..n" in str(w.message)]
