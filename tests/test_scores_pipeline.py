@@ -456,3 +456,118 @@ def test_ranks_passed_as_a_score_matrix_are_warned_as_evaluate_warns(broken: boo
                 silence="ranks-as-scores",
             )
         assert not [w for w in caught if "1..n" in str(w.message)]
+
+
+def test_truth_scope_drops_unpredicted_rows_before_duplicates_as_evaluate_does() -> None:
+    """A truth pair given twice whose item is not predicted (excluded, or outside the matrix):
+    ``truth_scope="predicted"`` drops both rows as unpredicted before duplicates are looked
+    for (shaping.prepare's order), so it is neither a duplicate nor an error."""
+    c = case(0)
+    excluded = c["exclude"].iloc[0]
+    again = pd.DataFrame(
+        {
+            "user": [excluded["user"], excluded["user"], c["user_ids"][0], c["user_ids"][0]],
+            "item": [excluded["item"], excluded["item"], 99, 99],
+            "rating": [4.0, 2.0, 5.0, 5.0],
+        }
+    )
+    truth = pd.concat([c["truth"], again], ignore_index=True)
+    for policy in ("error", "first"):
+        want, got = _pair(
+            truth,
+            c["long"],
+            c["scores"],
+            ["P@3", "nDCG@3"],
+            relevance_threshold=3,
+            truth_scope="predicted",
+            duplicates=policy,
+        )
+        _check_same(want, got)
+        rows = got[0].counts["rows"]
+        assert rows["truth_dropped_duplicates"] == 0
+        # by hand: the truth rows whose (user, item) is not a cell of the long table
+        cells = set(zip(c["long"]["user"], c["long"]["item"], strict=True))
+        off = sum((u, i) not in cells for u, i in zip(truth["user"], truth["item"], strict=True))
+        assert rows["truth_dropped_unpredicted"] == off
+
+
+def test_the_duplicate_evaluate_names_is_the_one_refused() -> None:
+    """Two repeated pairs: evaluate names the repeat of the first user (in id order) that
+    ``users=`` selects, and its smallest repeated item, whatever the input order."""
+    c = case(0)
+    later, earlier = c["truth"].iloc[-4], c["truth"].iloc[0]
+    assert later["user"] > earlier["user"]
+    twice = pd.concat([c["truth"].iloc[[-4]], c["truth"], c["truth"].iloc[[0]]], ignore_index=True)
+    with pytest.raises(receval.ReceValError) as long:
+        receval.evaluate(twice, c["long"], ["P@3"])
+    with pytest.raises(receval.ReceValError) as matrix:
+        receval.evaluate_scores(
+            twice,
+            c["scores"],
+            ["P@3"],
+            exclude=c["exclude"],
+            user_ids=c["user_ids"],
+            item_ids=c["item_ids"],
+            device=TORCH_DEVICE,
+        )
+    assert str(matrix.value) == str(long.value)
+    assert f"user {int(earlier['user'])}, item {int(earlier['item'])}" in str(matrix.value)
+
+
+@pytest.mark.parametrize("policy", ["first", "max"])
+def test_text_ids_and_duplicates_equal_evaluate(policy: str) -> None:
+    """Users and items named by text (the dictionary path of the shared grouping), the
+    truth's duplicates dropped by the shared code: counts, warnings and values as evaluate's."""
+    c = case(1)
+    user = {u: f"u{u:03d}" for u in [*c["user_ids"], 7]}
+    item = {i: f"i{i:03d}" for i in [*c["item_ids"], 98, 99]}
+    truth = c["truth"].assign(user=c["truth"]["user"].map(user), item=c["truth"]["item"].map(item))
+    truth = pd.concat(
+        [truth, truth.iloc[::4].assign(rating=lambda t: 5 - t.rating)], ignore_index=True
+    )
+    long = c["long"].assign(user=c["long"]["user"].map(user), item=c["long"]["item"].map(item))
+    exclude = c["exclude"].assign(
+        user=c["exclude"]["user"].map(user), item=c["exclude"]["item"].map(item)
+    )
+    metrics = ["P@3", "nDCG@3", "RMSE"]
+    want = _recorded(
+        lambda: receval.evaluate(truth, long, metrics, relevance_threshold=3, duplicates=policy)
+    )
+    got = _recorded(
+        lambda: receval.evaluate_scores(
+            truth,
+            c["scores"],
+            metrics,
+            exclude=exclude,
+            user_ids=[user[u] for u in c["user_ids"]],
+            item_ids=[item[i] for i in c["item_ids"]],
+            device=TORCH_DEVICE,
+            relevance_threshold=3,
+            duplicates=policy,
+        )
+    )
+    _check_same(want, got)
+    # by hand: each pair once, the repeats dropped
+    assert got[0].counts["rows"]["truth_dropped_duplicates"] == int(
+        truth.duplicated(["user", "item"]).sum()
+    )
+
+
+def test_negative_gains_refused_with_evaluate_s_message() -> None:
+    c = case(0)
+    truth = c["truth"].assign(rating=c["truth"]["rating"] - 2.0)
+    with pytest.raises(receval.ReceValError) as long:
+        receval.evaluate(truth, c["long"], ["nDCG@3"], gain="linear", relevance_threshold=-1)
+    with pytest.raises(receval.ReceValError) as matrix:
+        receval.evaluate_scores(
+            truth,
+            c["scores"],
+            ["nDCG@3"],
+            exclude=c["exclude"],
+            user_ids=c["user_ids"],
+            item_ids=c["item_ids"],
+            device=TORCH_DEVICE,
+            gain="linear",
+            relevance_threshold=-1,
+        )
+    assert str(matrix.value) == str(long.value)

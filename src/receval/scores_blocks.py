@@ -320,6 +320,7 @@ class _Grouped:
 
     counts: dict[str, int]
     uniques: np.ndarray  # the user id of each code
+    had_truth: np.ndarray  # per code: a truth row with a rating (before truth_scope)
     rows_of_user: np.ndarray  # each code's row of the scores (-1: none)
     user_codes: np.ndarray
     keys: np.ndarray
@@ -357,6 +358,7 @@ def _group_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, optio
               "truth_dropped_missing_rating": prepared.rows["truth_dropped_missing_rating"]}
     csr, users, items = prepared.truth, prepared.users, prepared.items
     uniques = np.asarray(users.decode(np.arange(csr.n_users)))
+    had_truth = csr.lengths() > 0
     rows_of_user = _positions(uniques, source.user_ids)
     column_of = (None if items.source is None
                  else _positions(np.asarray(items.ids), source.item_ids))
@@ -393,7 +395,8 @@ def _group_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, optio
     if n_dropped:
         csr = dropped
         codes, row, col = located(csr)
-    return _Grouped(counts=counts, uniques=uniques, rows_of_user=rows_of_user,
+    return _Grouped(counts=counts, uniques=uniques, had_truth=had_truth,
+                    rows_of_user=rows_of_user,
                     user_codes=codes, keys=csr.items, ratings=csr.values, row=row, col=col,
                     item_ids=lambda keys: np.asarray(items.decode(keys)))
 
@@ -429,7 +432,8 @@ def _judge_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, optio
     own = np.zeros(source.n_rows, bool)
     own[truth_rows[truth_rows >= 0]] = True
     extra = np.flatnonzero(listed_row & ~own)
-    seen_u = in_truth | in_pred
+    # a user whose truth rows truth_scope dropped is still seen (evaluate's dictionary)
+    seen_u = grouped.had_truth | in_pred
     none = np.zeros(len(extra), bool)
     # in the order of their ids, as evaluate's user dictionary holds them
     seen_ids = _concat_ids(np.asarray(uniques)[seen_u], np.asarray(source.user_ids)[extra])
