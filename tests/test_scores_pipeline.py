@@ -571,3 +571,23 @@ def test_negative_gains_refused_with_evaluate_s_message() -> None:
             relevance_threshold=-1,
         )
     assert str(matrix.value) == str(long.value)
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_ranks_read_block_by_block(broken: bool) -> None:
+    """Blocks of 4 rows: a row that is not 1..n in a later block (row 4) stops the warning."""
+    truth, _long, ranks, user_ids, item_ids = _ranks_case(broken)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        receval.evaluate_scores(
+            truth,
+            ranks,
+            ["P@3"],
+            user_ids=user_ids,
+            item_ids=item_ids,
+            device=TORCH_DEVICE,
+            relevance_threshold=3,
+            batch_size=4,
+        )
+    ranked = [w for w in caught if type(w.message).__name__ == "RanksAsScoresWarning"]
+    assert len(ranked) == (0 if broken else 1)

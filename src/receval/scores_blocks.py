@@ -142,30 +142,17 @@ class _RanksSeen:
     longest: int = 0
 
     def block(self, scores: Any, valid: Any, torch: Any) -> None:
-        """Read one block's lists (``valid``: the cells of each row's list)."""
+        """Read one block's lists (``valid``: the cells of each row's list): a few rows
+        first (real scores fail there, at no cost to a large block), then every row."""
         if not self.ranked:
             return
         n = valid.sum(dim=1)
-        listed = n > 0
-        if not bool(listed.any()):
+        listed = torch.nonzero(n > 0).flatten()
+        if len(listed) == 0:
             return
-        s = scores.to(torch.float64)
-        low = torch.where(valid, s, torch.inf).amin(dim=1)
-        if not bool((low[listed] == 1).all()):
-            self.ranked = False
-            return
-        high = torch.where(valid, s, -torch.inf).amax(dim=1)
-        whole = torch.where(valid, s == torch.floor(s), True).all(dim=1)
-        ok = (high == n.to(torch.float64)) & whole
-        if not bool(ok[listed].all()):
-            self.ranked = False
-            return
-        # 1..n each once: integers in [1, n] with the sum and the sum of squares of 1..n
-        v = torch.where(valid, s, 0.0).to(torch.int64)
-        size = n.to(torch.int64)
-        ok = ((v.sum(dim=1) == size * (size + 1) // 2)
-              & ((v * v).sum(dim=1) == size * (size + 1) * (2 * size + 1) // 6))
-        if not bool(ok[listed].all()):
+        sample = listed[:8]
+        if not (_ranked_rows(scores[sample], valid[sample], n[sample], torch)
+                and _ranked_rows(scores[listed], valid[listed], n[listed], torch)):
             self.ranked = False
             return
         self.longest = max(self.longest, int(n.max()))
@@ -181,6 +168,33 @@ class _RanksSeen:
                 "pass the ranks reversed as scores (n + 1 - rank, or -rank), or the ranks to "
                 "receval.evaluate as a long table with a column named 'rank' (read with 1 = "
                 "best)")
+
+
+def _ranked_rows(scores: Any, valid: Any, n: Any, torch: Any) -> bool:
+    """Whether each row's ``n`` listed scores (``valid``, ``n`` > 0) are 1..n, each once:
+    integers, the smallest 1, the largest ``n``, with the sum and the sum of squares of 1..n.
+
+    Example:
+        >>> import torch
+        >>> s = torch.tensor([[2.0, 1.0, 9.0, 3.0], [0.5, 1.0, 2.0, 3.0]])
+        >>> valid = torch.tensor([[True, True, False, True], [True, True, True, True]])
+        >>> _ranked_rows(s[:1], valid[:1], valid[:1].sum(dim=1), torch)
+        True
+        >>> _ranked_rows(s, valid, valid.sum(dim=1), torch)
+        False
+    """
+    low = torch.where(valid, scores, torch.inf).amin(dim=1)
+    if not bool((low == 1).all()):
+        return False
+    s = scores.to(torch.float64)
+    high = torch.where(valid, s, -torch.inf).amax(dim=1)
+    whole = torch.where(valid, s == torch.floor(s), True).all(dim=1)
+    if not bool(((high == n.to(torch.float64)) & whole).all()):
+        return False
+    v = torch.where(valid, s, 0.0).to(torch.int64)
+    size = n.to(torch.int64)
+    return bool(((v.sum(dim=1) == size * (size + 1) // 2)
+                 & ((v * v).sum(dim=1) == size * (size + 1) * (2 * size + 1) // 6)).all())
 
 
 # --- the truth ---------------------------------------------------------------------------------
