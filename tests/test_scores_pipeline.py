@@ -346,3 +346,248 @@ def test_debiased_and_beyond_metrics_together_equal_evaluate() -> None:
             item_features=c["features"],
         )
     )
+
+
+def _pair(
+    truth: Any, long: Any, scores: Any, metrics: list[str], **options: Any
+) -> tuple[tuple[receval.Result, list[Any]], tuple[receval.Result, list[Any]]]:
+    """evaluate on ``long`` and evaluate_scores on ``scores`` (case(0)'s rows, columns and
+    excluded pairs), each with its warnings."""
+    c = case(0)
+    want = _recorded(lambda: receval.evaluate(truth, long, metrics, **options))
+    got = _recorded(
+        lambda: receval.evaluate_scores(
+            truth,
+            scores,
+            metrics,
+            exclude=c["exclude"],
+            user_ids=c["user_ids"],
+            item_ids=c["item_ids"],
+            device=TORCH_DEVICE,
+            **options,
+        )
+    )
+    return want, got
+
+
+@pytest.mark.parametrize("users", ["truth", "both", "union"])
+def test_nonpositive_scores_are_counted_over_every_row_as_evaluate_counts_them(
+    users: str,
+) -> None:
+    """``nonpositive_scores="irrelevant"``: ``predictions_nonpositive`` counts the scores at or
+    below 0 of every row's list, also the rows of users ``users=`` leaves out (three matrix
+    rows whose users have no truth row)."""
+    c = case(0)
+    scores = c["scores"] - 0.5  # 0, 0.5, 1, 1.5 -> -0.5, 0, 0.5, 1
+    long = c["long"].assign(score=c["long"]["score"] - 0.5)
+    truth = c["truth"][~c["truth"]["user"].isin(c["user_ids"][3:6])]
+    want, got = _pair(
+        truth,
+        long,
+        scores,
+        ["P@3", "MRR"],
+        relevance_threshold=3,
+        nonpositive_scores="irrelevant",
+        users=users,
+    )
+    _check_same(want, got)
+    # by hand: the cells outside exclude= (the long table's rows) with a score <= 0
+    assert got[0].counts["rows"]["predictions_nonpositive"] == int((long["score"] <= 0).sum())
+
+
+def _ranks_case(broken: bool) -> tuple[Any, Any, Any, Any, Any]:
+    """case(0)'s truth with a matrix whose rows are permutations of 1..9 (ranks, 1 = best),
+    its long table; ``broken``: one row's 9 becomes 10 (no longer 1..n)."""
+    c = case(0)
+    rng = np.random.default_rng(5)
+    n_users, n_items = c["scores"].shape
+    ranks = np.stack([rng.permutation(n_items) + 1 for _ in range(n_users)]).astype(float)
+    if broken:
+        ranks[4][ranks[4] == n_items] = n_items + 1
+    r, col = np.nonzero(np.ones_like(ranks, dtype=bool))
+    long = pd.DataFrame(
+        {"user": c["user_ids"][r], "item": c["item_ids"][col], "score": ranks[r, col]}
+    )
+    return c["truth"], long, ranks, c["user_ids"], c["item_ids"]
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_ranks_passed_as_a_score_matrix_are_warned_as_evaluate_warns(broken: bool) -> None:
+    """Rows that are 1..n within every user's list: evaluate's ranks-as-scores warning (one
+    text, :func:`receval.checks.warn_ranks_as_scores`), naming what to pass instead; one row
+    that is not 1..n: no warning at either door. Every other count, warning and value equal."""
+    truth, long, ranks, user_ids, item_ids = _ranks_case(broken)
+    metrics = ["P@3", "MRR"]
+    want = _recorded(lambda: receval.evaluate(truth, long, metrics, relevance_threshold=3))
+    got = _recorded(
+        lambda: receval.evaluate_scores(
+            truth,
+            ranks,
+            metrics,
+            user_ids=user_ids,
+            item_ids=item_ids,
+            device=TORCH_DEVICE,
+            relevance_threshold=3,
+        )
+    )
+
+    def split(warned: list[Any]) -> tuple[list[Any], list[str]]:
+        ranked = [m for kind, m in warned if kind == "RanksAsScoresWarning"]
+        return [w for w in warned if w[0] != "RanksAsScoresWarning"], ranked
+
+    (want_rest, want_ranked), (got_rest, got_ranked) = split(want[1]), split(got[1])
+    _check_same((want[0], want_rest), (got[0], got_rest))
+    assert len(want_ranked) == len(got_ranked) == (0 if broken else 1)
+    if not broken:
+        assert got_ranked[0].startswith(
+            "the score matrix holds 1..n within every user's list: ranks passed as scores?"
+        )
+        assert "n + 1 - rank" in got_ranked[0] and "'rank'" in got_ranked[0]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            receval.evaluate_scores(
+                truth,
+                ranks,
+                metrics,
+                user_ids=user_ids,
+                item_ids=item_ids,
+                device=TORCH_DEVICE,
+                relevance_threshold=3,
+                silence="ranks-as-scores",
+            )
+        assert not [w for w in caught if "1..n" in str(w.message)]
+
+
+def test_truth_scope_drops_unpredicted_rows_before_duplicates_as_evaluate_does() -> None:
+    """A truth pair given twice whose item is not predicted (excluded, or outside the matrix):
+    ``truth_scope="predicted"`` drops both rows as unpredicted before duplicates are looked
+    for (shaping.prepare's order), so it is neither a duplicate nor an error."""
+    c = case(0)
+    excluded = c["exclude"].iloc[0]
+    again = pd.DataFrame(
+        {
+            "user": [excluded["user"], excluded["user"], c["user_ids"][0], c["user_ids"][0]],
+            "item": [excluded["item"], excluded["item"], 99, 99],
+            "rating": [4.0, 2.0, 5.0, 5.0],
+        }
+    )
+    truth = pd.concat([c["truth"], again], ignore_index=True)
+    for policy in ("error", "first"):
+        want, got = _pair(
+            truth,
+            c["long"],
+            c["scores"],
+            ["P@3", "nDCG@3"],
+            relevance_threshold=3,
+            truth_scope="predicted",
+            duplicates=policy,
+        )
+        _check_same(want, got)
+        rows = got[0].counts["rows"]
+        assert rows["truth_dropped_duplicates"] == 0
+        # by hand: the truth rows whose (user, item) is not a cell of the long table
+        cells = set(zip(c["long"]["user"], c["long"]["item"], strict=True))
+        off = sum((u, i) not in cells for u, i in zip(truth["user"], truth["item"], strict=True))
+        assert rows["truth_dropped_unpredicted"] == off
+
+
+def test_the_duplicate_evaluate_names_is_the_one_refused() -> None:
+    """Two repeated pairs: evaluate names the repeat of the first user (in id order) that
+    ``users=`` selects, and its smallest repeated item, whatever the input order."""
+    c = case(0)
+    later, earlier = c["truth"].iloc[-4], c["truth"].iloc[0]
+    assert later["user"] > earlier["user"]
+    twice = pd.concat([c["truth"].iloc[[-4]], c["truth"], c["truth"].iloc[[0]]], ignore_index=True)
+    with pytest.raises(receval.ReceValError) as long:
+        receval.evaluate(twice, c["long"], ["P@3"])
+    with pytest.raises(receval.ReceValError) as matrix:
+        receval.evaluate_scores(
+            twice,
+            c["scores"],
+            ["P@3"],
+            exclude=c["exclude"],
+            user_ids=c["user_ids"],
+            item_ids=c["item_ids"],
+            device=TORCH_DEVICE,
+        )
+    assert str(matrix.value) == str(long.value)
+    assert f"user {int(earlier['user'])}, item {int(earlier['item'])}" in str(matrix.value)
+
+
+@pytest.mark.parametrize("policy", ["first", "max"])
+def test_text_ids_and_duplicates_equal_evaluate(policy: str) -> None:
+    """Users and items named by text (the dictionary path of the shared grouping), the
+    truth's duplicates dropped by the shared code: counts, warnings and values as evaluate's."""
+    c = case(1)
+    user = {u: f"u{u:03d}" for u in [*c["user_ids"], 7]}
+    item = {i: f"i{i:03d}" for i in [*c["item_ids"], 98, 99]}
+    truth = c["truth"].assign(user=c["truth"]["user"].map(user), item=c["truth"]["item"].map(item))
+    truth = pd.concat(
+        [truth, truth.iloc[::4].assign(rating=lambda t: 5 - t.rating)], ignore_index=True
+    )
+    long = c["long"].assign(user=c["long"]["user"].map(user), item=c["long"]["item"].map(item))
+    exclude = c["exclude"].assign(
+        user=c["exclude"]["user"].map(user), item=c["exclude"]["item"].map(item)
+    )
+    metrics = ["P@3", "nDCG@3", "RMSE"]
+    want = _recorded(
+        lambda: receval.evaluate(truth, long, metrics, relevance_threshold=3, duplicates=policy)
+    )
+    got = _recorded(
+        lambda: receval.evaluate_scores(
+            truth,
+            c["scores"],
+            metrics,
+            exclude=exclude,
+            user_ids=[user[u] for u in c["user_ids"]],
+            item_ids=[item[i] for i in c["item_ids"]],
+            device=TORCH_DEVICE,
+            relevance_threshold=3,
+            duplicates=policy,
+        )
+    )
+    _check_same(want, got)
+    # by hand: each pair once, the repeats dropped
+    assert got[0].counts["rows"]["truth_dropped_duplicates"] == int(
+        truth.duplicated(["user", "item"]).sum()
+    )
+
+
+def test_negative_gains_refused_with_evaluate_s_message() -> None:
+    c = case(0)
+    truth = c["truth"].assign(rating=c["truth"]["rating"] - 2.0)
+    with pytest.raises(receval.ReceValError) as long:
+        receval.evaluate(truth, c["long"], ["nDCG@3"], gain="linear", relevance_threshold=-1)
+    with pytest.raises(receval.ReceValError) as matrix:
+        receval.evaluate_scores(
+            truth,
+            c["scores"],
+            ["nDCG@3"],
+            exclude=c["exclude"],
+            user_ids=c["user_ids"],
+            item_ids=c["item_ids"],
+            device=TORCH_DEVICE,
+            gain="linear",
+            relevance_threshold=-1,
+        )
+    assert str(matrix.value) == str(long.value)
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_ranks_read_block_by_block(broken: bool) -> None:
+    """Blocks of 4 rows: a row that is not 1..n in a later block (row 4) stops the warning."""
+    truth, _long, ranks, user_ids, item_ids = _ranks_case(broken)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        receval.evaluate_scores(
+            truth,
+            ranks,
+            ["P@3"],
+            user_ids=user_ids,
+            item_ids=item_ids,
+            device=TORCH_DEVICE,
+            relevance_threshold=3,
+            batch_size=4,
+        )
+    ranked = [w for w in caught if type(w.message).__name__ == "RanksAsScoresWarning"]
+    assert len(ranked) == (0 if broken else 1)

@@ -398,12 +398,28 @@ def check_ranks_as_scores(users: Any, scores: np.ndarray | None, *, column: str)
     if n.max() < MIN_RANKED_LIST or not (
             (per["min"] == 1) & (per["max"] == n) & (per["nunique"] == n)).all():
         return
+    warn_ranks_as_scores(f"predictions column {column!r} holds",
+                         "pass ranks as ranks: a column named 'rank' (or prediction_columns="
+                         "{'rank': NAME}, --prediction-columns rank=NAME) is read with 1 = best "
+                         "where there is no score column")
+
+
+def warn_ranks_as_scores(held: str, remedy: str) -> None:
+    """The ranks-as-scores warning of every door (:func:`check_ranks_as_scores` for long
+    tables, :func:`receval.evaluate_scores` for score matrices): ``held`` names what holds
+    1..n, ``remedy`` how to pass ranks there.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     warn_ranks_as_scores("the score matrix holds", "negate them")
+        >>> str(caught[0].message).split(":")[0]
+        "the score matrix holds 1..n within every user's list"
+    """
     warn(RanksAsScoresWarning,
-         f"predictions column {column!r} holds 1..n within every user's list: ranks passed as "
-         f"scores? A higher score ranks first, so each list is read upside down; pass ranks "
-         f"as ranks: a column named 'rank' (or prediction_columns={{'rank': NAME}}, "
-         f"--prediction-columns rank=NAME) is read with 1 = best where there is no score "
-         f"column")
+         f"{held} 1..n within every user's list: ranks passed as scores? A higher score ranks "
+         f"first, so each list is read upside down; {remedy}")
 
 
 def suggested_threshold(low: float, high: float) -> float:

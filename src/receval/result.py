@@ -91,11 +91,6 @@ class Counts(TypedDict, total=False):
     sampled: dict[str, Any]
     #: the debiased metrics' weights (:func:`receval.debias.record_diagnostics`)
     debias: dict[str, Any]
-    #: score matrices (:func:`receval.evaluate_scores`): rows of the truth by fate
-    truth_dropped_duplicates: int
-    truth_dropped_unpredicted: int
-    truth_kept: int
-    truth_not_in_items: int
 
 
 class RecordedOptions(TypedDict, total=False):

@@ -52,6 +52,7 @@ from receval.scores_blocks import (
     _judge_truth,
     _Judged,
     _positions,
+    _RanksSeen,
     _read_exclude,
     _read_truth,
     _run_blocks,
@@ -212,6 +213,7 @@ def evaluate_scores(
         lists_of: _Judged | None = None
         listed_under = opts if beyond_specs or not groups else next(iter(groups))
         base_part: Result | None = None
+        ranks: _RanksSeen | None = _RanksSeen()  # read by the first group's blocks
         for group_opts, members in groups.items():  # a profile's per-metric options
             judged = _judge_truth(table, source, excluded, group_opts, rating_col)
             # the lists: the base options' (beyond-accuracy metrics), else debias='s one group
@@ -219,7 +221,10 @@ def evaluate_scores(
             if mine is not None:
                 lists_of = judged
             part = _run(judged, source, excluded, [specs[i] for i in members], group_opts,
-                        where, batch_size, memory_budget, torch, mine, depth)
+                        where, batch_size, memory_budget, torch, mine, depth, ranks)
+            if ranks is not None:
+                ranks.warn()
+                ranks = None
             if members:
                 parts.append((members, part))
             else:  # the lists' pass only: its users and counts when no metric has its own
@@ -377,11 +382,12 @@ def _check_supported(specs: list[MetricSpec], options: Options) -> None:
 def _run(judged: _Judged, source: _ScoreSource, excluded: _Excluded, specs: list[MetricSpec],
          options: Options, device: Any, batch_size: int | None, memory_budget: int | None,
          torch: Any, ranked: list[tuple[np.ndarray, np.ndarray]] | None = None,
-         ranked_depth: int = 0) -> Result:
+         ranked_depth: int = 0, ranks: _RanksSeen | None = None) -> Result:
     """One option group's Result: the block loop (:mod:`receval.scores_blocks`), then the
     counts and the finish."""
     read, out, cut_ks = _run_blocks(judged, source, excluded, specs, options, device,
-                                    batch_size, memory_budget, torch, ranked, ranked_depth)
+                                    batch_size, memory_budget, torch, ranked, ranked_depth,
+                                    ranks)
     return _result(judged, read, out, specs, options, cut_ks, str(device))
 
 

@@ -16,7 +16,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from receval.audit import duplicate_error, selected_by
+from receval.audit import selected_by
+from receval.data.columns import Columns
+from receval.data.csr import CSR
 from receval.engines.judge import relevant_rows, row_gains
 from receval.engines.request import EngineRequest, Lists
 from receval.exceptions import ReceValError
@@ -129,10 +131,70 @@ def _is_range(known: np.ndarray) -> bool:
                 and (len(known) == 1 or (np.diff(known) == 1).all()))
 
 
-def _repeated(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """Rows whose (first, second) pair of codes (``0 <= code``) appeared on an earlier row."""
-    key = first.astype(np.int64) * (int(second.max(initial=0)) + 1) + second
-    return np.asarray(pd.Series(key).duplicated(keep="first"))
+@dataclass
+class _RanksSeen:
+    """Whether every list of the rows read so far holds 1..n (its ``n`` scores the numbers 1
+    to ``n``): ranks passed as scores, the test :func:`receval.checks.check_ranks_as_scores`
+    makes of a long table's score column, made block by block (real scores leave at the
+    first block: its smallest score is not 1)."""
+
+    ranked: bool = True
+    longest: int = 0
+
+    def block(self, scores: Any, valid: Any, torch: Any) -> None:
+        """Read one block's lists (``valid``: the cells of each row's list): a few rows
+        first (real scores fail there, at no cost to a large block), then every row."""
+        if not self.ranked:
+            return
+        n = valid.sum(dim=1)
+        listed = torch.nonzero(n > 0).flatten()
+        if len(listed) == 0:
+            return
+        sample = listed[:8]
+        if not (_ranked_rows(scores[sample], valid[sample], n[sample], torch)
+                and _ranked_rows(scores[listed], valid[listed], n[listed], torch)):
+            self.ranked = False
+            return
+        self.longest = max(self.longest, int(n.max()))
+
+    def warn(self) -> None:
+        """The ranks-as-scores warning of every door, when every list holds 1..n (one list
+        at least :data:`receval.checks.MIN_RANKED_LIST` long)."""
+        from receval import checks
+
+        if self.ranked and self.longest >= checks.MIN_RANKED_LIST:
+            checks.warn_ranks_as_scores(
+                "the score matrix holds",
+                "pass the ranks reversed as scores (n + 1 - rank, or -rank), or the ranks to "
+                "receval.evaluate as a long table with a column named 'rank' (read with 1 = "
+                "best)")
+
+
+def _ranked_rows(scores: Any, valid: Any, n: Any, torch: Any) -> bool:
+    """Whether each row's ``n`` listed scores (``valid``, ``n`` > 0) are 1..n, each once:
+    integers, the smallest 1, the largest ``n``, with the sum and the sum of squares of 1..n.
+
+    Example:
+        >>> import torch
+        >>> s = torch.tensor([[2.0, 1.0, 9.0, 3.0], [0.5, 1.0, 2.0, 3.0]])
+        >>> valid = torch.tensor([[True, True, False, True], [True, True, True, True]])
+        >>> _ranked_rows(s[:1], valid[:1], valid[:1].sum(dim=1), torch)
+        True
+        >>> _ranked_rows(s, valid, valid.sum(dim=1), torch)
+        False
+    """
+    low = torch.where(valid, scores, torch.inf).amin(dim=1)
+    if not bool((low == 1).all()):
+        return False
+    s = scores.to(torch.float64)
+    high = torch.where(valid, s, -torch.inf).amax(dim=1)
+    whole = torch.where(valid, s == torch.floor(s), True).all(dim=1)
+    if not bool(((high == n.to(torch.float64)) & whole).all()):
+        return False
+    v = torch.where(valid, s, 0.0).to(torch.int64)
+    size = n.to(torch.int64)
+    return bool(((v.sum(dim=1) == size * (size + 1) // 2)
+                 & ((v * v).sum(dim=1) == size * (size + 1) * (2 * size + 1) // 6)).all())
 
 
 # --- the truth ---------------------------------------------------------------------------------
@@ -148,6 +210,7 @@ class _Truth:
     ratings: np.ndarray
     n_rows: int
     missing: int
+    cols: Columns  # as read (shaping.prepare groups them)
 
 
 def _read_truth(truth: Any, options: Options, specs: list[MetricSpec], user_col: str,
@@ -168,7 +231,7 @@ def _read_truth(truth: Any, options: Options, specs: list[MetricSpec], user_col:
         items = items.to_numpy(zero_copy_only=False)
     return _Truth(users=np.asarray(users)[keep], rows=np.empty(0, np.int64),
                   items=np.asarray(items)[keep], ratings=ratings[keep], n_rows=len(cols),
-                  missing=int((~keep).sum()))
+                  missing=int((~keep).sum()), cols=cols)
 
 
 @dataclass
@@ -262,39 +325,125 @@ class _Judged:
     t_listed: np.ndarray  # per evaluated user, the truth rows whose item is in the list
 
 
-def _judge_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, options: Options,
-                 rating_col: str) -> _Judged:
-    """Relevance and gains of the truth rows, grouped by evaluated user (host arrays)."""
-    users, items, ratings = table.users, table.items, table.ratings
-    counts = {"truth": table.n_rows, "truth_dropped_missing_rating": table.missing}
-    user_codes, uniques = pd.factorize(users, sort=False)
-    item_codes, item_uniques = pd.factorize(items, sort=False)
-    repeated = _repeated(user_codes, item_codes)
-    if repeated.any():
-        if options.duplicates == "error":
-            row = int(np.flatnonzero(repeated)[0])
-            raise duplicate_error("truth", plain(users[row]), plain(items[row]))
-        if options.duplicates == "max":  # the highest rating, the first of equals
-            order = np.lexsort((np.arange(len(ratings)), -ratings, item_codes, user_codes))
-            again = _repeated(user_codes[order], item_codes[order])
-            repeated = np.zeros(len(ratings), bool)
-            repeated[order[again]] = True
-        keep = ~repeated
-        users, items, ratings = users[keep], items[keep], ratings[keep]
-        user_codes, item_codes = user_codes[keep], item_codes[keep]
-    counts["truth_dropped_duplicates"] = int(repeated.sum())
+@dataclass
+class _Grouped:
+    """The truth grouped by user and its duplicates resolved by the shared code
+    (:func:`receval.shaping.prepare`, :func:`receval.data.csr.drop_duplicates`): per row, in
+    user-code order (the users' ids sorted, as evaluate's dictionary holds them), its user's
+    code, item key, rating, row and column of the scores (-1: none)."""
+
+    counts: dict[str, int]
+    uniques: np.ndarray  # the user id of each code
+    had_truth: np.ndarray  # per code: a truth row with a rating (before truth_scope)
+    rows_of_user: np.ndarray  # each code's row of the scores (-1: none)
+    user_codes: np.ndarray
+    keys: np.ndarray
+    ratings: np.ndarray
+    row: np.ndarray
+    col: np.ndarray
+    item_ids: Callable[[np.ndarray], np.ndarray]  # item keys -> their ids
+
+
+def _group_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, options: Options,
+                 rating_col: str) -> _Grouped:
+    """The truth through :func:`receval.shaping.prepare` (read, missing ratings dropped and
+    counted, graded gains checked, users encoded and grouped), ``truth_scope="predicted"``
+    applied to the matrix's cells, then the duplicates: dropped and counted by
+    :func:`receval.data.csr.drop_duplicates`, or refused with evaluate's message naming the
+    pair evaluate names (:func:`receval.audit.duplicate_error`). The long table's rows are the
+    matrix's cells, so prepare gets the truth's first row as its predictions side and keeps
+    its options off the predictions (the scope is applied here, item order by the blocks)."""
+    import dataclasses
+
+    from receval.audit import duplicate_error
+    from receval.data.csr import drop_duplicates
+    from receval.engines.numba_engine import DUPLICATE_FOUND, locate_duplicates
+    from receval.shaping import prepare
+
+    cols = table.cols
+    if len(cols) == 0:
+        raise ReceValError("truth has no rows: there is no user to evaluate")
+    first = Columns("predictions", cols.users[:1], cols.items[:1], np.zeros(1))
+    shaped = dataclasses.replace(
+        options, truth_scope="all", item_order="native", nonpositive_scores="rank",
+        ties="stable" if options.ties in ("item_ascending", "ranx") else options.ties)
+    prepared = prepare(cols, first, shaped, rating_col=rating_col)
+    counts = {"truth": prepared.rows["truth"],
+              "truth_dropped_missing_rating": prepared.rows["truth_dropped_missing_rating"]}
+    csr, users, items = prepared.truth, prepared.users, prepared.items
+    uniques = np.asarray(users.decode(np.arange(csr.n_users)))
+    had_truth = csr.lengths() > 0
     rows_of_user = _positions(uniques, source.user_ids)
-    row = rows_of_user[user_codes]
-    col = _positions(items, source.item_ids)
+    column_of = (None if items.source is None
+                 else _positions(np.asarray(items.ids), source.item_ids))
+
+    def located(csr: CSR) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        codes = np.repeat(np.arange(csr.n_users), csr.lengths())
+        col = (_positions(csr.items, source.item_ids) if column_of is None
+               else column_of[csr.items])
+        return codes, rows_of_user[codes], col
+
+    codes, row, col = located(csr)
     if options.truth_scope == "predicted":  # only truth rows of scored, not excluded items
         predicted = (row >= 0) & (col >= 0)
         keys = np.where(predicted, row * source.n_items + col, -1)
-        predicted &= ~np.isin(keys, excluded.keys(source.n_items))
+        predicted &= ~_in_sorted(keys, excluded.keys(source.n_items))
         counts["truth_dropped_unpredicted"] = int((~predicted).sum())
-        users, ratings, row, col = users[predicted], ratings[predicted], row[predicted], \
-            col[predicted]
-        user_codes, item_codes = user_codes[predicted], item_codes[predicted]
-    relevant = _relevant(user_codes, item_codes, items, ratings, options, len(uniques))
+        csr = _kept(csr, predicted)
+        codes, row, col = located(csr)
+    policy = options.duplicates
+    dropped, n_dropped = drop_duplicates(csr, "first" if policy == "error" else policy)
+    if n_dropped and policy == "error":
+        # evaluate's order: the users users= selects first, each's smallest repeated item
+        left = excluded.items_left(source.n_items)
+        listed = (rows_of_user >= 0) & (left[np.maximum(rows_of_user, 0)] > 0)
+        repeats = dropped.lengths() != csr.lengths()
+        chosen = selected_by(csr.lengths() > 0, listed, options.users)
+        user = int(np.concatenate([np.flatnonzero(repeats & chosen),
+                                   np.flatnonzero(repeats & ~chosen)])[0])
+        where = np.array([DUPLICATE_FOUND])
+        locate_duplicates(where, np.array([user]), csr.indptr, csr.items)
+        raise duplicate_error("truth", plain(uniques[user]),
+                              plain(items.decode(csr.items[where[0] : where[0] + 1])[0]))
+    counts["truth_dropped_duplicates"] = n_dropped
+    if n_dropped:
+        csr = dropped
+        codes, row, col = located(csr)
+    return _Grouped(counts=counts, uniques=uniques, had_truth=had_truth,
+                    rows_of_user=rows_of_user,
+                    user_codes=codes, keys=csr.items, ratings=csr.values, row=row, col=col,
+                    item_ids=lambda keys: np.asarray(items.decode(keys)))
+
+
+def _in_sorted(values: np.ndarray, ordered: np.ndarray) -> np.ndarray:
+    """Whether each value is in ``ordered`` (sorted, as :meth:`_Excluded.keys` gives them):
+    ``np.isin`` by binary search, no hashing.
+
+    Example:
+        >>> _in_sorted(np.array([3, -1, 7, 9]), np.array([1, 3, 7])).tolist()
+        [True, False, True, False]
+    """
+    if len(ordered) == 0:
+        return np.zeros(len(values), bool)
+    at = np.minimum(np.searchsorted(ordered, values), len(ordered) - 1)
+    return np.asarray(ordered[at] == values)
+
+
+def _kept(csr: CSR, keep: np.ndarray) -> CSR:
+    """The rows of ``csr`` that ``keep`` marks, still grouped by user."""
+    before = np.zeros(len(keep) + 1, np.int64)
+    np.cumsum(keep, out=before[1:])
+    return CSR(before[csr.indptr], csr.items[keep], csr.values[keep])
+
+
+def _judge_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, options: Options,
+                 rating_col: str) -> _Judged:
+    """Relevance and gains of the truth rows, grouped by evaluated user (host arrays)."""
+    grouped = _group_truth(table, source, excluded, options, rating_col)
+    counts, uniques, user_codes = grouped.counts, grouped.uniques, grouped.user_codes
+    ratings, rows_of_user, row, col = (grouped.ratings, grouped.rows_of_user, grouped.row,
+                                       grouped.col)
+    relevant = _relevant(user_codes, ratings, options, len(uniques))
     gains = _gains(ratings, relevant, options, rating_col)
     # the evaluated users, in the order of the truth (then rows of the scores)
     n_users = len(uniques)
@@ -311,7 +460,8 @@ def _judge_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, optio
     own = np.zeros(source.n_rows, bool)
     own[truth_rows[truth_rows >= 0]] = True
     extra = np.flatnonzero(listed_row & ~own)
-    seen_u = in_truth | in_pred
+    # a user whose truth rows truth_scope dropped is still seen (evaluate's dictionary)
+    seen_u = grouped.had_truth | in_pred
     none = np.zeros(len(extra), bool)
     # in the order of their ids, as evaluate's user dictionary holds them
     seen_ids = _concat_ids(np.asarray(uniques)[seen_u], np.asarray(source.user_ids)[extra])
@@ -355,7 +505,7 @@ def _judge_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, optio
     in_list = listed & (row >= 0)
     if excluded.pairs and in_list.any():
         key = row[in_list].astype(np.int64) * source.n_items + col[in_list]
-        in_list[in_list] = ~np.isin(key, excluded.keys(source.n_items))
+        in_list[in_list] = ~_in_sorted(key, excluded.keys(source.n_items))
     t_listed = np.bincount(owner[in_list], minlength=len(picked)).astype(np.int64)
     rel_rows = mine & relevant
     g_order = np.argsort(owner[rel_rows], kind="stable")
@@ -370,7 +520,7 @@ def _judge_truth(table: _Truth, source: _ScoreSource, excluded: _Excluded, optio
         n_truth=n_truth, max_rel=max_rel,
         g_indptr=_indptr(owner[rel_rows][g_order], len(picked)),
         g_values=gains[rel_rows][g_order], g_cols=col[rel_rows][g_order],
-        g_items=np.asarray(item_uniques)[item_codes[rel_rows][g_order]], counts=counts,
+        g_items=grouped.item_ids(grouped.keys[rel_rows][g_order]), counts=counts,
         seen_t=seen_t, seen_p=seen_p, seen_tlen=seen_tlen, seen_plen=seen_plen,
         selected=selected, t_listed=t_listed)
 
@@ -407,8 +557,8 @@ def _indptr(owner: np.ndarray, n: int) -> np.ndarray:
     return indptr
 
 
-def _relevant(user_codes: np.ndarray, item_codes: np.ndarray, items: np.ndarray,
-              ratings: np.ndarray, options: Options, n_users: int) -> np.ndarray:
+def _relevant(user_codes: np.ndarray, ratings: np.ndarray, options: Options,
+              n_users: int) -> np.ndarray:
     """Relevance per truth row (``relevance_threshold``)."""
     return relevant_rows(user_codes, ratings, options.relevance_threshold, n_users)
 
@@ -426,13 +576,7 @@ def _gains(ratings: np.ndarray, relevant: np.ndarray, options: Options,
     """nDCG gain per truth row (0 unless relevant)."""
     if options.gain == "binary":
         return row_gains(ratings, relevant, "binary")
-    bad = relevant & (ratings < 0)
-    if bad.any():
-        row = int(np.argmax(bad))
-        raise ReceValError(
-            f"gain={options.gain!r} needs non-negative ratings on relevant rows; truth column "
-            f"{rating_col!r} holds {ratings[row]:g} at row {row}, {int(bad.sum())} relevant "
-            "row(s) in all; pass a relevance_threshold >= 0 or shift the ratings")
+    # negative ratings on relevant rows: refused by shaping.prepare, as evaluate refuses them
     gains = row_gains(ratings, relevant, options.gain)
     if np.isinf(gains).any() or (gains > 2.0**960).any():
         raise ReceValError(f"gain={options.gain!r}: ratings in truth column {rating_col!r} "
@@ -464,11 +608,13 @@ def _run_blocks(judged: _Judged, source: _ScoreSource, excluded: _Excluded,
                 specs: list[MetricSpec], options: Options, device: Any, batch_size: int | None,
                 memory_budget: int | None, torch: Any,
                 ranked: list[tuple[np.ndarray, np.ndarray]] | None = None,
-                ranked_depth: int = 0) -> tuple[dict[str, int], Any, list[int]]:
+                ranked_depth: int = 0, ranks: _RanksSeen | None = None,
+                ) -> tuple[dict[str, int], Any, list[int]]:
     """The users' metrics, block by block: the rows read and dropped (``read``), the engine's
     output (:class:`~receval.engines.numba_engine.KernelOutput`, one row per evaluated user)
     and the cutoffs where ties are flagged; ``ranked`` (debias=, beyond-accuracy metrics)
-    receives each block's top ``ranked_depth`` columns in rank order and its list lengths."""
+    receives each block's top ``ranked_depth`` columns in rank order and its list lengths;
+    ``ranks`` reads each block's lists (ranks passed as scores)."""
     from receval.dispatch import plan_request
     from receval.engines.numba_engine import JUDGED_FIELDS, KernelOutput
     from receval.engines.torch_engine import cut_rows, judged_in_order, picture_of_rows
@@ -493,7 +639,7 @@ def _run_blocks(judged: _Judged, source: _ScoreSource, excluded: _Excluded,
     for lo in range(0, n_users, step):
         hi = min(lo + step, n_users)
         rows, block_audit = _block_rows(judged, source, excluded, options, request, lo, hi,
-                                        device, item_key, torch, errors)
+                                        device, item_key, torch, errors, ranks)
         block_errors = block_audit.pop("errors", None)
         for key, value in block_audit.items():
             audits.setdefault(key, []).append(value.cpu().numpy())
@@ -536,8 +682,9 @@ def _run_blocks(judged: _Judged, source: _ScoreSource, excluded: _Excluded,
     n_predicted = judged.seen_plen[judged.selected].astype(np.int64)
     n_matched = audited.get("matched", judged.t_listed)
     read = dict(judged.counts)
-    if "nonpositive" in audited:  # of the evaluated users' lists
-        read["predictions_nonpositive"] = int(audited["nonpositive"].sum())
+    if "nonpositive" in audited:  # of every row's list, evaluated or not, as evaluate counts
+        read["predictions_nonpositive"] = int(audited["nonpositive"].sum()) + _nonpositive_rest(
+            judged, source, excluded, options, step, device, torch)
     kout = KernelOutput(
         value=np.concatenate(values).reshape(n_users, m),
         num=np.concatenate(nums).reshape(-1 if m else 0, m),
@@ -548,6 +695,29 @@ def _run_blocks(judged: _Judged, source: _ScoreSource, excluded: _Excluded,
         dup_predictions=zeros - 1,
         tie_at_cut=np.concatenate(ties)[:, cut_cols], gain_shift=np.zeros(n_users))
     return read, kout, [cutoffs[c] for c in cut_cols]
+
+
+def _nonpositive_rest(judged: _Judged, source: _ScoreSource, excluded: _Excluded,
+                      options: Options, step: int, device: Any, torch: Any) -> int:
+    """The scores at or below 0 (``nonpositive_scores="irrelevant"``) in the lists of the
+    rows no evaluated user reads (the long table's rows of users left out by ``users=``),
+    read block by block as the evaluated rows are: evaluate counts every prediction row."""
+    evaluated = np.zeros(source.n_rows, bool)
+    evaluated[judged.rows[judged.rows >= 0]] = True
+    rest = np.flatnonzero(~evaluated)
+    total = 0
+    for lo in range(0, len(rest), step):
+        rows = rest[lo : lo + step]
+        scores = source.fetch(rows)
+        if options.score_dtype == "float32":
+            scores = scores.to(torch.float32)
+        nonpositive = scores <= 0
+        ex_user, ex_col = _expand(excluded.indptr[rows], excluded.indptr[rows + 1],
+                                  excluded.cols)
+        nonpositive[torch.from_numpy(ex_user).to(device),
+                    torch.from_numpy(ex_col).to(device)] = False
+        total += int(nonpositive.sum())
+    return total
 
 
 def _lists(judged: _Judged) -> Lists:
@@ -580,7 +750,7 @@ def _item_keys(item_ids: np.ndarray, options: Options) -> np.ndarray:
 
 def _block_rows(judged: _Judged, source: _ScoreSource, excluded: _Excluded, options: Options,
                 request: EngineRequest, lo: int, hi: int, device: Any, item_key: torch.Tensor,
-                torch: Any, errors: bool = False) -> Any:
+                torch: Any, errors: bool = False, ranks: _RanksSeen | None = None) -> Any:
     """The dense rows of users ``lo:hi`` on the device (:class:`~receval.engines.torch_engine.
     Rows`): scores, the list (not excluded, above the score threshold), relevance, gains."""
     from receval.engines.torch_engine import Rows
@@ -621,6 +791,8 @@ def _block_rows(judged: _Judged, source: _ScoreSource, excluded: _Excluded, opti
                 f"{int(rows[has_row].max())}); scores must be finite (mask items with "
                 "exclude=)")
         scores = torch.where(valid, scores, 0.0)
+    if ranks is not None:  # the lists as given, before score_threshold or protocol filter
+        ranks.block(scores, valid, torch)
     # truth rows with a column
     t_user, t_pos = _expand(judged.t_indptr[lo:hi], judged.t_indptr[lo + 1 : hi + 1], None)
     tu = torch.from_numpy(t_user).to(device)
