@@ -691,6 +691,8 @@ READS_ALLOWED = {
     ("streaming/budget.py", "open("): "the cgroup's memory limit, not an input",
     ("streaming/ordered.py", "pq.ParquetFile"): "Parquet footers only: whether sorted by user",
     ("gates/monitor.py", ".read_text("): "a monitor's JSON output (receval's own), not a table",
+    ("streaming/peruser.py", "pq.read_table"): "the run's own per-user spill files, not an input",
+    ("streaming/peruser.py", "pq.ParquetFile"): "the run's own per-user spill files, not an input",
 }
 _READ_CALL = re.compile(r"pd\.read_(csv|parquet|json|table|excel)\b|pq\.read_table\b|"
                         r"pq\.ParquetFile\(|pacsv\.(read_csv|open_csv)\b|pajson\.read_json\b|"

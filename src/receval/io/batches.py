@@ -14,7 +14,17 @@ from receval.exceptions import ReceValError
 from receval.io.source import one_line
 
 
-def _open(path: Path, side: str) -> pq.ParquetFile:
+def open_parquet(path: Path, side: str) -> pq.ParquetFile:
+    """The Parquet file at ``path`` opened for batch reads (its footer read), or one line naming
+    the ``side`` and the file.
+
+    Example:
+        >>> import tempfile
+        >>> p = Path(tempfile.mkdtemp()) / "t.parquet"
+        >>> pq.write_table(pa.table({"request": [1, 2]}), p)
+        >>> open_parquet(p, "log").metadata.num_rows
+        2
+    """
     try:
         return pq.ParquetFile(path, buffer_size=1 << 20, pre_buffer=False)
     except (pa.ArrowInvalid, OSError) as err:
@@ -31,12 +41,12 @@ def parquet_schema(path: Path, side: str) -> pa.Schema:
         >>> parquet_schema(p, "log").names, parquet_rows(p, "log")
         (['request'], 2)
     """
-    return _open(path, side).schema_arrow
+    return open_parquet(path, side).schema_arrow
 
 
 def parquet_rows(path: Path, side: str) -> int:
     """The file's number of rows (from its footer)."""
-    return int(_open(path, side).metadata.num_rows)
+    return int(open_parquet(path, side).metadata.num_rows)
 
 
 def parquet_batches(path: Path, side: str, rows: int) -> Iterator[pa.Table]:
@@ -51,7 +61,23 @@ def parquet_batches(path: Path, side: str, rows: int) -> Iterator[pa.Table]:
         [2, 1]
     """
     try:
-        for batch in _open(path, side).iter_batches(batch_size=max(int(rows), 1)):
+        for batch in open_parquet(path, side).iter_batches(batch_size=max(int(rows), 1)):
             yield pa.Table.from_batches([batch])
     except (pa.ArrowInvalid, OSError) as err:
         raise ReceValError(f"cannot read {side} file {path}: {one_line(err)}") from None
+
+
+def is_parquet(path: Path) -> bool:
+    """Whether ``path`` is a file that starts with Parquet's magic bytes.
+
+    Example:
+        >>> import tempfile
+        >>> p = Path(tempfile.mkdtemp()) / "t.parquet"
+        >>> pq.write_table(pa.table({"request": [1]}), p)
+        >>> is_parquet(p), is_parquet(p.with_suffix(".csv"))
+        (True, False)
+    """
+    if not path.is_file():
+        return False
+    with open(path, "rb") as fh:
+        return fh.read(4) == b"PAR1"

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pyarrow.parquet as pq
 
 from receval.exceptions import ReceValError
+from receval.io.batches import parquet_schema
 from receval.monitor.inputs import read_feedback, read_impressions, times
 from receval.monitor.state import State
 from receval.streaming.budget import chunk_rows, parse_budget
@@ -37,7 +37,8 @@ def order_kind(path: Path, score_col: str | None) -> str:
         'rank'
     """
     if score_col is None:
-        score_col = "score" if "score" in pq.ParquetFile(path).schema_arrow.names else "rank"
+        names = parquet_schema(Path(path), "impressions").names
+        score_col = "score" if "score" in names else "rank"
     return "rank" if score_col == "rank" else "score"
 
 

@@ -27,8 +27,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from receval.exceptions import ReceValError
+from receval.io.batches import is_parquet, open_parquet
 from receval.io.ids import narrow
-from receval.io.source import one_line
 
 #: bytes a log row costs the monitor at its peak, read and judged (measured about 300 on the
 #: 2-core dev machine, 2026-12-07, with the margin of a piece larger than the mean)
@@ -53,10 +53,7 @@ class LogSide:
 
 
 def _parquet(side: LogSide) -> pq.ParquetFile:
-    try:
-        return pq.ParquetFile(side.path)
-    except (pa.ArrowInvalid, OSError) as err:
-        raise ReceValError(f"cannot read {side.side} file {side.path}: {one_line(err)}") from None
+    return open_parquet(side.path, f"{side.side}")
 
 
 def check_parquet(path: object, side: str) -> Path:
@@ -70,10 +67,8 @@ def check_parquet(path: object, side: str) -> Path:
     """  # noqa: E501
     if isinstance(path, str | Path):
         p = Path(path)
-        if p.is_file():
-            with open(p, "rb") as fh:
-                if fh.read(4) == b"PAR1":
-                    return p
+        if is_parquet(p):
+            return p
     shown = path if isinstance(path, str | Path) else f"a {type(path).__name__}"
     raise ReceValError(
         f"memory_budget streams Parquet logs; the {side} log {shown} is not a Parquet file "
