@@ -30,7 +30,7 @@ def order_kind(path: Path, score_col: str | None) -> str:
     :func:`~receval.monitor.inputs.read_impressions` decides it.
 
     Example:
-        >>> import tempfile, pyarrow as pa
+        >>> import tempfile, pyarrow as pa, pyarrow.parquet as pq
         >>> p = Path(tempfile.mkdtemp()) / "i.parquet"
         >>> pq.write_table(pa.table({"rank": [1]}), p)
         >>> order_kind(p, None)
