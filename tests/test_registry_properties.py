@@ -320,6 +320,12 @@ def test_order_free_beyond_metrics_ignore_the_row_order(ties: str, case: Any,
     base = evaluate_or_none(data.truth, data.predictions, names, train, features, **opts)
     if base is None:
         return
+    if any(w["code"] == "head-ties" for w in base.warnings):
+        # the popular/long-tail cut goes through tied items, which the run warned: their side
+        # follows their first appearance (tests/test_head_ties.py)
+        cut = {"head_share", "tail_ratio"}
+        names = [n for n in names
+                 if not cut & set(beyond_names.parse_beyond(n).entry.options)]
     for truth, preds, rows, mixed in orders(data.truth, data.predictions, train,
                                             list(features.items()), seed=seed):
         other = evaluate(truth, preds, names, rows, dict(mixed), **opts)

@@ -21,6 +21,7 @@ Each warning names the option that handles it and can be silenced by its code
 ``ranks-as-scores`` the score column is 1..n within every list: ranks read as scores?
 ``threshold-range`` the relevance threshold lies outside the ratings' observed range
 ``list-depths``     models' lists of different depths compared on a metric without a cutoff
+``head-ties``       the short head (or RecBole's tail) cuts through items of equal popularity
 ==================  =====================================================================
 """
 
@@ -127,6 +128,14 @@ class ListDepthsWarning(ReceValWarning):
     code = "list-depths"
 
 
+class HeadTiesWarning(ReceValWarning):
+    """The short head (``head_share=``) or RecBole's tail (``tail_ratio=``) cuts through items
+    of equal training popularity: which of them count as popular follows the order in which
+    the items first appear, so the popularity-bias metrics may change with the row order."""
+
+    code = "head-ties"
+
+
 WARNINGS: dict[str, type[UserWarning]] = {
     w.code: w
     for w in (RelevanceThresholdWarning, NoMatchWarning, IdMismatchWarning, TiesWarning,
@@ -134,7 +143,7 @@ WARNINGS: dict[str, type[UserWarning]] = {
               TrainFutureWarning, EmptyReferenceWarning, OffPolicyWeightsWarning,
               DebiasWarning, ReplayedListsWarning,
               ProtectedGroupWarning, EmptiedListsWarning, RanksAsScoresWarning,
-              ThresholdRangeWarning, ListDepthsWarning)
+              ThresholdRangeWarning, ListDepthsWarning, HeadTiesWarning)
 }
 #: users with no hit at all above this share, with ids barely shared, suggest mismatched ids
 NO_HIT_SHARE = 0.5

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from receval import checks
 from receval.beyond import catalogue as cat
 from receval.beyond import diversity as div
 from receval.beyond import novelty as nov
@@ -33,6 +34,7 @@ from receval.beyond._lists import cut
 from receval.beyond.context import Context
 from receval.beyond.settings import BeyondOptions
 from receval.beyond.similarity import SimArrays
+from receval.checks import HeadTiesWarning
 from receval.exceptions import ReceValError
 
 if TYPE_CHECKING:
@@ -229,8 +231,23 @@ def _head(job: Job) -> np.ndarray:
     """The short head (:func:`receval.beyond.popularity.short_head`), found once per call."""
     head = job.shared.get("head")
     if head is None:
-        head = job.shared["head"] = pop.short_head(_popularity(job), job.options.head_share)
+        popularity = _popularity(job)
+        head = job.shared["head"] = pop.short_head(popularity, job.options.head_share)
+        _warn_tied_cut(popularity, head, ~head, f"head_share={job.options.head_share}")
     return head
+
+
+def _warn_tied_cut(popularity: np.ndarray, side: np.ndarray, rest: np.ndarray,
+                   option: str) -> None:
+    """Warn (``head-ties``) where the cut between popular and long-tail items goes through
+    items of equal popularity (their side then follows their first appearance)."""
+    tied = pop.tie_across(popularity, side, rest)
+    if tied is not None:
+        checks.warn(HeadTiesWarning,
+                    f"the split of the items into popular and long tail ({option}) cuts "
+                    f"through items of equal training popularity ({tied}): which of them count "
+                    f"as popular follows the order in which they first appear, so the "
+                    f"popularity-bias metrics may change with the order of the rows")
 
 
 def arp(job: Job) -> np.ndarray:
@@ -248,8 +265,16 @@ def mean_pop_rank(job: Job) -> np.ndarray:
 
 def _tail(job: Job) -> np.ndarray:
     o = job.options
-    return ~_head(job) if o.tail_ratio is None else pop.tail_by_ratio(_popularity(job),
-                                                                       o.tail_ratio)
+    if o.tail_ratio is None:
+        return ~_head(job)
+    popularity = _popularity(job)
+    tail = job.shared.get("tail")
+    if tail is None:
+        tail = job.shared["tail"] = pop.tail_by_ratio(popularity, o.tail_ratio)
+        if o.tail_ratio <= 1:  # a count of items, not a threshold of popularity
+            _warn_tied_cut(popularity, tail, ~tail & (popularity > 0),
+                           f"tail_ratio={o.tail_ratio}")
+    return tail
 
 
 def aplt(job: Job) -> np.ndarray:

@@ -49,6 +49,27 @@ def short_head(popularity: np.ndarray, share: float = 0.8) -> np.ndarray:
     return head
 
 
+def tie_across(popularity: np.ndarray, side: np.ndarray, rest: np.ndarray) -> int | None:
+    """A popularity held by an item of ``side`` (the short head, or RecBole's tail) and by an
+    item of ``rest`` (the items on the other side), or None: where the cut goes through items
+    of equal popularity, which of them fall on each side follows their codes (the order in
+    which the items first appear), not the data.
+
+    Example:
+        >>> pop = np.array([6, 2, 2])
+        >>> head = short_head(pop)
+        >>> head.tolist(), tie_across(pop, head, ~head)
+        ([True, True, False], 2)
+        >>> tie_across(np.array([6, 3, 1]), np.array([True, False, False]),
+        ...            np.array([False, True, True])) is None
+        True
+    """
+    pop = np.asarray(popularity, dtype=np.int64)
+    chosen, other = pop[side], pop[rest]
+    both = chosen[np.isin(chosen, other)]
+    return int(both[0]) if len(both) else None
+
+
 def tail_by_ratio(popularity: np.ndarray, ratio: float) -> np.ndarray:
     """RecBole's long tail (``TailPercentage``, ``tail_ratio``) as a bool mask over the items
     with training popularity > 0: above 1, those with popularity <= ``ratio``; in (0, 1],

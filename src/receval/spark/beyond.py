@@ -30,7 +30,7 @@ from receval.beyond.compute import compute
 from receval.beyond.context import context
 from receval.beyond.frames import Popularity, _one_space, plain_ids, read_features
 from receval.beyond.names import BeyondEntry, BeyondSpec
-from receval.beyond.popularity import short_head, tail_by_ratio
+from receval.beyond.popularity import short_head, tail_by_ratio, tie_across
 from receval.beyond.settings import BeyondOptions
 from receval.exceptions import ReceValError
 from receval.options import Options
@@ -219,14 +219,14 @@ def popularity(items: Sequence[Any], interactions: Sequence[int], users: Sequenc
             return out
         side = (tail_by_ratio(pop, options.tail_ratio) if by_ratio  # type: ignore[arg-type]
                 else short_head(pop, options.head_share))
-        chosen, rest = pop[side], pop[~side & ((pop > 0) if by_ratio else True)]
-        if len(chosen) and len(rest) and np.isin(chosen, rest).any():
+        tied = tie_across(pop, side, ~side & ((pop > 0) if by_ratio else True))
+        if tied is not None:
             what = (f"RecBole's tail (tail_ratio={options.tail_ratio})" if by_ratio else
                     f"its short head (head_share={options.head_share})")
             raise ReceValError(
                 f"metric {cut[0].name!r} is not available with engine='spark' on this training "
                 f"data: {what} cuts through items of equal popularity "
-                f"({int(chosen[np.isin(chosen, rest)][0])}), an order no partition shares")
+                f"({tied}), an order no partition shares")
     return out
 
 
