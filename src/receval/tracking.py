@@ -43,6 +43,7 @@ from receval._version import __version__
 from receval.exceptions import ReceValError
 from receval.io.output import atomic_output
 from receval.result import VIEWS, Result
+from receval.scalars import json_ready
 
 #: the targets of :func:`log_result` and :func:`log_comparison`
 TARGETS = ("mlflow", "dvc", "json")
@@ -218,7 +219,7 @@ def _params(models: Mapping[str, Result]) -> dict[str, str]:
 
 
 def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(_plain(value), sort_keys=True)
+    return value if isinstance(value, str) else json.dumps(json_ready(value), sort_keys=True)
 
 
 def _per_user(models: Mapping[str, Result]) -> pd.DataFrame:
@@ -233,8 +234,8 @@ def _per_user(models: Mapping[str, Result]) -> pd.DataFrame:
 
 def _counts(models: Mapping[str, Result], nest: bool) -> dict[str, Any]:
     if not nest:
-        return _plain(next(iter(models.values())).counts)
-    return {name: _plain(r.counts) for name, r in models.items()}
+        return json_ready(next(iter(models.values())).counts)
+    return {name: json_ready(r.counts) for name, r in models.items()}
 
 
 def _finite(value: Any) -> float | None:
@@ -242,18 +243,6 @@ def _finite(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _plain(value: Any) -> Any:
-    """JSON-ready: numpy scalars as Python numbers, non-finite floats as ``None``, keys as
-    text."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set):
-        return [_plain(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, str | bytes):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 # --- the targets ------------------------------------------------------------------------------

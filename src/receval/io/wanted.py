@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from receval.exceptions import ReceValError
 
@@ -92,6 +93,28 @@ class Wanted:
                              score=score_col, rank="rank")
         return cls("predictions", names["user"], names["item"], names["score"], "score", True,
                    names["rank"])
+
+    @classmethod
+    def sides(cls, columns: Mapping[str, Any]) -> tuple[Wanted, Wanted]:
+        """The truth and the predictions sides from ``evaluate``'s column keywords
+        (``user_col``, ``item_col``, ``rating_col``, ``score_col``, ``truth_columns``,
+        ``prediction_columns``; absent ones take their defaults).
+
+        Example:
+            >>> wt, wp = Wanted.sides({"item_col": "movieId", "score_col": "s"})
+            >>> wt.item, wp.item, wp.value
+            ('movieId', 'movieId', 's')
+        """
+        return (
+            cls.truth(user_col=columns.get("user_col", "user"),
+                      item_col=columns.get("item_col", "item"),
+                      rating_col=columns.get("rating_col", "rating"),
+                      columns=columns.get("truth_columns")),
+            cls.predictions(user_col=columns.get("user_col", "user"),
+                            item_col=columns.get("item_col", "item"),
+                            score_col=columns.get("score_col", "score"),
+                            columns=columns.get("prediction_columns")),
+        )
 
     def asked(self) -> dict[str, str]:
         """Output name -> source name of every column this side asks for.

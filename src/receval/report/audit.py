@@ -19,13 +19,13 @@ The record (:func:`audit_record`) has the keys :data:`AUDIT_KEYS`:
 
 from __future__ import annotations
 
-import math
 import warnings as _warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from receval.beyond.names import catalogue_level
 from receval.result import Result
+from receval.scalars import json_ready
 
 #: the keys of :func:`audit_record`; a writer that drops one fails tests/test_audit_outputs.py
 AUDIT_KEYS = ("models", "warnings", "tests")
@@ -304,7 +304,8 @@ def audit_record(
     )
     return {
         "models": {
-            name: {"lines": audit_lines(r), "counts": _plain(r.counts)} for name, r in given.items()
+            name: {"lines": audit_lines(r), "counts": json_ready(r.counts)}
+            for name, r in given.items()
         },
         "warnings": warning_records(said),
         "tests": (
@@ -341,7 +342,7 @@ def comparison_record(comparison: Any, metrics: Sequence[str] = ()) -> dict[str,
         if c in comparison.table.columns
     ]
     rows = [
-        {k: _plain(v) for k, v in row.items()}
+        {k: json_ready(v) for k, v in row.items()}
         for row in comparison.table[keep].to_dict(orient="records")
     ]
     tested = list(dict.fromkeys(str(r["metric"]) for r in rows))
@@ -376,7 +377,7 @@ def family_record(tests: Any) -> dict[str, Any] | None:
         return None
     o = tests.options
     rows = [
-        {k: _plain(v) for k, v in row.items()}
+        {k: json_ready(v) for k, v in row.items()}
         for row in tests.table[
             ["baseline", "model", "metric", "delta", "p_value", "p_adjusted", "n"]
         ].to_dict(orient="records")
@@ -398,17 +399,3 @@ def family_record(tests: Any) -> dict[str, Any] | None:
         "marks": marks,
         "rows": rows,
     }
-
-
-def _plain(value: Any) -> Any:
-    """JSON-ready: numpy scalars as Python numbers, non-finite floats as ``None``, keys as
-    text."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set):
-        return [_plain(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, str | bytes):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value

@@ -168,18 +168,7 @@ def _evaluate_spark(
     found = (read_footers(truth), read_footers(predictions))
     truth_df = _as_frame(truth, spark, "truth", found[0])
     pred_df = _as_frame(predictions, spark, "predictions", found[1])
-    wt = Wanted.truth(
-        user_col=columns.get("user_col", "user"),
-        item_col=columns.get("item_col", "item"),
-        rating_col=columns.get("rating_col", "rating"),
-        columns=columns.get("truth_columns"),
-    )
-    wp = Wanted.predictions(
-        user_col=columns.get("user_col", "user"),
-        item_col=columns.get("item_col", "item"),
-        score_col=columns.get("score_col", "score"),
-        columns=columns.get("prediction_columns"),
-    )
+    wt, wp = Wanted.sides(columns)
     rating_needed = (
         explicit.get("relevance_threshold") is not None
         or explicit.get("gain", "binary") != "binary"

@@ -140,18 +140,7 @@ def evaluate_files(
     per_spec = [resolved.options_for(s.family) for s in specs]
     with checks.silence(silence):  # unknown codes are an error before any read
         pass
-    wt = Wanted.truth(
-        user_col=columns.get("user_col", "user"),
-        item_col=columns.get("item_col", "item"),
-        rating_col=columns.get("rating_col", "rating"),
-        columns=columns.get("truth_columns"),
-    )
-    wp = Wanted.predictions(
-        user_col=columns.get("user_col", "user"),
-        item_col=columns.get("item_col", "item"),
-        score_col=columns.get("score_col", "score"),
-        columns=columns.get("prediction_columns"),
-    )
+    wt, wp = Wanted.sides(columns)
     rows = rows_per_chunk or chunk_rows(budget)
     sources = {
         "truth": ChunkedSource.open(truth, wt, chunk_rows=rows),
